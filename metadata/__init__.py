@@ -1,0 +1,43 @@
+"""Prior runs: the MetaDataset model, readers (LCDB, OpenML, files), the embedded snapshot.
+
+This package imports nothing else of algorank.
+"""
+
+from .dataset import (
+    COST_KINDS,
+    DATASET_COLUMNS,
+    OPTIONAL_RUN_COLUMNS,
+    RUN_COLUMNS,
+    STATUSES,
+    MetaDataset,
+    MetaDescription,
+    PairedScores,
+)
+from .errors import AlgorankError, InputError, ValidationError
+from .learners import LEARNERS, LearnerSpec, estimator_from_path, learner_ids, make_estimator, short_name
+from .snapshot import build_snapshot, load_meta, load_snapshot, snapshot_path, snapshot_record
+
+__all__ = [
+    "COST_KINDS",
+    "DATASET_COLUMNS",
+    "OPTIONAL_RUN_COLUMNS",
+    "RUN_COLUMNS",
+    "STATUSES",
+    "MetaDataset",
+    "MetaDescription",
+    "PairedScores",
+    "AlgorankError",
+    "InputError",
+    "ValidationError",
+    "LEARNERS",
+    "LearnerSpec",
+    "estimator_from_path",
+    "learner_ids",
+    "make_estimator",
+    "short_name",
+    "build_snapshot",
+    "load_meta",
+    "load_snapshot",
+    "snapshot_path",
+    "snapshot_record",
+]

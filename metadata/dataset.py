@@ -1,0 +1,549 @@
+"""The MetaDataset: prior runs of learners on datasets (DESIGN.md, contract 1).
+
+A :class:`MetaDataset` is one tidy table of *runs* (one row per dataset, learner,
+repeat and fold) plus one table of *datasets* (one row per dataset, with simple
+meta-features).  Rows that share ``(dataset, repeat, fold)`` are paired: every
+learner saw the same train/test split.  Sources with aggregated values only use
+``repeat = fold = 0``.
+
+Missing cells (a learner never run on a dataset) are normal; every accessor
+returns ``NaN`` for them instead of dropping rows silently.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError, ValidationError
+from .io import atomic_path
+
+__all__ = [
+    "RUN_COLUMNS",
+    "OPTIONAL_RUN_COLUMNS",
+    "DATASET_COLUMNS",
+    "STATUSES",
+    "COST_KINDS",
+    "MetaDataset",
+    "MetaDescription",
+    "PairedScores",
+]
+
+#: Required columns of the runs table, in their canonical order.
+RUN_COLUMNS = ("dataset", "learner", "repeat", "fold", "accuracy", "fit_time", "predict_time", "status")
+#: Optional metric columns of the runs table.
+OPTIONAL_RUN_COLUMNS = ("balanced_accuracy", "auc", "log_loss", "model_bytes", "message")
+#: Required columns of the datasets table.
+DATASET_COLUMNS = ("dataset", "name", "source", "n_instances", "n_features", "n_classes", "majority_fraction")
+#: Allowed values of ``status``.
+STATUSES = ("ok", "error", "timeout")
+#: Kinds of cost understood by :meth:`MetaDataset.cost`.
+COST_KINDS = ("fit_time", "fit_predict_time", "model_bytes")
+
+_BOUNDED_METRICS = ("accuracy", "balanced_accuracy", "auc")
+_NONNEGATIVE = ("fit_time", "predict_time", "model_bytes", "log_loss")
+_PARQUET_KEY = b"algorank.datasets"
+_SOURCE_KEY = b"algorank.source"
+_MAX_LISTED = 5
+
+
+@dataclass(frozen=True)
+class MetaDescription:
+    """Summary counts of a :class:`MetaDataset` (what ``algorank info`` prints).
+
+    Attributes
+    ----------
+    datasets, learners : int
+        Number of distinct datasets and learners in the runs table.
+    cells : int
+        Number of (dataset, learner) pairs with at least one successful run.
+    runs : int
+        Number of rows in the runs table.
+    missing_fraction : float
+        ``1 - cells / (datasets * learners)``.
+    failed_runs : int
+        Rows whose status is not ``ok``.
+    repeats_per_cell_median : float
+        Median number of successful evaluations per non-empty cell.
+    fit_time_min, fit_time_median, fit_time_max : float
+        Range of the per-run fit times in seconds (successful runs).
+    source : str
+        Where the meta-data came from.
+    """
+
+    datasets: int
+    learners: int
+    cells: int
+    runs: int
+    missing_fraction: float
+    failed_runs: int
+    repeats_per_cell_median: float
+    fit_time_min: float
+    fit_time_median: float
+    fit_time_max: float
+    source: str
+
+    def to_dict(self) -> dict:
+        """Return the description as a JSON-serialisable dict."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class PairedScores:
+    """Per-evaluation scores of several learners on one dataset, aligned by split.
+
+    Attributes
+    ----------
+    dataset : str
+        Dataset id.
+    metric : str
+        Name of the metric in ``values``.
+    learners : tuple of str
+        Row labels of ``values``.
+    evaluations : tuple of (int, int)
+        Column labels of ``values``: ``(repeat, fold)``.
+    values : ndarray of shape (n_learners, n_evaluations)
+        Scores; only evaluations that every listed learner has are kept.
+    dropped : int
+        Evaluations dropped because some learner lacked them.
+    """
+
+    dataset: str
+    metric: str
+    learners: tuple
+    evaluations: tuple
+    values: np.ndarray = field(repr=False)
+    dropped: int = 0
+
+
+def _fmt_rows(index: Iterable) -> str:
+    rows = list(index)
+    shown = ", ".join(str(r) for r in rows[:_MAX_LISTED])
+    more = f" and {len(rows) - _MAX_LISTED} more" if len(rows) > _MAX_LISTED else ""
+    return f"rows {shown}{more}"
+
+
+def _validate_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    if not isinstance(runs, pd.DataFrame):
+        raise ValidationError(f"runs must be a pandas DataFrame, got {type(runs).__name__}")
+    missing = [c for c in RUN_COLUMNS if c not in runs.columns]
+    # predict_time and status have natural defaults; the others are required.
+    runs = runs.copy()
+    if "predict_time" in missing:
+        runs["predict_time"] = 0.0
+        missing.remove("predict_time")
+    if "status" in missing:
+        runs["status"] = "ok"
+        missing.remove("status")
+    if missing:
+        raise ValidationError(f"runs table is missing required column(s): {', '.join(missing)}")
+    runs = runs.reset_index(drop=True)
+    for col in ("dataset", "learner"):
+        bad = runs.index[runs[col].isna()]
+        if len(bad):
+            raise ValidationError(f"column '{col}' has missing values in {_fmt_rows(bad)}")
+        runs[col] = runs[col].astype(str)
+    for col in ("repeat", "fold"):
+        values = pd.to_numeric(runs[col], errors="coerce")
+        bad = runs.index[values.isna() | (values < 0) | (values != np.floor(values))]
+        if len(bad):
+            raise ValidationError(
+                f"column '{col}' must hold non-negative integers; bad values "
+                f"{runs.loc[bad[:_MAX_LISTED], col].tolist()} in {_fmt_rows(bad)}"
+            )
+        runs[col] = values.astype(np.int64)
+    status = runs["status"].astype(str)
+    bad = runs.index[~status.isin(STATUSES)]
+    if len(bad):
+        raise ValidationError(
+            f"column 'status' must be one of {', '.join(STATUSES)}; unknown values "
+            f"{sorted(set(status[bad]))[:_MAX_LISTED]} in {_fmt_rows(bad)}"
+        )
+    runs["status"] = status
+    ok = status == "ok"
+    numeric_cols = ["accuracy", "fit_time", "predict_time"] + [
+        c for c in OPTIONAL_RUN_COLUMNS if c in runs.columns and c != "message"
+    ]
+    for col in numeric_cols:
+        values = pd.to_numeric(runs[col], errors="coerce")
+        bad = runs.index[values.isna() & runs[col].notna()]
+        if len(bad):
+            raise ValidationError(f"column '{col}' must be numeric; non-numeric values in {_fmt_rows(bad)}")
+        runs[col] = values.astype(float)
+    bad = runs.index[ok & runs["accuracy"].isna()]
+    if len(bad):
+        raise ValidationError(f"column 'accuracy' is required for status 'ok' but missing in {_fmt_rows(bad)}")
+    for col in _BOUNDED_METRICS:
+        if col in runs.columns:
+            v = runs[col]
+            bad = runs.index[(v < 0) | (v > 1)]
+            if len(bad):
+                raise ValidationError(
+                    f"column '{col}' must lie in [0, 1]; bad values {v[bad[:_MAX_LISTED]].tolist()} in {_fmt_rows(bad)}"
+                )
+    for col in _NONNEGATIVE:
+        if col in runs.columns:
+            v = runs[col]
+            bad = runs.index[(v < 0) | np.isinf(v)]
+            if len(bad):
+                raise ValidationError(
+                    f"column '{col}' must be finite and >= 0; bad values {v[bad[:_MAX_LISTED]].tolist()} in {_fmt_rows(bad)}"
+                )
+    # Missing times on successful runs are allowed (some sources have none) but not negative.
+    dup = runs.duplicated(["dataset", "learner", "repeat", "fold"], keep=False)
+    if dup.any():
+        bad = runs.index[dup]
+        first = runs.loc[bad[0], ["dataset", "learner", "repeat", "fold"]].tolist()
+        raise ValidationError(
+            f"duplicated (dataset, learner, repeat, fold) in {_fmt_rows(bad)}, e.g. {tuple(first)}"
+        )
+    ordered = list(RUN_COLUMNS) + [c for c in runs.columns if c not in RUN_COLUMNS]
+    return runs[ordered]
+
+
+def _validate_datasets(datasets: pd.DataFrame | None, ids: Sequence[str]) -> pd.DataFrame:
+    if datasets is None:
+        datasets = pd.DataFrame({"dataset": list(ids)})
+    if not isinstance(datasets, pd.DataFrame):
+        raise ValidationError(f"datasets must be a pandas DataFrame, got {type(datasets).__name__}")
+    if "dataset" not in datasets.columns:
+        raise ValidationError("datasets table is missing required column: dataset")
+    datasets = datasets.copy().reset_index(drop=True)
+    datasets["dataset"] = datasets["dataset"].astype(str)
+    dup = datasets["dataset"].duplicated(keep=False)
+    if dup.any():
+        raise ValidationError(
+            f"datasets table has duplicated dataset ids {sorted(set(datasets.loc[dup, 'dataset']))[:_MAX_LISTED]}"
+        )
+    known = set(datasets["dataset"])
+    extra = [d for d in ids if d not in known]
+    if extra:
+        datasets = pd.concat([datasets, pd.DataFrame({"dataset": extra})], ignore_index=True)
+    for col in DATASET_COLUMNS:
+        if col not in datasets.columns:
+            datasets[col] = datasets["dataset"] if col == "name" else (
+                "" if col == "source" else np.nan
+            )
+    datasets["name"] = datasets["name"].fillna(datasets["dataset"]).astype(str)
+    datasets["source"] = datasets["source"].fillna("").astype(str)
+    for col in ("n_instances", "n_features", "n_classes", "majority_fraction"):
+        datasets[col] = pd.to_numeric(datasets[col], errors="coerce").astype(float)
+    mf = datasets["majority_fraction"]
+    bad = datasets.index[(mf < 0) | (mf > 1)]
+    if len(bad):
+        raise ValidationError(
+            f"column 'majority_fraction' of the datasets table must lie in [0, 1]; bad values "
+            f"{mf[bad[:_MAX_LISTED]].tolist()} in {_fmt_rows(bad)}"
+        )
+    ordered = list(DATASET_COLUMNS) + [c for c in datasets.columns if c not in DATASET_COLUMNS]
+    return datasets[ordered].sort_values("dataset", kind="stable").reset_index(drop=True)
+
+
+class MetaDataset:
+    """Prior runs of learners on datasets, validated on construction.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        One row per ``(dataset, learner, repeat, fold)``; columns
+        :data:`RUN_COLUMNS` (``predict_time`` defaults to 0 and ``status`` to
+        ``"ok"`` when absent) plus any of :data:`OPTIONAL_RUN_COLUMNS`.
+    datasets : DataFrame, optional
+        One row per dataset with :data:`DATASET_COLUMNS` plus meta-features.
+        Datasets that have runs but no row here get a row of NaN.
+    source : str, optional
+        Free-text provenance (e.g. ``"lcdb 0.1.0 (embedded snapshot)"``).
+
+    Raises
+    ------
+    ValidationError
+        Naming the column, the rule and the offending rows/values.
+    """
+
+    def __init__(self, runs: pd.DataFrame, datasets: pd.DataFrame | None = None, *, source: str = "") -> None:
+        runs = _validate_runs(runs)
+        if runs.empty:
+            raise ValidationError("runs table is empty: a MetaDataset needs at least one run")
+        ids = sorted(runs["dataset"].unique())
+        self._runs = runs
+        self._datasets = _validate_datasets(datasets, ids)
+        self.source = str(source)
+        self._cache: dict = {}
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def runs(self) -> pd.DataFrame:
+        """The runs table (a copy is not made: do not modify it in place)."""
+        return self._runs
+
+    @property
+    def datasets(self) -> pd.DataFrame:
+        """The datasets table, one row per dataset id (sorted)."""
+        return self._datasets
+
+    @property
+    def dataset_ids(self) -> list[str]:
+        """Sorted ids of the datasets that have runs."""
+        return sorted(self._runs["dataset"].unique())
+
+    @property
+    def learner_ids(self) -> list[str]:
+        """Sorted ids of the learners that have runs."""
+        return sorted(self._runs["learner"].unique())
+
+    @property
+    def metrics(self) -> list[str]:
+        """Metric columns present in the runs table."""
+        return ["accuracy"] + [c for c in ("balanced_accuracy", "auc", "log_loss") if c in self._runs.columns]
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def __repr__(self) -> str:
+        return (
+            f"MetaDataset({len(self.dataset_ids)} datasets, {len(self.learner_ids)} learners, "
+            f"{len(self._runs)} runs, source={self.source!r})"
+        )
+
+    def dataset_info(self, dataset: str) -> dict:
+        """Return the datasets-table row of ``dataset`` as a dict (NaN for unknown values)."""
+        row = self._datasets.loc[self._datasets["dataset"] == str(dataset)]
+        if row.empty:
+            raise InputError(f"unknown dataset id {dataset!r}")
+        return row.iloc[0].to_dict()
+
+    # ------------------------------------------------------------------ views
+    def _ok_runs(self) -> pd.DataFrame:
+        return self._runs[self._runs["status"] == "ok"]
+
+    def matrix(self, metric: str = "accuracy", agg: str = "mean") -> pd.DataFrame:
+        """Datasets x learners table of ``metric`` aggregated over evaluations.
+
+        Parameters
+        ----------
+        metric : str
+            A run column: ``accuracy``, ``fit_time``, ``predict_time``,
+            ``fit_predict_time`` (the sum), ``model_bytes``, or another metric.
+        agg : {"mean", "median", "min", "max", "std", "count"}
+            Aggregation over the successful evaluations of a cell.
+
+        Returns
+        -------
+        DataFrame
+            Index: every dataset id (sorted), columns: every learner id (sorted);
+            NaN where a learner has no successful run on a dataset.
+        """
+        if agg not in ("mean", "median", "min", "max", "std", "count"):
+            raise InputError(f"agg must be one of mean, median, min, max, std, count; got {agg!r}")
+        key = (metric, agg)
+        if key in self._cache:
+            return self._cache[key].copy()
+        runs = self._ok_runs()
+        if metric == "fit_predict_time":
+            values = runs["fit_time"] + runs["predict_time"].fillna(0.0)
+        elif metric in runs.columns and metric not in ("dataset", "learner", "status", "message"):
+            values = runs[metric]
+        else:
+            raise InputError(f"unknown metric {metric!r}; available: {', '.join(self._numeric_columns())}")
+        frame = pd.DataFrame({"dataset": runs["dataset"], "learner": runs["learner"], "v": values.astype(float)})
+        table = frame.groupby(["dataset", "learner"], sort=True)["v"].agg(agg).unstack("learner")
+        table = table.reindex(index=self.dataset_ids, columns=self.learner_ids)
+        table.index.name, table.columns.name = "dataset", "learner"
+        self._cache[key] = table
+        return table.copy()
+
+    def _numeric_columns(self) -> list[str]:
+        cols = [c for c in self._runs.columns if c not in ("dataset", "learner", "status", "message", "repeat", "fold")]
+        return cols + ["fit_predict_time"]
+
+    def cost(self, kind: str = "fit_time", agg: str = "mean") -> pd.DataFrame:
+        """Datasets x learners cost table (lower is cheaper).
+
+        Parameters
+        ----------
+        kind : {"fit_time", "fit_predict_time", "model_bytes"}
+            Fit time, fit plus predict time (seconds), or pickled model size.
+        agg : str
+            As in :meth:`matrix`.
+        """
+        if kind not in COST_KINDS:
+            raise InputError(f"cost kind must be one of {', '.join(COST_KINDS)}; got {kind!r}")
+        if kind == "model_bytes" and "model_bytes" not in self._runs.columns:
+            raise InputError("cost kind 'model_bytes' needs a model_bytes column, which this meta-data lacks")
+        return self.matrix(kind, agg)
+
+    def paired(self, dataset: str, metric: str = "accuracy", *, learners: Sequence[str] | None = None) -> PairedScores:
+        """Per-evaluation scores of ``learners`` on ``dataset``, aligned by (repeat, fold).
+
+        Only the evaluations that every requested learner has (successful) are
+        kept; the number dropped is reported in the result.
+
+        Raises
+        ------
+        InputError
+            For an unknown dataset or learner, or a learner with no run on ``dataset``.
+        """
+        dataset = str(dataset)
+        runs = self._ok_runs()
+        sub = runs[runs["dataset"] == dataset]
+        if sub.empty:
+            raise InputError(f"dataset {dataset!r} has no successful runs")
+        present = sorted(sub["learner"].unique())
+        learners = present if learners is None else [str(l) for l in learners]
+        absent = [l for l in learners if l not in present]
+        if absent:
+            raise InputError(f"learner(s) {', '.join(absent)} have no successful run on dataset {dataset!r}")
+        if metric not in sub.columns:
+            raise InputError(f"unknown metric {metric!r}")
+        table = sub[sub["learner"].isin(learners)].pivot(index=["repeat", "fold"], columns="learner", values=metric)
+        table = table.reindex(columns=learners)
+        complete = table.dropna(how="any")
+        return PairedScores(
+            dataset=dataset,
+            metric=metric,
+            learners=tuple(learners),
+            evaluations=tuple((int(r), int(f)) for r, f in complete.index),
+            values=complete.to_numpy(dtype=float).T.copy(),
+            dropped=int(len(table) - len(complete)),
+        )
+
+    # ------------------------------------------------------------------ subsets
+    def subset(self, *, datasets: Iterable[str] | None = None, learners: Iterable[str] | None = None) -> "MetaDataset":
+        """Keep only the given datasets and/or learners (unknown ids are an error)."""
+        runs = self._runs
+        ds = self._datasets
+        if datasets is not None:
+            datasets = [str(d) for d in datasets]
+            unknown = sorted(set(datasets) - set(self.dataset_ids))
+            if unknown:
+                raise InputError(f"unknown dataset id(s): {', '.join(unknown[:_MAX_LISTED])}")
+            runs = runs[runs["dataset"].isin(datasets)]
+            ds = ds[ds["dataset"].isin(datasets)]
+        if learners is not None:
+            learners = [str(l) for l in learners]
+            unknown = sorted(set(learners) - set(self.learner_ids))
+            if unknown:
+                raise InputError(f"unknown learner id(s): {', '.join(unknown[:_MAX_LISTED])}")
+            runs = runs[runs["learner"].isin(learners)]
+            ds = ds[ds["dataset"].isin(runs["dataset"].unique())]
+        if runs.empty:
+            raise InputError("the selection leaves no runs")
+        return MetaDataset(runs, ds, source=self.source)
+
+    def exclude(self, *, datasets: Iterable[str] | None = None, learners: Iterable[str] | None = None) -> "MetaDataset":
+        """Drop the given datasets and/or learners (unknown ids are an error)."""
+        keep_d = None
+        keep_l = None
+        if datasets is not None:
+            datasets = {str(d) for d in datasets}
+            unknown = sorted(datasets - set(self.dataset_ids))
+            if unknown:
+                raise InputError(f"unknown dataset id(s): {', '.join(unknown[:_MAX_LISTED])}")
+            keep_d = [d for d in self.dataset_ids if d not in datasets]
+        if learners is not None:
+            learners = {str(l) for l in learners}
+            unknown = sorted(learners - set(self.learner_ids))
+            if unknown:
+                raise InputError(f"unknown learner id(s): {', '.join(unknown[:_MAX_LISTED])}")
+            keep_l = [l for l in self.learner_ids if l not in learners]
+        return self.subset(datasets=keep_d, learners=keep_l)
+
+    # ------------------------------------------------------------------ summary
+    def describe(self) -> MetaDescription:
+        """Counts, missing-cell fraction and fit-time range."""
+        ok = self._ok_runs()
+        n_d, n_l = len(self.dataset_ids), len(self.learner_ids)
+        per_cell = ok.groupby(["dataset", "learner"]).size()
+        times = ok["fit_time"].dropna()
+        return MetaDescription(
+            datasets=n_d,
+            learners=n_l,
+            cells=int(len(per_cell)),
+            runs=int(len(self._runs)),
+            missing_fraction=float(1.0 - len(per_cell) / (n_d * n_l)),
+            failed_runs=int((self._runs["status"] != "ok").sum()),
+            repeats_per_cell_median=float(per_cell.median()) if len(per_cell) else 0.0,
+            fit_time_min=float(times.min()) if len(times) else float("nan"),
+            fit_time_median=float(times.median()) if len(times) else float("nan"),
+            fit_time_max=float(times.max()) if len(times) else float("nan"),
+            source=self.source,
+        )
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | os.PathLike) -> Path:
+        """Save to Parquet (``.parquet``) or CSV (``.csv``), atomically.
+
+        Parquet keeps both tables in one file (the datasets table travels in the
+        file's key-value metadata).  CSV writes the runs to ``path`` and the
+        datasets table to a sidecar ``<stem>.datasets.csv``.
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix == ".parquet":
+            table = pa.Table.from_pandas(self._runs, preserve_index=False)
+            meta = dict(table.schema.metadata or {})
+            meta[_PARQUET_KEY] = self._datasets.to_json(orient="split", index=False, double_precision=15).encode()
+            meta[_SOURCE_KEY] = self.source.encode()
+            table = table.replace_schema_metadata(meta)
+            with atomic_path(path) as tmp:
+                pq.write_table(table, tmp, compression="zstd")
+        elif suffix == ".csv":
+            side = path.with_name(path.stem + ".datasets.csv")
+            with atomic_path(path) as tmp, atomic_path(side) as tmp_side:
+                self._runs.to_csv(tmp, index=False, float_format="%.17g")
+                self._datasets.to_csv(tmp_side, index=False, float_format="%.17g")
+        else:
+            raise InputError(f"cannot save meta-data to {str(path)!r}: use a .parquet or .csv file name")
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, *, source: str | None = None) -> "MetaDataset":
+        """Load meta-data saved by :meth:`save` (Parquet, or CSV in the runs schema).
+
+        Raises
+        ------
+        InputError
+            When the file does not exist, cannot be read, or is not valid meta-data.
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise InputError(f"meta-data file not found: {path}")
+        suffix = path.suffix.lower()
+        datasets = None
+        stored_source = ""
+        try:
+            if suffix == ".parquet":
+                import pyarrow.parquet as pq
+
+                table = pq.read_table(path)
+                meta = table.schema.metadata or {}
+                runs = table.to_pandas()
+                if _PARQUET_KEY in meta:
+                    datasets = pd.read_json(
+                        io.StringIO(meta[_PARQUET_KEY].decode()), orient="split", dtype={"dataset": str}
+                    )
+                stored_source = meta.get(_SOURCE_KEY, b"").decode()
+            elif suffix == ".csv":
+                runs = pd.read_csv(path, dtype={"dataset": str, "learner": str})
+                side = path.with_name(path.stem + ".datasets.csv")
+                if side.is_file():
+                    datasets = pd.read_csv(side, dtype={"dataset": str})
+            else:
+                raise InputError(f"cannot read meta-data from {str(path)!r}: expected a .parquet or .csv file")
+        except InputError:
+            raise
+        except Exception as exc:  # pyarrow/pandas raise many types for corrupt files
+            raise InputError(f"cannot read meta-data file {path}: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
+        for col in ("dataset", "learner"):
+            if col in runs.columns:
+                runs[col] = runs[col].astype(str)
+        return cls(runs, datasets, source=source if source is not None else (stored_source or f"file:{path.name}"))

@@ -1,0 +1,3 @@
+"""Strategies that order learners and ``recommend`` for a new dataset."""
+
+__all__: list[str] = []
