@@ -199,9 +199,10 @@ def _validate_runs(runs: pd.DataFrame) -> pd.DataFrame:
     dup = runs.duplicated(["dataset", "learner", "repeat", "fold"], keep=False)
     if dup.any():
         bad = runs.index[dup]
-        first = runs.loc[bad[0], ["dataset", "learner", "repeat", "fold"]].tolist()
+        row = runs.loc[bad[0]]
+        first = (row["dataset"], row["learner"], int(row["repeat"]), int(row["fold"]))
         raise ValidationError(
-            f"duplicated (dataset, learner, repeat, fold) in {_fmt_rows(bad)}, e.g. {tuple(first)}"
+            f"duplicated (dataset, learner, repeat, fold) in {_fmt_rows(bad)}, e.g. {first}"
         )
     ordered = list(RUN_COLUMNS) + [c for c in runs.columns if c not in RUN_COLUMNS]
     return runs[ordered]

@@ -112,7 +112,6 @@ _SPECS = [
     LearnerSpec("sklearn.linear_model.SGDClassifier", "sgd", _plain("sklearn.linear_model.SGDClassifier"),
                 needs_scaling=True),
     LearnerSpec("sklearn.naive_bayes.BernoulliNB", "bernoulli-nb", _plain("sklearn.naive_bayes.BernoulliNB")),
-    LearnerSpec("sklearn.naive_bayes.GaussianNB", "gaussian-nb", _plain("sklearn.naive_bayes.GaussianNB")),
     LearnerSpec("sklearn.naive_bayes.MultinomialNB", "multinomial-nb", _plain("sklearn.naive_bayes.MultinomialNB"),
                 needs_nonnegative=True),
     LearnerSpec("sklearn.neighbors.KNeighborsClassifier", "knn", _plain("sklearn.neighbors.KNeighborsClassifier"),
@@ -155,12 +154,16 @@ def make_estimator(learner_id: str, *, random_state: int | None = None):
     Parameters
     ----------
     learner_id : str
-        A portfolio id (``LEARNERS``) or its short name (``"knn"``).
+        A portfolio id (``LEARNERS``), its short name (``"knn"``), or the import
+        path of any estimator class (built with its default settings).
     random_state : int, optional
         Set on estimators that take a ``random_state`` (others are unchanged),
         so that a seeded evaluation is reproducible.  ``None`` keeps the default.
     """
-    est = _resolve(learner_id).factory()
+    if learner_id not in LEARNERS and learner_id not in _BY_SHORT and "." in learner_id:
+        est = estimator_from_path(learner_id)  # any importable estimator class with its defaults
+    else:
+        est = _resolve(learner_id).factory()
     if random_state is not None and "random_state" in est.get_params():
         est.set_params(random_state=random_state)
     return est
