@@ -1,0 +1,761 @@
+"""MultiTest and Multi2Test: cost-conscious learner orderings (Ulas, Yildiz, Alpaydin 2012).
+
+**MultiTest** (one dataset).  Learners are first ordered by a cost prior
+(cheapest first).  For every pair with i cheaper than j a one-sided test of
+``H0: error_i <= error_j`` is run; p-values are corrected for the ``k (k - 1) / 2``
+comparisons (Holm by default).  When H0 is rejected, the costlier j is
+significantly more accurate and the edge ``i -> j`` is added.  The order is then
+built by repeatedly taking, among the remaining learners with no outgoing edge
+to a remaining learner, the cheapest (:func:`order_from_significance`).
+
+**Multi2Test** (many datasets, the paper's Table 2).  MultiTest on every dataset
+gives ranks ``r_ij``; the prior of the second pass is the average normalised
+cost (per dataset divided by that dataset's maximum cost); Friedman's test on the
+ranks; if it rejects, a two-sided post hoc test on the average ranks gives the
+significant pairs, an edge ``i -> j`` is added when the costlier j has a
+significantly lower average rank, and the order follows as above.  If Friedman
+does not reject, the order is the average-cost order.
+
+Missing cells: Multi2Test needs every compared learner on every dataset it
+uses.  It restricts the analysis to the datasets where all of them have paired
+successful runs and *reports* every dropped dataset and why
+(``Multi2TestResult.dropped``); it never imputes.  (A Skillings-Mack test for
+incomplete blocks is not implemented.)
+
+Pairwise test choice (``pairwise="auto"``) from the evaluation design of a dataset:
+
+* 5 repeats x 2 folds -> combined 5x2 cv t test (signed, t with 5 df);
+* r repeats x k >= 2 folds -> corrected repeated k-fold cv t test;
+* repeated holdout (all ``fold = 0``, e.g. LCDB's 25 paired splits) -> the corrected
+  resampled t test with ``test_train_ratio`` (default :data:`LCDB_TEST_TRAIN_RATIO`).
+
+The combined 5x2 cv F test is two-sided only and therefore refused for
+MultiTest's one-sided question.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from evaluation.stats import POSTHOC_METHODS, friedman, holm_adjust, posthoc
+from evaluation.stats._validate import check_alpha, check_choice
+from metadata.dataset import COST_KINDS
+from metadata.errors import InputError
+
+from .base import OrderPolicy
+
+__all__ = [
+    "LCDB_TEST_TRAIN_RATIO",
+    "PAIRWISE_TESTS",
+    "CORRECTIONS",
+    "MultiTestResult",
+    "Multi2TestResult",
+    "order_from_significance",
+    "adjacent_reasons",
+    "multitest",
+    "multitest_on_meta",
+    "multi2test",
+    "MultiTest",
+    "Multi2Test",
+]
+
+logger = logging.getLogger(__name__)
+
+#: n_test / n_train of LCDB's splits: the test set is 10 % of the data and the
+#: largest training anchor uses the 90 % x 90 % = 81 % left after the test and
+#: validation splits.  Used by the corrected resampled t test on the snapshot.
+LCDB_TEST_TRAIN_RATIO = 0.10 / 0.81
+
+#: Names accepted by ``pairwise``.
+PAIRWISE_TESTS = ("auto", "corrected_resampled_t", "corrected_kfold_t", "combined_5x2cv_t",
+                  "dietterich_5x2cv_t", "paired_t", "combined_5x2cv_f")
+#: Multiple-comparison corrections of MultiTest's one-sided pairwise tests.
+CORRECTIONS = ("holm", "bonferroni", "none")
+_FIVE_BY_TWO = tuple((r, f) for r in range(5) for f in range(2))
+
+
+# ---------------------------------------------------------------- the pure ordering
+def _prior_positions(prior_order: Sequence, k: int, labels: Sequence[str] | None) -> np.ndarray:
+    prior = list(prior_order)
+    if labels is not None and prior and isinstance(prior[0], str):
+        index = {l: i for i, l in enumerate(labels)}
+        unknown = [p for p in prior if p not in index]
+        if unknown:
+            raise InputError(f"prior_order names unknown learner(s): {', '.join(unknown)}")
+        prior = [index[p] for p in prior]
+    if sorted(int(p) for p in prior) != list(range(k)):
+        raise InputError(f"prior_order must be a permutation of the {k} learners; got {list(prior_order)!r}")
+    pos = np.empty(k, dtype=int)
+    pos[np.asarray(prior, dtype=int)] = np.arange(k)
+    return pos
+
+
+def order_from_significance(better, prior_order: Sequence, *, labels: Sequence[str] | None = None) -> list:
+    """MultiTest's ordering from a significance matrix and a cost prior (pure function).
+
+    Parameters
+    ----------
+    better : array_like of bool, shape (k, k)
+        ``better[i, j]`` is True when learner i is significantly more accurate
+        than learner j (the paper's Table 1 convention: row beats column).
+    prior_order : sequence
+        Learner indices (or labels, with ``labels``), cheapest / most preferred first.
+    labels : sequence of str, optional
+        Names of the rows of ``better``; when given, ``prior_order`` may use
+        them and the result is a list of labels.
+
+    Returns
+    -------
+    list
+        The order, best first.  Edge ``i -> j`` exists when i is cheaper than j
+        and ``better[j, i]``; repeatedly the cheapest remaining learner without
+        an outgoing edge to a remaining learner is taken.  (Significant wins of
+        a cheaper learner need no edge: the prior already puts it first.)
+    """
+    b = np.asarray(better, dtype=bool)
+    if b.ndim != 2 or b.shape[0] != b.shape[1]:
+        raise InputError(f"better must be a square k x k matrix; got shape {b.shape}")
+    k = b.shape[0]
+    if labels is not None and len(labels) != k:
+        raise InputError(f"labels must have {k} entries; got {len(labels)}")
+    pos = _prior_positions(prior_order, k, labels)
+    edge = (pos[:, None] < pos[None, :]) & b.T  # edge[i, j]: i cheaper, j significantly better
+    remaining = np.ones(k, dtype=bool)
+    order = []
+    for _ in range(k):
+        free = remaining & ~(edge[:, remaining].any(axis=1))
+        cand = np.flatnonzero(free)
+        pick = int(cand[np.argmin(pos[cand])])
+        order.append(pick)
+        remaining[pick] = False
+    return [labels[i] for i in order] if labels is not None else order
+
+
+def adjacent_reasons(order_idx: Sequence[int], better: np.ndarray, prior_pos: np.ndarray,
+                     labels: Sequence[str]) -> tuple[dict, ...]:
+    """Why each adjacent pair of an order is in that order (the paper's Section 4.7 asks for it).
+
+    Returns
+    -------
+    tuple of dict
+        One dict per adjacent pair ``(first, second)`` with ``reason``:
+
+        * ``"significant"``: first is significantly more accurate than second;
+        * ``"cost"``: no significant difference between them, first is cheaper;
+        * ``"indirect"``: first is costlier and not significantly better than
+          second, but second had to wait for a learner that is significantly
+          more accurate than it (named in ``via``).
+    """
+    out = []
+    placed = set()
+    for t in range(len(order_idx) - 1):
+        a, b = int(order_idx[t]), int(order_idx[t + 1])
+        placed.add(a)
+        rec = {"first": labels[a], "second": labels[b]}
+        if better[a, b]:
+            rec["reason"] = "significant"
+            rec["text"] = f"{labels[a]} is significantly more accurate than {labels[b]}"
+        elif prior_pos[a] < prior_pos[b]:
+            rec["reason"] = "cost"
+            rec["text"] = f"no significant difference; {labels[a]} is cheaper"
+        else:
+            via = [labels[c] for c in range(len(labels))
+                   if c not in placed and c != b and better[c, b] and prior_pos[c] > prior_pos[b]]
+            rec["reason"] = "indirect"
+            rec["via"] = via
+            rec["text"] = (f"{labels[b]} is cheaper but waits for "
+                           f"{', '.join(via) if via else 'a learner'} (significantly more accurate than it)")
+        out.append(rec)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- one dataset
+@dataclass(frozen=True)
+class MultiTestResult:
+    """Result of MultiTest on one dataset.
+
+    Attributes
+    ----------
+    order : tuple of str
+        Best first.
+    prior_order : tuple of str
+        Cost prior, cheapest first.
+    labels : tuple of str
+        Learner names; rows/columns of the matrices.
+    better : ndarray of bool, shape (k, k)
+        ``better[i, j]``: i significantly more accurate than j (only tested for
+        i costlier than j, the one-sided MultiTest question).
+    pvalues, adjusted : ndarray, shape (k, k)
+        One-sided p-value (raw / corrected) of ``H0: error_j <= error_i`` at
+        ``[i, j]`` for i costlier than j; NaN elsewhere.
+    test : str
+        Pairwise test used (with its parameters).
+    correction : str
+    alpha : float
+    reasons : tuple of dict
+        See :func:`adjacent_reasons`.
+    n_evaluations : int
+        Paired evaluations used.
+    """
+
+    order: tuple
+    prior_order: tuple
+    labels: tuple
+    better: np.ndarray = field(repr=False)
+    pvalues: np.ndarray = field(repr=False)
+    adjusted: np.ndarray = field(repr=False)
+    test: str
+    correction: str
+    alpha: float
+    reasons: tuple = ()
+    n_evaluations: int = 0
+
+    @property
+    def ranks(self) -> dict:
+        """Learner -> position in ``order`` (1 = best)."""
+        return {l: i + 1 for i, l in enumerate(self.order)}
+
+
+def _one_sided_pvalues(scores: np.ndarray, pairs_costly_cheap: np.ndarray, test: str, *,
+                       test_train_ratio: float | None, n_folds: int | None) -> np.ndarray:
+    """p-values of ``H0: score_costly <= score_cheap`` (alternative: costly higher), vectorised.
+
+    Uses exactly the formulas of :mod:`evaluation.stats.pairwise` (checked in the tests).
+    """
+    hi, lo = pairs_costly_cheap[:, 0], pairs_costly_cheap[:, 1]
+    d = scores[hi] - scores[lo]  # (m, n)
+    n = d.shape[1]
+    if test in ("combined_5x2cv_t", "dietterich_5x2cv_t"):
+        p5 = d.reshape(-1, 5, 2)
+        s2 = ((p5 - p5.mean(axis=2, keepdims=True)) ** 2).sum(axis=(1, 2))
+        num = p5.mean(axis=(1, 2)) if test == "combined_5x2cv_t" else p5[:, 0, 0]
+        scale = np.sqrt(s2 / 5.0 / 10.0) if test == "combined_5x2cv_t" else np.sqrt(s2 / 5.0)
+        df = 5
+    else:
+        num = d.mean(axis=1)
+        var = d.var(axis=1, ddof=1) if n > 1 else np.zeros(d.shape[0])
+        factor = {"paired_t": 1.0 / n, "corrected_resampled_t": 1.0 / n + (test_train_ratio or 0.0),
+                  "corrected_kfold_t": 1.0 / n + 1.0 / ((n_folds or 2) - 1)}[test]
+        scale = np.sqrt(factor * var)
+        s2 = var
+        df = n - 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = num / scale
+    p = sps.t.sf(t, df)
+    zero = ~(s2 > 1e-300)
+    # zero variance (METHODS.md): p = 1 if all differences are 0, else 0 in the direction of the mean
+    all_zero = zero & ~np.any(d != 0, axis=1)
+    p = np.where(zero, np.where(num > 0, 0.0, 1.0), p)
+    p = np.where(all_zero, 1.0, p)
+    return p
+
+
+def _resolve_test(pairwise: str, evaluations: Sequence[tuple], *, dataset: str = "",
+                  test_train_ratio: float | None = None) -> tuple[str, int | None, float | None, str]:
+    """Pick / check the pairwise test for an evaluation design -> (test, n_folds, ratio, description)."""
+    check_choice("pairwise", pairwise, PAIRWISE_TESTS)
+    where = f" on dataset {dataset!r}" if dataset else ""
+    evs = sorted(set(tuple(e) for e in evaluations))
+    folds = sorted({f for _, f in evs})
+    repeats = sorted({r for r, _ in evs})
+    is_5x2 = tuple(evs) == _FIVE_BY_TWO
+    if pairwise == "combined_5x2cv_f":
+        raise InputError("pairwise test 'combined_5x2cv_f' is two-sided only and cannot answer MultiTest's "
+                         "one-sided question; use combined_5x2cv_t or dietterich_5x2cv_t (5x2 cv folds) or "
+                         "corrected_resampled_t")
+    if pairwise in ("combined_5x2cv_t", "dietterich_5x2cv_t") and not is_5x2:
+        raise InputError(f"pairwise test {pairwise!r} needs 5x2 cv folds (repeats 0-4 x folds 0-1); the runs"
+                         f"{where} have {len(evs)} evaluations with folds {folds[:5]} and {len(repeats)} repeats")
+    test = pairwise
+    if pairwise == "auto":
+        test = "combined_5x2cv_t" if is_5x2 else ("corrected_resampled_t" if folds == [0] else "corrected_kfold_t")
+    n_folds = None
+    ratio = None
+    if test == "corrected_kfold_t":
+        n_folds = len(folds)
+        if n_folds < 2 or len(evs) != n_folds * len(repeats):
+            raise InputError(f"pairwise test 'corrected_kfold_t' needs complete repeated k-fold cv (k >= 2) results; "
+                             f"the runs{where} have folds {folds[:5]} over {len(repeats)} repeats ({len(evs)} evaluations)")
+        desc = f"corrected repeated {n_folds}-fold cv t (n_test/n_train = 1/{n_folds - 1})"
+    elif test == "corrected_resampled_t":
+        ratio = LCDB_TEST_TRAIN_RATIO if test_train_ratio is None else float(test_train_ratio)
+        if not ratio > 0 or not math.isfinite(ratio):
+            raise InputError(f"test_train_ratio must be a positive number; got {test_train_ratio!r}")
+        desc = (f"corrected resampled t (Nadeau-Bengio, n_test/n_train = {ratio:.4g}"
+                + (", LCDB's split sizes" if test_train_ratio is None else "") + ")")
+    else:
+        desc = {"combined_5x2cv_t": "combined 5x2 cv t (5 df)", "dietterich_5x2cv_t": "Dietterich 5x2 cv t (5 df)",
+                "paired_t": "paired t (uncorrected; liberal for resampled designs)"}[test]
+    return test, n_folds, ratio, desc
+
+
+def multitest(scores, prior_order: Sequence, *, labels: Sequence[str] | None = None,
+              pairwise: str = "corrected_resampled_t", evaluations: Sequence[tuple] | None = None,
+              correction: str = "holm", alpha: float = 0.05, higher_is_better: bool = True,
+              test_train_ratio: float | None = None) -> MultiTestResult:
+    """MultiTest on one dataset from paired per-evaluation scores.
+
+    Parameters
+    ----------
+    scores : array_like of shape (k, n_evaluations)
+        Row = learner, column = paired split (same split for every learner).
+    prior_order : sequence
+        Learner indices or labels, cheapest (most preferred) first.
+    labels : sequence of str, optional
+        Learner names (default ``"0" .. "k-1"``).
+    pairwise : str
+        One of :data:`PAIRWISE_TESTS` (``"combined_5x2cv_f"`` is refused: two-sided).
+    evaluations : sequence of (repeat, fold), optional
+        Labels of the columns, used to check / pick the test.  Default:
+        ``(j, 0)`` for a holdout design, or the 5x2 layout when a 5x2 test is asked for
+        and there are 10 columns.
+    correction : {"holm", "bonferroni", "none"}
+        Over the ``k (k - 1) / 2`` one-sided tests.
+    alpha : float
+        Family-wise level in (0, 1).
+    higher_is_better : bool
+        True for accuracies, False for errors.
+    test_train_ratio : float, optional
+        For the corrected resampled t test (default :data:`LCDB_TEST_TRAIN_RATIO`).
+
+    Returns
+    -------
+    MultiTestResult
+    """
+    alpha = check_alpha(alpha)
+    check_choice("correction", correction, CORRECTIONS)
+    s = np.asarray(scores, dtype=float)
+    if s.ndim != 2:
+        raise InputError(f"scores must be 2-dimensional (learners x evaluations); got shape {s.shape}")
+    k, n = s.shape
+    if k < 2:
+        raise InputError(f"MultiTest needs at least 2 learners; got {k}")
+    if n < 2:
+        raise InputError(f"MultiTest needs at least 2 paired evaluations per learner; got {n}")
+    if np.isnan(s).any():
+        raise InputError("scores contains NaN: keep only the evaluations every learner has")
+    labels = tuple(str(i) for i in range(k)) if labels is None else tuple(str(l) for l in labels)
+    if len(labels) != k:
+        raise InputError(f"labels must have {k} entries; got {len(labels)}")
+    if evaluations is None:
+        if pairwise in ("combined_5x2cv_t", "dietterich_5x2cv_t") and n == 10:
+            evaluations = _FIVE_BY_TWO
+        else:
+            evaluations = tuple((j, 0) for j in range(n))
+    if len(evaluations) != n:
+        raise InputError(f"evaluations must label the {n} columns of scores; got {len(evaluations)}")
+    test, n_folds, ratio, desc = _resolve_test(pairwise, evaluations, test_train_ratio=test_train_ratio)
+    if test in ("combined_5x2cv_t", "dietterich_5x2cv_t"):
+        s = s[:, sorted(range(n), key=lambda j: tuple(evaluations[j]))]  # replication-major
+    if not higher_is_better:
+        s = -s
+    pos = _prior_positions(prior_order, k, labels)
+    pairs = np.array([(j, i) if pos[j] > pos[i] else (i, j) for i, j in combinations(range(k), 2)])  # (costly, cheap)
+    p = _one_sided_pvalues(s, pairs, test, test_train_ratio=ratio, n_folds=n_folds)
+    m = p.size
+    if correction == "holm":
+        adj = holm_adjust(p)
+    elif correction == "bonferroni":
+        adj = np.minimum(1.0, m * p)
+    else:
+        adj = p.copy()
+    pmat = np.full((k, k), np.nan)
+    amat = np.full((k, k), np.nan)
+    pmat[pairs[:, 0], pairs[:, 1]] = p
+    amat[pairs[:, 0], pairs[:, 1]] = adj
+    better = np.zeros((k, k), dtype=bool)
+    better[pairs[:, 0], pairs[:, 1]] = adj <= alpha
+    prior_idx = list(np.argsort(pos))
+    order = order_from_significance(better, prior_idx)
+    return MultiTestResult(
+        order=tuple(labels[i] for i in order), prior_order=tuple(labels[i] for i in prior_idx), labels=labels,
+        better=better, pvalues=pmat, adjusted=amat, test=desc, correction=correction, alpha=alpha,
+        reasons=adjacent_reasons(order, better, pos, labels), n_evaluations=n,
+    )
+
+
+# ---------------------------------------------------------------- costs
+def _cost_table(meta, cost, learners: Sequence[str]) -> tuple[pd.DataFrame | None, tuple | None, str]:
+    """(datasets x learners cost table, None, desc) or (None, user order, desc)."""
+    if isinstance(cost, str) and cost in COST_KINDS:
+        return meta.cost(cost).reindex(columns=list(learners)), None, cost
+    if isinstance(cost, str):
+        items = [c.strip() for c in cost.split(",") if c.strip()]
+        if len(items) < 2:
+            raise InputError(f"cost must be one of {', '.join(COST_KINDS)} or a comma-separated learner order; "
+                             f"got {cost!r}")
+        cost = items
+    user = [str(c) for c in cost]
+    if sorted(user) != sorted(learners) or len(set(user)) != len(user):
+        missing = sorted(set(learners) - set(user))
+        extra = sorted(set(user) - set(learners))
+        raise InputError("a user cost order must list every compared learner exactly once"
+                         + (f"; missing: {', '.join(missing[:5])}" if missing else "")
+                         + (f"; not compared: {', '.join(extra[:5])}" if extra else ""))
+    return None, tuple(user), "user order"
+
+
+def _order_by(values: np.ndarray, labels: Sequence[str]) -> list[int]:
+    """Indices sorted by value, ties broken by learner id (documented, deterministic)."""
+    return sorted(range(len(labels)), key=lambda i: (values[i], labels[i]))
+
+
+def multitest_on_meta(meta, dataset: str, *, learners: Sequence[str] | None = None, cost="fit_time",
+                      pairwise: str = "auto", correction: str = "holm", alpha: float = 0.05,
+                      test_train_ratio: float | None = None, metric: str = "accuracy") -> MultiTestResult:
+    """MultiTest on one dataset of a MetaDataset (paired evaluations, cost prior of that dataset).
+
+    ``cost`` is ``"fit_time"``, ``"fit_predict_time"``, ``"model_bytes"`` (the
+    dataset's mean cost per learner, ties broken by learner id) or a learner
+    list / comma-separated string (a user order, cheapest first).
+    """
+    if learners is not None and len(list(learners)) < 2:
+        raise InputError(f"learners must name at least 2 learners; got {list(learners)!r}")
+    ps = meta.paired(dataset, metric, learners=learners)
+    labels = list(ps.learners)
+    if len(labels) < 2:
+        raise InputError(f"dataset {dataset!r} has fewer than 2 learners with runs")
+    table, user, _ = _cost_table(meta, cost, labels)
+    if user is not None:
+        prior = list(user)
+    else:
+        row = table.loc[str(dataset)].to_numpy(dtype=float)
+        if np.isnan(row).any():
+            raise InputError(f"cost {cost!r} is missing on dataset {dataset!r} for some learner")
+        prior = [labels[i] for i in _order_by(row, labels)]
+    return multitest(ps.values, prior, labels=labels, pairwise=pairwise, evaluations=ps.evaluations,
+                     correction=correction, alpha=alpha, higher_is_better=metric != "log_loss",
+                     test_train_ratio=test_train_ratio)
+
+
+# ---------------------------------------------------------------- many datasets
+@dataclass(frozen=True)
+class Multi2TestResult:
+    """Result of :func:`multi2test`.
+
+    Attributes
+    ----------
+    order : tuple of str
+        Final order, best first.
+    labels : tuple of str
+        The compared learners (rows of the matrices, sorted ids).
+    prior_order : tuple of str
+        Second-pass prior: average normalised cost (or the user order), cheapest first.
+    average_cost : ndarray of shape (k,)
+        Mean over datasets of cost / max cost on that dataset (NaN for a user order).
+    ranks : DataFrame
+        Datasets x learners MultiTest ranks (1 = best) of the first pass.
+    friedman : FriedmanResult
+        On ``ranks``.
+    posthoc : PosthocResult or None
+        None when Friedman did not reject (then ``order == prior_order``).
+    better : ndarray of bool, shape (k, k)
+        ``better[i, j]``: i has a significantly lower average rank than j.
+    reasons : tuple of dict
+        For each adjacent pair of ``order`` (see :func:`adjacent_reasons`).
+    dropped : tuple of (str, str)
+        ``(dataset, why)`` for every dataset left out (missing learner, too few
+        paired evaluations, missing cost).
+    pairwise_tests : tuple of str
+        Distinct pairwise tests used in the first pass.
+    cost, correction, posthoc_method : str
+    alpha : float
+    notes : tuple of str
+        Everything the reader must know (fallbacks, dropped datasets).
+    """
+
+    order: tuple
+    labels: tuple
+    prior_order: tuple
+    average_cost: np.ndarray = field(repr=False)
+    ranks: pd.DataFrame = field(repr=False)
+    friedman: object = field(repr=False)
+    posthoc: object = field(repr=False)
+    better: np.ndarray = field(repr=False)
+    reasons: tuple = ()
+    dropped: tuple = ()
+    pairwise_tests: tuple = ()
+    cost: str = ""
+    correction: str = ""
+    posthoc_method: str = ""
+    alpha: float = 0.05
+    notes: tuple = ()
+
+    @property
+    def average_ranks(self) -> dict:
+        """Learner -> average MultiTest rank over the datasets used."""
+        return {l: float(r) for l, r in zip(self.labels, self.friedman.average_ranks)}
+
+    def significant_pairs(self) -> list[tuple[str, str]]:
+        """``(better, worse)`` pairs with a significant difference in average rank."""
+        k = len(self.labels)
+        return [(self.labels[i], self.labels[j]) for i in range(k) for j in range(k) if self.better[i, j]]
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary (the ``algorank multitest --json`` object)."""
+        ph = self.posthoc
+        return {
+            "order": list(self.order),
+            "average_ranks": self.average_ranks,
+            "friedman": {"statistic": self.friedman.statistic, "pvalue": self.friedman.pvalue,
+                         "iman_davenport_statistic": self.friedman.iman_davenport_statistic,
+                         "iman_davenport_pvalue": self.friedman.iman_davenport_pvalue,
+                         "rejected": bool(self.friedman.pvalue <= self.alpha)},
+            "significant_pairs": [list(p) for p in self.significant_pairs()],
+            "reasons": [dict(r) for r in self.reasons],
+            "prior_order": list(self.prior_order),
+            "average_cost": {l: (None if not np.isfinite(c) else float(c)) for l, c in zip(self.labels, self.average_cost)},
+            "posthoc": None if ph is None else {"requested": ph.requested, "method": ph.method, "exact": ph.exact,
+                                                "note": ph.note, "critical_difference": ph.critical_difference},
+            "posthoc_method": self.posthoc_method,
+            "pairwise_tests": list(self.pairwise_tests),
+            "correction": self.correction,
+            "cost": self.cost,
+            "alpha": self.alpha,
+            "n_datasets": int(self.friedman.n_datasets),
+            "n_dropped": len(self.dropped),
+            "dropped": [{"dataset": d, "reason": why} for d, why in self.dropped],
+            "notes": list(self.notes),
+        }
+
+
+def _paired_blocks(meta, learners: Sequence[str], metric: str):
+    """Yield (dataset, evaluations, values (k x n) or None, why) using one pivot for all datasets."""
+    runs = meta.runs
+    ok = runs[(runs["status"] == "ok") & runs["learner"].isin(list(learners))]
+    table = ok.pivot_table(index=["dataset", "repeat", "fold"], columns="learner", values=metric,
+                           aggfunc="first", observed=True)
+    table = table.reindex(columns=list(learners))
+    for dataset, block in table.groupby(level=0, sort=True):
+        present = block.notna().any(axis=0)
+        if not present.all():
+            missing = [l for l, p in zip(learners, present) if not p]
+            yield dataset, None, None, f"no run of {len(missing)} learner(s) ({', '.join(missing[:3])}{'...' if len(missing) > 3 else ''})"
+            continue
+        complete = block.dropna(how="any")
+        if len(complete) < 2:
+            yield dataset, None, None, f"only {len(complete)} paired evaluation(s) shared by all learners"
+            continue
+        evs = tuple((int(r), int(f)) for _, r, f in complete.index)
+        yield dataset, evs, complete.to_numpy(dtype=float).T, ""
+    for d in sorted(set(meta.dataset_ids) - set(table.index.get_level_values(0))):
+        yield d, None, None, "no successful run of the compared learners"
+
+
+def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", pairwise: str = "auto",
+               correction: str = "holm", posthoc_method: str = "bergmann", alpha: float = 0.05,
+               test_train_ratio: float | None = None, metric: str = "accuracy",
+               progress: bool = False) -> Multi2TestResult:
+    """Multi2Test over the datasets of a MetaDataset (Table 2 of the paper).
+
+    Parameters
+    ----------
+    meta : MetaDataset
+    learners : sequence of str, optional
+        Learners to compare (default: all in ``meta``; at least 2).
+    cost : str or sequence of str
+        ``"fit_time"``, ``"fit_predict_time"``, ``"model_bytes"``, or a user order
+        (list or comma-separated string, cheapest first) used in both passes.
+    pairwise : str
+        First-pass test, one of :data:`PAIRWISE_TESTS` (``"auto"`` picks it
+        from each dataset's evaluation design; see the module docstring).
+    correction : {"holm", "bonferroni", "none"}
+        Correction of the first-pass one-sided tests.
+    posthoc_method : {"nemenyi", "bonferroni-dunn", "holm", "shaffer", "bergmann"}
+        Second-pass two-sided post hoc test on the average ranks
+        (Bergmann-Hommel falls back to Shaffer above 10 learners; noted).
+    alpha : float
+        Level of every test, in (0, 1).
+    test_train_ratio : float, optional
+        For the corrected resampled t test (default :data:`LCDB_TEST_TRAIN_RATIO`).
+    progress : bool
+        Show a tqdm bar over datasets on stderr.
+
+    Returns
+    -------
+    Multi2TestResult
+
+    Raises
+    ------
+    InputError
+        Bad alpha, fewer than 2 learners, fewer than 2 usable datasets, a test
+        that does not fit the evaluation design.
+    """
+    alpha = check_alpha(alpha)
+    check_choice("posthoc_method", posthoc_method, POSTHOC_METHODS)
+    check_choice("correction", correction, CORRECTIONS)
+    check_choice("pairwise", pairwise, PAIRWISE_TESTS)
+    all_learners = list(meta.learner_ids)
+    learners = all_learners if learners is None else [str(l) for l in learners]
+    if len(set(learners)) < 2:
+        raise InputError(f"learners must name at least 2 distinct learners; got {learners!r}")
+    if len(set(learners)) != len(learners):
+        raise InputError("learners must not repeat a learner")
+    unknown = [l for l in learners if l not in all_learners]
+    if unknown:
+        raise InputError(f"unknown learner id(s): {', '.join(unknown[:5])}")
+    labels = sorted(learners)
+    k = len(labels)
+    table, user, cost_desc = _cost_table(meta, cost, labels)
+    dropped: list[tuple[str, str]] = []
+    rank_rows: dict[str, np.ndarray] = {}
+    norm_cost: list[np.ndarray] = []
+    tests_used: set[str] = set()
+    blocks = _paired_blocks(meta, labels, metric)
+    if progress:
+        from tqdm import tqdm
+
+        blocks = tqdm(blocks, total=len(meta.dataset_ids), desc="MultiTest per dataset", unit="dataset")
+    for dataset, evs, values, why in blocks:
+        if values is None:
+            dropped.append((dataset, why))
+            continue
+        if user is not None:
+            prior = list(user)
+        else:
+            row = table.loc[dataset].to_numpy(dtype=float)
+            if np.isnan(row).any():
+                dropped.append((dataset, f"{cost} missing for some learner"))
+                continue
+            prior = [labels[i] for i in _order_by(row, labels)]
+            mx = row.max()
+            norm_cost.append(row / mx if mx > 0 else np.zeros_like(row))
+        try:
+            res = multitest(values, prior, labels=labels, pairwise=pairwise, evaluations=evs, correction=correction,
+                            alpha=alpha, higher_is_better=metric != "log_loss", test_train_ratio=test_train_ratio)
+        except InputError as exc:
+            raise InputError(f"dataset {dataset!r}: {exc}") from None
+        tests_used.add(res.test)
+        rk = res.ranks
+        rank_rows[dataset] = np.array([rk[l] for l in labels], dtype=float)
+    if len(rank_rows) < 2:
+        raise InputError(f"Multi2Test needs at least 2 datasets on which all {k} learners have paired runs; "
+                         f"found {len(rank_rows)} ({len(dropped)} dropped)")
+    ranks = pd.DataFrame.from_dict(rank_rows, orient="index", columns=labels)
+    ranks.index.name = "dataset"
+    fr = friedman(ranks.to_numpy(), lower_is_better=True)
+    notes = []
+    if dropped:
+        notes.append(f"{len(dropped)} of {len(dropped) + len(ranks)} datasets dropped because not every compared "
+                     "learner has paired successful runs there (complete-block analysis; no imputation)")
+    if user is not None:
+        prior_idx = [labels.index(l) for l in user]
+        avg_cost = np.full(k, np.nan)
+    else:
+        avg_cost = np.vstack(norm_cost).mean(axis=0)
+        prior_idx = _order_by(avg_cost, labels)
+    prior_pos = np.empty(k, dtype=int)
+    prior_pos[prior_idx] = np.arange(k)
+    better = np.zeros((k, k), dtype=bool)
+    ph = None
+    if fr.pvalue <= alpha:
+        ph = posthoc(fr.average_ranks, fr.n_datasets, method=posthoc_method, alpha=alpha, labels=labels)
+        r = fr.average_ranks
+        better = ph.significant & (r[:, None] < r[None, :])
+        if ph.note:
+            notes.append(ph.note)
+        order_idx = order_from_significance(better, prior_idx)
+    else:
+        notes.append(f"Friedman's test did not reject (p = {fr.pvalue:.3g} > alpha = {alpha}): "
+                     "order by average cost, no post hoc test")
+        order_idx = list(prior_idx)
+    return Multi2TestResult(
+        order=tuple(labels[i] for i in order_idx), labels=tuple(labels),
+        prior_order=tuple(labels[i] for i in prior_idx), average_cost=avg_cost, ranks=ranks, friedman=fr,
+        posthoc=ph, better=better, reasons=adjacent_reasons(order_idx, better, prior_pos, labels),
+        dropped=tuple(dropped), pairwise_tests=tuple(sorted(tests_used)), cost=cost_desc, correction=correction,
+        posthoc_method=posthoc_method, alpha=alpha, notes=tuple(notes),
+    )
+
+
+# ---------------------------------------------------------------- strategies (DESIGN.md contract 2)
+class Multi2Test:
+    """Multi2Test as a strategy: fitted on prior meta-data, it recommends one fixed order.
+
+    Parameters
+    ----------
+    cost, pairwise, correction, posthoc_method, alpha, test_train_ratio
+        As in :func:`multi2test`.
+    learners : sequence of str, optional
+        Learners to order (default: all in the meta-data given to ``fit``).
+
+    Notes
+    -----
+    Only datasets where every learner ran are used (see :func:`multi2test`);
+    the policy then follows ``result_.order`` on the new dataset, skipping
+    learners already tried.
+    """
+
+    def __init__(self, *, cost="fit_time", pairwise: str = "auto", correction: str = "holm",
+                 posthoc_method: str = "bergmann", alpha: float = 0.05, learners: Sequence[str] | None = None,
+                 test_train_ratio: float | None = None) -> None:
+        self.cost = cost
+        self.pairwise = pairwise
+        self.correction = correction
+        self.posthoc_method = posthoc_method
+        self.alpha = check_alpha(alpha)
+        self.learners = None if learners is None else list(learners)
+        self.test_train_ratio = test_train_ratio
+        self.name = f"multi2test:cost={cost if isinstance(cost, str) else 'user'},posthoc={posthoc_method}"
+        self.result_: Multi2TestResult | None = None
+
+    def fit(self, meta) -> "Multi2Test":
+        """Run Multi2Test on ``meta``; the result is kept in ``result_``."""
+        self.result_ = multi2test(meta, learners=self.learners, cost=self.cost, pairwise=self.pairwise,
+                                  correction=self.correction, posthoc_method=self.posthoc_method, alpha=self.alpha,
+                                  test_train_ratio=self.test_train_ratio)
+        return self
+
+    def policy(self, dataset_info: Mapping) -> OrderPolicy:
+        """The fitted order (the same for every new dataset)."""
+        if self.result_ is None:
+            raise InputError("Multi2Test must be fitted before asking for a policy")
+        return OrderPolicy(self.result_.order)
+
+
+class MultiTest:
+    """MultiTest as a strategy for a dataset that already has paired runs in the meta-data.
+
+    Typical use: the evaluator's own results on the user's dataset (DESIGN.md
+    contract 4) are the meta-data; the policy orders those learners by cost
+    with statistically significant overrides.  A dataset without runs in the
+    fitted meta-data cannot be ordered by MultiTest (use :class:`Multi2Test`).
+    """
+
+    def __init__(self, *, cost="fit_time", pairwise: str = "auto", correction: str = "holm",
+                 alpha: float = 0.05, learners: Sequence[str] | None = None,
+                 test_train_ratio: float | None = None) -> None:
+        self.cost = cost
+        self.pairwise = pairwise
+        self.correction = correction
+        self.alpha = check_alpha(alpha)
+        self.learners = None if learners is None else list(learners)
+        self.test_train_ratio = test_train_ratio
+        self.name = f"multitest:cost={cost if isinstance(cost, str) else 'user'}"
+        self._meta = None
+
+    def fit(self, meta) -> "MultiTest":
+        """Keep the meta-data (MultiTest works per dataset, at policy time)."""
+        self._meta = meta
+        return self
+
+    def policy(self, dataset_info: Mapping) -> OrderPolicy:
+        """Order of MultiTest on ``dataset_info['dataset']``, which must have runs in the fitted meta-data."""
+        if self._meta is None:
+            raise InputError("MultiTest must be fitted before asking for a policy")
+        dataset = str(dataset_info.get("dataset", ""))
+        if dataset not in set(self._meta.dataset_ids):
+            raise InputError(f"MultiTest orders learners on a dataset with runs in the meta-data; "
+                             f"dataset {dataset!r} has none (use Multi2Test for a new dataset)")
+        res = multitest_on_meta(self._meta, dataset, learners=self.learners, cost=self.cost,
+                                pairwise=self.pairwise, correction=self.correction, alpha=self.alpha,
+                                test_train_ratio=self.test_train_ratio)
+        return OrderPolicy(res.order)
