@@ -116,11 +116,75 @@ def _run_snapshot_build(args) -> None:
         _emit("\n".join(f"{k:<10}{v}" for k, v in record.items()))
 
 
+# ---------------------------------------------------------------- pull
+def _add_pull(sub) -> None:
+    p = sub.add_parser("pull", help="build a meta-dataset from prior runs on OpenML (cached, resumable)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--suite", metavar="ID", help="benchmark suite id or alias (e.g. 99 = OpenML-CC18)")
+    src.add_argument("--tasks", metavar="ID", type=int, nargs="+", help="OpenML task ids")
+    src.add_argument("--tag", metavar="TAG", help="all classification tasks with this tag")
+    fl = p.add_mutually_exclusive_group(required=True)
+    fl.add_argument("--flows", metavar="ID", type=int, nargs="+", help="OpenML flow ids")
+    fl.add_argument("--top-flows", metavar="N", type=int, help="the N flows with runs on most of the tasks")
+    p.add_argument("--measure", default="predictive_accuracy", help="measure for the accuracy column")
+    p.add_argument("--runtime-measure", default="auto", metavar="NAME",
+                   help="auto (usercpu_time_millis_training, else wall_clock_time_millis_training, else "
+                        "usercpu_time_millis, else wall_clock_time_millis), none, or one of those names")
+    p.add_argument("--cache", metavar="DIR", help="page cache (default $ALGORANK_CACHE or ~/.cache/algorank/openml)")
+    p.add_argument("--offline", action="store_true", help="use the cache only; name what is missing")
+    p.add_argument("--out", metavar="PATH", required=True, help="meta-data file (.parquet or .csv); "
+                   "the coverage report goes to PATH.coverage.json")
+    p.add_argument("--server", default=None, metavar="URL", help="OpenML API URL (default: www.openml.org)")
+    p.add_argument("--page-size", type=int, default=10000, metavar="N", help="rows per listing page")
+    p.add_argument("--retries", type=int, default=4, metavar="N", help="attempts per request")
+    p.add_argument("--backoff", type=float, default=1.0, metavar="S", help="first retry wait (doubles)")
+    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per request")
+    p.add_argument("--json", action="store_true", help="print the coverage report as one JSON object")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or log messages")
+    p.set_defaults(func=_run_pull)
+
+
+def _run_pull(args) -> None:
+    from metadata.openml_http import DEFAULT_SERVER, RetryPolicy
+    from metadata.openml_pull import pull_openml
+
+    suite = int(args.suite) if args.suite is not None and args.suite.isdigit() else args.suite
+    result = pull_openml(
+        suite=suite, tasks=args.tasks, tag=args.tag, flows=args.flows, top_flows=args.top_flows,
+        measure=args.measure, runtime_measure=args.runtime_measure, cache_dir=args.cache, offline=args.offline,
+        server=args.server or DEFAULT_SERVER, page_size=args.page_size,
+        retry=RetryPolicy(attempts=args.retries, backoff=args.backoff, timeout=args.timeout), out=args.out,
+        progress=not args.quiet and sys.stderr.isatty(),
+    )
+    c = result.coverage
+    if args.json:
+        _emit_json(c.to_dict())
+        return
+    lines = [
+        f"wrote             {c.output} (+ .coverage.json)",
+        f"selection         {c.selection}; flows {', '.join(map(str, c.flows))}",
+        f"datasets          {c.datasets}",
+        f"learners          {c.learners}",
+        f"cells             {c.cells} ({c.with_runtime} with runtime, {c.with_folds} with per-fold values)",
+        f"task x flow       {c.pairs_with_accuracy} of {c.pairs} with {c.measure}, {c.pairs_with_runtime} with "
+        f"runtime, {c.pairs_with_folds} with folds",
+        f"pages             {c.pages['fetched']} fetched, {c.pages['cache']} from cache, "
+        f"{c.pages['corrupt']} corrupt refetched",
+    ]
+    for m in c.missing[:20]:
+        where = f"task {m['task']}" + (f", flow {m['flow']}" if m["flow"] is not None else "")
+        lines.append(f"missing {m['what']:<9} {where}: {m['reason']}")
+    if len(c.missing) > 20:
+        lines.append(f"... and {len(c.missing) - 20} more gaps (see the .coverage.json)")
+    _emit("\n".join(lines))
+
+
 # ---------------------------------------------------------------- wiring
 # Each entry adds one subcommand; keep one function per subcommand above.
 _COMMANDS: list[Callable] = [
     _add_info,
     _add_snapshot,
+    _add_pull,
 ]
 
 
