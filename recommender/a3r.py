@@ -1,0 +1,84 @@
+"""A3R and A3R': accuracy and runtime combined into one score (seed 004, eq. 3 and 4).
+
+* A3R of learner ``j`` against a reference learner ``ref`` on one dataset::
+
+      A3R = (SR_j / SR_ref) / (T_j / T_ref) ** P
+
+* A3R' (fixed reference ``SR_ref = T_ref = 1``)::
+
+      A3R' = SR_j / T_j ** P
+
+With a fixed reference per dataset A3R is A3R' times the positive constant
+``T_ref ** P / SR_ref``, so both rank the learners of a dataset identically; the
+library ranks with A3R'.  ``P = 0`` ignores time (AR0).
+
+Times are clipped to ``time_floor`` seconds (default :data:`TIME_FLOOR` = 1e-6 s, well
+below any measured fit time) before any ratio or power, so a recorded time of 0 gives
+a large but finite score instead of a division by zero.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from metadata.errors import InputError
+
+__all__ = ["TIME_FLOOR", "PAPER_P_GRID", "check_p", "clip_time", "a3r", "a3r_prime"]
+
+#: Smallest time (seconds) used in A3R; smaller times, including 0, are raised to it.
+TIME_FLOOR = 1e-6
+
+#: The P grid of the paper (Table 2): 1/4, 1/8, ..., 1/256 and 0.
+PAPER_P_GRID = (1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128, 1 / 256, 0.0)
+
+
+def check_p(p) -> float:
+    """Validate the A3R exponent: a finite number in [0, 1]; return it as float."""
+    try:
+        value = float(p)
+    except (TypeError, ValueError):
+        raise InputError(f"P must be a number in [0, 1]; got {p!r}") from None
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise InputError(f"P must lie in [0, 1]; got {p!r}")
+    return value
+
+
+def clip_time(seconds, *, time_floor: float = TIME_FLOOR) -> np.ndarray:
+    """Raise times below ``time_floor`` (including 0) to it; NaN stays NaN."""
+    if not (time_floor > 0):
+        raise InputError(f"time_floor must be > 0 seconds; got {time_floor!r}")
+    t = np.asarray(seconds, dtype=float)
+    return np.where(np.isnan(t), np.nan, np.maximum(t, time_floor))
+
+
+def a3r(sr, seconds, sr_ref, seconds_ref, *, p: float, time_floor: float = TIME_FLOOR) -> np.ndarray:
+    """A3R of learners against a reference: ``(SR / SR_ref) / (T / T_ref) ** P``.
+
+    Parameters
+    ----------
+    sr, seconds : array-like
+        Success rate (accuracy, or any higher-is-better metric > 0) and time of
+        the learners.
+    sr_ref, seconds_ref : array-like
+        The reference learner's success rate and time (broadcast).
+    p : float
+        Weight of time, in [0, 1].
+    time_floor : float
+        Times are clipped to this before the ratio.
+    """
+    p = check_p(p)
+    t = clip_time(seconds, time_floor=time_floor)
+    t_ref = clip_time(seconds_ref, time_floor=time_floor)
+    return (np.asarray(sr, dtype=float) / np.asarray(sr_ref, dtype=float)) / (t / t_ref) ** p
+
+
+def a3r_prime(sr, seconds, *, p: float, time_floor: float = TIME_FLOOR) -> np.ndarray:
+    """A3R' = ``SR / T ** P`` (A3R with a fixed reference of SR = T = 1).
+
+    Missing cells (NaN in either input) give NaN.
+    """
+    p = check_p(p)
+    t = clip_time(seconds, time_floor=time_floor)
+    return np.asarray(sr, dtype=float) / t**p

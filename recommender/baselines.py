@@ -1,0 +1,303 @@
+"""Baseline strategies: random, fastest-first, best-accuracy-first, and the oracle.
+
+* ``RandomOrder(seed)``: a random order of the known learners, drawn per new
+  dataset from ``numpy.random.default_rng([seed, crc32(dataset id)])`` (same seed,
+  same dataset -> same order, bit for bit; different datasets get different orders).
+* ``Fastest()``: mean time over the prior datasets, ascending.
+* ``BestAccuracy()``: mean accuracy over the prior datasets, descending.
+* ``Oracle(tmin, tmax)``: **a lower bound, not a strategy one can use**: it looks at
+  the held-out dataset's true accuracies and times and returns the order with the
+  smallest MIL over ``[tmin, tmax]``.
+
+Mean-based baselines average over the datasets where a learner has a result, and
+break ties by learner id.  Their means are accumulated as fixed-point integers
+(accuracy in units of 2**-32, seconds in units of 2**-24 s) so that the
+leave-one-dataset-out fast path (totals minus the held-out row) equals refitting bit
+for bit.
+
+Oracle search (exact)
+---------------------
+Only the dataset's (time, accuracy) Pareto front matters: in any order, replace each
+test that raises the best accuracy found so far by a front learner that is at least
+as fast and at least as accurate and drop every other test; no test finishes later
+and the best accuracy found by any time is no lower, so the loss is nowhere higher
+(the loss counts the majority-class baseline as found at time 0, so it never
+increases).  On the front, accuracy grows with time, so a useful subset is run in
+increasing time.  The search over subsets is a dynamic programme over the front in
+increasing time whose states (finish time ``t``, integral so far ``C``) for the same
+last learner are pruned by exact dominance: state A beats B when ``t_A <= t_B`` and
+``C_A - L*u(t_A) <= C_B - L*u(t_B)`` (``u = log10`` clipped to the window, ``L`` the
+loss after that learner).  The learners not chosen follow by accuracy (descending),
+then time.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from typing import Mapping
+
+import numpy as np
+
+from evaluation.environments import MetaArrays, meta_arrays
+from evaluation.loss_time import check_window
+from metadata.errors import InputError
+from recommender.base import OrderPolicy
+
+__all__ = ["RandomOrder", "Fastest", "BestAccuracy", "Oracle", "oracle_order"]
+
+_ACC_UNITS = 2.0**32
+_SEC_UNITS = 2.0**24
+
+
+def _arrays(meta, metric: str, time_kind: str) -> MetaArrays:
+    return meta if isinstance(meta, MetaArrays) else meta_arrays(meta, metric=metric, time_kind=time_kind)
+
+
+def _mean_orders(values: np.ndarray, present: np.ndarray, *, descending: bool) -> np.ndarray:
+    """Orders of learners by the mean of integer ``values`` over ``present`` rows (-1 padded)."""
+    values = np.atleast_2d(values)
+    present = np.atleast_2d(present)
+    known = present > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(known, values / np.where(known, present, 1), 0.0)
+    key = -mean if descending else mean
+    idx = np.broadcast_to(np.arange(values.shape[1]), values.shape)
+    order = np.lexsort((idx, key, ~known), axis=-1)
+    return np.where(np.take_along_axis(known, order, axis=1), order, -1)
+
+
+class _MeanBaseline:
+    """Order by the mean of one per-cell quantity (fixed-point sums, exact LOO)."""
+
+    name = "mean"
+    _descending = False
+
+    def __init__(self, *, metric: str = "accuracy", time_kind: str = "fit_time") -> None:
+        self.metric = metric
+        self.time_kind = time_kind
+
+    def _units(self, arrays: MetaArrays) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def fit(self, meta) -> "_MeanBaseline":
+        arrays = _arrays(meta, self.metric, self.time_kind)
+        units, present = self._units(arrays)
+        order = _mean_orders(units.sum(axis=0)[None, :], present.sum(axis=0)[None, :], descending=self._descending)[0]
+        self.order_ = [arrays.learners[j] for j in order if j >= 0]
+        return self
+
+    def policy(self, dataset_info: Mapping | None = None) -> OrderPolicy:
+        if not hasattr(self, "order_"):
+            raise InputError(f"{type(self).__name__}.policy called before fit")
+        return OrderPolicy(self.order_)
+
+    def loo_orders(self, arrays: MetaArrays, *, train: np.ndarray | None = None) -> np.ndarray:
+        """Leave-one-dataset-out orders (row d: fitted on ``train`` minus d), -1 padded."""
+        units, present = self._units(arrays)
+        t = np.ones(units.shape[0], dtype=bool) if train is None else np.asarray(train, dtype=bool)
+        tu = np.where(t[:, None], units, 0)
+        tp = (present & t[:, None]).astype(np.int64)
+        return _mean_orders(tu.sum(axis=0)[None, :] - tu, tp.sum(axis=0)[None, :] - tp, descending=self._descending)
+
+
+class Fastest(_MeanBaseline):
+    """Fastest first: mean time over prior datasets, ascending (ties: learner id)."""
+
+    name = "fastest"
+
+    def _units(self, arrays):
+        avail = arrays.available
+        return np.where(avail, np.rint(np.nan_to_num(arrays.seconds) * _SEC_UNITS), 0).astype(np.int64), avail
+
+
+class BestAccuracy(_MeanBaseline):
+    """Most accurate first: mean accuracy over prior datasets, descending (ties: learner id)."""
+
+    name = "best-accuracy"
+    _descending = True
+
+    def _units(self, arrays):
+        avail = arrays.available
+        return np.where(avail, np.rint(np.nan_to_num(arrays.accuracy) * _ACC_UNITS), 0).astype(np.int64), avail
+
+
+def _seed_for(seed: int, dataset: str) -> np.random.Generator:
+    return np.random.default_rng([int(seed), zlib.crc32(str(dataset).encode("utf-8"))])
+
+
+class RandomOrder:
+    """A random order of the learners known from prior data, seeded per dataset.
+
+    Parameters
+    ----------
+    seed : int
+        Base seed (non-negative).
+    """
+
+    def __init__(self, seed: int = 0) -> None:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise InputError(f"random seed must be a non-negative integer; got {seed!r}")
+        self.seed = int(seed)
+        self.name = f"random:seed={self.seed}"
+        self.metric = "accuracy"
+        self.time_kind = "fit_time"
+
+    def fit(self, meta) -> "RandomOrder":
+        arrays = _arrays(meta, self.metric, self.time_kind)
+        known = arrays.available.any(axis=0)
+        self.learners_ = [l for l, k in zip(arrays.learners, known) if k]
+        return self
+
+    def _order(self, learners: list, dataset: str) -> list:
+        perm = _seed_for(self.seed, dataset).permutation(len(learners))
+        return [learners[i] for i in perm]
+
+    def policy(self, dataset_info: Mapping | None = None) -> OrderPolicy:
+        if not hasattr(self, "learners_"):
+            raise InputError("RandomOrder.policy called before fit")
+        dataset = (dataset_info or {}).get("dataset", "")
+        return OrderPolicy(self._order(self.learners_, dataset))
+
+    def loo_orders(self, arrays: MetaArrays, *, train: np.ndarray | None = None) -> np.ndarray:
+        avail = arrays.available
+        n, k = avail.shape
+        t = np.ones(n, dtype=bool) if train is None else np.asarray(train, dtype=bool)
+        counts = (avail & t[:, None]).sum(axis=0)[None, :] - (avail & t[:, None])
+        out = np.full((n, k), -1, dtype=np.int64)
+        for d in range(n):
+            known = np.flatnonzero(counts[d] > 0)
+            order = self._order(list(known), arrays.datasets[d])
+            out[d, : len(order)] = order
+        return out
+
+
+def oracle_order(accuracy, seconds, *, baseline: float, tmin: float, tmax: float) -> tuple[np.ndarray, float]:
+    """The order of smallest MIL on one dataset, by exact search over its Pareto front.
+
+    Parameters
+    ----------
+    accuracy, seconds : array (n_learners,)
+        True results on the dataset; NaN = no result (such learners are left out).
+    baseline : float
+        Accuracy known before any test (majority fraction or worst learner).
+    tmin, tmax : float
+        The MIL window.
+
+    Returns
+    -------
+    order : int array
+        Indices of the learners with a result: the chosen front subset in
+        increasing time, then the others by accuracy (desc), time, index.
+    mil : float
+        The MIL of that order (percentage points).
+    """
+    lo, hi = check_window(tmin, tmax)
+    a, b = math.log10(lo), math.log10(hi)
+    acc = np.asarray(accuracy, dtype=float)
+    sec = np.asarray(seconds, dtype=float)
+    avail = np.flatnonzero(np.isfinite(acc) & np.isfinite(sec))
+    if avail.size == 0:
+        raise InputError("oracle_order: no learner has a result on this dataset")
+    best = float(acc[avail].max())
+
+    def loss(x: float) -> float:
+        return 100.0 * max(0.0, best - max(baseline, x))
+
+    def u(t: float) -> float:
+        return a if t <= 0 else min(max(math.log10(t), a), b)
+
+    by_time = sorted(avail.tolist(), key=lambda j: (sec[j], -acc[j], j))
+    front, top = [], -math.inf
+    for j in by_time:
+        if acc[j] > top:
+            front.append(j)
+            top = acc[j]
+    initial = loss(-math.inf)
+    # states[i]: list of (t, C, path) ending with front[i]; start state separately.
+    start = (0.0, 0.0, ())
+    best_total, best_path = initial * (b - a), ()
+    states: list[list] = []
+    for i, j in enumerate(front):
+        lj = loss(acc[j])
+        cands = []
+        for prev_loss, plist in [(initial, [start])] + [(loss(acc[front[q]]), states[q]) for q in range(i)]:
+            for t, c, path in plist:
+                t2 = t + sec[j]
+                cands.append((t2, c + prev_loss * (u(t2) - u(t)), path + (j,)))
+        cands.sort(key=lambda s: (s[0], s[1]))
+        kept, best_v = [], math.inf
+        for t2, c2, path in cands:
+            v = c2 - lj * u(t2)
+            if v < best_v:
+                kept.append((t2, c2, path))
+                best_v = v
+        states.append(kept)
+        for t2, c2, path in kept:
+            total = c2 + lj * (b - u(t2))
+            if total < best_total:
+                best_total, best_path = total, path
+    rest = sorted((j for j in avail.tolist() if j not in best_path), key=lambda j: (-acc[j], sec[j], j))
+    return np.array(list(best_path) + rest, dtype=np.int64), best_total / (b - a)
+
+
+class Oracle:
+    """LOWER BOUND, not a usable strategy: the best order knowing the held-out dataset's results.
+
+    It is fitted on the *full* meta-data (the benchmark does this because
+    ``sees_held_out`` is True) and needs the MIL window (``needs_window``).
+
+    Parameters
+    ----------
+    tmin, tmax : float, optional
+        The MIL window; set by the benchmark through :meth:`with_window`.
+    """
+
+    sees_held_out = True
+    needs_window = True
+    name = "oracle"
+
+    def __init__(self, tmin: float | None = None, tmax: float | None = None, *, metric: str = "accuracy",
+                 time_kind: str = "fit_time") -> None:
+        self.tmin, self.tmax = tmin, tmax
+        if tmin is not None or tmax is not None:
+            self.tmin, self.tmax = check_window(tmin, tmax)
+        self.metric, self.time_kind = metric, time_kind
+
+    def with_window(self, tmin: float, tmax: float) -> "Oracle":
+        """A copy of this oracle for the window ``[tmin, tmax]``."""
+        other = Oracle(tmin, tmax, metric=self.metric, time_kind=self.time_kind)
+        other.name = self.name
+        return other
+
+    def _check(self):
+        if self.tmin is None:
+            raise InputError("the oracle needs a window: use Oracle(tmin, tmax) or with_window")
+
+    def fit(self, meta) -> "Oracle":
+        self._arrays = _arrays(meta, self.metric, self.time_kind)
+        return self
+
+    def _row_order(self, arrays: MetaArrays, d: int) -> np.ndarray:
+        acc, sec = arrays.accuracy[d], arrays.seconds[d]
+        avail = arrays.available[d]
+        maj = arrays.majority[d]
+        baseline = float(np.min(acc[avail])) if math.isnan(maj) else float(maj)
+        return oracle_order(np.where(avail, acc, np.nan), sec, baseline=baseline, tmin=self.tmin, tmax=self.tmax)[0]
+
+    def policy(self, dataset_info: Mapping | None = None) -> OrderPolicy:
+        self._check()
+        if not hasattr(self, "_arrays"):
+            raise InputError("Oracle.policy called before fit")
+        d = self._arrays.row((dataset_info or {}).get("dataset", ""))
+        return OrderPolicy([self._arrays.learners[j] for j in self._row_order(self._arrays, d)])
+
+    def loo_orders(self, arrays: MetaArrays, *, train: np.ndarray | None = None) -> np.ndarray:
+        self._check()
+        n, k = arrays.shape
+        out = np.full((n, k), -1, dtype=np.int64)
+        for d in range(n):
+            if arrays.available[d].any():
+                order = self._row_order(arrays, d)
+                out[d, : order.size] = order
+        return out
