@@ -179,12 +179,99 @@ def _run_pull(args) -> None:
     _emit("\n".join(lines))
 
 
+# ---------------------------------------------------------------- multitest
+def _add_multitest(sub) -> None:
+    p = sub.add_parser("multitest", help="Multi2Test: cost-conscious learner order with statistics (Ulas et al. 2012)")
+    _add_common(p, out=True)
+    p.add_argument("--learners", nargs="+", metavar="ID", help="learners to compare (ids or short names, "
+                   "space- or comma-separated; default: all)")
+    p.add_argument("--cost", default="fit_time", metavar="KIND|LIST",
+                   help="cost prior: fit_time (default), fit_predict_time, model_bytes, or a comma-separated "
+                        "learner order, cheapest first")
+    p.add_argument("--pairwise", default="auto", metavar="TEST",
+                   help="first-pass one-sided test: auto (from the folds), corrected_resampled_t, corrected_kfold_t, "
+                        "combined_5x2cv_t, dietterich_5x2cv_t, paired_t")
+    p.add_argument("--posthoc", default="bergmann", metavar="METHOD",
+                   help="second-pass post hoc test: nemenyi, bonferroni-dunn, holm, shaffer, bergmann (default; "
+                        "falls back to shaffer above 10 learners)")
+    p.add_argument("--correction", default="holm", metavar="METHOD", help="first-pass correction: holm, bonferroni, none")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level in (0, 1) (default 0.05)")
+    p.add_argument("--test-train-ratio", type=float, default=None, metavar="R",
+                   help="n_test/n_train of repeated holdout splits (default: LCDB's 0.1/0.81)")
+    p.set_defaults(func=_run_multitest)
+
+
+def _run_multitest(args) -> None:
+    from pathlib import Path
+
+    from metadata.io import atomic_path
+    from metadata.learners import short_name
+    from recommender.multitest import multi2test
+
+    learners = None
+    if args.learners:
+        learners = [x for item in args.learners for x in item.split(",") if x.strip()]
+    meta = _load_meta(args)
+    res = multi2test(meta, learners=learners, cost=args.cost, pairwise=args.pairwise, posthoc_method=args.posthoc,
+                     correction=args.correction, alpha=args.alpha, test_train_ratio=args.test_train_ratio,
+                     progress=not args.quiet and sys.stderr.isatty())
+    written = []
+    if args.out:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from evaluation.cd_plot import plot_cd
+
+        ax = plot_cd(res, label_formatter=_safe_short)
+        target = Path(args.out) / "cd_diagram.png"
+        with atomic_path(target) as tmp:
+            ax.figure.savefig(tmp, dpi=150, bbox_inches="tight")
+        plt.close(ax.figure)
+        written.append(str(target))
+    d = res.to_dict()
+    if args.json:
+        d["written"] = written
+        _emit_json(d)
+        return
+    fr = res.friedman
+    lines = [f"Multi2Test on {fr.n_datasets} datasets ({len(res.dropped)} dropped), cost prior: {res.cost}, "
+             f"alpha = {res.alpha:g}",
+             f"pairwise: {'; '.join(res.pairwise_tests)} ({res.correction})",
+             f"Friedman chi2 = {fr.statistic:.2f}, p = {fr.pvalue:.3g}; post hoc: "
+             + ("none" if res.posthoc is None else res.posthoc.method),
+             "",
+             f"{'#':>3}  {'learner':<22}{'avg rank':>9}{'avg cost':>10}  reason for the next step"]
+    ranks = res.average_ranks
+    cost = d["average_cost"]
+    for i, l in enumerate(res.order):
+        reason = res.reasons[i]["text"] if i < len(res.reasons) else ""
+        c = cost.get(l)
+        lines.append(f"{i + 1:>3}  {_safe_short(l):<22}{ranks[l]:>9.2f}{'' if c is None else f'{c:>10.3f}':>10}  {reason}")
+    for note in res.notes:
+        lines.append(f"note: {note}")
+    for w in written:
+        lines.append(f"wrote {w}")
+    _emit("\n".join(lines))
+
+
+def _safe_short(learner_id: str) -> str:
+    from metadata.learners import short_name
+
+    try:
+        return short_name(learner_id)
+    except Exception:  # ids outside the learner registry are shown as they are
+        return learner_id
+
+
 # ---------------------------------------------------------------- wiring
 # Each entry adds one subcommand; keep one function per subcommand above.
 _COMMANDS: list[Callable] = [
     _add_info,
     _add_snapshot,
     _add_pull,
+    _add_multitest,
 ]
 
 

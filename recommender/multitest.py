@@ -49,6 +49,7 @@ from evaluation.stats import POSTHOC_METHODS, friedman, holm_adjust, posthoc
 from evaluation.stats._validate import check_alpha, check_choice
 from metadata.dataset import COST_KINDS
 from metadata.errors import InputError
+from metadata.learners import short_name
 
 from .base import OrderPolicy
 
@@ -59,6 +60,7 @@ __all__ = [
     "MultiTestResult",
     "Multi2TestResult",
     "order_from_significance",
+    "resolve_learners",
     "adjacent_reasons",
     "multitest",
     "multitest_on_meta",
@@ -383,6 +385,30 @@ def multitest(scores, prior_order: Sequence, *, labels: Sequence[str] | None = N
 
 
 # ---------------------------------------------------------------- costs
+def resolve_learners(names: Sequence[str], available: Sequence[str]) -> list[str]:
+    """Map learner ids or short names (``knn``, ``svc-rbf``) to the ids in ``available``."""
+    available = list(available)
+    by_short = {}
+    for a in available:
+        try:
+            by_short.setdefault(short_name(a), a)
+        except Exception:  # an id unknown to the learner registry has no short name
+            pass
+    out, unknown = [], []
+    for n in names:
+        n = str(n).strip()
+        if n in available:
+            out.append(n)
+        elif n in by_short:
+            out.append(by_short[n])
+        else:
+            unknown.append(n)
+    if unknown:
+        raise InputError(f"unknown learner(s) {', '.join(unknown[:5])}; known: ids or short names such as "
+                         f"{', '.join(sorted(by_short)[:6])}")
+    return out
+
+
 def _cost_table(meta, cost, learners: Sequence[str]) -> tuple[pd.DataFrame | None, tuple | None, str]:
     """(datasets x learners cost table, None, desc) or (None, user order, desc)."""
     if isinstance(cost, str) and cost in COST_KINDS:
@@ -393,7 +419,7 @@ def _cost_table(meta, cost, learners: Sequence[str]) -> tuple[pd.DataFrame | Non
             raise InputError(f"cost must be one of {', '.join(COST_KINDS)} or a comma-separated learner order; "
                              f"got {cost!r}")
         cost = items
-    user = [str(c) for c in cost]
+    user = resolve_learners(cost, learners)
     if sorted(user) != sorted(learners) or len(set(user)) != len(user):
         missing = sorted(set(learners) - set(user))
         extra = sorted(set(user) - set(learners))
@@ -594,14 +620,11 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
     check_choice("correction", correction, CORRECTIONS)
     check_choice("pairwise", pairwise, PAIRWISE_TESTS)
     all_learners = list(meta.learner_ids)
-    learners = all_learners if learners is None else [str(l) for l in learners]
+    learners = all_learners if learners is None else resolve_learners(learners, all_learners)
     if len(set(learners)) < 2:
         raise InputError(f"learners must name at least 2 distinct learners; got {learners!r}")
     if len(set(learners)) != len(learners):
         raise InputError("learners must not repeat a learner")
-    unknown = [l for l in learners if l not in all_learners]
-    if unknown:
-        raise InputError(f"unknown learner id(s): {', '.join(unknown[:5])}")
     labels = sorted(learners)
     k = len(labels)
     table, user, cost_desc = _cost_table(meta, cost, labels)
