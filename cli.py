@@ -265,6 +265,181 @@ def _safe_short(learner_id: str) -> str:
         return learner_id
 
 
+# ---------------------------------------------------------------- rank
+def _add_rank(sub) -> None:
+    p = sub.add_parser("rank", help="AR-A3R average ranking of the learners (seed 004)")
+    _add_common(p)
+    p.add_argument("--p", default="1/16", metavar="P",
+                   help="A3R time exponent in [0, 1]: 1/64, 0.015625, 0 (accuracy only) ... (default 1/16)")
+    p.add_argument("--exclude-dataset", nargs="+", default=[], metavar="ID", help="leave these datasets out of the ranking")
+    p.add_argument("--min-coverage", type=float, default=0.5, metavar="F",
+                   help="fraction of datasets a learner needs results on to be ranked on merit (default 0.5)")
+    p.set_defaults(func=_run_rank)
+
+
+def _run_rank(args) -> None:
+    from recommender.registry import make_ar
+
+    meta = _load_meta(args)
+    if args.exclude_dataset:
+        meta = meta.exclude(datasets=[x for item in args.exclude_dataset for x in item.split(",") if x.strip()])
+    ar = make_ar(args.p, min_coverage=args.min_coverage).fit(meta)
+    if args.json:
+        _emit_json({"p": ar.p, "n_datasets": ar.n_datasets_, "order": ar.order_,
+                    "scores": {l: ar.average_rank_[l] for l in ar.order_},
+                    "coverage": {l: ar.coverage_[l] for l in ar.order_}})
+        return
+    lines = [f"AR-A3R ranking, P = {args.p} ({ar.p:g}), {ar.n_datasets_} datasets; score = mean rank (1 = best)",
+             f"{'#':>3}  {'learner':<24}{'mean rank':>10}{'datasets':>10}"]
+    for i, l in enumerate(ar.order_):
+        lines.append(f"{i + 1:>3}  {_safe_short(l):<24}{ar.average_rank_[l]:>10.2f}{ar.coverage_[l]:>10}")
+    _emit("\n".join(lines))
+
+
+# ---------------------------------------------------------------- benchmark
+def _add_benchmark(sub) -> None:
+    p = sub.add_parser("benchmark", help="leave-one-dataset-out loss-time benchmark of ordering strategies")
+    _add_common(p, out=True)
+    p.add_argument("--strategy", action="append", required=True, metavar="SPEC",
+                   help="ar:p=1/16, ar:p=0, random:seed=0, fastest, best-accuracy, oracle (repeat for several)")
+    p.add_argument("--tmin", type=float, default=None, metavar="S", help="MIL window start in seconds (default: from the data)")
+    p.add_argument("--tmax", type=float, default=None, metavar="S", help="MIL window end in seconds (default: from the data)")
+    p.add_argument("--seed", type=int, default=0, help="seed for strategies with randomness when the spec gives none")
+    p.set_defaults(func=_run_benchmark)
+
+
+def _save_figure(ax, target) -> str:
+    import matplotlib.pyplot as plt
+
+    from metadata.io import atomic_path
+
+    with atomic_path(target) as tmp:
+        ax.figure.savefig(tmp, dpi=150, bbox_inches="tight")
+    plt.close(ax.figure)
+    return str(target)
+
+
+def _run_benchmark(args) -> None:
+    from pathlib import Path
+
+    from evaluation.benchmark import benchmark_strategies
+    from recommender.registry import parse_strategy
+
+    strategies = [parse_strategy(s, random_state=args.seed) for s in args.strategy]
+    meta = _load_meta(args)
+    suite = benchmark_strategies(strategies, meta, tmin=args.tmin, tmax=args.tmax,
+                                 progress=not args.quiet and sys.stderr.isatty())
+    written = []
+    if args.out:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from evaluation.plots import plot_loss_by_tests, plot_loss_time
+        from metadata.io import atomic_path
+
+        out = Path(args.out)
+        target = out / "per_dataset.csv"
+        with atomic_path(target) as tmp:
+            suite.per_dataset_table().to_csv(tmp, index=False, float_format="%.10g")
+        written.append(str(target))
+        written.append(_save_figure(plot_loss_time(suite.results), out / "loss_time.png"))
+        written.append(_save_figure(plot_loss_by_tests(suite.results), out / "loss_by_tests.png"))
+    d = suite.to_dict()
+    if args.json:
+        d["written"] = written
+        _emit_json(d)
+        return
+    lines = [f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets, "
+             f"MIL window tmin = {suite.tmin:g} s, tmax = {suite.tmax:g} s (loss in accuracy points)",
+             f"{'strategy':<20}{'mean MIL':>10}{'median MIL':>12}{'Spearman':>10}"]
+    for r in suite.results:
+        lines.append(f"{r.strategy:<20}{r.mean_mil:>10.3f}{r.median_mil:>12.3f}{r.mean_spearman:>10.3f}")
+    if suite.comparison is not None:
+        c = suite.comparison
+        lines.append(f"{c.test.method}: statistic = {c.test.statistic:.3f}, p = {c.test.pvalue:.3g}")
+        if c.posthoc is not None:
+            lines.append(f"post hoc ({c.posthoc.method}), significant pairs at alpha = {c.posthoc.alpha:g}:")
+            k = len(c.names)
+            pairs = [f"  {c.names[i]} vs {c.names[j]}: p = {c.posthoc.adjusted[i, j]:.3g}"
+                     for i in range(k) for j in range(i + 1, k) if c.posthoc.significant[i, j]]
+            lines.extend(pairs or ["  none"])
+    if any(s.strip().startswith("oracle") for s in args.strategy):
+        lines.append("note: 'oracle' sees the held-out dataset; it is a lower bound, not a usable strategy")
+    for w in written:
+        lines.append(f"wrote {w}")
+    _emit("\n".join(lines))
+
+
+# ---------------------------------------------------------------- tune-p
+def _add_tune_p(sub) -> None:
+    p = sub.add_parser("tune-p", help="sweep the A3R exponent P by leave-one-dataset-out MIL (optionally nested)")
+    _add_common(p, out=True)
+    p.add_argument("--p-grid", nargs="+", default=None, metavar="P",
+                   help="P values (default the paper's 1/4 1/8 1/16 1/32 1/64 1/128 1/256 0)")
+    p.add_argument("--tmin", type=float, default=None, metavar="S", help="MIL window start in seconds (default: from the data)")
+    p.add_argument("--tmax", type=float, default=None, metavar="S", help="MIL window end in seconds (default: from the data)")
+    p.add_argument("--nested", action="store_true",
+                   help="also estimate the MIL of tuned P honestly by nested leave-one-dataset-out")
+    p.set_defaults(func=_run_tune_p)
+
+
+def _run_tune_p(args) -> None:
+    from pathlib import Path
+
+    from evaluation.benchmark import PAPER_P_GRID, p_sweep, tune_p_nested
+    from recommender.average_ranking import format_p
+    from recommender.registry import make_ar, parse_p
+
+    grid = PAPER_P_GRID if args.p_grid is None else [parse_p(x) for item in args.p_grid for x in item.split(",") if x.strip()]
+    meta = _load_meta(args)
+    sweep = p_sweep(meta, make_strategy=make_ar, grid=grid, tmin=args.tmin, tmax=args.tmax)
+    nested = None
+    if args.nested:
+        nested = tune_p_nested(meta, make_strategy=make_ar, grid=grid, tmin=sweep.tmin, tmax=sweep.tmax,
+                               progress=not args.quiet and sys.stderr.isatty())
+    table = sweep.table()
+    written = []
+    if args.out:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from evaluation.plots import plot_loss_time, plot_mil_boxplots
+        from metadata.io import atomic_path
+
+        out = Path(args.out)
+        target = out / "p_sweep.csv"
+        with atomic_path(target) as tmp:
+            table.to_csv(tmp, index=False, float_format="%.10g")
+        written.append(str(target))
+        written.append(_save_figure(plot_mil_boxplots(sweep), out / "mil_boxplots.png"))
+        written.append(_save_figure(plot_loss_time(sweep.results), out / "loss_time.png"))
+    if args.json:
+        d = {"tmin": sweep.tmin, "tmax": sweep.tmax, "n_datasets": len(sweep.results[0].datasets),
+             "results": [{"p": float(r.p), "p_label": format_p(r.p), "mean_mil": float(r.mean_mil),
+                          "median_mil": float(r.median_mil), "mean_spearman": float(r.mean_spearman)}
+                         for r in table.itertuples()],
+             "best_p": sweep.best_p, "written": written}
+        if nested is not None:
+            d["nested"] = {"mean_mil": nested.mean_mil, "median_mil": nested.median_mil,
+                           "p_counts": {format_p(p): c for p, c in nested.p_counts().items()}}
+        _emit_json(d)
+        return
+    lines = [f"AR-A3R P sweep, leave-one-dataset-out on {len(sweep.results[0].datasets)} datasets, "
+             f"MIL window tmin = {sweep.tmin:g} s, tmax = {sweep.tmax:g} s",
+             f"{'P':>8}{'mean MIL':>10}{'median MIL':>12}{'Spearman':>10}"]
+    for r in table.itertuples():
+        mark = "  <- best" if r.p == sweep.best_p else ""
+        lines.append(f"{format_p(r.p):>8}{r.mean_mil:>10.3f}{r.median_mil:>12.3f}{r.mean_spearman:>10.3f}{mark}")
+    lines.append(f"best P (chosen on all datasets): {format_p(sweep.best_p)}")
+    if nested is not None:
+        counts = ", ".join(f"{format_p(p)}: {c}" for p, c in nested.p_counts().items() if c)
+        lines.append(f"nested leave-one-dataset-out (P tuned without the scored dataset): mean MIL "
+                     f"{nested.mean_mil:.3f}, median {nested.median_mil:.3f}; P chosen {counts}")
+    for w in written:
+        lines.append(f"wrote {w}")
+    _emit("\n".join(lines))
+
+
 # ---------------------------------------------------------------- wiring
 # Each entry adds one subcommand; keep one function per subcommand above.
 _COMMANDS: list[Callable] = [
@@ -272,6 +447,9 @@ _COMMANDS: list[Callable] = [
     _add_snapshot,
     _add_pull,
     _add_multitest,
+    _add_rank,
+    _add_benchmark,
+    _add_tune_p,
 ]
 
 

@@ -60,6 +60,8 @@ __all__ = [
     "compare_strategies",
     "NestedTuneResult",
     "tune_p_nested",
+    "BenchmarkSuite",
+    "benchmark_strategies",
 ]
 
 logger = logging.getLogger(__name__)
@@ -653,3 +655,86 @@ def tune_p_nested(
         tmin=lo,
         tmax=hi,
     )
+
+
+@dataclass(frozen=True, eq=False)
+class BenchmarkSuite:
+    """Several strategies benchmarked on the same meta-data and window.
+
+    Attributes
+    ----------
+    results : tuple of BenchmarkResult
+    comparison : ComparisonResult or None
+        Significance test over datasets (None for a single strategy).
+    tmin, tmax : float
+    """
+
+    results: tuple
+    comparison: object
+    tmin: float
+    tmax: float
+
+    def to_dict(self) -> dict:
+        """``{"tmin", "tmax", "strategies": {name: {mean_mil, median_mil, mean_spearman, per_dataset}}, "comparison"}``."""
+        out = {
+            "tmin": self.tmin,
+            "tmax": self.tmax,
+            "strategies": {
+                r.strategy: {
+                    "mean_mil": r.mean_mil,
+                    "median_mil": r.median_mil,
+                    "mean_spearman": r.mean_spearman,
+                    "n_datasets": len(r.datasets),
+                    "worst_learner_baseline_datasets": int(sum(k == "worst-learner" for k in r.baseline_kind)),
+                    "per_dataset": dict(zip(r.datasets, r.mil.tolist())),
+                }
+                for r in self.results
+            },
+        }
+        if self.comparison is not None:
+            out["comparison"] = self.comparison.to_dict()
+        return out
+
+    def per_dataset_table(self) -> pd.DataFrame:
+        """Long table: strategy, dataset, mil, spearman, spearman_score, n_tests, baseline_kind, first."""
+        frames = []
+        for r in self.results:
+            f = r.per_dataset()
+            f.insert(0, "strategy", r.strategy)
+            frames.append(f)
+        return pd.concat(frames, ignore_index=True)
+
+
+def benchmark_strategies(
+    strategies: Sequence,
+    meta,
+    *,
+    tmin: float | None = None,
+    tmax: float | None = None,
+    metric: str = "accuracy",
+    time_kind: str = "fit_time",
+    posthoc_method: str = "holm",
+    progress: bool = False,
+) -> BenchmarkSuite:
+    """Leave-one-dataset-out benchmark of several strategies plus a significance test.
+
+    Two strategies are compared with the Wilcoxon signed-rank test on per-dataset MIL,
+    more with Friedman and an all-pairwise post hoc (see :func:`compare_strategies`).
+    """
+    strategies = list(strategies)
+    if not strategies:
+        raise InputError("give at least one strategy to benchmark")
+    names = [str(getattr(s, "name", type(s).__name__)) for s in strategies]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"strategies must be distinct; repeated: {', '.join(dup)}")
+    arrays = _as_arrays(meta, metric, time_kind)
+    _rows(arrays)
+    lo, hi = _window(arrays, tmin, tmax)
+    results = []
+    for s in strategies:
+        source = arrays if hasattr(s, "loo_orders") else meta
+        results.append(leave_one_dataset_out(s, source, tmin=lo, tmax=hi, metric=metric, time_kind=time_kind,
+                                             progress=progress))
+    comparison = compare_strategies(results, posthoc_method=posthoc_method) if len(results) > 1 else None
+    return BenchmarkSuite(results=tuple(results), comparison=comparison, tmin=lo, tmax=hi)
