@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -184,6 +185,16 @@ def _short(exc: BaseException, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _connection_reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    for phrase in ("Failed to resolve", "Name or service not known", "Connection refused", "Network is unreachable",
+                   "timed out", "No route to host"):
+        if phrase in text:
+            return phrase.lower()
+    cause = re.search(r"Caused by (\w+)\(", text)
+    return cause.group(1) if cause else _short(exc, 120)
+
+
 def call_with_retries(
     fn: Callable[[], Any],
     *,
@@ -221,13 +232,15 @@ def call_with_retries(
             last = exc
             if attempt < policy.attempts:
                 wait = policy.wait(attempt, rng)
-                logger.warning("%s failed (attempt %d of %d: %s); retrying in %.2f s",
+                log = logger.info if kind == "unreachable" else logger.warning
+                log("%s failed (attempt %d of %d: %s); retrying in %.2f s",
                                what, attempt, policy.attempts, _short(exc, 160), wait)
                 sleep(wait)
     assert last is not None
     if all(k == "unreachable" for k in kinds):
         raise OpenMLUnreachable(
-            f"cannot reach the OpenML server at {server} ({_short(last, 160)}); "
+            f"cannot reach the OpenML server at {server} ({_connection_reason(last)}) after {policy.attempts} "
+            "attempts; "
             "check the network, or use --offline with a cache (--cache DIR) filled by an earlier pull"
         ) from last
     raise OpenMLRequestError(

@@ -278,7 +278,9 @@ def _chunks(values: Sequence[int], size: int) -> list[list[int]]:
 def _suite_rows(openml_mod, suite_id) -> list:
     try:
         suite = openml_mod.study.get_suite(suite_id)
-    except AssertionError as exc:  # get_suite asserts the study is a task collection
+    except (AssertionError, ValueError) as exc:  # openml checks that the study is a task collection
+        if isinstance(exc, ValueError) and "entity type" not in str(exc):
+            raise
         raise InputError(f"suite {suite_id!r} is an OpenML run study, not a benchmark suite of tasks") from exc
     return [{"tasks": [int(t) for t in (suite.tasks or [])], "name": str(suite.name)}]
 
