@@ -317,4 +317,8 @@ def test_pulled_meta_flows_through_rank_and_benchmark(server, tmp_path, argv):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     payload = json.loads(proc.stdout)
-    assert isinstance(payload, dict) and payload
+    learners = sorted([RF, DT, J48, "sklearn.model_selection._search.GridSearchCV(estimator=sklearn.svm._classes.SVC)(1)"])
+    if argv[0] == "rank":
+        assert sorted(payload["order"]) == learners and payload["n_datasets"] == 3
+    else:
+        assert all(v["n_datasets"] == 3 for v in payload["strategies"].values())
