@@ -153,8 +153,11 @@ def adjacent_reasons(order_idx: Sequence[int], better: np.ndarray, prior_pos: np
         * ``"significant"``: first is significantly more accurate than second;
         * ``"cost"``: no significant difference between them, first is cheaper;
         * ``"indirect"``: first is costlier and not significantly better than
-          second, but second had to wait for a learner that is significantly
-          more accurate than it (named in ``via``).
+          second (second had to wait for a learner significantly more
+          accurate than it, named in ``via``).  This cannot happen for an order
+          made by :func:`order_from_significance`: the cheapest free learner is
+          always taken, so a cheaper second that follows directly was blocked
+          only by first.  It is reported for orders from elsewhere.
     """
     out = []
     placed = set()
