@@ -67,6 +67,7 @@ __all__ = [
     "multi2test",
     "MultiTest",
     "Multi2Test",
+    "multi2test_factory",
 ]
 
 logger = logging.getLogger(__name__)
@@ -785,3 +786,31 @@ class MultiTest:
                                 pairwise=self.pairwise, correction=self.correction, alpha=self.alpha,
                                 test_train_ratio=self.test_train_ratio)
         return OrderPolicy(res.order)
+
+
+def multi2test_factory(params: dict, random_state=None) -> Multi2Test:
+    """Registry factory for specs like ``multi2test:cost=fit_time,posthoc=shaffer,alpha=0.05``.
+
+    Pops the keys it understands (``cost``, ``posthoc``, ``pairwise``, ``correction``,
+    ``alpha``, ``ratio``); ``random_state`` is unused (Multi2Test is deterministic).
+    A user cost order in a spec uses ``+`` between learners (``cost=knn+lda+...``)
+    because ``,`` separates spec parameters.
+    """
+    cost = params.pop("cost", "fit_time")
+    if "+" in cost:
+        cost = cost.replace("+", ",")
+    alpha_raw = params.pop("alpha", "0.05")
+    try:
+        alpha = float(alpha_raw)
+    except ValueError:
+        raise InputError(f"strategy 'multi2test': alpha must be a number in (0, 1); got {alpha_raw!r}") from None
+    ratio_raw = params.pop("ratio", None)
+    try:
+        ratio = None if ratio_raw is None else float(ratio_raw)
+    except ValueError:
+        raise InputError(f"strategy 'multi2test': ratio must be a positive number; got {ratio_raw!r}") from None
+    posthoc_method = check_choice("posthoc", params.pop("posthoc", "bergmann"), POSTHOC_METHODS)
+    pairwise = check_choice("pairwise", params.pop("pairwise", "auto"), PAIRWISE_TESTS)
+    correction = check_choice("correction", params.pop("correction", "holm"), CORRECTIONS)
+    return Multi2Test(cost=cost, pairwise=pairwise, correction=correction, posthoc_method=posthoc_method,
+                      alpha=alpha, test_train_ratio=ratio)

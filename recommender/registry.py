@@ -22,6 +22,7 @@ from metadata.errors import InputError
 from recommender.a3r import check_p
 from recommender.average_ranking import AverageRanking
 from recommender.baselines import BestAccuracy, Fastest, Oracle, RandomOrder
+from recommender.multitest import multi2test_factory
 
 __all__ = ["STRATEGIES", "parse_p", "parse_strategy", "make_ar"]
 
@@ -103,6 +104,7 @@ STRATEGIES: dict[str, Callable] = {
     "fastest": lambda params, rs: Fastest(),
     "best-accuracy": lambda params, rs: BestAccuracy(),
     "oracle": lambda params, rs: Oracle(),
+    "multi2test": multi2test_factory,
 }
 
 
