@@ -440,6 +440,72 @@ def _run_tune_p(args) -> None:
     _emit("\n".join(lines))
 
 
+# ---------------------------------------------------------------- evaluate
+def _add_evaluate(sub) -> None:
+    p = sub.add_parser("evaluate", help="run learners on a dataset with repeated cross-validation (resumable)")
+    p.add_argument("dataset", metavar="DATASET", help="file (.arff/.csv/.parquet), sklearn:NAME or openml:ID")
+    p.add_argument("--target", metavar="NAME", help="target attribute (default: class/target, else the last nominal)")
+    p.add_argument("--learners", nargs="+", metavar="ID",
+                   help="portfolio ids/short names or import paths with JSON params (default: the whole portfolio)")
+    p.add_argument("--cv", type=int, default=5, metavar="K", help="folds per repetition (default 5)")
+    p.add_argument("--repeats", metavar="N|auto", help="repetitions (fixed), the maximum (rank/ks), or auto")
+    p.add_argument("--stop", choices=["rank", "ks", "fixed"], help="stopping rule (default fixed; rank with auto)")
+    p.add_argument("--threshold", type=float, help="rank: Spearman threshold (1-1e-4); ks: D threshold (0.1)")
+    p.add_argument("--min-repeats", type=int, metavar="N", help="adaptive rules: minimum repetitions")
+    p.add_argument("--max-repeats", type=int, metavar="N", help="adaptive rules: maximum repetitions (50)")
+    p.add_argument("--scheme", choices=["cv", "5x2", "holdout", "bootstrap", "loo"], default="cv")
+    p.add_argument("--timeout", type=float, metavar="S", help="seconds per fold fit+predict (killed beyond)")
+    p.add_argument("--n-jobs", type=int, default=1, metavar="N", help="joblib workers (-1: all cores)")
+    p.add_argument("--store", metavar="PATH", help="SQLite fold store (default ~/.cache/algorank/evaluate.sqlite)")
+    p.add_argument("--no-store", action="store_true", help="keep nothing on disk (no resume)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="random_state of splits and learners")
+    _add_common(p, meta=False, out=True)
+    p.set_defaults(func=_run_evaluate)
+
+
+def _run_evaluate(args) -> None:
+    from evaluation.datasets import load_dataset
+    from evaluation.evaluator import Evaluator, default_store_path, parse_repeats, write_runs
+    from metadata.learners import learner_ids
+
+    repeats, stop = parse_repeats(args.repeats, args.stop)
+    store = None if args.no_store else (args.store or default_store_path())
+    evaluator = Evaluator(scheme=args.scheme, cv=args.cv, repeats=repeats, stop=stop, threshold=args.threshold,
+                          min_repeats=args.min_repeats, max_repeats=args.max_repeats, timeout=args.timeout,
+                          n_jobs=args.n_jobs, store=store, random_state=args.seed, progress=not args.quiet)
+    dataset = load_dataset(args.dataset, target=args.target)
+    result = evaluator.evaluate(dataset, args.learners or learner_ids())
+    written = write_runs(result, args.out) if args.out else []
+    if args.json:
+        d = result.to_dict()
+        keep = ("accuracy_mean", "accuracy_median", "accuracy_std", "interval_low", "interval_high", "skewness",
+                "repetitions", "fit_time_mean", "predict_time_mean", "auc_mean", "log_loss_mean",
+                "balanced_accuracy_mean", "model_bytes_mean", "status", "message", "stop_reason")
+        d["learners"] = {k: {f: v[f] for f in keep} for k, v in d["learners"].items()}
+        d["written"] = written
+        _emit_json(d)
+        return
+    from metadata.learners import short_name
+
+    s = result.summary
+    lines = [f"{dataset.name}: {dataset.meta_features['n_instances']} rows, {dataset.meta_features['n_features']} "
+             f"features, {dataset.meta_features['n_classes']} classes (target {dataset.target}); scheme "
+             f"{args.scheme}, stop {stop}",
+             f"{'learner':<28}{'acc mean':>9}{'median':>8}{'95% interval':>16}{'reps':>6}{'fit time':>10}  status"]
+    for lid, r in s.sort_values("accuracy_mean", ascending=False, na_position="last").iterrows():
+        name = short_name(lid) if len(short_name(lid)) <= 27 else short_name(lid)[:24] + "..."
+        interval = f"[{r.interval_low:.3f}, {r.interval_high:.3f}]" if r.repetitions else ""
+        lines.append(f"{name:<28}{r.accuracy_mean:>9.4f}{r.accuracy_median:>8.4f}{interval:>16}{r.repetitions:>6d}"
+                     f"{_fmt_seconds(r.fit_time_mean):>10}  {r.status}")
+    for f in result.failures:
+        lines.append(f"failed: {short_name(f['learner'])}: {f['status']}: {f['message']}")
+    if result.store:
+        lines.append(f"store: {result.store}")
+    for w in written:
+        lines.append(f"wrote {w}")
+    _emit("\n".join(lines))
+
+
 # ---------------------------------------------------------------- wiring
 # Each entry adds one subcommand; keep one function per subcommand above.
 _COMMANDS: list[Callable] = [
@@ -450,6 +516,7 @@ _COMMANDS: list[Callable] = [
     _add_rank,
     _add_benchmark,
     _add_tune_p,
+    _add_evaluate,
 ]
 
 

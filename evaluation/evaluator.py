@@ -20,11 +20,16 @@ takes the same decisions and returns the same numbers as an uninterrupted one.
 
 Per-fit timeout
 ---------------
-With ``timeout`` set, each fold's fit+predict runs in a child process created with
-``os.fork()`` (POSIX only); the parent waits on a pipe with ``select`` until the
-deadline and then kills the child with SIGKILL, so a stuck fit really is abandoned
-and its memory returned.  Cost: one fork per fold (about 5-20 ms here, copy-on-write,
-no re-import) and pickling the small fold result through the pipe.  A child that
+With ``timeout`` set, each fold's fit+predict runs in a child process of a
+``multiprocessing`` *forkserver* (POSIX only) that has preloaded this module; the
+parent waits on a pipe until the deadline and then kills the child with SIGKILL, so
+a stuck fit really is abandoned and its memory returned.  The forkserver is started
+once per process (about 1-2 s: it imports numpy/pandas/scikit-learn); each fold then
+costs one fork of that clean server (no OpenMP/BLAS thread state inherited, so no
+fork-after-threads deadlock) plus pickling the feature matrix to the child and the
+small fold result back: a few tens of ms per fold on small data.  A plain ``fork``
+of the caller was tried first and deadlocked scikit-learn's OpenMP code (kNN) when
+the caller had already used OpenMP.  A child that
 dies (e.g. killed by the out-of-memory killer, or ``MemoryError``) is recorded as
 ``error`` with its exit status.  Without ``timeout`` folds run in-process (or in the
 joblib worker) with no such overhead, and exceptions (including ``MemoryError``)
@@ -45,12 +50,12 @@ import logging
 import math
 import os
 import pickle
-import select
 import signal
 import sys
 import time
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -65,7 +70,8 @@ from .preprocessing import LearnerRecipe, encode_features, make_pipeline, resolv
 from .resampling import SCHEMES, Resampler, Split, make_resampler, wilson_interval
 from .store import FoldRecord, FoldStore, config_key
 
-__all__ = ["Evaluator", "EvaluationResult", "evaluate_fold", "DEFAULT_REPEATS"]
+__all__ = ["Evaluator", "EvaluationResult", "evaluate_fold", "DEFAULT_REPEATS", "parse_repeats", "default_store_path",
+           "write_runs"]
 
 logger = logging.getLogger(__name__)
 
@@ -190,62 +196,60 @@ def _set_parent_death_signal() -> None:
         pass
 
 
+def _child_main(conn, recipe, X, y, split, kwargs) -> None:
+    _set_parent_death_signal()
+    conn.send(evaluate_fold(recipe, X, y, split, **kwargs))
+    conn.close()
+
+
+_CONTEXT = None
+
+
+def _deadline_context():
+    """A forkserver multiprocessing context that preloads this module (created once)."""
+    global _CONTEXT
+    if _CONTEXT is None:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["evaluation.evaluator"])
+        _CONTEXT = ctx
+    return _CONTEXT
+
+
 def _run_with_deadline(timeout: float, recipe: LearnerRecipe, X, y, split: Split, **kwargs) -> FoldRecord:
-    """Run :func:`evaluate_fold` in a forked child; kill it at the deadline (see the module docstring)."""
-    read_fd, write_fd = os.pipe()
+    """Run :func:`evaluate_fold` in a child process; kill it at the deadline (see the module docstring)."""
+    ctx = _deadline_context()
+    receive, send = ctx.Pipe(duplex=False)
     start = time.perf_counter()
-    pid = os.fork()
-    if pid == 0:  # child
-        code = 0
-        try:
-            os.close(read_fd)
-            _set_parent_death_signal()
-            payload = pickle.dumps(evaluate_fold(recipe, X, y, split, **kwargs), protocol=pickle.HIGHEST_PROTOCOL)
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(write_fd, view):]
-        except BaseException:  # noqa: BLE001 - the child must never return into the parent's code
-            code = 1
-        finally:
-            os._exit(code)
-    os.close(write_fd)
-    chunks: list[bytes] = []
-    deadline = start + timeout
-    timed_out = False
-    try:
-        while True:
-            remaining = deadline - time.perf_counter()
-            if remaining <= 0:
-                timed_out = True
-                break
-            ready, _, _ = select.select([read_fd], [], [], remaining)
-            if not ready:
-                continue
-            chunk = os.read(read_fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(read_fd)
-        if timed_out:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:  # pragma: no cover - finished just now
-                pass
-        _, status = os.waitpid(pid, 0)
-    elapsed = time.perf_counter() - start
+    proc = ctx.Process(target=_child_main, args=(send, recipe, X, y, split, kwargs), daemon=True)
+    proc.start()
+    send.close()
     n_test = len(split.test)
-    if timed_out:
-        return FoldRecord(recipe.id, split.repeat, split.fold, "timeout", *([math.nan] * 4), elapsed, math.nan,
-                          math.nan, f"fit+predict exceeded the {timeout:g} s timeout; the fit process was killed",
-                          np.full(n_test, np.nan))
+    record = None
     try:
-        return pickle.loads(b"".join(chunks))
-    except Exception:
-        how = (f"killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
-               else f"exit code {os.WEXITSTATUS(status)}")
-        return FoldRecord(recipe.id, split.repeat, split.fold, "error", *([math.nan] * 4), elapsed, math.nan,
-                          math.nan, f"the fit process died ({how}; out of memory?)", np.full(n_test, np.nan))
+        if receive.poll(timeout):
+            try:
+                record = receive.recv()
+            except (EOFError, OSError):
+                record = None
+        else:
+            proc.kill()
+            proc.join()
+            return FoldRecord(recipe.id, split.repeat, split.fold, "timeout", *([math.nan] * 4),
+                              time.perf_counter() - start, math.nan, math.nan,
+                              f"fit+predict exceeded the {timeout:g} s timeout; the fit process was killed",
+                              np.full(n_test, np.nan))
+    finally:
+        receive.close()
+        proc.join()
+    if record is None:
+        code = proc.exitcode
+        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        return FoldRecord(recipe.id, split.repeat, split.fold, "error", *([math.nan] * 4),
+                          time.perf_counter() - start, math.nan, math.nan,
+                          f"the fit process died ({how}; out of memory?)", np.full(n_test, np.nan))
+    return record
 
 
 def _task(recipe, X, y, split, n_classes, random_state, nominal, bootstrap, timeout) -> FoldRecord:
@@ -366,8 +370,10 @@ class Evaluator:
         if timeout is not None:
             if not isinstance(timeout, (int, float)) or not timeout > 0 or not math.isfinite(timeout):
                 raise InputError(f"timeout must be a positive number of seconds, got {timeout!r}")
-            if not hasattr(os, "fork"):  # pragma: no cover - Windows
-                raise InputError("timeout needs os.fork (POSIX); run without --timeout on this platform")
+            import multiprocessing
+
+            if "forkserver" not in multiprocessing.get_all_start_methods():  # pragma: no cover - Windows
+                raise InputError("timeout needs the forkserver start method (POSIX); run without --timeout")
         if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
             raise InputError(f"n_jobs must be a non-zero integer (-1 = all cores), got {n_jobs!r}")
         if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
@@ -585,3 +591,53 @@ class Evaluator:
                                 reproducibility=rep, estimates=estimates, store=store_path,
                                 config=self.config(), dataset_row=row)
 
+
+
+# ====================================================================== helpers for the command line
+def parse_repeats(text: str | int | None, stop: str | None) -> tuple[int | None, str]:
+    """Interpret ``--repeats N|auto`` together with ``--stop``.
+
+    ``auto`` means adaptive: ``stop`` defaults to ``rank`` (``fixed`` with ``auto`` is
+    an error).  A number with ``fixed`` (the default) is the number of repetitions;
+    with ``rank``/``ks`` it is the maximum.
+
+    Returns
+    -------
+    (repeats, stop)
+    """
+    if text is None:
+        return None, stop or "fixed"
+    if isinstance(text, str) and text.strip().lower() == "auto":
+        if stop == "fixed":
+            raise InputError("--repeats auto needs an adaptive --stop (rank or ks), not fixed")
+        return None, stop or "rank"
+    try:
+        n = int(str(text))
+    except ValueError:
+        raise InputError(f"--repeats must be a positive integer or 'auto', got {text!r}") from None
+    if n < 1:
+        raise InputError(f"--repeats must be a positive integer or 'auto', got {text!r}")
+    return n, stop or "fixed"
+
+
+def default_store_path() -> Path:
+    """Default fold store of the command line: ``$ALGORANK_STORE`` or ``~/.cache/algorank/evaluate.sqlite``."""
+    env = os.environ.get("ALGORANK_STORE")
+    if env:
+        return Path(env)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "algorank" / "evaluate.sqlite"
+
+
+def write_runs(result: EvaluationResult, out_dir) -> list[str]:
+    """Write ``runs.csv`` (+ ``runs.datasets.csv``) in the runs schema and ``summary.csv`` atomically."""
+    from metadata.io import atomic_path
+
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out must be a folder, but {str(out)!r} is a file")
+    runs_path = result.to_meta().save(out / "runs.csv")
+    summary_path = out / "summary.csv"
+    with atomic_path(summary_path) as tmp:
+        result.summary.to_csv(tmp, float_format="%.17g")
+    return [str(runs_path), str(runs_path.with_name("runs.datasets.csv")), str(summary_path)]

@@ -1,0 +1,44 @@
+"""Deliberately misbehaving estimators for the evaluator tests (importable by subprocesses).
+
+``FailingClassifier`` raises in ``fit``; ``SlowClassifier`` sleeps ``delay`` seconds in
+``fit`` then predicts the majority class, so it can outlast a timeout or let a test
+kill a run after a few folds are stored.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+__all__ = ["FailingClassifier", "SlowClassifier"]
+
+
+class FailingClassifier(ClassifierMixin, BaseEstimator):
+    """Raises ``RuntimeError`` in ``fit``."""
+
+    def __init__(self, message: str = "deliberate failure"):
+        self.message = message
+
+    def fit(self, X, y):
+        raise RuntimeError(self.message)
+
+    def predict(self, X):  # pragma: no cover - never fitted
+        raise RuntimeError(self.message)
+
+
+class SlowClassifier(ClassifierMixin, BaseEstimator):
+    """Sleeps ``delay`` seconds in ``fit``; predicts the training majority class."""
+
+    def __init__(self, delay: float = 1.0):
+        self.delay = delay
+
+    def fit(self, X, y):
+        time.sleep(self.delay)
+        self.classes_, counts = np.unique(y, return_counts=True)
+        self.majority_ = self.classes_[np.argmax(counts)]
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.majority_)
