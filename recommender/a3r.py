@@ -23,15 +23,13 @@ import math
 
 import numpy as np
 
+from evaluation.benchmark import PAPER_P_GRID
 from metadata.errors import InputError
 
 __all__ = ["TIME_FLOOR", "PAPER_P_GRID", "check_p", "clip_time", "a3r", "a3r_prime"]
 
 #: Smallest time (seconds) used in A3R; smaller times, including 0, are raised to it.
 TIME_FLOOR = 1e-6
-
-#: The P grid of the paper (Table 2): 1/4, 1/8, ..., 1/256 and 0.
-PAPER_P_GRID = (1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128, 1 / 256, 0.0)
 
 
 def check_p(p) -> float:
