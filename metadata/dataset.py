@@ -231,8 +231,10 @@ def _validate_datasets(datasets: pd.DataFrame | None, ids: Sequence[str]) -> pd.
             datasets[col] = datasets["dataset"] if col == "name" else (
                 "" if col == "source" else np.nan
             )
-    datasets["name"] = datasets["name"].fillna(datasets["dataset"]).astype(str)
-    datasets["source"] = datasets["source"].fillna("").astype(str)
+    name = datasets["name"].astype(object)
+    datasets["name"] = name.where(name.notna(), datasets["dataset"]).astype(str)
+    source = datasets["source"].astype(object)
+    datasets["source"] = source.where(source.notna(), "").astype(str)
     for col in ("n_instances", "n_features", "n_classes", "majority_fraction"):
         datasets[col] = pd.to_numeric(datasets[col], errors="coerce").astype(float)
     mf = datasets["majority_fraction"]
