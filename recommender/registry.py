@@ -22,6 +22,8 @@ from metadata.errors import InputError
 from recommender.a3r import check_p
 from recommender.average_ranking import AverageRanking
 from recommender.baselines import BestAccuracy, Fastest, Oracle, RandomOrder
+from recommender.active_testing import from_spec as active_testing_from_spec
+from recommender.similarity import from_spec as loss_time_from_spec
 from recommender.multitest import multi2test_factory
 
 __all__ = ["STRATEGIES", "parse_p", "parse_strategy", "make_ar"]
@@ -105,6 +107,8 @@ STRATEGIES: dict[str, Callable] = {
     "best-accuracy": lambda params, rs: BestAccuracy(),
     "oracle": lambda params, rs: Oracle(),
     "multi2test": multi2test_factory,
+    "at": active_testing_from_spec,
+    "lt": loss_time_from_spec,
 }
 
 
