@@ -232,3 +232,33 @@ def test_posthoc_bad_input(kwargs, match):
     args = {"average_ranks": [1.0, 2.0, 3.0], "n_datasets": 10, **kwargs}
     with pytest.raises(InputError, match=match):
         posthoc(args.pop("average_ranks"), args.pop("n_datasets"), **args)
+
+
+# ---------------------------------------------------------------- CD diagram groups (evaluation.cd_plot)
+def test_cd_groups_follow_the_significance_matrix():
+    from evaluation.cd_plot import cd_groups
+
+    sig = np.zeros((4, 4), dtype=bool)
+    sig[0, 3] = sig[3, 0] = True  # only the extremes differ
+    assert cd_groups([1.0, 2.0, 3.0, 4.0], sig) == [(0, 1, 2), (1, 2, 3)]
+    assert cd_groups([4.0, 3.0, 2.0, 1.0], np.zeros((4, 4), bool)) == [(3, 2, 1, 0)]
+    assert cd_groups([1.0, 2.0], np.array([[False, True], [True, False]])) == []
+
+
+def test_plot_cd_uses_the_posthoc_actually_used():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from evaluation.cd_plot import plot_cd
+
+    ph = posthoc(np.linspace(1, 12, 12), 40, method="bergmann", labels=[f"L{i}" for i in range(12)])
+    fig, ax = plt.subplots()
+    assert plot_cd(ph, ax=ax) is ax
+    assert "shaffer" in ax.get_title() and "bergmann fell back" in ax.get_title()
+    texts = [t.get_text() for t in ax.texts]
+    assert any(t.startswith("L0 (1.00)") for t in texts) and not any(t.startswith("CD =") for t in texts)
+    ax2 = plot_cd(posthoc([1.2, 2.0, 2.8], 30, method="nemenyi"))
+    assert any(t.get_text().startswith("CD = ") for t in ax2.texts)
+    plt.close("all")
