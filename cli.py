@@ -506,6 +506,100 @@ def _run_evaluate(args) -> None:
     _emit("\n".join(lines))
 
 
+# ---------------------------------------------------------------- recommend
+def _add_recommend(sub) -> None:
+    p = sub.add_parser("recommend", help="rank learners for a dataset from the meta-data, then really run them")
+    p.add_argument("dataset", metavar="DATASET", help="file (.arff/.csv/.parquet), sklearn:NAME or openml:ID")
+    p.add_argument("--target", metavar="NAME", help="target column (default: class/target, else the last nominal)")
+    p.add_argument("--strategy", default=None, metavar="SPEC",
+                   help="ar:p=1/16 (default), ar:p=0, at:p=1/16,sim=tested, lt:h=inf, random, ...")
+    p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS", help="wall-clock budget (default 60)")
+    p.add_argument("--top", type=int, default=None, metavar="K", help="test at most K learners")
+    p.add_argument("--dry-run", action="store_true", help="only print the planned order")
+    p.add_argument("--exclude-dataset", action="append", default=[], metavar="ID",
+                   help="leave this prior dataset out of the meta-data (repeatable)")
+    p.add_argument("--cv", type=int, default=5, metavar="K", help="folds of the live stratified CV (default 5)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the live evaluation")
+    _add_common(p, out=True)
+    p.set_defaults(func=_run_recommend)
+
+
+def _fmt_acc(a: float) -> str:
+    return "n/a" if a != a else f"{a:.4f}"
+
+
+def _run_recommend(args) -> None:
+    from recommender.recommend import DEFAULT_STRATEGY, recommend
+    from metadata.learners import short_name
+
+    talk = not args.quiet
+    plan_text: list[str] = []
+
+    def on_plan(plan):
+        lines = [f"planned order ({len(plan)} learners; expected values from the most similar prior datasets)",
+                 f"{'#':>3}  {'learner':<20}{'exp. accuracy':>14}{'exp. time':>12}"]
+        lines += [f"{i:>3}  {short_name(t.learner):<20}{_fmt_acc(t.expected_accuracy):>14}"
+                  f"{_fmt_seconds(t.expected_seconds):>12}" for i, t in enumerate(plan, 1)]
+        plan_text.append("\n".join(lines))
+        if not args.json:
+            _emit(plan_text[-1])
+            if not args.dry_run:
+                _emit("")
+            sys.stdout.flush()
+
+    def on_start(learner):
+        if talk:
+            sys.stderr.write(f"testing {short_name(learner)} ...\n")
+            sys.stderr.flush()
+
+    cum = [0.0]
+
+    def on_observation(o):
+        cum[0] += o.seconds
+        if talk:
+            res = _fmt_acc(o.accuracy) if o.status == "ok" else f"{o.status}: {o.message}"
+            sys.stderr.write(f"  {short_name(o.learner):<20}{res:>10}  {_fmt_seconds(o.seconds):>9}"
+                             f"  (total {_fmt_seconds(cum[0])})\n")
+            sys.stderr.flush()
+
+    result = recommend(args.dataset, strategy=args.strategy or DEFAULT_STRATEGY, meta=_load_meta(args),
+                       budget_seconds=args.budget, top=args.top, exclude_datasets=args.exclude_dataset,
+                       target=args.target, cv=args.cv, random_state=args.seed, dry_run=args.dry_run,
+                       on_plan=on_plan, on_start=None if args.dry_run else on_start,
+                       on_observation=on_observation)
+    written = []
+    if args.out and result.trace is not None:
+        from pathlib import Path
+
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from evaluation.recommend_plot import plot_recommendation
+        from metadata.io import atomic_path
+
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        with atomic_path(out / "trace.csv") as tmp:
+            result.trace.to_frame().to_csv(tmp, index=False)
+        written.append(str(out / "trace.csv"))
+        written.append(_save_figure(plot_recommendation(result.trace), out / "accuracy_vs_time.png"))
+    if args.json:
+        d = result.to_dict()
+        d["written"] = written
+        _emit_json(d)
+        return
+    if result.trace is None:
+        return
+    lines = [f"results on {result.dataset} ({args.cv}-fold stratified CV, strategy {result.strategy})",
+             f"{'#':>3}  {'learner':<20}{'accuracy':>10}{'time':>11}{'total':>11}  status"]
+    for i, r in enumerate(result.trace.to_records(), 1):
+        lines.append(f"{i:>3}  {short_name(r['learner']):<20}{_fmt_acc(r['accuracy']):>10}"
+                     f"{_fmt_seconds(r['seconds']):>11}{_fmt_seconds(r['cumulative_seconds']):>11}  {r['status']}")
+    lines += ["", result.summary]
+    lines += [f"wrote {w}" for w in written]
+    _emit("\n".join(lines))
+
+
 # ---------------------------------------------------------------- wiring
 # Each entry adds one subcommand; keep one function per subcommand above.
 _COMMANDS: list[Callable] = [
@@ -517,6 +611,7 @@ _COMMANDS: list[Callable] = [
     _add_benchmark,
     _add_tune_p,
     _add_evaluate,
+    _add_recommend,
 ]
 
 

@@ -447,8 +447,10 @@ def multitest_on_meta(meta, dataset: str, *, learners: Sequence[str] | None = No
     dataset's mean cost per learner, ties broken by learner id) or a learner
     list / comma-separated string (a user order, cheapest first).
     """
-    if learners is not None and len(list(learners)) < 2:
-        raise InputError(f"learners must name at least 2 learners; got {list(learners)!r}")
+    if learners is not None:
+        learners = resolve_learners(learners, meta.learner_ids)
+        if len(set(learners)) < 2:
+            raise InputError(f"learners must name at least 2 learners; got {learners!r}")
     ps = meta.paired(dataset, metric, learners=learners)
     labels = list(ps.learners)
     if len(labels) < 2:
