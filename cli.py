@@ -246,7 +246,11 @@ def _run_multitest(args) -> None:
     ranks = res.average_ranks
     cost = d["average_cost"]
     for i, l in enumerate(res.order):
-        reason = res.reasons[i]["text"] if i < len(res.reasons) else ""
+        rec = res.reasons[i] if i < len(res.reasons) else None
+        reason = "" if rec is None else (
+            f"significantly more accurate than {_safe_short(rec['second'])}" if rec["reason"] == "significant"
+            else f"not significantly different from {_safe_short(rec['second'])}; cheaper" if rec["reason"] == "cost"
+            else rec["text"])
         c = cost.get(l)
         lines.append(f"{i + 1:>3}  {_safe_short(l):<22}{ranks[l]:>9.2f}{'' if c is None else f'{c:>10.3f}':>10}  {reason}")
     for note in res.notes:

@@ -1,0 +1,129 @@
+"""The live environment: a test really runs the learner on the user's data (DESIGN.md, contract 3).
+
+:class:`LiveEnvironment` is the counterpart of
+:class:`~evaluation.environments.SimulatedEnvironment`: the same policy object,
+driven by :func:`~evaluation.trace.run_policy`, tests learners by running them
+with the repeated-CV :class:`~evaluation.evaluator.Evaluator` (fast default:
+stratified 5-fold, one repetition).  The seconds of an observation are the
+wall-clock seconds the evaluation took (what the user waits for), not the sum
+of fit times.
+
+A learner that fails (any fold with status ``error`` or ``timeout``) becomes an
+observation with that status and the evaluator's message; the loop goes on.
+With a ``budget_seconds``, a test whose expected time (``expected_seconds``,
+from the meta-data) is unknown or more than ``1 / guard`` of the budget left runs with a per-fold timeout equal to the
+budget left (at least ``min_timeout``), so that a learner far slower than the
+budget is abandoned instead of blocking the run.  Timeouts run each fold in a
+forked child (see :mod:`evaluation.evaluator`), which costs a start-up of about a
+second and some tens of ms per fold, so tests expected to take less than
+``1 / guard`` of the budget left run in-process without one.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from typing import Callable
+
+import numpy as np
+
+from evaluation.datasets import LoadedDataset
+from evaluation.evaluator import Evaluator
+from evaluation.trace import Observation
+from metadata.errors import InputError
+
+__all__ = ["LiveEnvironment"]
+
+logger = logging.getLogger(__name__)
+
+
+class LiveEnvironment:
+    """Test learners by really evaluating them on one dataset.
+
+    Parameters
+    ----------
+    dataset : LoadedDataset
+        The user's dataset.
+    evaluator : Evaluator, optional
+        How to evaluate; default ``Evaluator(scheme="cv", cv=cv, repeats=1,
+        random_state=random_state, progress=False)``.
+    cv : int
+        Folds of the default evaluator.
+    random_state : int
+        Seed of the default evaluator.
+    budget_seconds : float, optional
+        Total budget; tests then get a per-fold timeout of the budget left.
+    min_timeout : float
+        Smallest per-fold timeout given to a test (seconds).
+    expected_seconds : mapping, optional
+        learner -> expected seconds of its test (NaN = unknown).
+    guard : float
+        Tests expected to take less than ``1 / guard`` of the budget left run without a timeout.
+    clock : callable
+        Time source (seconds), for tests.
+
+    Attributes
+    ----------
+    spent : float
+        Wall-clock seconds used by the tests so far.
+    results : dict
+        learner -> the evaluator's summary row (a dict) of its test.
+    """
+
+    def __init__(self, dataset: LoadedDataset, evaluator: Evaluator | None = None, *, cv: int = 5,
+                 random_state: int = 0, budget_seconds: float | None = None, min_timeout: float = 1.0,
+                 expected_seconds=None, guard: float = 4.0, clock: Callable[[], float] = time.perf_counter) -> None:
+        if not isinstance(dataset, LoadedDataset):
+            raise InputError(f"dataset must be a LoadedDataset (see evaluation.datasets.load_dataset); "
+                             f"got {type(dataset).__name__}")
+        if budget_seconds is not None and not (math.isfinite(budget_seconds) and budget_seconds > 0):
+            raise InputError(f"budget_seconds must be a positive number of seconds; got {budget_seconds!r}")
+        self.dataset = dataset
+        self.evaluator = evaluator if evaluator is not None else Evaluator(
+            scheme="cv", cv=cv, repeats=1, random_state=random_state, progress=False)
+        self.budget_seconds = budget_seconds
+        self.min_timeout = float(min_timeout)
+        self.expected_seconds = dict(expected_seconds or {})
+        self.guard = float(guard)
+        self._clock = clock
+        self.spent = 0.0
+        self.results: dict[str, dict] = {}
+
+    def _evaluator_for_test(self, learner: str) -> Evaluator:
+        if self.budget_seconds is None:
+            return self.evaluator
+        left = max(self.budget_seconds - self.spent, self.min_timeout)
+        expected = float(self.expected_seconds.get(learner, math.nan))
+        if math.isfinite(expected) and expected * self.guard < left:
+            return self.evaluator
+        if self.evaluator.timeout is not None:
+            left = min(left, self.evaluator.timeout)
+        ev = self.evaluator
+        return Evaluator(scheme=ev.scheme, cv=ev.cv, repeats=ev.repeats, stop=ev.stop, threshold=ev.threshold,
+                         min_repeats=ev.min_repeats, max_repeats=ev.max_repeats, timeout=float(left),
+                         n_jobs=ev.n_jobs, store=ev.store, random_state=ev.random_state, progress=False,
+                         train_fraction=ev.train_fraction)
+
+    def test(self, learner: str) -> Observation:
+        """Evaluate ``learner`` and return its observation (failures included, never raised)."""
+        evaluator = self._evaluator_for_test(learner)
+        start = self._clock()
+        try:
+            result = evaluator.evaluate(self.dataset, [learner])
+        except InputError as exc:  # e.g. unknown learner id: record it and go on
+            seconds = self._clock() - start
+            self.spent += seconds
+            return Observation(learner, float("nan"), float(seconds), "error", str(exc))
+        seconds = float(self._clock() - start)
+        self.spent += seconds
+        row = result.summary.iloc[0].to_dict()
+        self.results[learner] = row
+        status = str(row.get("status", "ok"))
+        acc = float(row.get("accuracy_mean", np.nan))
+        if status != "ok" or not math.isfinite(acc):
+            message = str(row.get("message") or "") or f"{status} on at least one fold"
+            logger.info("%s failed (%s): %s", learner, status, message)
+            return Observation(learner, float("nan"), seconds, status if status in ("error", "timeout") else "error",
+                               message)
+        return Observation(learner, acc, seconds)

@@ -1,0 +1,340 @@
+"""Recommend learners for the user's dataset, then really run them (the main job).
+
+:func:`recommend` joins the three contracts: a strategy (any spec of
+:mod:`recommender.registry` or a Strategy object) is fitted on the meta-data,
+its policy for the new dataset is followed in a
+:class:`~evaluation.live.LiveEnvironment` by :func:`~evaluation.trace.run_policy`,
+and the result is the planned order, the trace of what really happened and the
+best learner found.
+
+Planned order.  Before anything runs, the policy is followed in a dry run where
+each learner "scores" what the meta-data expects on this dataset: the median
+accuracy and the median fit time over the ``neighbours`` prior datasets most
+similar by simple meta-features (see :mod:`recommender.similarity`), the time
+multiplied by the number of folds (LCDB times are single fits).  For fixed-order
+strategies this is exactly the order that will be followed; for active testing
+the live order can differ, since it reacts to the real results.
+
+Stopping.  The loop stops when the policy says so (nothing left), after ``top``
+tests, when ``budget_seconds`` of wall-clock time are spent (the test that
+crosses the budget is kept: it has been paid for; each test gets a per-fold
+timeout of the budget left), or on Ctrl-C (``stop_reason="interrupted"``, the
+best so far is returned).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from evaluation.datasets import LoadedDataset, load_dataset
+from evaluation.live import LiveEnvironment
+from evaluation.trace import Observation, Trace, run_policy
+from metadata.errors import InputError
+from metadata.learners import short_name
+from recommender.registry import parse_strategy
+from recommender.similarity import meta_feature_matrix, similarity_weights
+
+__all__ = ["PlannedTest", "Recommendation", "recommend", "plan", "expected_performance", "DEFAULT_STRATEGY"]
+
+logger = logging.getLogger(__name__)
+
+#: Strategy used when none is given (AR-A3R with the P that nested tuning picks on the snapshot).
+DEFAULT_STRATEGY = "ar:p=1/16"
+
+_STOP_TEXT = {
+    "policy": "every recommended learner was tested",
+    "exhausted": "every recommended learner was tested",
+    "budget": "the time budget was used up",
+    "top": "the requested number of learners was tested",
+    "interrupted": "interrupted by the user",
+}
+
+
+@dataclass(frozen=True)
+class PlannedTest:
+    """One learner of the planned order, with what the meta-data expects of it.
+
+    Attributes
+    ----------
+    learner : str
+        Learner id.
+    expected_accuracy : float
+        Median accuracy on the most similar prior datasets (NaN if never run there).
+    expected_seconds : float
+        Median fit time there times the number of folds.
+    """
+
+    learner: str
+    expected_accuracy: float
+    expected_seconds: float
+
+    def to_dict(self) -> dict:
+        return {"learner": self.learner, "short": short_name(self.learner),
+                "expected_accuracy": self.expected_accuracy, "expected_seconds": self.expected_seconds}
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """What :func:`recommend` returns.
+
+    Attributes
+    ----------
+    dataset : str
+        Dataset name.
+    source : str
+        Where it came from.
+    strategy : str
+        Strategy name/spec.
+    dataset_info : dict
+        The simple meta-features given to the strategy.
+    plan : tuple of PlannedTest
+        The planned order (dry run with expected values).
+    trace : Trace or None
+        What really happened (None for a dry run).
+    budget_seconds : float or None
+        The budget.
+    excluded : tuple of str
+        Prior datasets left out of the meta-data.
+    """
+
+    dataset: str
+    source: str
+    strategy: str
+    dataset_info: dict = field(repr=False)
+    plan: tuple
+    trace: Trace | None
+    budget_seconds: float | None = None
+    excluded: tuple = ()
+
+    @property
+    def best(self) -> Observation | None:
+        """The best successful test (None when nothing finished)."""
+        return None if self.trace is None else self.trace.best()
+
+    @property
+    def stop_reason(self) -> str:
+        """Why the live loop ended (``"dry-run"`` when nothing was run)."""
+        return "dry-run" if self.trace is None else self.trace.stopped
+
+    @property
+    def summary(self) -> str:
+        """One sentence: the best learner, or why there is none."""
+        if self.trace is None:
+            return "dry run: nothing was run"
+        why = _STOP_TEXT.get(self.trace.stopped, self.trace.stopped)
+        best = self.best
+        n = len(self.trace.observations)
+        spent = float(self.trace.cumulative_seconds[-1]) if n else 0.0
+        if best is None:
+            tried = ", ".join(short_name(o.learner) for o in self.trace.observations) or "nothing"
+            budget = f" within the budget of {self.budget_seconds:g} s" if self.budget_seconds else ""
+            return (f"no learner finished successfully{budget} (tried: {tried}; {spent:.3g} s); stopped because {why}")
+        return (f"best: {short_name(best.learner)} with accuracy {best.accuracy:.4f} after {n} test(s) in "
+                f"{spent:.3g} s; stopped because {why}")
+
+    def to_dict(self) -> dict:
+        """JSON-ready: ``order`` (planned), ``trace``, ``best``, plus context."""
+        best = self.best
+        return {
+            "dataset": self.dataset,
+            "source": self.source,
+            "strategy": self.strategy,
+            "dataset_info": dict(self.dataset_info),
+            "budget_seconds": self.budget_seconds,
+            "excluded_datasets": list(self.excluded),
+            "order": [p.to_dict() for p in self.plan],
+            "trace": [] if self.trace is None else [
+                {**r, "short": short_name(r["learner"]), "message": o.message}
+                for r, o in zip(self.trace.to_records(), self.trace.observations)
+            ],
+            "best": None if best is None else {"learner": best.learner, "short": short_name(best.learner),
+                                               "accuracy": best.accuracy},
+            "stop_reason": self.stop_reason,
+            "summary": self.summary,
+        }
+
+
+def _dataset_info(data: LoadedDataset) -> dict:
+    mf = dict(data.meta_features)
+    info = {"dataset": data.name, "name": data.name, "source": data.source}
+    for key in ("n_instances", "n_features", "n_classes", "majority_fraction"):
+        info[key] = mf.get(key, math.nan)
+    for key, value in mf.items():
+        info.setdefault(key, value)
+    return info
+
+
+def expected_performance(meta, dataset_info: Mapping, *, neighbours: int = 10, folds: int = 5) -> dict:
+    """Median accuracy and time (x ``folds``) of each learner on the most similar prior datasets.
+
+    Returns
+    -------
+    dict
+        learner -> (expected accuracy, expected seconds); NaN where a learner has
+        no result on those datasets.
+    """
+    acc = meta.matrix("accuracy")
+    sec = meta.matrix("fit_time").reindex(index=acc.index, columns=acc.columns)
+    table = meta.datasets.set_index("dataset")
+    rows = [table.loc[d].to_dict() if d in table.index else {} for d in acc.index]
+    feats = meta_feature_matrix(rows)
+    query = meta_feature_matrix([dict(dataset_info)])[0]
+    with np.errstate(all="ignore"):
+        center = np.nan_to_num(np.nanmean(feats, axis=0))
+        scale = np.nanstd(feats, axis=0)
+    scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+    w = similarity_weights(feats, query, h=1.0, center=center, scale=scale)
+    near = np.argsort(-w, kind="stable")[: max(1, int(neighbours))]
+    a = acc.to_numpy(dtype=float)[near]
+    s = sec.to_numpy(dtype=float)[near]
+    out = {}
+    with np.errstate(all="ignore"):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            med_a = np.nanmedian(a, axis=0)
+            med_s = np.nanmedian(s, axis=0) * folds
+    for j, l in enumerate(acc.columns):
+        out[str(l)] = (float(med_a[j]), float(med_s[j]))
+    return out
+
+
+class _ExpectedEnvironment:
+    def __init__(self, expected: Mapping) -> None:
+        self.expected = expected
+
+    def test(self, learner: str) -> Observation:
+        acc, sec = self.expected.get(learner, (math.nan, math.nan))
+        if not math.isfinite(acc):
+            return Observation(learner, math.nan, 0.0, "error", "no prior result")
+        return Observation(learner, acc, sec if math.isfinite(sec) else 0.0)
+
+
+def plan(strategy, dataset_info: Mapping, expected: Mapping, *, top: int | None = None) -> tuple:
+    """The order ``strategy``'s policy follows when every learner scores as expected."""
+    trace = run_policy(strategy.policy(dataset_info), _ExpectedEnvironment(expected), max_tests=top)
+    return tuple(PlannedTest(o.learner, *expected.get(o.learner, (math.nan, math.nan))) for o in trace.observations)
+
+
+def _check_budget(budget_seconds) -> float | None:
+    if budget_seconds is None:
+        return None
+    try:
+        b = float(budget_seconds)
+    except (TypeError, ValueError):
+        raise InputError(f"budget_seconds must be a positive number of seconds; got {budget_seconds!r}") from None
+    if not (math.isfinite(b) and b > 0):
+        raise InputError(f"budget_seconds must be a positive number of seconds; got {budget_seconds!r}")
+    return b
+
+
+def recommend(
+    dataset,
+    *,
+    strategy=DEFAULT_STRATEGY,
+    meta=None,
+    budget_seconds: float | None = 60.0,
+    top: int | None = None,
+    exclude_datasets: Sequence[str] = (),
+    target: str | None = None,
+    cv: int = 5,
+    random_state: int = 0,
+    dry_run: bool = False,
+    evaluator=None,
+    neighbours: int = 10,
+    on_plan: Callable | None = None,
+    on_start: Callable | None = None,
+    on_observation: Callable | None = None,
+) -> Recommendation:
+    """Rank learners for ``dataset`` from the meta-data, then run them live.
+
+    Parameters
+    ----------
+    dataset : str or LoadedDataset
+        A path, ``sklearn:NAME`` or ``openml:ID`` (see :func:`evaluation.datasets.load_dataset`),
+        or a loaded dataset.
+    strategy : str or Strategy
+        A spec (``ar:p=1/16``, ``at:p=1/16,sim=tested``, ``lt:h=inf``, ...) or a strategy object.
+    meta : MetaDataset, optional
+        Prior runs; default the embedded LCDB snapshot.
+    budget_seconds : float or None
+        Wall-clock budget of the live tests (None: no limit).
+    top : int, optional
+        Test at most this many learners.
+    exclude_datasets : sequence of str
+        Prior dataset ids to leave out (e.g. the same dataset when it is in the meta-data).
+    target : str, optional
+        Target column when ``dataset`` is a spec.
+    cv : int
+        Folds of the live evaluation (stratified, one repetition).
+    random_state : int
+        Seed of the evaluation and of randomised strategies.
+    dry_run : bool
+        Only plan; run nothing.
+    evaluator : Evaluator, optional
+        Replaces the default fast evaluator.
+    neighbours : int
+        Similar prior datasets used for the expected accuracy and time.
+    on_plan, on_start, on_observation : callable, optional
+        Progress hooks: called with the plan, with each learner id before its test, and
+        with each observation as it arrives.
+
+    Returns
+    -------
+    Recommendation
+
+    Raises
+    ------
+    InputError
+        Unknown dataset/target/strategy, bad budget, bad ``top`` or ``cv``, unknown excluded id.
+    """
+    budget = _check_budget(budget_seconds)
+    if top is not None and (isinstance(top, bool) or int(top) != top or top < 1):
+        raise InputError(f"top must be an integer >= 1; got {top!r}")
+    if isinstance(cv, bool) or int(cv) != cv or cv < 2:
+        raise InputError(f"cv must be an integer >= 2; got {cv!r}")
+    data = dataset if isinstance(dataset, LoadedDataset) else load_dataset(str(dataset), target=target)
+    if meta is None:
+        from metadata.snapshot import load_snapshot
+
+        meta = load_snapshot()
+    excluded = tuple(str(d) for d in exclude_datasets)
+    if excluded:
+        meta = meta.exclude(datasets=excluded)
+    strat = parse_strategy(strategy, random_state=random_state) if isinstance(strategy, str) else strategy
+    strat.fit(meta)
+    info = _dataset_info(data)
+    expected = expected_performance(meta, info, neighbours=neighbours, folds=int(cv))
+    planned = plan(strat, info, expected, top=top)
+    if on_plan is not None:
+        on_plan(planned)
+    trace = None
+    if not dry_run:
+        env = LiveEnvironment(data, evaluator, cv=int(cv), random_state=random_state, budget_seconds=budget,
+                              expected_seconds={l: v[1] for l, v in expected.items()})
+        policy = strat.policy(info)
+        if on_start is not None:
+            policy = _Announcing(policy, on_start)
+        trace = run_policy(policy, env, dataset=data.name, budget=budget, max_tests=top,
+                           on_observation=on_observation)
+    return Recommendation(dataset=data.name, source=data.source, strategy=str(getattr(strat, "name", strategy)),
+                          dataset_info=info, plan=planned, trace=trace, budget_seconds=budget, excluded=excluded)
+
+
+class _Announcing:
+    """Policy wrapper that reports each learner before it is tested."""
+
+    def __init__(self, policy, hook: Callable) -> None:
+        self.policy, self.hook = policy, hook
+
+    def next(self, history):
+        learner = self.policy.next(history)
+        if learner is not None:
+            self.hook(learner)
+        return learner
