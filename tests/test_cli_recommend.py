@@ -1,0 +1,58 @@
+"""CLI: algorank recommend (table, --json, --dry-run, --out, bad input -> exit 2)."""
+
+import json
+
+import pandas as pd
+import pytest
+
+import cli
+from metadata.dataset import MetaDataset
+
+LEARNERS = ["sklearn.naive_bayes.BernoulliNB", "sklearn.tree.DecisionTreeClassifier"]
+
+
+@pytest.fixture()
+def meta_file(tmp_path):
+    rows = [{"dataset": f"d{d}", "learner": l, "repeat": 0, "fold": 0, "accuracy": 0.9 - 0.1 * i,
+             "fit_time": 0.01 * (i + 1)} for d in range(3) for i, l in enumerate(LEARNERS)]
+    path = tmp_path / "meta.parquet"
+    MetaDataset(pd.DataFrame(rows)).save(path)
+    return str(path)
+
+
+def test_json_output(meta_file, capsys, tmp_path):
+    out = tmp_path / "out"
+    rc = cli.main(["recommend", "sklearn:iris", "--meta", meta_file, "--strategy", "ar:p=0", "--cv", "3",
+                   "--budget", "60", "--json", "--quiet", "--out", str(out)])
+    assert rc == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [o["learner"] for o in d["order"]] == LEARNERS
+    assert [t["learner"] for t in d["trace"]] == LEARNERS
+    assert set(d["trace"][0]) >= {"learner", "accuracy", "seconds", "cumulative_seconds"}
+    assert d["best"]["accuracy"] == max(t["accuracy"] for t in d["trace"])
+    frame = pd.read_csv(out / "trace.csv")
+    assert list(frame["learner"]) == LEARNERS
+    assert (out / "accuracy_vs_time.png").stat().st_size > 1000
+
+
+def test_table_and_dry_run(meta_file, capsys):
+    assert cli.main(["recommend", "sklearn:iris", "--meta", meta_file, "--strategy", "ar:p=0", "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    assert "planned order (2 learners" in text and "bernoulli-nb" in text and "results on" not in text
+    assert cli.main(["recommend", "sklearn:iris", "--meta", meta_file, "--strategy", "ar:p=0", "--cv", "3",
+                     "--top", "1"]) == 0
+    cap = capsys.readouterr()
+    assert "results on iris" in cap.out and "best: bernoulli-nb" in cap.out
+    assert "testing bernoulli-nb" in cap.err
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["recommend", "no/such/file.csv"], "not found"),
+    (["recommend", "sklearn:iris", "--target", "nope"], "target"),
+    (["recommend", "sklearn:iris", "--budget", "0"], "budget"),
+    (["recommend", "sklearn:iris", "--strategy", "nope"], "unknown strategy"),
+])
+def test_bad_input_exit_2(argv, needle, capsys, meta_file):
+    assert cli.main(argv + ["--meta", meta_file]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and needle in err and "\n" not in err

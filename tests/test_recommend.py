@@ -1,0 +1,120 @@
+"""recommend(): planned order, live loop, failures, budget, top, interruption."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evaluation.datasets import load_dataset
+from evaluation.live import LiveEnvironment
+from evaluation.trace import Observation
+from metadata.dataset import MetaDataset
+from metadata.errors import InputError
+from recommender.base import OrderPolicy
+from recommender.recommend import recommend
+
+
+def _meta(learners):
+    rows = []
+    for d in range(4):
+        for i, l in enumerate(learners):
+            rows.append({"dataset": f"d{d}", "learner": l, "repeat": 0, "fold": 0,
+                         "accuracy": 0.9 - 0.1 * i, "fit_time": 0.01 * (i + 1)})
+    ds = pd.DataFrame({"dataset": [f"d{d}" for d in range(4)], "n_instances": [150, 300, 600, 1000],
+                       "n_features": 4, "n_classes": 3, "majority_fraction": 0.34})
+    return MetaDataset(pd.DataFrame(rows), ds)
+
+
+LEARNERS = ["sklearn.naive_bayes.GaussianNB", "sklearn.tree.DecisionTreeClassifier",
+            "sklearn.neighbors.KNeighborsClassifier"]
+
+
+@pytest.fixture(scope="module")
+def iris():
+    return load_dataset("sklearn:iris")
+
+
+def test_live_environment_runs_a_learner(iris):
+    env = LiveEnvironment(iris, cv=3)
+    o = env.test("sklearn.naive_bayes.GaussianNB")
+    assert o.status == "ok" and 0.9 < o.accuracy <= 1.0 and o.seconds > 0
+    bad = env.test("no.such.Learner")
+    assert bad.status == "error" and math.isnan(bad.accuracy) and bad.message
+
+
+def test_recommend_follows_the_plan_and_reports_the_best(iris):
+    meta = _meta(LEARNERS)
+    r = recommend(iris, strategy="ar:p=0", meta=meta, budget_seconds=None, cv=3)
+    assert [p.learner for p in r.plan] == LEARNERS  # AR0: by accuracy
+    assert r.plan[0].expected_accuracy == pytest.approx(0.9)
+    assert r.plan[0].expected_seconds == pytest.approx(0.03)  # median fit time x 3 folds
+    assert r.trace.learners == LEARNERS and r.stop_reason == "policy"
+    best = max((o for o in r.trace.observations), key=lambda o: o.accuracy)
+    assert r.best == best
+    d = r.to_dict()
+    assert set(d) >= {"order", "trace", "best"}
+    assert d["best"]["accuracy"] == pytest.approx(best.accuracy)
+    assert d["trace"][-1]["cumulative_seconds"] == pytest.approx(float(np.sum(r.trace.seconds)))
+    assert r.dataset_info["n_instances"] == 150 and r.dataset_info["n_classes"] == 3
+
+
+def test_top_dry_run_and_exclude(iris):
+    meta = _meta(LEARNERS)
+    r = recommend(iris, strategy="ar:p=0", meta=meta, top=1, cv=3)
+    assert len(r.trace.observations) == 1 and r.stop_reason == "top"
+    dry = recommend(iris, strategy="ar:p=0", meta=meta, dry_run=True, top=2)
+    assert dry.trace is None and len(dry.plan) == 2 and dry.stop_reason == "dry-run"
+    ex = recommend(iris, strategy="ar:p=0", meta=meta, dry_run=True, exclude_datasets=["d0"])
+    assert ex.excluded == ("d0",)
+    with pytest.raises(InputError):
+        recommend(iris, meta=meta, dry_run=True, exclude_datasets=["nope"])
+
+
+def test_failing_learner_is_skipped_and_loop_goes_on(iris):
+    # the meta-data names a learner that cannot be built here: its test fails, the loop goes on
+    learners = ["sklearn.naive_bayes.NoSuchNB", "sklearn.naive_bayes.GaussianNB"]
+    r = recommend(iris, strategy="ar:p=0", meta=_meta(learners), budget_seconds=None, cv=3)
+    assert r.trace.learners == learners
+    assert r.trace.observations[0].status == "error" and "NoSuchNB" in r.trace.observations[0].message
+    assert r.best is not None and r.best.learner == "sklearn.naive_bayes.GaussianNB"
+
+
+def test_budget_and_bad_input(iris):
+    meta = _meta(LEARNERS)
+    r = recommend(iris, strategy="ar:p=0", meta=meta, budget_seconds=1e-6, cv=3)
+    assert r.stop_reason == "budget" and len(r.trace.observations) == 1  # the crossing test is kept
+    for bad in (0, -1, float("nan")):
+        with pytest.raises(InputError, match="budget"):
+            recommend(iris, meta=meta, budget_seconds=bad)
+    with pytest.raises(InputError, match="unknown strategy"):
+        recommend(iris, meta=meta, strategy="nope", dry_run=True)
+    with pytest.raises(InputError, match="top"):
+        recommend(iris, meta=meta, top=0)
+
+
+def test_nothing_finished_gives_a_clear_summary(iris, monkeypatch):
+    meta = _meta(LEARNERS)
+
+    def failing(self, learner):
+        return Observation(learner, float("nan"), 2.0, "timeout", "fold took longer than 1 s")
+
+    monkeypatch.setattr(LiveEnvironment, "test", failing)
+    r = recommend(iris, strategy="ar:p=0", meta=meta, budget_seconds=1.0, cv=3)
+    assert r.best is None and r.stop_reason == "budget"
+    assert "no learner finished" in r.summary and "GaussianNB" in r.summary
+
+
+def test_interrupt_returns_best_so_far(iris, monkeypatch):
+    meta = _meta(LEARNERS)
+    calls = []
+
+    def flaky(self, learner):
+        calls.append(learner)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return Observation(learner, 0.8, 0.1)
+
+    monkeypatch.setattr(LiveEnvironment, "test", flaky)
+    r = recommend(iris, strategy="ar:p=0", meta=meta, budget_seconds=None, cv=3)
+    assert r.stop_reason == "interrupted" and r.best.learner == LEARNERS[0]

@@ -1,0 +1,94 @@
+"""Loss-time optimised order (lt): exact MIL of orders, rollout never worse than its start, nesting."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evaluation.loss_time import loss_steps, mil_rows
+from metadata.dataset import MetaDataset
+from metadata.errors import InputError
+from recommender.registry import parse_strategy
+from recommender.similarity import (LossTimeOrder, batch_mil, meta_feature_matrix, rollout_order,
+                                    similarity_weights)
+
+
+def test_batch_mil_matches_the_benchmark_mil():
+    rng = np.random.default_rng(0)
+    acc = rng.uniform(0.5, 1.0, size=(6, 5))
+    sec = 10 ** rng.uniform(-3, 1, size=(6, 5))
+    base = np.full(6, 0.5)
+    best = acc.max(axis=1)
+    orders = np.array([rng.permutation(5) for _ in range(3)])
+    got = batch_mil(orders, acc, sec, base, best, lo=-3.0, hi=2.0)
+    for b, order in enumerate(orders):
+        cum, losses, initial = loss_steps(acc[:, order], sec[:, order], best, base)
+        ref = mil_rows(cum, losses, initial, tmin=1e-3, tmax=100.0)
+        np.testing.assert_allclose(got[:, b], ref, rtol=1e-12, atol=1e-12)
+
+
+def test_batch_mil_hand_case():
+    # one dataset, baseline 0.5, best 0.9; test 1 (1 s) gives 0.9; window [0.1, 10] s
+    acc = np.array([[0.9]])
+    sec = np.array([[1.0]])
+    m = batch_mil(np.array([[0]]), acc, sec, np.array([0.5]), np.array([0.9]), lo=-1.0, hi=1.0)
+    assert m[0, 0] == pytest.approx(100 * 0.4 * 1.0 / 2.0)
+
+
+def test_rollout_never_worse_than_start():
+    rng = np.random.default_rng(1)
+    acc = rng.uniform(0.6, 1.0, size=(30, 6))
+    sec = 10 ** rng.uniform(-3, 2, size=(30, 6))
+    base = np.full(30, 0.55)
+    best = acc.max(axis=1)
+    start = list(range(6))
+    w = np.ones(30)
+    order = rollout_order(start, acc, sec, base, best, w, lo=-3, hi=2, passes=2)
+    assert sorted(order) == start
+    mean = lambda o: batch_mil(np.array([o]), acc, sec, base, best, lo=-3, hi=2).mean()
+    assert mean(order) <= mean(start) + 1e-12
+
+
+def test_similarity_weights_handle_nan_and_inf():
+    feats = meta_feature_matrix([{"n_instances": 100, "n_features": 10, "n_classes": 2, "majority_fraction": 0.5},
+                                 {"n_instances": 10000, "n_features": 10, "n_classes": 2},
+                                 {}])
+    assert math.isnan(feats[1, 3]) and np.isnan(feats[2]).all()
+    assert feats[0, 0] == pytest.approx(2.0)
+    q = feats[0]
+    w = similarity_weights(feats, q, h=1.0, center=np.zeros(4), scale=np.ones(4))
+    assert w[0] == pytest.approx(1.0) and w[1] < 1.0 and w[2] == pytest.approx(1.0)
+    assert np.all(similarity_weights(feats, q, h=math.inf, center=np.zeros(4), scale=np.ones(4)) == 1.0)
+
+
+def _toy_meta():
+    rows = []
+    # slow-but-best learner S and fast-but-weaker learner F on 6 datasets
+    for d in range(6):
+        rows.append({"dataset": f"d{d}", "learner": "S", "repeat": 0, "fold": 0, "accuracy": 0.9, "fit_time": 50.0})
+        rows.append({"dataset": f"d{d}", "learner": "F", "repeat": 0, "fold": 0, "accuracy": 0.88, "fit_time": 0.01})
+    ds = pd.DataFrame({"dataset": [f"d{d}" for d in range(6)], "n_instances": [100 * (d + 1) for d in range(6)],
+                       "n_features": 5, "n_classes": 2, "majority_fraction": 0.5})
+    return MetaDataset(pd.DataFrame(rows), ds)
+
+
+def test_lt_puts_the_fast_learner_first_on_a_log_time_window():
+    s = LossTimeOrder(h="inf", p=0.0, tmin=1e-3, tmax=100.0).fit(_toy_meta())
+    assert s.order_for({"n_instances": 300}) == ["F", "S"]
+
+
+def test_lt_auto_chooses_from_the_grid_without_the_query():
+    s = LossTimeOrder(h="auto", h_grid=(1.0, math.inf), inner=3).fit(_toy_meta())
+    assert s.h_ in (1.0, math.inf)
+
+
+def test_lt_spec_and_errors():
+    s = parse_strategy("lt:h=2,p=1/8,passes=1")
+    assert s.h == 2.0 and s.passes == 1 and s.needs_window
+    w = s.with_window(0.01, 10.0)
+    assert (w.tmin, w.tmax, w.name) == (0.01, 10.0, s.name)
+    with pytest.raises(InputError, match="h must"):
+        parse_strategy("lt:h=-1")
+    with pytest.raises(InputError, match="passes"):
+        parse_strategy("lt:passes=0")
