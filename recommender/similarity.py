@@ -18,7 +18,8 @@ accuracies and times:
   difference of standardised simple meta-features (``log10 n_instances``,
   ``log10 n_features``, ``log10 n_classes``, ``majority_fraction``) between the
   new dataset and ``d_i``, over the features known for both (a dataset with no
-  known feature in common gets distance 0, i.e. is treated as typical).
+  known feature in common gets weight 0 unless ``h = inf``; if every weight is 0
+  the rollout falls back to equal weights).
   ``h = inf`` weighs every prior dataset the same (the order then does not
   depend on the new dataset).
 * **Nested selection** (``h=auto``).  The bandwidth is chosen from ``h_grid``
@@ -87,7 +88,7 @@ def similarity_weights(prior: np.ndarray, query: np.ndarray, *, h: float, center
     d2 = (z - q) ** 2
     ok = ~np.isnan(d2)
     mean_d2 = np.where(ok, d2, 0.0).sum(axis=1) / np.maximum(ok.sum(axis=1), 1)
-    return np.exp(-0.5 * mean_d2 / h**2)
+    return np.where(ok.any(axis=1), np.exp(-0.5 * mean_d2 / h**2), 0.0)
 
 
 def batch_mil(orders: np.ndarray, acc: np.ndarray, sec: np.ndarray, baseline: np.ndarray, best: np.ndarray,

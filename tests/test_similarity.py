@@ -58,7 +58,7 @@ def test_similarity_weights_handle_nan_and_inf():
     assert feats[0, 0] == pytest.approx(2.0)
     q = feats[0]
     w = similarity_weights(feats, q, h=1.0, center=np.zeros(4), scale=np.ones(4))
-    assert w[0] == pytest.approx(1.0) and w[1] < 1.0 and w[2] == pytest.approx(1.0)
+    assert w[0] == pytest.approx(1.0) and 0 < w[1] < 1.0 and w[2] == 0.0
     assert np.all(similarity_weights(feats, q, h=math.inf, center=np.zeros(4), scale=np.ones(4)) == 1.0)
 
 
