@@ -60,6 +60,23 @@ def _add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = Fa
     p.add_argument("--quiet", action="store_true", help="no progress bars or log messages")
 
 
+def _add_window(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tmin", type=float, default=None, metavar="S", help="MIL window start in seconds (default: from the data)")
+    p.add_argument("--tmax", type=float, default=None, metavar="S", help="MIL window end in seconds (default: from the data)")
+
+
+def _save_figure(ax, target) -> str:
+    """Save ``ax``'s figure to ``target`` atomically (PNG), close it, return the path."""
+    import matplotlib.pyplot as plt
+
+    from metadata.io import atomic_path
+
+    with atomic_path(target) as tmp:
+        ax.figure.savefig(tmp, dpi=150, bbox_inches="tight")
+    plt.close(ax.figure)
+    return str(target)
+
+
 def _load_meta(args):
     from metadata.snapshot import load_meta
 
@@ -204,8 +221,6 @@ def _add_multitest(sub) -> None:
 def _run_multitest(args) -> None:
     from pathlib import Path
 
-    from metadata.io import atomic_path
-    from metadata.learners import short_name
     from recommender.multitest import multi2test
 
     learners = None
@@ -220,16 +235,9 @@ def _run_multitest(args) -> None:
         import matplotlib
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
         from evaluation.cd_plot import plot_cd
 
-        ax = plot_cd(res, label_formatter=_safe_short)
-        target = Path(args.out) / "cd_diagram.png"
-        with atomic_path(target) as tmp:
-            ax.figure.savefig(tmp, dpi=150, bbox_inches="tight")
-        plt.close(ax.figure)
-        written.append(str(target))
+        written.append(_save_figure(plot_cd(res, label_formatter=_safe_short), Path(args.out) / "cd_diagram.png"))
     d = res.to_dict()
     if args.json:
         d["written"] = written
@@ -306,21 +314,9 @@ def _add_benchmark(sub) -> None:
     _add_common(p, out=True)
     p.add_argument("--strategy", action="append", required=True, metavar="SPEC",
                    help="ar:p=1/16, ar:p=0, random:seed=0, fastest, best-accuracy, oracle (repeat for several)")
-    p.add_argument("--tmin", type=float, default=None, metavar="S", help="MIL window start in seconds (default: from the data)")
-    p.add_argument("--tmax", type=float, default=None, metavar="S", help="MIL window end in seconds (default: from the data)")
+    _add_window(p)
     p.add_argument("--seed", type=int, default=0, help="seed for strategies with randomness when the spec gives none")
     p.set_defaults(func=_run_benchmark)
-
-
-def _save_figure(ax, target) -> str:
-    import matplotlib.pyplot as plt
-
-    from metadata.io import atomic_path
-
-    with atomic_path(target) as tmp:
-        ax.figure.savefig(tmp, dpi=150, bbox_inches="tight")
-    plt.close(ax.figure)
-    return str(target)
 
 
 def _run_benchmark(args) -> None:
@@ -380,8 +376,7 @@ def _add_tune_p(sub) -> None:
     _add_common(p, out=True)
     p.add_argument("--p-grid", nargs="+", default=None, metavar="P",
                    help="P values (default the paper's 1/4 1/8 1/16 1/32 1/64 1/128 1/256 0)")
-    p.add_argument("--tmin", type=float, default=None, metavar="S", help="MIL window start in seconds (default: from the data)")
-    p.add_argument("--tmax", type=float, default=None, metavar="S", help="MIL window end in seconds (default: from the data)")
+    _add_window(p)
     p.add_argument("--nested", action="store_true",
                    help="also estimate the MIL of tuned P honestly by nested leave-one-dataset-out")
     p.set_defaults(func=_run_tune_p)

@@ -22,7 +22,7 @@ from evaluation.benchmark import (
     p_sweep,
     tune_p_nested,
 )
-from evaluation.environments import SimulatedEnvironment, SkipUnavailable, meta_arrays
+from evaluation.environments import SimulatedEnvironment, SkipUnavailable
 from evaluation.loss_time import LossTimeCurve
 from evaluation.trace import run_policy
 from metadata.dataset import MetaDataset

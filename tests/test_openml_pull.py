@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import xmltodict
 
-from metadata.errors import AlgorankError, InputError
+from metadata.errors import InputError
 from metadata.openml_cache import PageCache
 from metadata.openml_http import OpenMLRequestError, OpenMLUnreachable, RetryPolicy
 from metadata.openml_pull import OfflineCacheMiss, pull_openml

@@ -32,7 +32,6 @@ sys.path.insert(0, str(ROOT))
 
 from evaluation.adaptive import make_rule, reproducibility  # noqa: E402
 from evaluation.datasets import load_dataset  # noqa: E402
-from evaluation.evaluator import Evaluator  # noqa: E402
 from evaluation.preprocessing import encode_features, resolve_learner  # noqa: E402
 from evaluation.evaluator import evaluate_fold, _fold_seed  # noqa: E402
 from evaluation.resampling import make_resampler  # noqa: E402
