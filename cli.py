@@ -511,7 +511,7 @@ def _add_recommend(sub) -> None:
     p.add_argument("dataset", metavar="DATASET", help="file (.arff/.csv/.parquet), sklearn:NAME or openml:ID")
     p.add_argument("--target", metavar="NAME", help="target column (default: class/target, else the last nominal)")
     p.add_argument("--strategy", default=None, metavar="SPEC",
-                   help="ar:p=1/16 (default), ar:p=0, at:p=1/16,sim=tested, lt:h=inf, random, ...")
+                   help="ar:p=1/4 (default), ar:p=0, at:p=1/16,sim=tested, lt:h=inf, random, ...")
     p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS", help="wall-clock budget (default 60)")
     p.add_argument("--top", type=int, default=None, metavar="K", help="test at most K learners")
     p.add_argument("--dry-run", action="store_true", help="only print the planned order")
@@ -519,6 +519,10 @@ def _add_recommend(sub) -> None:
                    help="leave this prior dataset out of the meta-data (repeatable)")
     p.add_argument("--cv", type=int, default=5, metavar="K", help="folds of the live stratified CV (default 5)")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the live evaluation")
+    p.add_argument("--time-model", choices=("live", "fit"), default="live",
+                   help="rank with the time of a live test, CV x fit + overhead (default), or the recorded fit time")
+    p.add_argument("--time-overhead", type=float, default=None, metavar="SECONDS",
+                   help="seconds a live test costs on top of its fits (default: the calibrated constant)")
     _add_common(p, out=True)
     p.set_defaults(func=_run_recommend)
 
@@ -535,7 +539,8 @@ def _run_recommend(args) -> None:
     plan_text: list[str] = []
 
     def on_plan(plan):
-        lines = [f"planned order ({len(plan)} learners; expected values from the most similar prior datasets)",
+        lines = [f"planned order ({len(plan)} learners; expected accuracy and test time from the most similar "
+                 f"prior datasets)",
                  f"{'#':>3}  {'learner':<20}{'exp. accuracy':>14}{'exp. time':>12}"]
         lines += [f"{i:>3}  {short_name(t.learner):<20}{_fmt_acc(t.expected_accuracy):>14}"
                   f"{_fmt_seconds(t.expected_seconds):>12}" for i, t in enumerate(plan, 1)]
@@ -561,11 +566,14 @@ def _run_recommend(args) -> None:
                              f"  (total {_fmt_seconds(cum[0])})\n")
             sys.stderr.flush()
 
+    from evaluation.live_time import LIVE_OVERHEAD
+
+    overhead = LIVE_OVERHEAD if args.time_overhead is None else args.time_overhead
     result = recommend(args.dataset, strategy=args.strategy or DEFAULT_STRATEGY, meta=_load_meta(args),
                        budget_seconds=args.budget, top=args.top, exclude_datasets=args.exclude_dataset,
                        target=args.target, cv=args.cv, random_state=args.seed, dry_run=args.dry_run,
-                       on_plan=on_plan, on_start=None if args.dry_run else on_start,
-                       on_observation=on_observation)
+                       time_model=args.time_model, time_overhead=overhead, on_plan=on_plan,
+                       on_start=None if args.dry_run else on_start, on_observation=on_observation)
     written = []
     if args.out and result.trace is not None:
         from pathlib import Path
@@ -589,7 +597,8 @@ def _run_recommend(args) -> None:
         return
     if result.trace is None:
         return
-    lines = [f"results on {result.dataset} ({args.cv}-fold stratified CV, strategy {result.strategy})",
+    lines = [f"results on {result.dataset} ({args.cv}-fold stratified CV, strategy {result.strategy}, "
+             f"test time model {result.time_model})",
              f"{'#':>3}  {'learner':<20}{'accuracy':>10}{'time':>11}{'total':>11}  status"]
     for i, r in enumerate(result.trace.to_records(), 1):
         lines.append(f"{i:>3}  {short_name(r['learner']):<20}{_fmt_acc(r['accuracy']):>10}"

@@ -9,7 +9,9 @@ wall-clock seconds the evaluation took (what the user waits for), not the sum
 of fit times.
 
 A learner that fails (any fold with status ``error`` or ``timeout``) becomes an
-observation with that status and the evaluator's message; the loop goes on.
+observation with that status and the evaluator's message (first line); the loop goes
+on.  The evaluator's own "learner(s) failed" warning is suppressed during live tests:
+the observation is the one note per failed learner (callers report it).
 With a ``budget_seconds``, a test whose expected time (``expected_seconds``,
 from the meta-data) is unknown or more than ``1 / guard`` of the budget left runs with a per-fold timeout equal to the
 budget left (at least ``min_timeout``), so that a learner far slower than the
@@ -21,6 +23,7 @@ second and some tens of ms per fold, so tests expected to take less than
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import time
@@ -36,6 +39,29 @@ from metadata.errors import InputError
 __all__ = ["LiveEnvironment"]
 
 logger = logging.getLogger(__name__)
+
+
+class _DropFailureWarnings(logging.Filter):
+    """Drop the evaluator's per-evaluation failure warning (the live observation reports it)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.levelno == logging.WARNING and "failed on" in str(record.msg))
+
+
+@contextlib.contextmanager
+def _quiet_failures():
+    target = logging.getLogger("evaluation.evaluator")
+    f = _DropFailureWarnings()
+    target.addFilter(f)
+    try:
+        yield
+    finally:
+        target.removeFilter(f)
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    line = str(text).strip().splitlines()[0] if str(text).strip() else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 class LiveEnvironment:
@@ -110,7 +136,8 @@ class LiveEnvironment:
         evaluator = self._evaluator_for_test(learner)
         start = self._clock()
         try:
-            result = evaluator.evaluate(self.dataset, [learner])
+            with _quiet_failures():
+                result = evaluator.evaluate(self.dataset, [learner])
         except InputError as exc:  # e.g. unknown learner id: record it and go on
             seconds = self._clock() - start
             self.spent += seconds
@@ -122,7 +149,7 @@ class LiveEnvironment:
         status = str(row.get("status", "ok"))
         acc = float(row.get("accuracy_mean", np.nan))
         if status != "ok" or not math.isfinite(acc):
-            message = str(row.get("message") or "") or f"{status} on at least one fold"
+            message = _first_line(row.get("message") or "") or f"{status} on at least one fold"
             logger.info("%s failed (%s): %s", learner, status, message)
             return Observation(learner, float("nan"), seconds, status if status in ("error", "timeout") else "error",
                                message)

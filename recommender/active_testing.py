@@ -46,6 +46,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from evaluation.environments import MetaArrays, meta_arrays
+from evaluation.live_time import TimeModel
 from evaluation.trace import Observation
 from metadata.errors import InputError
 from recommender.a3r import TIME_FLOOR, check_p
@@ -255,6 +256,10 @@ class ActiveTesting:
         Floor applied to accuracies before ratios.
     metric, time_kind : str
         Meta-data columns used (as in :class:`~recommender.average_ranking.AverageRanking`).
+    time_overhead, time_scale : float
+        Live time model ``T = time_scale * t + time_overhead`` applied to the meta-data
+        times before the ranking and the gains (defaults: the recorded times; see
+        :mod:`evaluation.live_time`).
     """
 
     def __init__(
@@ -267,7 +272,10 @@ class ActiveTesting:
         min_accuracy: float = 1e-6,
         metric: str = "accuracy",
         time_kind: str = "fit_time",
+        time_overhead: float = 0.0,
+        time_scale: float = 1.0,
     ) -> None:
+        self.time_model = TimeModel(overhead=time_overhead, scale=time_scale)
         p = check_p(p)
         key = str(sim).strip().lower()
         if key not in _SIM_ALIASES:
@@ -293,6 +301,12 @@ class ActiveTesting:
     def __repr__(self) -> str:
         return f"ActiveTesting({self.name!r})"
 
+    def with_time_model(self, *, time_overhead: float = 0.0, time_scale: float = 1.0) -> "ActiveTesting":
+        """An unfitted copy using the live time model ``T = time_scale * t + time_overhead``."""
+        return ActiveTesting(p=self.p, sim=self.sim, sharpness=self.sharpness, min_time=self.min_time,
+                             min_accuracy=self.min_accuracy, metric=self.metric, time_kind=self.time_kind,
+                             time_overhead=time_overhead, time_scale=time_scale)
+
     def fit(self, meta) -> "ActiveTesting":
         """Read the accuracy and time matrices and the AR-A3R order from ``meta``.
 
@@ -300,6 +314,7 @@ class ActiveTesting:
         """
         arrays = meta if isinstance(meta, MetaArrays) else meta_arrays(meta, metric=self.metric,
                                                                           time_kind=self.time_kind)
+        arrays = self.time_model.arrays(arrays)
         self.learners_ = list(arrays.learners)
         self.acc_, self.time_ = self._matrices(arrays)
         ranked = AverageRanking(self.metric, p=self.p, time_kind=self.time_kind, time_floor=self.min_time).fit(
@@ -330,6 +345,7 @@ class ActiveTesting:
         """
         n, k = arrays.shape
         t = np.ones(n, dtype=bool) if train is None else np.asarray(train, dtype=bool)
+        arrays = self.time_model.arrays(arrays)
         self.learners_ = list(arrays.learners)
         acc, time = self._matrices(arrays)
         ar = AverageRanking(self.metric, p=self.p, time_kind=self.time_kind, time_floor=self.min_time)
@@ -376,8 +392,8 @@ class ActiveTesting:
 
 
 def from_spec(params: dict, random_state=None) -> ActiveTesting:
-    """Registry factory for ``at:p=1/64,sim=none|tested[,sharpness=S]`` (pops what it uses)."""
-    from recommender.registry import parse_p
+    """Registry factory for ``at:p=1/64,sim=none|tested[,sharpness=S][,overhead=O,scale=S]`` (pops what it uses)."""
+    from recommender.registry import parse_p, pop_time_model
 
     p = parse_p(params.pop("p", "1/64"))
     sim = params.pop("sim", "none")
@@ -386,4 +402,4 @@ def from_spec(params: dict, random_state=None) -> ActiveTesting:
         sharpness = float(raw)
     except ValueError:
         raise InputError(f"strategy 'at': sharpness must be a positive number; got {raw!r}") from None
-    return ActiveTesting(p=p, sim=sim, sharpness=sharpness)
+    return ActiveTesting(p=p, sim=sim, sharpness=sharpness, **pop_time_model(params, "at"))

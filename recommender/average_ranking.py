@@ -18,6 +18,15 @@ Missing cells (documented rule)
   Learners with no result on any prior dataset are not recommended at all.
 * Ties in the mean rank are broken by learner id (ascending), so orders are stable.
 
+Live time model
+---------------
+``time_overhead`` and ``time_scale`` (keyword-only, defaults 0 and 1 = the recorded
+time) turn each meta-data time ``t`` into the time of a live test before A3R:
+``T = time_scale * t + time_overhead`` (see :mod:`evaluation.live_time`; for a live
+5-fold test ``time_scale = 5`` and ``time_overhead`` the calibrated per-test cost).
+Do not combine them with meta-data whose times were already transformed
+(:meth:`evaluation.live_time.TimeModel.arrays`): that would count the overhead twice.
+
 Exactness
 ---------
 The rescaled ranks ``u`` are stored as integers in units of 2**-20 (a quantisation
@@ -35,6 +44,7 @@ from typing import Mapping
 import numpy as np
 
 from evaluation.environments import MetaArrays, meta_arrays
+from evaluation.live_time import TimeModel
 from evaluation.loss_time import rank_rows
 from metadata.errors import InputError
 from recommender.a3r import TIME_FLOOR, a3r_prime, check_p
@@ -104,6 +114,10 @@ class AverageRanking:
         Times are clipped to this many seconds before the power.
     name : str, optional
         Display name (default ``"ar:p=<P>"``).
+    time_overhead : float
+        Seconds added to every meta-data time before A3R (default 0).
+    time_scale : float
+        Multiplier of every meta-data time before A3R (default 1), e.g. the number of CV folds.
 
     Attributes
     ----------
@@ -124,7 +138,10 @@ class AverageRanking:
         min_coverage: float = 0.5,
         time_floor: float = TIME_FLOOR,
         name: str | None = None,
+        time_overhead: float = 0.0,
+        time_scale: float = 1.0,
     ) -> None:
+        self.time_model = TimeModel(overhead=time_overhead, scale=time_scale)
         self.metric = metric
         self.p = check_p(p)
         self.time_kind = time_kind
@@ -139,12 +156,33 @@ class AverageRanking:
         self._cache: tuple | None = None
 
     def __repr__(self) -> str:
-        return f"AverageRanking(metric={self.metric!r}, p={format_p(self.p)}, min_coverage={self.min_coverage:g})"
+        extra = "" if self.time_model.is_identity else f", time={self.time_model.describe()!r}"
+        return (f"AverageRanking(metric={self.metric!r}, p={format_p(self.p)}, min_coverage={self.min_coverage:g}"
+                f"{extra})")
+
+    @property
+    def time_overhead(self) -> float:
+        """Seconds added to every meta-data time before A3R."""
+        return self.time_model.overhead
+
+    @property
+    def time_scale(self) -> float:
+        """Multiplier of every meta-data time before A3R."""
+        return self.time_model.scale
+
+    def with_time_model(self, *, time_overhead: float = 0.0, time_scale: float = 1.0) -> "AverageRanking":
+        """An unfitted copy ranking with ``T = time_scale * t + time_overhead`` (same name)."""
+        return AverageRanking(self.metric, p=self.p, time_kind=self.time_kind, min_coverage=self.min_coverage,
+                              time_floor=self.time_floor, name=self.name, time_overhead=time_overhead,
+                              time_scale=time_scale)
 
     # ------------------------------------------------------------------ scores
     def dataset_scores(self, accuracy, seconds) -> np.ndarray:
-        """A3R' of learners on one or more datasets (higher is better): the ideal order's key."""
-        return a3r_prime(accuracy, seconds, p=self.p, time_floor=self.time_floor)
+        """A3R' of learners on one or more datasets (higher is better): the ideal order's key.
+
+        ``seconds`` are meta-data times; the time model is applied to them first.
+        """
+        return a3r_prime(accuracy, self.time_model.apply(seconds), p=self.p, time_floor=self.time_floor)
 
     def _units(self, arrays: MetaArrays):
         key = (id(arrays), arrays.shape)

@@ -11,9 +11,19 @@ Planned order.  Before anything runs, the policy is followed in a dry run where
 each learner "scores" what the meta-data expects on this dataset: the median
 accuracy and the median fit time over the ``neighbours`` prior datasets most
 similar by simple meta-features (see :mod:`recommender.similarity`), the time
-multiplied by the number of folds (LCDB times are single fits).  For fixed-order
+turned into the time of a live test by the live time model.  For fixed-order
 strategies this is exactly the order that will be followed; for active testing
 the live order can differ, since it reacts to the real results.
+
+Live time model (default).  LCDB times are single fits without prediction; a live
+test is ``cv`` fits and predictions plus a fixed cost.  With ``time_model="live"``
+a strategy given as a spec ranks with ``T = cv x fit_time + time_overhead``
+(:mod:`evaluation.live_time`; ``time_overhead`` defaults to the calibrated
+:data:`~evaluation.live_time.LIVE_OVERHEAD`), unless the spec sets ``overhead=`` or
+``scale=`` itself; ``time_model="fit"`` ranks with the recorded fit times.
+Strategy objects are used as given.  The default strategy's P is the one nested
+leave-one-dataset-out picks on the snapshot under this time model
+(``tests/benchmarks/bench_live_time_p.py``).
 
 Stopping.  The loop stops when the policy says so (nothing left), after ``top``
 tests, when ``budget_seconds`` of wall-clock time are spent (the test that
@@ -33,18 +43,24 @@ import numpy as np
 
 from evaluation.datasets import LoadedDataset, load_dataset
 from evaluation.live import LiveEnvironment
+from evaluation.live_time import LIVE_OVERHEAD, TimeModel, live_time_model
 from evaluation.trace import Observation, Trace, run_policy
 from metadata.errors import InputError
 from metadata.learners import short_name
 from recommender.registry import parse_strategy
-from recommender.similarity import meta_feature_matrix, similarity_weights
+from recommender.similarity import feature_center_scale, meta_feature_matrix, similarity_weights
 
-__all__ = ["PlannedTest", "Recommendation", "recommend", "plan", "expected_performance", "DEFAULT_STRATEGY"]
+__all__ = ["PlannedTest", "Recommendation", "recommend", "plan", "expected_performance", "DEFAULT_STRATEGY",
+           "TIME_MODELS"]
 
 logger = logging.getLogger(__name__)
 
-#: Strategy used when none is given (AR-A3R with the P that nested tuning picks on the snapshot).
-DEFAULT_STRATEGY = "ar:p=1/16"
+#: Strategy used when none is given (AR-A3R with the P that nested tuning picks on the snapshot
+#: under the live time model, see tests/benchmarks/bench_live_time_p.py).
+DEFAULT_STRATEGY = "ar:p=1/4"
+
+#: Accepted values of ``time_model``.
+TIME_MODELS = ("live", "fit")
 
 _STOP_TEXT = {
     "policy": "every recommended learner was tested",
@@ -66,7 +82,7 @@ class PlannedTest:
     expected_accuracy : float
         Median accuracy on the most similar prior datasets (NaN if never run there).
     expected_seconds : float
-        Median fit time there times the number of folds.
+        Median fit time there, turned into a live test's time (folds x fit + overhead).
     """
 
     learner: str
@@ -100,6 +116,9 @@ class Recommendation:
         The budget.
     excluded : tuple of str
         Prior datasets left out of the meta-data.
+    time_model : str
+        How meta-data times were turned into test times for ranking (e.g. ``5 x fit + 0.25 s``;
+        ``fit`` = as recorded; ``given`` = a strategy object used as is).
     """
 
     dataset: str
@@ -110,6 +129,7 @@ class Recommendation:
     trace: Trace | None
     budget_seconds: float | None = None
     excluded: tuple = ()
+    time_model: str = "fit"
 
     @property
     def best(self) -> Observation | None:
@@ -147,6 +167,7 @@ class Recommendation:
             "dataset_info": dict(self.dataset_info),
             "budget_seconds": self.budget_seconds,
             "excluded_datasets": list(self.excluded),
+            "time_model": self.time_model,
             "order": [p.to_dict() for p in self.plan],
             "trace": [] if self.trace is None else [
                 {**r, "short": short_name(r["learner"]), "message": o.message}
@@ -169,8 +190,11 @@ def _dataset_info(data: LoadedDataset) -> dict:
     return info
 
 
-def expected_performance(meta, dataset_info: Mapping, *, neighbours: int = 10, folds: int = 5) -> dict:
-    """Median accuracy and time (x ``folds``) of each learner on the most similar prior datasets.
+def expected_performance(meta, dataset_info: Mapping, *, neighbours: int = 10, folds: int = 5,
+                         overhead: float = 0.0) -> dict:
+    """Median accuracy and live test time of each learner on the most similar prior datasets.
+
+    The time is ``folds x`` the median fit time there ``+ overhead`` (seconds).
 
     Returns
     -------
@@ -184,10 +208,7 @@ def expected_performance(meta, dataset_info: Mapping, *, neighbours: int = 10, f
     rows = [table.loc[d].to_dict() if d in table.index else {} for d in acc.index]
     feats = meta_feature_matrix(rows)
     query = meta_feature_matrix([dict(dataset_info)])[0]
-    with np.errstate(all="ignore"):
-        center = np.nan_to_num(np.nanmean(feats, axis=0))
-        scale = np.nanstd(feats, axis=0)
-    scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+    center, scale = feature_center_scale(feats)
     w = similarity_weights(feats, query, h=1.0, center=center, scale=scale)
     near = np.argsort(-w, kind="stable")[: max(1, int(neighbours))]
     a = acc.to_numpy(dtype=float)[near]
@@ -199,7 +220,7 @@ def expected_performance(meta, dataset_info: Mapping, *, neighbours: int = 10, f
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             med_a = np.nanmedian(a, axis=0)
-            med_s = np.nanmedian(s, axis=0) * folds
+            med_s = TimeModel(overhead=overhead, scale=folds).apply(np.nanmedian(s, axis=0))
     for j, l in enumerate(acc.columns):
         out[str(l)] = (float(med_a[j]), float(med_s[j]))
     return out
@@ -248,6 +269,8 @@ def recommend(
     dry_run: bool = False,
     evaluator=None,
     neighbours: int = 10,
+    time_model: str = "live",
+    time_overhead: float = LIVE_OVERHEAD,
     on_plan: Callable | None = None,
     on_start: Callable | None = None,
     on_observation: Callable | None = None,
@@ -281,6 +304,13 @@ def recommend(
         Replaces the default fast evaluator.
     neighbours : int
         Similar prior datasets used for the expected accuracy and time.
+    time_model : {"live", "fit"}
+        ``"live"``: a strategy spec ranks with the time of a live test,
+        ``cv x fit_time + time_overhead`` (unless the spec sets ``overhead=``/``scale=``);
+        ``"fit"``: with the recorded single-fit times.
+    time_overhead : float
+        Seconds a live test costs on top of its fits (default the calibrated
+        :data:`~evaluation.live_time.LIVE_OVERHEAD`).
     on_plan, on_start, on_observation : callable, optional
         Progress hooks: called with the plan, with each learner id before its test, and
         with each observation as it arrives.
@@ -299,6 +329,9 @@ def recommend(
         raise InputError(f"top must be an integer >= 1; got {top!r}")
     if isinstance(cv, bool) or int(cv) != cv or cv < 2:
         raise InputError(f"cv must be an integer >= 2; got {cv!r}")
+    if time_model not in TIME_MODELS:
+        raise InputError(f"time_model must be one of {', '.join(TIME_MODELS)}; got {time_model!r}")
+    live = live_time_model(int(cv), overhead=time_overhead) if time_model == "live" else TimeModel()
     data = dataset if isinstance(dataset, LoadedDataset) else load_dataset(str(dataset), target=target)
     if meta is None:
         from metadata.snapshot import load_snapshot
@@ -307,10 +340,22 @@ def recommend(
     excluded = tuple(str(d) for d in exclude_datasets)
     if excluded:
         meta = meta.exclude(datasets=excluded)
-    strat = parse_strategy(strategy, random_state=random_state) if isinstance(strategy, str) else strategy
+    if isinstance(strategy, str):
+        strat = parse_strategy(strategy, random_state=random_state)
+        explicit = _sets_time_model(strategy)
+        if not live.is_identity and not explicit and hasattr(strat, "with_time_model"):
+            name = strat.name
+            strat = strat.with_time_model(time_overhead=live.overhead, time_scale=live.scale)
+            strat.name = name
+            used = live.describe()
+        else:
+            tm = getattr(strat, "time_model", None)
+            used = tm.describe() if isinstance(tm, TimeModel) else "fit"
+    else:
+        strat, used = strategy, "given"
     strat.fit(meta)
     info = _dataset_info(data)
-    expected = expected_performance(meta, info, neighbours=neighbours, folds=int(cv))
+    expected = expected_performance(meta, info, neighbours=neighbours, folds=int(cv), overhead=live.overhead)
     planned = plan(strat, info, expected, top=top)
     if on_plan is not None:
         on_plan(planned)
@@ -324,7 +369,17 @@ def recommend(
         trace = run_policy(policy, env, dataset=data.name, budget=budget, max_tests=top,
                            on_observation=on_observation)
     return Recommendation(dataset=data.name, source=data.source, strategy=str(getattr(strat, "name", strategy)),
-                          dataset_info=info, plan=planned, trace=trace, budget_seconds=budget, excluded=excluded)
+                          dataset_info=info, plan=planned, trace=trace, budget_seconds=budget, excluded=excluded,
+                          time_model=used)
+
+
+def _sets_time_model(spec: str) -> bool:
+    """Whether a strategy spec sets ``overhead=`` or ``scale=`` itself."""
+    from recommender.registry import TIME_MODEL_KEYS
+
+    _, _, rest = str(spec).partition(":")
+    keys = {item.partition("=")[0].strip().lower() for item in rest.split(",") if "=" in item}
+    return bool(keys & set(TIME_MODEL_KEYS))
 
 
 class _Announcing:

@@ -26,7 +26,10 @@ from recommender.active_testing import from_spec as active_testing_from_spec
 from recommender.similarity import from_spec as loss_time_from_spec
 from recommender.multitest import multi2test_factory
 
-__all__ = ["STRATEGIES", "parse_p", "parse_strategy", "make_ar"]
+__all__ = ["STRATEGIES", "parse_p", "parse_strategy", "make_ar", "pop_time_model", "TIME_MODEL_KEYS"]
+
+#: Spec keys of the live time model (``T = scale * t + overhead``) understood by ar, at and lt.
+TIME_MODEL_KEYS = ("overhead", "scale")
 
 
 def parse_p(text) -> float:
@@ -76,6 +79,23 @@ def _seed_from(random_state) -> int:
     raise InputError(f"random_state must be None, a non-negative int or a numpy Generator; got {random_state!r}")
 
 
+def pop_time_model(params: dict, strategy: str) -> dict:
+    """Pop ``overhead=`` and ``scale=`` from spec parameters -> ``time_overhead``/``time_scale`` kwargs."""
+    out = {}
+    for key, kw, rule in (("overhead", "time_overhead", ">= 0 seconds"), ("scale", "time_scale", "> 0")):
+        raw = params.pop(key, None)
+        if raw is None:
+            continue
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or (value < 0 if key == "overhead" else value <= 0):
+            raise InputError(f"strategy {strategy!r}: {key} must be a number {rule}; got {raw!r}")
+        out[kw] = value
+    return out
+
+
 def make_ar(p, **kwargs) -> AverageRanking:
     """AR-A3R with exponent ``p`` (accepts the :func:`parse_p` forms)."""
     return AverageRanking(p=parse_p(p), **kwargs)
@@ -91,6 +111,7 @@ def _ar(params: dict, random_state) -> AverageRanking:
             raise InputError("strategy 'ar': min_coverage must be a fraction in [0, 1]") from None
     if "time" in params:
         kwargs["time_kind"] = params.pop("time")
+    kwargs.update(pop_time_model(params, "ar"))
     return AverageRanking(p=p, **kwargs)
 
 

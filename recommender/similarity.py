@@ -44,13 +44,14 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from evaluation.environments import MetaArrays, meta_arrays
+from evaluation.live_time import TimeModel
 from metadata.errors import InputError
 from recommender.a3r import TIME_FLOOR
 from recommender.average_ranking import AverageRanking, format_p
 from recommender.base import OrderPolicy
 
-__all__ = ["LossTimeOrder", "META_FEATURES", "meta_feature_matrix", "similarity_weights", "batch_mil",
-           "rollout_order", "DEFAULT_H_GRID", "from_spec"]
+__all__ = ["LossTimeOrder", "META_FEATURES", "meta_feature_matrix", "similarity_weights", "feature_center_scale",
+           "batch_mil", "rollout_order", "DEFAULT_H_GRID", "from_spec"]
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +77,21 @@ def meta_feature_matrix(rows: Sequence[Mapping]) -> np.ndarray:
                 v = math.log10(v) if v == v and v > 0 else np.nan
             out[i, j] = v
     return out
+
+
+def feature_center_scale(feats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Column means and standard deviations over the finite values, without warnings.
+
+    A column with no finite value gets center 0 and scale 1; a constant column scale 1.
+    """
+    feats = np.asarray(feats, dtype=float)
+    ok = np.isfinite(feats)
+    n = ok.sum(axis=0)
+    safe = np.maximum(n, 1)
+    center = np.where(n > 0, np.where(ok, feats, 0.0).sum(axis=0) / safe, 0.0)
+    var = np.where(ok, (feats - center) ** 2, 0.0).sum(axis=0) / safe
+    scale = np.sqrt(var)
+    return center, np.where((n > 0) & (scale > 0), scale, 1.0)
 
 
 def similarity_weights(prior: np.ndarray, query: np.ndarray, *, h: float, center: np.ndarray,
@@ -171,13 +187,18 @@ class LossTimeOrder:
         Number of prior datasets held out in turn by ``h="auto"``.
     random_state : int
         Seed of the inner draw.
+    time_overhead, time_scale : float
+        Live time model ``T = time_scale * t + time_overhead`` applied to the meta-data
+        times before anything else (defaults: the recorded times; see :mod:`evaluation.live_time`).
     """
 
     needs_window = True
 
     def __init__(self, *, h="inf", p: float = 1 / 16, passes: int = 2, tmin: float = 1e-3, tmax: float = 100.0,
                  h_grid: Sequence[float] = DEFAULT_H_GRID, inner: int = 40, random_state: int = 0,
-                 metric: str = "accuracy", time_kind: str = "fit_time") -> None:
+                 metric: str = "accuracy", time_kind: str = "fit_time", time_overhead: float = 0.0,
+                 time_scale: float = 1.0) -> None:
+        self.time_model = TimeModel(overhead=time_overhead, scale=time_scale)
         self.auto = str(h).strip().lower() == "auto"
         if not self.auto:
             try:
@@ -213,8 +234,15 @@ class LossTimeOrder:
         """A copy using the MIL window ``[tmin, tmax]``."""
         other = LossTimeOrder(h="auto" if self.auto else self.h, p=self.p, passes=self.passes, tmin=tmin, tmax=tmax,
                               h_grid=self.h_grid, inner=self.inner, random_state=self.random_state,
-                              metric=self.metric, time_kind=self.time_kind)
+                              metric=self.metric, time_kind=self.time_kind, time_overhead=self.time_model.overhead,
+                              time_scale=self.time_model.scale)
         other.name = self.name
+        return other
+
+    def with_time_model(self, *, time_overhead: float = 0.0, time_scale: float = 1.0) -> "LossTimeOrder":
+        """An unfitted copy using the live time model ``T = time_scale * t + time_overhead``."""
+        other = self.with_window(self.tmin, self.tmax)
+        other.time_model = TimeModel(overhead=time_overhead, scale=time_scale)
         return other
 
     # ------------------------------------------------------------------ data
@@ -232,11 +260,7 @@ class LossTimeOrder:
                    h: float) -> list[int]:
         rows = np.flatnonzero(train & data["rows"])
         feats = data["features"][rows]
-        with np.errstate(all="ignore"):
-            center = np.nanmean(feats, axis=0)
-            scale = np.nanstd(feats, axis=0)
-        center = np.nan_to_num(center)
-        scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+        center, scale = feature_center_scale(feats)
         w = similarity_weights(feats, query, h=h, center=center, scale=scale)
         return rollout_order(start, data["acc"][rows], data["sec"][rows], data["baseline"][rows],
                              data["best"][rows], w, lo=math.log10(self.tmin), hi=math.log10(self.tmax),
@@ -280,6 +304,7 @@ class LossTimeOrder:
         arrays = meta if isinstance(meta, MetaArrays) else meta_arrays(meta, metric=self.metric,
                                                                           time_kind=self.time_kind)
         feats = self._features(meta, arrays) if features is None else np.asarray(features, dtype=float)
+        arrays = self.time_model.arrays(arrays)
         self._data = self._prepare(arrays, feats)
         self.learners_ = tuple(arrays.learners)
         train = np.ones(len(arrays.datasets), dtype=bool)
@@ -303,8 +328,8 @@ class LossTimeOrder:
 
 
 def from_spec(params: dict, random_state=None) -> LossTimeOrder:
-    """Registry factory for ``lt:h=inf|<number>|auto,p=1/16,passes=2,inner=40`` (pops what it uses)."""
-    from recommender.registry import parse_p
+    """Registry factory for ``lt:h=inf|<number>|auto,p=1/16,passes=2,inner=40[,overhead=O,scale=S]``."""
+    from recommender.registry import parse_p, pop_time_model
 
     h = params.pop("h", "inf")
     p = parse_p(params.pop("p", "1/16"))
@@ -316,4 +341,5 @@ def from_spec(params: dict, random_state=None) -> LossTimeOrder:
         except ValueError:
             raise InputError(f"strategy 'lt': {key} must be an integer; got {raw!r}") from None
     seed = 0 if random_state is None or not isinstance(random_state, (int, np.integer)) else int(random_state)
-    return LossTimeOrder(h=h, p=p, passes=out["passes"], inner=out["inner"], random_state=seed)
+    return LossTimeOrder(h=h, p=p, passes=out["passes"], inner=out["inner"], random_state=seed,
+                         **pop_time_model(params, "lt"))

@@ -8,6 +8,7 @@ import pytest
 
 from evaluation.datasets import load_dataset
 from evaluation.live import LiveEnvironment
+from evaluation.live_time import LIVE_OVERHEAD
 from evaluation.trace import Observation
 from metadata.dataset import MetaDataset
 from metadata.errors import InputError
@@ -48,7 +49,9 @@ def test_recommend_follows_the_plan_and_reports_the_best(iris):
     r = recommend(iris, strategy="ar:p=0", meta=meta, budget_seconds=None, cv=3)
     assert [p.learner for p in r.plan] == LEARNERS  # AR0: by accuracy
     assert r.plan[0].expected_accuracy == pytest.approx(0.9)
-    assert r.plan[0].expected_seconds == pytest.approx(0.03)  # median fit time x 3 folds
+    # live time model (default): median fit time x 3 folds + the calibrated per-test overhead
+    assert r.plan[0].expected_seconds == pytest.approx(0.03 + LIVE_OVERHEAD)
+    assert r.time_model == f"3 x fit + {LIVE_OVERHEAD:g} s"
     assert r.trace.learners == LEARNERS and r.stop_reason == "policy"
     best = max((o for o in r.trace.observations), key=lambda o: o.accuracy)
     assert r.best == best
@@ -118,3 +121,48 @@ def test_interrupt_returns_best_so_far(iris, monkeypatch):
     monkeypatch.setattr(LiveEnvironment, "test", flaky)
     r = recommend(iris, strategy="ar:p=0", meta=meta, budget_seconds=None, cv=3)
     assert r.stop_reason == "interrupted" and r.best.learner == LEARNERS[0]
+
+
+def test_time_model_fit_and_explicit_spec_and_objects(iris):
+    meta = _meta(LEARNERS)
+    fit = recommend(iris, strategy="ar:p=0", meta=meta, dry_run=True, cv=3, time_model="fit")
+    assert fit.plan[0].expected_seconds == pytest.approx(0.03) and fit.time_model == "fit"
+    own = recommend(iris, strategy="ar:p=1/4,overhead=1,scale=2", meta=meta, dry_run=True, cv=3, time_overhead=0.5)
+    assert own.time_model == "2 x fit + 1 s"  # the spec's own time model is kept
+    assert own.plan[0].expected_seconds == pytest.approx(0.03 + 0.5)  # expected live time uses cv and the overhead
+    from recommender.average_ranking import AverageRanking
+
+    given = recommend(iris, strategy=AverageRanking(p=0.25), meta=meta, dry_run=True, cv=3)
+    assert given.time_model == "given"
+    with pytest.raises(InputError, match="time_model"):
+        recommend(iris, strategy="ar:p=0", meta=meta, dry_run=True, time_model="wall")
+
+
+def test_all_nan_meta_features_give_no_warning(iris):
+    import warnings
+
+    from recommender.recommend import expected_performance
+
+    meta = _meta(LEARNERS)
+    meta = MetaDataset(meta.runs, meta.datasets.assign(majority_fraction=np.nan, n_classes=np.nan))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = expected_performance(meta, {"n_instances": 150, "n_features": 4}, neighbours=1, folds=2, overhead=0.1)
+    # the nearest prior dataset by the known features is d0 (150 rows): its values
+    acc, sec = out[LEARNERS[1]]
+    assert acc == pytest.approx(0.8) and sec == pytest.approx(2 * 0.02 + 0.1)
+
+
+def test_failed_learner_is_one_note_not_an_evaluator_warning(iris, caplog):
+    import logging
+
+    caplog.set_level(logging.WARNING)
+    env = LiveEnvironment(iris, cv=3)
+    o = env.test("helpers_estimators.FailingClassifier")
+    assert o.status == "error" and "deliberate failure" in o.message and "\n" not in o.message
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    # the filter is only active during live tests: the evaluator still warns elsewhere
+    from evaluation.evaluator import Evaluator
+
+    Evaluator(scheme="cv", cv=3, repeats=1, progress=False).evaluate(iris, ["helpers_estimators.FailingClassifier"])
+    assert any("failed on" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)

@@ -92,3 +92,17 @@ def test_lt_spec_and_errors():
         parse_strategy("lt:h=-1")
     with pytest.raises(InputError, match="passes"):
         parse_strategy("lt:passes=0")
+
+
+def test_feature_center_scale_matches_nan_statistics_without_warnings():
+    import warnings
+
+    from recommender.similarity import feature_center_scale
+
+    f = np.array([[1.0, np.nan, 2.0, 5.0], [3.0, np.nan, 2.0, np.nan], [5.0, np.nan, 2.0, np.nan]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        center, scale = feature_center_scale(f)
+    # column 0: mean 3, population std sqrt(8/3); all-NaN column: 0 and 1; constant and single value: scale 1
+    np.testing.assert_allclose(center, [3.0, 0.0, 2.0, 5.0])
+    np.testing.assert_allclose(scale, [math.sqrt(8 / 3), 1.0, 1.0, 1.0])

@@ -1,0 +1,51 @@
+"""Which P of AR-A3R is best when tests cost what a LIVE test costs (run on demand, ~1 min).
+
+Leave-one-dataset-out on the embedded snapshot with the live time model of
+:mod:`evaluation.live_time` applied to the simulated test times AND (through the same
+meta-data) to the times the strategies rank with: ``T = folds x fit_time + overhead``.
+Reports the plain P sweep, the P chosen by nested leave-one-dataset-out
+(:func:`evaluation.benchmark.tune_p_nested`) and its outer MIL.  The MIL window is the
+default rule applied to the live times.
+
+Usage::
+
+    python tests/benchmarks/bench_live_time_p.py [--overhead 0.25] [--folds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from evaluation.benchmark import PAPER_P_GRID, p_sweep, tune_p_nested  # noqa: E402
+from evaluation.environments import meta_arrays  # noqa: E402
+from evaluation.live_time import LIVE_OVERHEAD, TimeModel  # noqa: E402
+from metadata.snapshot import load_snapshot  # noqa: E402
+from recommender.average_ranking import AverageRanking, format_p  # noqa: E402
+
+GRID = (1.0, 1 / 2) + PAPER_P_GRID
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--overhead", type=float, default=LIVE_OVERHEAD)
+    ap.add_argument("--folds", type=int, default=5)
+    args = ap.parse_args(argv)
+    model = TimeModel(overhead=args.overhead, scale=args.folds)
+    arrays = model.arrays(meta_arrays(load_snapshot()))
+    sweep = p_sweep(arrays, make_strategy=lambda p: AverageRanking(p=p), grid=GRID)
+    print(f"live time model: {model.describe()}; MIL window [{sweep.tmin:g}, {sweep.tmax:g}] s")
+    for p, r in zip(sweep.grid, sweep.results):
+        print(f"  ar:p={format_p(p):6s} mean MIL {r.mean_mil:.3f}  median {r.median_mil:.3f}")
+    nested = tune_p_nested(arrays, make_strategy=lambda p: AverageRanking(p=p), grid=GRID)
+    counts = Counter(format_p(p) for p in nested.chosen_p)
+    print(f"nested P choice: mean outer MIL {nested.mean_mil:.3f}; chosen P counts {dict(counts.most_common())}")
+
+
+if __name__ == "__main__":
+    main()
