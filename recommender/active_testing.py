@@ -393,13 +393,9 @@ class ActiveTesting:
 
 def from_spec(params: dict, random_state=None) -> ActiveTesting:
     """Registry factory for ``at:p=1/64,sim=none|tested[,sharpness=S][,overhead=O,scale=S]`` (pops what it uses)."""
-    from recommender.registry import parse_p, pop_time_model
+    from recommender.registry import parse_p, pop_number, pop_time_model
 
     p = parse_p(params.pop("p", "1/64"))
     sim = params.pop("sim", "none")
-    raw = params.pop("sharpness", "1")
-    try:
-        sharpness = float(raw)
-    except ValueError:
-        raise InputError(f"strategy 'at': sharpness must be a positive number; got {raw!r}") from None
+    sharpness = pop_number(params, "sharpness", 1.0, strategy="at", rule="a positive number")
     return ActiveTesting(p=p, sim=sim, sharpness=sharpness, **pop_time_model(params, "at"))

@@ -801,16 +801,10 @@ def multi2test_factory(params: dict, random_state=None) -> Multi2Test:
     cost = params.pop("cost", "fit_time")
     if "+" in cost:
         cost = cost.replace("+", ",")
-    alpha_raw = params.pop("alpha", "0.05")
-    try:
-        alpha = float(alpha_raw)
-    except ValueError:
-        raise InputError(f"strategy 'multi2test': alpha must be a number in (0, 1); got {alpha_raw!r}") from None
-    ratio_raw = params.pop("ratio", None)
-    try:
-        ratio = None if ratio_raw is None else float(ratio_raw)
-    except ValueError:
-        raise InputError(f"strategy 'multi2test': ratio must be a positive number; got {ratio_raw!r}") from None
+    from recommender.registry import pop_number
+
+    alpha = pop_number(params, "alpha", 0.05, strategy="multi2test", rule="a number in (0, 1)")
+    ratio = pop_number(params, "ratio", None, strategy="multi2test", rule="a positive number")
     posthoc_method = check_choice("posthoc", params.pop("posthoc", "bergmann"), POSTHOC_METHODS)
     pairwise = check_choice("pairwise", params.pop("pairwise", "auto"), PAIRWISE_TESTS)
     correction = check_choice("correction", params.pop("correction", "holm"), CORRECTIONS)

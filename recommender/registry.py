@@ -26,7 +26,7 @@ from recommender.active_testing import from_spec as active_testing_from_spec
 from recommender.similarity import from_spec as loss_time_from_spec
 from recommender.multitest import multi2test_factory
 
-__all__ = ["STRATEGIES", "parse_p", "parse_strategy", "make_ar", "pop_time_model", "TIME_MODEL_KEYS"]
+__all__ = ["STRATEGIES", "parse_p", "parse_strategy", "make_ar", "pop_number", "pop_time_model", "TIME_MODEL_KEYS"]
 
 #: Spec keys of the live time model (``T = scale * t + overhead``) understood by ar, at and lt.
 TIME_MODEL_KEYS = ("overhead", "scale")
@@ -56,17 +56,47 @@ def parse_p(text) -> float:
     return value
 
 
-def _int_param(params: dict, key: str, default: int, strategy: str) -> int:
+def pop_number(params: dict, key: str, default, *, strategy: str, kind=float, rule: str = "a number",
+               valid=None):
+    """Pop spec parameter ``key`` as a number (``default`` when absent).
+
+    Parameters
+    ----------
+    params : dict
+        Spec parameters (strings); ``key`` is removed from it.
+    key : str
+        Parameter name.
+    default
+        Returned as is when ``key`` is absent.
+    strategy : str
+        Strategy name, for the error message.
+    kind : {float, int}
+        Conversion.
+    rule : str
+        What a valid value is, for the error message (``"a number in (0, 1)"``).
+    valid : callable, optional
+        Predicate on the converted value; False raises like a conversion failure.
+
+    Raises
+    ------
+    InputError
+        ``strategy 'X': key must be <rule>; got '<raw>'``.
+    """
     raw = params.pop(key, None)
     if raw is None:
         return default
     try:
-        value = int(raw)
+        value = kind(raw)
     except ValueError:
-        raise InputError(f"strategy {strategy!r}: {key} must be an integer; got {raw!r}") from None
-    if value < 0:
-        raise InputError(f"strategy {strategy!r}: {key} must be >= 0; got {raw!r}")
+        value = None
+    if value is None or (kind is float and not math.isfinite(value)) or (valid is not None and not valid(value)):
+        raise InputError(f"strategy {strategy!r}: {key} must be {rule}; got {raw!r}")
     return value
+
+
+def _int_param(params: dict, key: str, default: int, strategy: str) -> int:
+    return pop_number(params, key, default, strategy=strategy, kind=int, rule="an integer >= 0",
+                      valid=lambda v: v >= 0)
 
 
 def _seed_from(random_state) -> int:
@@ -82,17 +112,11 @@ def _seed_from(random_state) -> int:
 def pop_time_model(params: dict, strategy: str) -> dict:
     """Pop ``overhead=`` and ``scale=`` from spec parameters -> ``time_overhead``/``time_scale`` kwargs."""
     out = {}
-    for key, kw, rule in (("overhead", "time_overhead", ">= 0 seconds"), ("scale", "time_scale", "> 0")):
-        raw = params.pop(key, None)
-        if raw is None:
-            continue
-        try:
-            value = float(raw)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value) or (value < 0 if key == "overhead" else value <= 0):
-            raise InputError(f"strategy {strategy!r}: {key} must be a number {rule}; got {raw!r}")
-        out[kw] = value
+    for key, kw, rule, valid in (("overhead", "time_overhead", "a number >= 0 seconds", lambda v: v >= 0),
+                                 ("scale", "time_scale", "a number > 0", lambda v: v > 0)):
+        value = pop_number(params, key, None, strategy=strategy, rule=rule, valid=valid)
+        if value is not None:
+            out[kw] = value
     return out
 
 
@@ -105,10 +129,7 @@ def _ar(params: dict, random_state) -> AverageRanking:
     p = parse_p(params.pop("p", "0"))
     kwargs = {}
     if "min_coverage" in params:
-        try:
-            kwargs["min_coverage"] = float(params.pop("min_coverage"))
-        except ValueError:
-            raise InputError("strategy 'ar': min_coverage must be a fraction in [0, 1]") from None
+        kwargs["min_coverage"] = pop_number(params, "min_coverage", None, strategy="ar", rule="a fraction in [0, 1]")
     if "time" in params:
         kwargs["time_kind"] = params.pop("time")
     kwargs.update(pop_time_model(params, "ar"))

@@ -329,17 +329,12 @@ class LossTimeOrder:
 
 def from_spec(params: dict, random_state=None) -> LossTimeOrder:
     """Registry factory for ``lt:h=inf|<number>|auto,p=1/16,passes=2,inner=40[,overhead=O,scale=S]``."""
-    from recommender.registry import parse_p, pop_time_model
+    from recommender.registry import parse_p, pop_number, pop_time_model
 
     h = params.pop("h", "inf")
     p = parse_p(params.pop("p", "1/16"))
-    out = {}
-    for key, default in (("passes", 2), ("inner", 40)):
-        raw = params.pop(key, None)
-        try:
-            out[key] = default if raw is None else int(raw)
-        except ValueError:
-            raise InputError(f"strategy 'lt': {key} must be an integer; got {raw!r}") from None
+    out = {key: pop_number(params, key, default, strategy="lt", kind=int, rule="an integer")
+           for key, default in (("passes", 2), ("inner", 40))}
     seed = 0 if random_state is None or not isinstance(random_state, (int, np.integer)) else int(random_state)
     return LossTimeOrder(h=h, p=p, passes=out["passes"], inner=out["inner"], random_state=seed,
                          **pop_time_model(params, "lt"))

@@ -244,3 +244,31 @@ def test_bad_input():
         parse_strategy("ar:p=3")
     with pytest.raises(InputError, match="grid"):
         p_sweep(hand_meta(), make_strategy=make_ar, grid=())
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("ar:p=1/16,min_coverage=lots", "strategy 'ar': min_coverage must be a fraction in [0, 1]; got 'lots'"),
+        ("ar:p=1/16,overhead=-1", "strategy 'ar': overhead must be a number >= 0 seconds; got '-1'"),
+        ("ar:p=1/16,scale=0", "strategy 'ar': scale must be a number > 0; got '0'"),
+        ("at:p=1/16,sharpness=x", "strategy 'at': sharpness must be a positive number; got 'x'"),
+        ("lt:passes=2.5", "strategy 'lt': passes must be an integer; got '2.5'"),
+        ("multi2test:alpha=nan", "strategy 'multi2test': alpha must be a number in (0, 1); got 'nan'"),
+        ("random:seed=-3", "strategy 'random': seed must be an integer >= 0; got '-3'"),
+    ],
+)
+def test_numeric_spec_parameters_give_one_clear_error(spec, message):
+    with pytest.raises(InputError) as err:
+        parse_strategy(spec)
+    assert str(err.value) == message
+
+
+def test_numeric_spec_parameters_are_parsed():
+    from recommender.registry import pop_number
+
+    params = {"alpha": "0.01", "passes": "3"}
+    assert pop_number(params, "alpha", 0.05, strategy="x") == 0.01
+    assert pop_number(params, "passes", 2, strategy="x", kind=int) == 3
+    assert pop_number(params, "absent", 7, strategy="x") == 7
+    assert params == {}
