@@ -51,9 +51,11 @@ def _fmt_seconds(s: float) -> str:
     return f"{s / 3600:.3g} h"
 
 
-def _add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = False) -> None:
+def _add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = False, meta_default: str = "lcdb") -> None:
     if meta:
-        p.add_argument("--meta", metavar="PATH", help="meta-data file (.parquet or .csv); default: the embedded LCDB snapshot")
+        p.add_argument("--meta", metavar="PATH", help="meta-data file (.parquet or .csv) or an embedded set: lcdb, uci "
+                                                      f"(default: {meta_default})")
+        p.set_defaults(meta_default=meta_default)
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     if out:
         p.add_argument("--out", metavar="DIR", help="write plots and tables to this folder")
@@ -63,6 +65,25 @@ def _add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = Fa
 def _add_window(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tmin", type=float, default=None, metavar="S", help="MIL window start in seconds (default: from the data)")
     p.add_argument("--tmax", type=float, default=None, metavar="S", help="MIL window end in seconds (default: from the data)")
+
+
+def _add_time_model(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--time-model", choices=("fit", "live"), default="fit",
+                   help="test times: as recorded (default), or what a live K-fold test costs, K x t + overhead")
+    p.add_argument("--cv", type=int, default=5, metavar="K", help="--time-model live: folds of a live test (5)")
+    p.add_argument("--time-overhead", type=float, default=None, metavar="SECONDS",
+                   help="--time-model live: seconds per test on top of K x t (default: the calibrated constant)")
+
+
+def _time_model(args, meta):
+    """(arrays-or-meta for the sweep, TimeModel or None, time kind, words) from the --time-model flags."""
+    if args.time_model == "fit":
+        return meta, None, "fit_time", "recorded fit times"
+    from evaluation.live_time import live_arrays
+
+    arrays, model, kind = live_arrays(meta, folds=args.cv, overhead=args.time_overhead)
+    words = "live tests, " + model.describe("fit+predict" if kind == "fit_predict_time" else "fit")
+    return arrays, model, kind, words
 
 
 def _save_figure(ax, target) -> str:
@@ -80,7 +101,7 @@ def _save_figure(ax, target) -> str:
 def _load_meta(args):
     from metadata.snapshot import load_meta
 
-    return load_meta(args.meta)
+    return load_meta(args.meta, default=getattr(args, "meta_default", "lcdb"))
 
 
 # ---------------------------------------------------------------- info
@@ -315,6 +336,7 @@ def _add_benchmark(sub) -> None:
     p.add_argument("--strategy", action="append", required=True, metavar="SPEC",
                    help="ar:p=1/16, ar:p=0, random:seed=0, fastest, best-accuracy, oracle (repeat for several)")
     _add_window(p)
+    _add_time_model(p)
     p.add_argument("--seed", type=int, default=0, help="seed for strategies with randomness when the spec gives none")
     p.set_defaults(func=_run_benchmark)
 
@@ -327,7 +349,8 @@ def _run_benchmark(args) -> None:
 
     strategies = [parse_strategy(s, random_state=args.seed) for s in args.strategy]
     meta = _load_meta(args)
-    suite = benchmark_strategies(strategies, meta, tmin=args.tmin, tmax=args.tmax,
+    _, model, kind, words = _time_model(args, meta)
+    suite = benchmark_strategies(strategies, meta, tmin=args.tmin, tmax=args.tmax, time_kind=kind, time_model=model,
                                  progress=not args.quiet and sys.stderr.isatty())
     written = []
     if args.out:
@@ -347,9 +370,10 @@ def _run_benchmark(args) -> None:
     d = suite.to_dict()
     if args.json:
         d["written"] = written
+        d["time_model"] = words
         _emit_json(d)
         return
-    lines = [f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets, "
+    lines = [f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets ({words}), "
              f"MIL window tmin = {suite.tmin:g} s, tmax = {suite.tmax:g} s (loss in accuracy points)",
              f"{'strategy':<20}{'mean MIL':>10}{'median MIL':>12}{'Spearman':>10}"]
     for r in suite.results:
@@ -379,6 +403,7 @@ def _add_tune_p(sub) -> None:
     _add_window(p)
     p.add_argument("--nested", action="store_true",
                    help="also estimate the MIL of tuned P honestly by nested leave-one-dataset-out")
+    _add_time_model(p)
     p.set_defaults(func=_run_tune_p)
 
 
@@ -390,7 +415,7 @@ def _run_tune_p(args) -> None:
     from recommender.registry import make_ar, parse_p
 
     grid = PAPER_P_GRID if args.p_grid is None else [parse_p(x) for item in args.p_grid for x in item.split(",") if x.strip()]
-    meta = _load_meta(args)
+    meta, _, _, words = _time_model(args, _load_meta(args))
     sweep = p_sweep(meta, make_strategy=make_ar, grid=grid, tmin=args.tmin, tmax=args.tmax)
     nested = None
     if args.nested:
@@ -417,13 +442,13 @@ def _run_tune_p(args) -> None:
              "results": [{"p": float(r.p), "p_label": format_p(r.p), "mean_mil": float(r.mean_mil),
                           "median_mil": float(r.median_mil), "mean_spearman": float(r.mean_spearman)}
                          for r in table.itertuples()],
-             "best_p": sweep.best_p, "written": written}
+             "best_p": sweep.best_p, "time_model": words, "written": written}
         if nested is not None:
             d["nested"] = {"mean_mil": nested.mean_mil, "median_mil": nested.median_mil,
                            "p_counts": {format_p(p): c for p, c in nested.p_counts().items()}}
         _emit_json(d)
         return
-    lines = [f"AR-A3R P sweep, leave-one-dataset-out on {len(sweep.results[0].datasets)} datasets, "
+    lines = [f"AR-A3R P sweep, leave-one-dataset-out on {len(sweep.results[0].datasets)} datasets ({words}), "
              f"MIL window tmin = {sweep.tmin:g} s, tmax = {sweep.tmax:g} s",
              f"{'P':>8}{'mean MIL':>10}{'median MIL':>12}{'Spearman':>10}"]
     for r in table.itertuples():
@@ -520,10 +545,12 @@ def _add_recommend(sub) -> None:
     p.add_argument("--cv", type=int, default=5, metavar="K", help="folds of the live stratified CV (default 5)")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the live evaluation")
     p.add_argument("--time-model", choices=("live", "fit"), default="live",
-                   help="rank with the time of a live test, CV x fit + overhead (default), or the recorded fit time")
+                   help="rank with the time of a live test, CV x (fit+predict) + overhead (default; fit only when "
+                        "the meta-data has no predict times), or the recorded fit time")
     p.add_argument("--time-overhead", type=float, default=None, metavar="SECONDS",
-                   help="seconds a live test costs on top of its fits (default: the calibrated constant)")
-    _add_common(p, out=True)
+                   help="seconds a live test costs on top of its fits and predictions (default: the calibrated "
+                        "constant)")
+    _add_common(p, out=True, meta_default="uci")
     p.set_defaults(func=_run_recommend)
 
 
@@ -566,13 +593,10 @@ def _run_recommend(args) -> None:
                              f"  (total {_fmt_seconds(cum[0])})\n")
             sys.stderr.flush()
 
-    from evaluation.live_time import LIVE_OVERHEAD
-
-    overhead = LIVE_OVERHEAD if args.time_overhead is None else args.time_overhead
     result = recommend(args.dataset, strategy=args.strategy or DEFAULT_STRATEGY, meta=_load_meta(args),
                        budget_seconds=args.budget, top=args.top, exclude_datasets=args.exclude_dataset,
                        target=args.target, cv=args.cv, random_state=args.seed, dry_run=args.dry_run,
-                       time_model=args.time_model, time_overhead=overhead, on_plan=on_plan,
+                       time_model=args.time_model, time_overhead=args.time_overhead, on_plan=on_plan,
                        on_start=None if args.dry_run else on_start, on_observation=on_observation)
     written = []
     if args.out and result.trace is not None:

@@ -276,10 +276,21 @@ def _generic_sequences(strategy, meta, arrays: MetaArrays, rows: np.ndarray, tra
     return seq
 
 
-def _sequences(strategy, meta, arrays, rows, train, *, fast: bool, progress: bool) -> tuple[np.ndarray, str]:
+def _sequences(strategy, meta, arrays, rows, train, *, fast: bool, progress: bool,
+               time_model=None) -> tuple[np.ndarray, str]:
     if fast and hasattr(strategy, "loo_orders"):
+        # the arrays already carry the (live) test times the strategy ranks with
         return _compact(arrays, strategy.loo_orders(arrays, train=train)), "fast"
+    if time_model is not None and hasattr(strategy, "with_time_model"):
+        # fitted on the MetaDataset, the strategy must apply the same time model itself
+        strategy = strategy.with_time_model(time_overhead=time_model.overhead, time_scale=time_model.scale,
+                                            time_kind=_base_time_kind(arrays))
     return _generic_sequences(strategy, meta, arrays, rows, train, progress=progress), "generic"
+
+
+def _base_time_kind(arrays: MetaArrays) -> str:
+    """The meta-data time kind of (possibly time-model transformed) arrays (``fit_time:5 x fit + 0.2 s``)."""
+    return arrays.time_kind.partition(":")[0]
 
 
 def _baselines(arrays: MetaArrays):
@@ -355,6 +366,7 @@ def leave_one_dataset_out(
     time_kind: str = "fit_time",
     fast: bool = True,
     progress: bool = False,
+    time_model=None,
 ) -> BenchmarkResult:
     """Benchmark a strategy by leave-one-dataset-out on a meta-dataset.
 
@@ -374,6 +386,11 @@ def leave_one_dataset_out(
         the generic fit-per-dataset path.
     progress : bool
         Show a progress bar on stderr (generic path, terminals only).
+    time_model : TimeModel, optional
+        Simulate live tests: every ``time_kind`` time ``t`` becomes ``scale * t + overhead``
+        (:mod:`evaluation.live_time`), both in what the tests cost and in what strategies rank
+        with (fast paths rank on the transformed arrays; generic strategies get
+        ``with_time_model``).  Default: the recorded times.
 
     Returns
     -------
@@ -385,11 +402,13 @@ def leave_one_dataset_out(
         Fewer than two datasets, or a bad window (``tmin >= tmax``, ``tmin <= 0``).
     """
     arrays = _as_arrays(meta, metric, time_kind)
+    if time_model is not None:
+        arrays = time_model.arrays(arrays)
     rows = _rows(arrays)
     lo, hi = _window(arrays, tmin, tmax)
     strategy = _prepare(strategy, lo, hi)
     train = np.ones(len(arrays.datasets), dtype=bool)
-    seq, path = _sequences(strategy, meta, arrays, rows, train, fast=fast, progress=progress)
+    seq, path = _sequences(strategy, meta, arrays, rows, train, fast=fast, progress=progress, time_model=time_model)
     name = str(getattr(strategy, "name", type(strategy).__name__))
     return _score(strategy, arrays, seq, rows, lo, hi, name, path)
 
@@ -715,11 +734,13 @@ def benchmark_strategies(
     time_kind: str = "fit_time",
     posthoc_method: str = "holm",
     progress: bool = False,
+    time_model=None,
 ) -> BenchmarkSuite:
     """Leave-one-dataset-out benchmark of several strategies plus a significance test.
 
     Two strategies are compared with the Wilcoxon signed-rank test on per-dataset MIL,
     more with Friedman and an all-pairwise post hoc (see :func:`compare_strategies`).
+    ``time_model`` simulates live test times as in :func:`leave_one_dataset_out`.
     """
     strategies = list(strategies)
     if not strategies:
@@ -729,12 +750,16 @@ def benchmark_strategies(
     if dup:
         raise InputError(f"strategies must be distinct; repeated: {', '.join(dup)}")
     arrays = _as_arrays(meta, metric, time_kind)
-    _rows(arrays)
-    lo, hi = _window(arrays, tmin, tmax)
+    if time_model is not None:
+        live = time_model.arrays(arrays)
+    else:
+        live = arrays
+    _rows(live)
+    lo, hi = _window(live, tmin, tmax)
     results = []
     for s in strategies:
         source = arrays if hasattr(s, "loo_orders") else meta
         results.append(leave_one_dataset_out(s, source, tmin=lo, tmax=hi, metric=metric, time_kind=time_kind,
-                                             progress=progress))
+                                             progress=progress, time_model=time_model))
     comparison = compare_strategies(results, posthoc_method=posthoc_method) if len(results) > 1 else None
     return BenchmarkSuite(results=tuple(results), comparison=comparison, tmin=lo, tmax=hi)

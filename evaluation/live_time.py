@@ -24,6 +24,11 @@ its fits.  The identity (``scale = 1``, ``overhead = 0``) is the plain meta-data
   stratified 5-fold, one repetition; see ``tests/benchmarks/bench_live_overhead.py``),
   none of which is in the live benchmark set.  It is a property of this machine class and
   of the evaluator, not of any learner: no per-learner predict time is invented.
+
+Meta-data measured by algorank's evaluator (the embedded ``uci`` set, or any
+``algorank evaluate`` output) records the predict time too; then ``t`` is fit plus
+predict time and the overhead is only the fixed part, :data:`LIVE_FIXED_OVERHEAD`
+(:func:`default_overhead` picks the constant for the time kind).
 """
 
 from __future__ import annotations
@@ -35,11 +40,17 @@ import numpy as np
 
 from metadata.errors import InputError
 
-__all__ = ["TimeModel", "LIVE_OVERHEAD", "calibrate_overhead", "live_time_model"]
+__all__ = ["TimeModel", "LIVE_OVERHEAD", "LIVE_FIXED_OVERHEAD", "default_overhead", "calibrate_overhead",
+           "live_time_model", "meta_time_kind", "live_arrays"]
 
 #: Seconds a live 5-fold test costs on top of its 5 fits (median over the 80 tests of
 #: bench_live_overhead.py on sklearn iris/wine/breast_cancer/digits: 0.262 s; 2-core machine, loaded).
 LIVE_OVERHEAD = 0.26
+
+#: Seconds a live 5-fold test costs on top of its 5 fits AND 5 predictions (splitting, cloning,
+#: preprocessing, scoring, bookkeeping): the fixed part of :data:`LIVE_OVERHEAD`, for meta-data that
+#: records predict times (bench_live_overhead.py, median of ``fixed`` over the same 80 tests).
+LIVE_FIXED_OVERHEAD = 0.0
 
 
 @dataclass(frozen=True)
@@ -88,11 +99,12 @@ class TimeModel:
             return arrays
         return replace(arrays, seconds=self.apply(arrays.seconds), time_kind=f"{arrays.time_kind}:{self.describe()}")
 
-    def describe(self) -> str:
-        """Short text, e.g. ``5 x fit + 0.25 s``."""
+    def describe(self, kind: str = "fit") -> str:
+        """Short text, e.g. ``5 x fit + 0.25 s`` (``kind`` names the meta-data time, e.g. ``fit+predict``)."""
         if self.is_identity:
-            return "fit"
-        return f"{self.scale:g} x fit + {self.overhead:g} s"
+            return kind
+        term = kind if "+" not in kind else f"({kind})"
+        return f"{self.scale:g} x {term} + {self.overhead:g} s"
 
 
 def live_time_model(folds: int, *, overhead: float = LIVE_OVERHEAD) -> TimeModel:
@@ -102,8 +114,25 @@ def live_time_model(folds: int, *, overhead: float = LIVE_OVERHEAD) -> TimeModel
     return TimeModel(overhead=overhead, scale=int(folds))
 
 
-def calibrate_overhead(seconds, fit_time_mean, folds) -> float:
+def default_overhead(time_kind: str = "fit_time") -> float:
+    """The calibrated per-test overhead on top of ``folds x`` the ``time_kind`` time.
+
+    :data:`LIVE_OVERHEAD` for fit times (it then also covers prediction), and
+    :data:`LIVE_FIXED_OVERHEAD` for fit plus predict times (meta-data measured by the
+    evaluator, e.g. the embedded ``uci`` set).
+    """
+    if time_kind == "fit_time":
+        return LIVE_OVERHEAD
+    if time_kind == "fit_predict_time":
+        return LIVE_FIXED_OVERHEAD
+    raise InputError(f"time_kind must be fit_time or fit_predict_time; got {time_kind!r}")
+
+
+def calibrate_overhead(seconds, fit_time_mean, folds, predict_time_mean=None) -> float:
     """Per-test overhead from live tests: median of ``seconds - folds * fit_time_mean``, at least 0.
+
+    With ``predict_time_mean``, the fixed part: median of
+    ``seconds - folds * (fit_time_mean + predict_time_mean)``.
 
     Parameters
     ----------
@@ -113,6 +142,8 @@ def calibrate_overhead(seconds, fit_time_mean, folds) -> float:
         Mean fit time per fold measured in that test.
     folds : int or array-like
         Folds of each test.
+    predict_time_mean : array-like, optional
+        Mean predict time per fold measured in each test.
 
     Returns
     -------
@@ -128,8 +159,46 @@ def calibrate_overhead(seconds, fit_time_mean, folds) -> float:
     k = np.broadcast_to(np.asarray(folds, dtype=float), s.shape)
     if s.shape != f.shape:
         raise InputError(f"seconds and fit_time_mean must have the same length; got {s.shape} and {f.shape}")
+    if predict_time_mean is not None:
+        pt = np.asarray(predict_time_mean, dtype=float)
+        if pt.shape != s.shape:
+            raise InputError(f"seconds and predict_time_mean must have the same length; got {s.shape} and {pt.shape}")
+        f = f + pt
     extra = s - k * f
     extra = extra[np.isfinite(extra)]
     if extra.size == 0:
         raise InputError("calibrate_overhead needs at least one test with finite seconds and fit time")
     return float(max(0.0, np.median(extra)))
+
+
+def meta_time_kind(meta) -> str:
+    """``"fit_predict_time"`` when the meta-data records predict times (finite and positive in at least
+    95 % of its successful runs, e.g. the evaluator-built ``uci`` set), else ``"fit_time"`` (e.g. LCDB,
+    whose predict times are NaN, or a table without the column, where they default to 0)."""
+    runs = meta.runs
+    ok = runs["status"] == "ok"
+    if not ok.any():
+        return "fit_time"
+    pt = runs.loc[ok, "predict_time"].to_numpy(dtype=float)
+    recorded = np.isfinite(pt) & (pt > 0)
+    return "fit_predict_time" if recorded.mean() >= 0.95 else "fit_time"
+
+
+def live_arrays(meta, *, folds: int = 5, overhead: float | None = None, metric: str = "accuracy"):
+    """Meta-data arrays whose seconds are live test times, for simulating live tests.
+
+    ``T = folds x t + overhead`` with ``t`` the time :func:`meta_time_kind` picks and
+    ``overhead`` by default :func:`default_overhead` for it.
+
+    Returns
+    -------
+    arrays : MetaArrays
+        Pass as the meta-data of the leave-one-dataset-out functions.
+    model : TimeModel
+    time_kind : str
+    """
+    from evaluation.environments import meta_arrays
+
+    kind = meta_time_kind(meta)
+    model = live_time_model(folds, overhead=default_overhead(kind) if overhead is None else overhead)
+    return model.arrays(meta_arrays(meta, metric=metric, time_kind=kind)), model, kind

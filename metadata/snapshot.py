@@ -1,9 +1,21 @@
-"""The embedded LCDB snapshot: the default meta-data of every command.
+"""The embedded meta-datasets: the LCDB snapshot and the evaluator-built UCI set.
 
-The snapshot is a Parquet file shipped inside the ``metadata`` package
-(``metadata/data/lcdb_snapshot.parquet``) with a JSON record of its SHA-256
-checksum and basic counts next to it.  ``algorank snapshot build`` (which needs
-the ``lcdb`` extra) rebuilds both from the installed ``lcdb`` package.
+Two meta-datasets ship inside the ``metadata`` package, each a Parquet file with a
+JSON record of its SHA-256 checksum and basic counts next to it:
+
+``lcdb`` (``metadata/data/lcdb_snapshot.parquet``)
+    LCDB 0.1.0: 20 learners on 248 datasets, one fit per seed pair, fit times only.
+    The default meta-data of ``info``, ``rank``, ``benchmark``, ``tune-p`` and
+    ``multitest``.  ``algorank snapshot build`` (``lcdb`` extra) rebuilds it.
+``uci`` (``metadata/data/uci_evaluator.parquet``)
+    The same 20 learners run by algorank's own evaluator in the live setting
+    (stratified 5-fold CV, one repetition, per-fold feature preprocessing, fit and
+    predict times) on the public UCI/StatLib classification datasets of
+    ``../shared/datasets`` selected by a fixed rule
+    (``tests/benchmarks/bench_live_recommend.py``, which also rebuilds it).  Meta-data
+    measured the way a live test is run; the default of ``recommend``.
+
+Either name is accepted wherever a meta-data path is (``--meta uci``).
 """
 
 from __future__ import annotations
@@ -19,13 +31,19 @@ from .dataset import MetaDataset
 from .errors import InputError
 from .io import atomic_write_text
 
-__all__ = ["SNAPSHOT_FILE", "SNAPSHOT_RECORD", "snapshot_path", "snapshot_record", "load_snapshot", "load_meta",
-           "build_snapshot", "file_sha256"]
+__all__ = ["SNAPSHOT_FILE", "SNAPSHOT_RECORD", "EMBEDDED", "snapshot_path", "snapshot_record", "load_snapshot",
+           "load_embedded", "embedded_path", "embedded_record", "load_meta", "build_snapshot", "file_sha256"]
 
 logger = logging.getLogger(__name__)
 
 SNAPSHOT_FILE = "lcdb_snapshot.parquet"
 SNAPSHOT_RECORD = "lcdb_snapshot.json"
+
+#: Embedded meta-datasets: name -> (Parquet file, JSON record) in ``metadata/data``.
+EMBEDDED = {
+    "lcdb": (SNAPSHOT_FILE, SNAPSHOT_RECORD),
+    "uci": ("uci_evaluator.parquet", "uci_evaluator.json"),
+}
 
 
 def file_sha256(path: str | Path) -> str:
@@ -57,9 +75,46 @@ def load_snapshot() -> MetaDataset:
     return MetaDataset.load(path)
 
 
-def load_meta(path: str | Path | None = None) -> MetaDataset:
-    """Load meta-data from ``path``, or the embedded snapshot when ``path`` is None."""
-    return load_snapshot() if path is None else MetaDataset.load(path)
+def _embedded_name(name: str) -> str:
+    if name not in EMBEDDED:
+        raise InputError(f"unknown embedded meta-data {name!r}; known: {', '.join(EMBEDDED)}")
+    return name
+
+
+def embedded_path(name: str) -> Path:
+    """Path of the Parquet file of the embedded meta-dataset ``name`` (see :data:`EMBEDDED`)."""
+    file, _ = EMBEDDED[_embedded_name(name)]
+    return Path(str(resources.files("metadata").joinpath("data", file)))
+
+
+def embedded_record(name: str) -> dict:
+    """The recorded checksum, counts and provenance of the embedded meta-dataset ``name``."""
+    _, record = EMBEDDED[_embedded_name(name)]
+    return json.loads(resources.files("metadata").joinpath("data", record).read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=None)
+def load_embedded(name: str) -> MetaDataset:
+    """Load the embedded meta-dataset ``name`` (cached; treat the result as read-only)."""
+    if _embedded_name(name) == "lcdb":
+        return load_snapshot()
+    path = embedded_path(name)
+    if not path.is_file():
+        raise InputError(f"the embedded meta-data {name!r} is missing at {path}")
+    return MetaDataset.load(path, source=embedded_record(name).get("source"))
+
+
+def load_meta(path: str | Path | None = None, *, default: str = "lcdb") -> MetaDataset:
+    """Load meta-data from a file ``path`` or an embedded name (``"lcdb"``, ``"uci"``).
+
+    ``None`` loads the embedded meta-dataset ``default``.  A name wins over a file of
+    the same name in the working directory only when no such file exists.
+    """
+    if path is None:
+        return load_embedded(default)
+    if isinstance(path, str) and path in EMBEDDED and not Path(path).exists():
+        return load_embedded(path)
+    return MetaDataset.load(path)
 
 
 def build_snapshot(out_dir: str | Path | None = None, *, lcdb_dir: str | Path | None = None) -> dict:

@@ -301,10 +301,12 @@ class ActiveTesting:
     def __repr__(self) -> str:
         return f"ActiveTesting({self.name!r})"
 
-    def with_time_model(self, *, time_overhead: float = 0.0, time_scale: float = 1.0) -> "ActiveTesting":
-        """An unfitted copy using the live time model ``T = time_scale * t + time_overhead``."""
+    def with_time_model(self, *, time_overhead: float = 0.0, time_scale: float = 1.0,
+                        time_kind: str | None = None) -> "ActiveTesting":
+        """An unfitted copy using the live time model ``T = time_scale * t + time_overhead`` (``t``: the
+        ``time_kind`` time, default unchanged)."""
         return ActiveTesting(p=self.p, sim=self.sim, sharpness=self.sharpness, min_time=self.min_time,
-                             min_accuracy=self.min_accuracy, metric=self.metric, time_kind=self.time_kind,
+                             min_accuracy=self.min_accuracy, metric=self.metric, time_kind=time_kind or self.time_kind,
                              time_overhead=time_overhead, time_scale=time_scale)
 
     def fit(self, meta) -> "ActiveTesting":

@@ -170,9 +170,12 @@ class AverageRanking:
         """Multiplier of every meta-data time before A3R."""
         return self.time_model.scale
 
-    def with_time_model(self, *, time_overhead: float = 0.0, time_scale: float = 1.0) -> "AverageRanking":
-        """An unfitted copy ranking with ``T = time_scale * t + time_overhead`` (same name)."""
-        return AverageRanking(self.metric, p=self.p, time_kind=self.time_kind, min_coverage=self.min_coverage,
+    def with_time_model(self, *, time_overhead: float = 0.0, time_scale: float = 1.0,
+                        time_kind: str | None = None) -> "AverageRanking":
+        """An unfitted copy ranking with ``T = time_scale * t + time_overhead`` (same name); ``t`` is the
+        ``time_kind`` time (default: unchanged)."""
+        return AverageRanking(self.metric, p=self.p, time_kind=time_kind or self.time_kind,
+                              min_coverage=self.min_coverage,
                               time_floor=self.time_floor, name=self.name, time_overhead=time_overhead,
                               time_scale=time_scale)
 

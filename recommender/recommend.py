@@ -15,15 +15,22 @@ turned into the time of a live test by the live time model.  For fixed-order
 strategies this is exactly the order that will be followed; for active testing
 the live order can differ, since it reacts to the real results.
 
-Live time model (default).  LCDB times are single fits without prediction; a live
-test is ``cv`` fits and predictions plus a fixed cost.  With ``time_model="live"``
-a strategy given as a spec ranks with ``T = cv x fit_time + time_overhead``
-(:mod:`evaluation.live_time`; ``time_overhead`` defaults to the calibrated
-:data:`~evaluation.live_time.LIVE_OVERHEAD`), unless the spec sets ``overhead=`` or
-``scale=`` itself; ``time_model="fit"`` ranks with the recorded fit times.
-Strategy objects are used as given.  The default strategy's P is the one nested
-leave-one-dataset-out picks on the snapshot under this time model
-(``tests/benchmarks/bench_live_time_p.py``).
+Meta-data (default :data:`DEFAULT_META`, the embedded ``uci`` set).  The prior runs are
+those of algorank's own evaluator in the live setting (stratified 5-fold CV, per-fold
+preprocessing, fit and predict times) on public UCI/StatLib datasets, so what the
+ranking expects is measured the way the live test runs.  ``meta=load_meta("lcdb")``
+ranks from LCDB instead (unscaled features, single fits, no predict times).
+
+Live time model (default).  A live test is ``cv`` fits and predictions plus a fixed
+cost.  With ``time_model="live"`` a strategy given as a spec ranks with
+``T = cv x t + time_overhead`` (:mod:`evaluation.live_time`), where ``t`` is the
+meta-data's fit plus predict time when it records predict times and the fit time
+otherwise (:func:`~evaluation.live_time.meta_time_kind`), and ``time_overhead`` defaults
+to the calibrated constant for that kind (:func:`~evaluation.live_time.default_overhead`); a spec that
+sets ``overhead=``, ``scale=`` or ``time=`` itself is used as given, and
+``time_model="fit"`` ranks with the recorded fit times.  Strategy objects are used as
+given.  The default strategy's P is the one nested leave-one-dataset-out picks on the
+default meta-data under this time model (``tests/benchmarks/bench_live_time_p.py``).
 
 Stopping.  The loop stops when the policy says so (nothing left), after ``top``
 tests, when ``budget_seconds`` of wall-clock time are spent (the test that
@@ -43,21 +50,25 @@ import numpy as np
 
 from evaluation.datasets import LoadedDataset, load_dataset
 from evaluation.live import LiveEnvironment
-from evaluation.live_time import LIVE_OVERHEAD, TimeModel, live_time_model
+from evaluation.live_time import TimeModel, default_overhead, live_time_model, meta_time_kind
 from evaluation.trace import Observation, Trace, run_policy
 from metadata.errors import InputError
 from metadata.learners import short_name
 from recommender.registry import parse_strategy
 from recommender.similarity import feature_center_scale, meta_feature_matrix, similarity_weights
 
-__all__ = ["PlannedTest", "Recommendation", "recommend", "plan", "expected_performance", "DEFAULT_STRATEGY",
-           "TIME_MODELS"]
+__all__ = ["PlannedTest", "Recommendation", "recommend", "plan", "expected_performance",
+           "live_strategy", "DEFAULT_STRATEGY", "DEFAULT_META", "TIME_MODELS"]
 
 logger = logging.getLogger(__name__)
 
 #: Strategy used when none is given (AR-A3R with the P that nested tuning picks on the snapshot
 #: under the live time model, see tests/benchmarks/bench_live_time_p.py).
 DEFAULT_STRATEGY = "ar:p=1/4"
+
+#: Embedded meta-data used when none is given: the ``uci`` set measured by algorank's own evaluator
+#: in the live setting (see :mod:`metadata.snapshot`).
+DEFAULT_META = "uci"
 
 #: Accepted values of ``time_model``.
 TIME_MODELS = ("live", "fit")
@@ -191,10 +202,10 @@ def _dataset_info(data: LoadedDataset) -> dict:
 
 
 def expected_performance(meta, dataset_info: Mapping, *, neighbours: int = 10, folds: int = 5,
-                         overhead: float = 0.0) -> dict:
+                         overhead: float = 0.0, time_kind: str = "fit_time") -> dict:
     """Median accuracy and live test time of each learner on the most similar prior datasets.
 
-    The time is ``folds x`` the median fit time there ``+ overhead`` (seconds).
+    The time is ``folds x`` the median ``time_kind`` time there ``+ overhead`` (seconds).
 
     Returns
     -------
@@ -203,7 +214,7 @@ def expected_performance(meta, dataset_info: Mapping, *, neighbours: int = 10, f
         no result on those datasets.
     """
     acc = meta.matrix("accuracy")
-    sec = meta.matrix("fit_time").reindex(index=acc.index, columns=acc.columns)
+    sec = meta.matrix(time_kind).reindex(index=acc.index, columns=acc.columns)
     table = meta.datasets.set_index("dataset")
     rows = [table.loc[d].to_dict() if d in table.index else {} for d in acc.index]
     feats = meta_feature_matrix(rows)
@@ -270,7 +281,7 @@ def recommend(
     evaluator=None,
     neighbours: int = 10,
     time_model: str = "live",
-    time_overhead: float = LIVE_OVERHEAD,
+    time_overhead: float | None = None,
     on_plan: Callable | None = None,
     on_start: Callable | None = None,
     on_observation: Callable | None = None,
@@ -285,7 +296,7 @@ def recommend(
     strategy : str or Strategy
         A spec (``ar:p=1/16``, ``at:p=1/16,sim=tested``, ``lt:h=inf``, ...) or a strategy object.
     meta : MetaDataset, optional
-        Prior runs; default the embedded LCDB snapshot.
+        Prior runs; default the embedded meta-data :data:`DEFAULT_META`.
     budget_seconds : float or None
         Wall-clock budget of the live tests (None: no limit).
     top : int, optional
@@ -306,11 +317,13 @@ def recommend(
         Similar prior datasets used for the expected accuracy and time.
     time_model : {"live", "fit"}
         ``"live"``: a strategy spec ranks with the time of a live test,
-        ``cv x fit_time + time_overhead`` (unless the spec sets ``overhead=``/``scale=``);
-        ``"fit"``: with the recorded single-fit times.
-    time_overhead : float
-        Seconds a live test costs on top of its fits (default the calibrated
-        :data:`~evaluation.live_time.LIVE_OVERHEAD`).
+        ``cv x t + time_overhead`` with ``t`` the fit plus predict time when the meta-data
+        records predict times (:func:`~evaluation.live_time.meta_time_kind`), else the fit time
+        (unless the spec sets ``overhead=``/``scale=``/``time=``); ``"fit"``: with the recorded
+        fit times.
+    time_overhead : float, optional
+        Seconds a live test costs on top of ``cv x t`` (default the calibrated
+        :func:`~evaluation.live_time.default_overhead` for that time).
     on_plan, on_start, on_observation : callable, optional
         Progress hooks: called with the plan, with each learner id before its test, and
         with each observation as it arrives.
@@ -329,33 +342,20 @@ def recommend(
         raise InputError(f"top must be an integer >= 1; got {top!r}")
     if isinstance(cv, bool) or int(cv) != cv or cv < 2:
         raise InputError(f"cv must be an integer >= 2; got {cv!r}")
-    if time_model not in TIME_MODELS:
-        raise InputError(f"time_model must be one of {', '.join(TIME_MODELS)}; got {time_model!r}")
-    live = live_time_model(int(cv), overhead=time_overhead) if time_model == "live" else TimeModel()
     data = dataset if isinstance(dataset, LoadedDataset) else load_dataset(str(dataset), target=target)
     if meta is None:
-        from metadata.snapshot import load_snapshot
+        from metadata.snapshot import load_meta
 
-        meta = load_snapshot()
+        meta = load_meta(None, default=DEFAULT_META)
     excluded = tuple(str(d) for d in exclude_datasets)
     if excluded:
         meta = meta.exclude(datasets=excluded)
-    if isinstance(strategy, str):
-        strat = parse_strategy(strategy, random_state=random_state)
-        explicit = _sets_time_model(strategy)
-        if not live.is_identity and not explicit and hasattr(strat, "with_time_model"):
-            name = strat.name
-            strat = strat.with_time_model(time_overhead=live.overhead, time_scale=live.scale)
-            strat.name = name
-            used = live.describe()
-        else:
-            tm = getattr(strat, "time_model", None)
-            used = tm.describe() if isinstance(tm, TimeModel) else "fit"
-    else:
-        strat, used = strategy, "given"
+    strat, used, kind, live = live_strategy(strategy, meta, time_model=time_model, cv=int(cv),
+                                            time_overhead=time_overhead, random_state=random_state)
     strat.fit(meta)
     info = _dataset_info(data)
-    expected = expected_performance(meta, info, neighbours=neighbours, folds=int(cv), overhead=live.overhead)
+    expected = expected_performance(meta, info, neighbours=neighbours, folds=int(cv), overhead=live.overhead,
+                                    time_kind=kind)
     planned = plan(strat, info, expected, top=top)
     if on_plan is not None:
         on_plan(planned)
@@ -373,13 +373,55 @@ def recommend(
                           time_model=used)
 
 
+def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time_overhead: float | None = None,
+                  random_state: int = 0):
+    """The unfitted strategy :func:`recommend` runs, ranking with the time of a live test.
+
+    Parameters
+    ----------
+    strategy : str or Strategy
+        A spec or a strategy object (objects are used as given).
+    meta : MetaDataset
+        The meta-data it will be fitted on (decides the time kind,
+        :func:`~evaluation.live_time.meta_time_kind`).
+    time_model, cv, time_overhead, random_state
+        As in :func:`recommend`.
+
+    Returns
+    -------
+    strategy : Strategy
+        Unfitted.
+    used : str
+        The time model in words (``5 x (fit+predict) + 0.1 s``, ``fit``, ``given``).
+    time_kind : str
+        The meta-data time the strategy ranks with.
+    live : TimeModel
+        The live time model (identity for ``time_model="fit"``).
+    """
+    if time_model not in TIME_MODELS:
+        raise InputError(f"time_model must be one of {', '.join(TIME_MODELS)}; got {time_model!r}")
+    kind = meta_time_kind(meta) if time_model == "live" else "fit_time"
+    if time_overhead is None:
+        time_overhead = default_overhead(kind)
+    live = live_time_model(int(cv), overhead=time_overhead) if time_model == "live" else TimeModel()
+    if not isinstance(strategy, str):
+        return strategy, "given", getattr(strategy, "time_kind", "fit_time"), live
+    strat = parse_strategy(strategy, random_state=random_state)
+    if not live.is_identity and not _sets_time_model(strategy) and hasattr(strat, "with_time_model"):
+        strat = strat.with_time_model(time_overhead=live.overhead, time_scale=live.scale, time_kind=kind)
+        return strat, live.describe("fit+predict" if kind == "fit_predict_time" else "fit"), kind, live
+    tm = getattr(strat, "time_model", None)
+    used = tm.describe() if isinstance(tm, TimeModel) else "fit"
+    return strat, used, getattr(strat, "time_kind", "fit_time"), live
+
+
 def _sets_time_model(spec: str) -> bool:
     """Whether a strategy spec sets ``overhead=`` or ``scale=`` itself."""
     from recommender.registry import TIME_MODEL_KEYS
 
     _, _, rest = str(spec).partition(":")
     keys = {item.partition("=")[0].strip().lower() for item in rest.split(",") if "=" in item}
-    return bool(keys & set(TIME_MODEL_KEYS))
+    return bool(keys & (set(TIME_MODEL_KEYS) | {"time"}))
 
 
 class _Announcing:

@@ -239,10 +239,14 @@ class LossTimeOrder:
         other.name = self.name
         return other
 
-    def with_time_model(self, *, time_overhead: float = 0.0, time_scale: float = 1.0) -> "LossTimeOrder":
-        """An unfitted copy using the live time model ``T = time_scale * t + time_overhead``."""
+    def with_time_model(self, *, time_overhead: float = 0.0, time_scale: float = 1.0,
+                        time_kind: str | None = None) -> "LossTimeOrder":
+        """An unfitted copy using the live time model ``T = time_scale * t + time_overhead`` (``t``: the
+        ``time_kind`` time, default unchanged)."""
         other = self.with_window(self.tmin, self.tmax)
         other.time_model = TimeModel(overhead=time_overhead, scale=time_scale)
+        if time_kind:
+            other.time_kind = time_kind
         return other
 
     # ------------------------------------------------------------------ data

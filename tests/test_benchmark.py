@@ -272,3 +272,37 @@ def test_numeric_spec_parameters_are_parsed():
     assert pop_number(params, "passes", 2, strategy="x", kind=int) == 3
     assert pop_number(params, "absent", 7, strategy="x") == 7
     assert params == {}
+
+
+@pytest.mark.parametrize("spec", ["ar:p=1/4", "ar:p=1/64", "at:p=1/4,sim=tested"])
+def test_live_time_model_fast_path_equals_generic_path(spec):
+    # Under a live time model the fast path ranks on transformed arrays while the generic
+    # path fits on the MetaDataset with the strategy's own with_time_model: same orders.
+    from evaluation.live_time import TimeModel
+
+    meta = synthetic_meta(n_datasets=8, seed=3)
+    model = TimeModel(overhead=0.5, scale=5)
+    fast = leave_one_dataset_out(parse_strategy(spec), meta, tmin=0.1, tmax=1000, time_model=model)
+    slow = leave_one_dataset_out(parse_strategy(spec), meta, tmin=0.1, tmax=1000, time_model=model, fast=False)
+    assert fast.path == "fast" and slow.path == "generic"
+    assert np.array_equal(fast.sequences, slow.sequences) and np.array_equal(fast.mil, slow.mil)
+    # the simulated tests cost the live time: 5 x t + 0.5 s each
+    plain = leave_one_dataset_out(parse_strategy(spec), meta, tmin=0.1, tmax=1000)
+    valid = plain.sequences[0] >= 0
+    assert fast.seconds[0][valid].min() >= 0.5
+
+
+def test_live_time_model_changes_the_a3r_order():
+    # two learners: L0 accurate and 10x slower to fit than L1; with an overhead that dwarfs
+    # both fit times, the live costs are almost equal and A3R(P=1/4) prefers the accurate one
+    cells = {}
+    for d in range(4):
+        cells[(f"d{d}", "L0")] = (0.90, 0.01)
+        cells[(f"d{d}", "L1")] = (0.85, 0.001)
+    meta = make_meta(cells, {f"d{d}": 0.5 for d in range(4)})
+    from evaluation.live_time import TimeModel
+
+    plain = leave_one_dataset_out(AverageRanking(p=1 / 4), meta, tmin=1e-4, tmax=10)
+    live = leave_one_dataset_out(AverageRanking(p=1 / 4), meta, tmin=1e-4, tmax=10,
+                                 time_model=TimeModel(overhead=1.0, scale=5))
+    assert list(plain.sequences[0]) == [1, 0] and list(live.sequences[0]) == [0, 1]

@@ -96,6 +96,30 @@ def test_tune_p_json(capsys, small_meta):
     assert {"tmin", "tmax", "nested"} <= set(d)
 
 
+def test_live_time_model_flags(capsys, small_meta):
+    from evaluation.benchmark import p_sweep
+    from evaluation.live_time import TimeModel
+    from evaluation.environments import meta_arrays
+    from recommender.registry import make_ar
+
+    code, out, err = _run(capsys, "tune-p", "--meta", str(small_meta), "--p-grid", "1/4", "0", "--json",
+                          "--time-model", "live", "--cv", "3", "--time-overhead", "0.5")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["time_model"] == "live tests, 3 x fit + 0.5 s"
+    # the same numbers as sweeping the transformed times directly
+    arrays = TimeModel(overhead=0.5, scale=3).arrays(meta_arrays(MetaDataset.load(small_meta)))
+    direct = p_sweep(arrays, make_strategy=make_ar, grid=[0.25, 0.0])
+    assert [r["mean_mil"] for r in d["results"]] == pytest.approx([r.mean_mil for r in direct.results])
+    assert (d["tmin"], d["tmax"]) == (direct.tmin, direct.tmax)
+    code, out, err = _run(capsys, "benchmark", "--meta", str(small_meta), "--strategy", "ar:p=1/4",
+                          "--strategy", "lt:h=inf", "--time-model", "live")
+    assert code == 0, err
+    assert "(live tests, 5 x fit + 0.26 s)" in out
+    code, out, err = _run(capsys, "tune-p", "--meta", str(small_meta), "--time-model", "live", "--time-overhead", "-1")
+    assert code == 2 and err.startswith("error: ") and "time_overhead" in err
+
+
 @pytest.mark.parametrize(
     "argv,needle",
     [

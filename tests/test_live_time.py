@@ -114,3 +114,29 @@ def test_at_and_lt_use_the_model_like_transformed_meta_data():
     ref = LossTimeOrder(h="inf", p=0.25, tmin=0.1, tmax=10)
     assert lt.fit(arrays).order_for({}) == ref.fit(live.arrays(arrays)).order_for({})
     assert lt.with_time_model().time_model.is_identity
+
+
+def test_describe_names_the_time_kind_and_default_overhead_follows_it():
+    from evaluation.live_time import LIVE_FIXED_OVERHEAD, default_overhead
+
+    m = TimeModel(overhead=0.1, scale=5)
+    assert m.describe("fit+predict") == "5 x (fit+predict) + 0.1 s"
+    assert TimeModel().describe("fit+predict") == "fit+predict"
+    assert default_overhead("fit_time") == LIVE_OVERHEAD
+    assert default_overhead("fit_predict_time") == LIVE_FIXED_OVERHEAD
+    # the fixed part excludes the predictions, so it is smaller than the fit-only overhead
+    assert 0 <= LIVE_FIXED_OVERHEAD < LIVE_OVERHEAD
+    with pytest.raises(InputError, match="time_kind"):
+        default_overhead("wall")
+
+
+def test_calibrate_overhead_with_predict_times():
+    # hand-computed: seconds - 5 x (fit + predict) = 0.1, 0.3, 0.2 -> median 0.2
+    seconds = [1.1, 0.8, 0.45]
+    fit = [0.1, 0.05, 0.02]
+    predict = [0.1, 0.05, 0.03]
+    assert calibrate_overhead(seconds, fit, 5, predict_time_mean=predict) == pytest.approx(0.2)
+    # without predict times the predictions count as overhead: 0.6, 0.55, 0.35 -> 0.55
+    assert calibrate_overhead(seconds, fit, 5) == pytest.approx(0.55)
+    with pytest.raises(InputError, match="predict_time_mean"):
+        calibrate_overhead(seconds, fit, 5, predict_time_mean=[0.1])

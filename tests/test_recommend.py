@@ -166,3 +166,54 @@ def test_failed_learner_is_one_note_not_an_evaluator_warning(iris, caplog):
 
     Evaluator(scheme="cv", cv=3, repeats=1, progress=False).evaluate(iris, ["helpers_estimators.FailingClassifier"])
     assert any("failed on" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+
+
+def _meta_with_predict(learners, predict):
+    meta = _meta(learners)
+    runs = meta.runs.assign(predict_time=predict)
+    return MetaDataset(runs, meta.datasets)
+
+
+def test_time_kind_follows_the_meta_data(iris):
+    from evaluation.live_time import LIVE_FIXED_OVERHEAD
+    from evaluation.live_time import meta_time_kind
+
+    lcdb_like = _meta(LEARNERS)  # no predict times
+    assert meta_time_kind(lcdb_like) == "fit_time"
+    evaluator_like = _meta_with_predict(LEARNERS, 0.02)
+    assert meta_time_kind(evaluator_like) == "fit_predict_time"
+    r = recommend(iris, strategy="ar:p=0", meta=evaluator_like, dry_run=True, cv=3)
+    # expected test time: 3 x (median fit + predict) + the fixed overhead
+    assert r.plan[0].expected_seconds == pytest.approx(3 * (0.01 + 0.02) + LIVE_FIXED_OVERHEAD)
+    assert r.time_model == f"3 x (fit+predict) + {LIVE_FIXED_OVERHEAD:g} s"
+    own = recommend(iris, strategy="ar:p=1/4,time=fit_time", meta=evaluator_like, dry_run=True, cv=3)
+    assert own.time_model == "fit"  # a spec that names its time kind is used as given
+
+
+def test_predict_time_changes_the_time_aware_order(iris):
+    # learner 0 is the most accurate and the fastest to fit, but predicting with it is slow
+    # (like kNN): with fit times only it goes first, with fit + predict it goes last
+    rows = []
+    for d in range(4):
+        for i, (acc, fit, pred) in enumerate([(0.90, 0.001, 2.0), (0.88, 0.01, 0.001), (0.87, 0.02, 0.001)]):
+            rows.append({"dataset": f"d{d}", "learner": LEARNERS[i], "repeat": 0, "fold": 0, "accuracy": acc,
+                         "fit_time": fit, "predict_time": pred})
+    meta = MetaDataset(pd.DataFrame(rows))
+    with_predict = recommend(iris, strategy="ar:p=1/4", meta=meta, dry_run=True, cv=3)
+    assert [p.learner for p in with_predict.plan][-1] == LEARNERS[0]
+    fit_only = recommend(iris, strategy="ar:p=1/4", meta=meta, dry_run=True, cv=3, time_model="fit")
+    assert fit_only.plan[0].learner == LEARNERS[0]
+
+
+@pytest.mark.parametrize("spec", ["ar:p=1/4", "at:p=1/4,sim=tested", "lt:h=inf"])
+def test_every_registered_strategy_gets_the_live_time_model(iris, spec):
+    # regression: the live time model used to assign .name on the strategy, which
+    # ActiveTesting exposes as a read-only property (recommend --strategy at:... crashed)
+    from recommender.recommend import live_strategy
+
+    meta = _meta_with_predict(LEARNERS, 0.02)
+    strat, used, kind, live = live_strategy(spec, meta, cv=3, time_overhead=0.5)
+    assert strat.name == spec and kind == "fit_predict_time" and used == "3 x (fit+predict) + 0.5 s"
+    assert live.scale == 3 and live.overhead == 0.5
+    r = recommend(iris, strategy=spec, meta=meta, dry_run=True, cv=3)
+    assert sorted(p.learner for p in r.plan) == sorted(LEARNERS)

@@ -58,3 +58,50 @@ def test_rebuild_reproduces_committed_snapshot(tmp_path):
 
     rebuilt = MetaDataset.load(tmp_path / "lcdb_snapshot.parquet")
     pd.testing.assert_frame_equal(rebuilt.runs, load_snapshot().runs)
+
+
+# ---------------------------------------------------------------- the evaluator-built 'uci' set
+def test_uci_checksum_counts_and_provenance():
+    from metadata.snapshot import embedded_path, embedded_record, load_embedded
+
+    record = embedded_record("uci")
+    path = embedded_path("uci")
+    assert record["file"] == path.name and file_sha256(path) == record["sha256"]
+    meta = load_embedded("uci")
+    d = meta.describe()
+    assert (d.datasets, d.learners, d.cells, d.runs) == (record["datasets"], record["learners"], record["cells"], record["runs"])
+    assert d.learners == 20 and d.datasets >= 50
+    assert "evaluator" in d.source and "MANIFEST" in record["selection"]
+
+
+def test_uci_is_measured_like_a_live_test():
+    from evaluation.live_time import meta_time_kind
+
+    meta = load_meta("uci")
+    runs = meta.runs
+    ok = runs[runs["status"] == "ok"]
+    # stratified 5-fold CV, one repetition: five paired folds per cell
+    assert set(runs["repeat"]) == {0} and set(runs["fold"]) == set(range(5))
+    assert (ok.groupby(["dataset", "learner"]).size() == 5).all()
+    # fit AND predict times are recorded, so the live time model ranks with both
+    assert (ok["predict_time"] > 0).all() and meta_time_kind(meta) == "fit_predict_time"
+    # every dataset carries the simple meta-features the similarity strategies use
+    ds = meta.datasets
+    assert ds[["n_instances", "n_features", "n_classes", "majority_fraction"]].notna().all().all()
+    assert ds["source"].str.startswith("shared/datasets/").all()
+    # failures are kept as failures (QDA on collinear data), not dropped
+    assert (runs["status"] == "error").any()
+
+
+def test_embedded_names_and_errors(tmp_path):
+    from metadata.errors import InputError
+    from metadata.snapshot import load_embedded
+
+    assert load_meta("lcdb") is load_snapshot()
+    assert load_meta(None, default="uci") is load_embedded("uci")
+    with pytest.raises(InputError, match="unknown embedded meta-data"):
+        load_embedded("nope")
+    load_snapshot().subset(datasets=["3"]).save(tmp_path / "m.parquet")
+    assert load_meta(str(tmp_path / "m.parquet")).dataset_ids == ["3"]
+    with pytest.raises(InputError, match="not found"):
+        load_meta(str(tmp_path / "uci.parquet"))

@@ -48,8 +48,21 @@ DATASETS = ["uci/anneal.arff", "uci/balance.scale.arff", "uci/car.arff", "uci/co
             "uci/diabetes.arff", "uci/ecoli.arff", "uci/glass.arff", "uci/heart.statlog.arff",
             "uci/hypothyroid.arff", "uci/kr.vs.kp.arff", "uci/cylinder.bands.arff", "uci/optdigits.arff",
             "uci/mushroom.arff"]
-STRATEGIES = ["ar:p=0", "ar:p=1/16", "ar:p=1/4,overhead=0.26,scale=5", "at:p=1/16,sim=tested",
-              "at:p=1/4,sim=tested,overhead=0.26,scale=5", "lt:h=inf", "lt:h=auto,overhead=0.26,scale=5"]
+STRATEGIES = ["uci@ar:p=0", "uci@ar:p=1/4", "uci@ar:p=1/16", "uci@at:p=1/4,sim=tested", "uci@lt:h=inf",
+              "lcdb@ar:p=0", "lcdb@ar:p=1/4"]
+#: Near-copies of another MANIFEST dataset, left out so that leave-one-dataset-out does not leak.
+DUPLICATES = {"uci/anneal.orig.arff", "uci/bridges.version2.arff", "statlib/prnn_fglass.arff",
+              "statlib/cars_with_names.arff"}
+
+
+def manifest_datasets(shared: Path, *, min_rows: int = 100, max_rows: int = 10_000) -> list:
+    """The fixed selection rule: every MANIFEST classification dataset that parses, with at least two
+    classes and ``min_rows``..``max_rows`` rows, minus :data:`DUPLICATES` (in MANIFEST order)."""
+    m = pd.read_csv(shared / "datasets" / "MANIFEST.csv")
+    ok = m["note"].isna() & (m["classes"] >= 2) & m["instances"].between(min_rows, max_rows)
+    return [f for f in m.loc[ok, "file"] if f not in DUPLICATES]
+
+
 RAW_COLUMNS = ["path", "dataset", "learner", "accuracy", "seconds", "status", "fit_time_mean",
                "predict_time_mean", "folds", "message", "info"]
 
@@ -86,8 +99,14 @@ def _done(raw: Path) -> set:
     return set(zip(df["path"], df["learner"]))
 
 
-def measure(paths, raw: Path, shared: Path) -> None:
-    """Run every learner on every dataset, appending one CSV row per test (resumable)."""
+def measure(paths, raw: Path, shared: Path, runs: Path | None = None) -> None:
+    """Run every learner on every dataset, appending one CSV row per test (resumable).
+
+    With ``runs``, the per-fold rows of each test (MetaDataset runs schema plus
+    ``path``) are appended there too, *before* the test's row in ``raw``; a
+    test counts as done only once its ``raw`` row exists, so an interrupted
+    test is re-run and its partial fold rows are dropped by :func:`load_runs`.
+    """
     from evaluation.datasets import load_dataset
     from evaluation.evaluator import Evaluator
     from recommender.recommend import _dataset_info
@@ -95,6 +114,10 @@ def measure(paths, raw: Path, shared: Path) -> None:
     done = _done(raw)
     ev = Evaluator(scheme="cv", cv=5, repeats=1, random_state=0, progress=False)
     new = not raw.exists()
+    run_fh = None
+    if runs is not None:
+        new_runs = not runs.exists()
+        run_fh = open(runs, "a", newline="")
     with open(raw, "a", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=RAW_COLUMNS)
         if new:
@@ -105,19 +128,86 @@ def measure(paths, raw: Path, shared: Path) -> None:
             if not todo:
                 print(f"{rel}: already measured", flush=True)
                 continue
-            data = load_dataset(str(shared / "datasets" / rel))
+            try:
+                data = load_dataset(str(shared / "datasets" / rel))
+            except Exception as exc:  # noqa: BLE001 - a benchmark keeps going; the reason is printed
+                print(f"{rel}: skipped ({str(exc).splitlines()[0]})", flush=True)
+                continue
             info = json.dumps({k: (None if isinstance(v, float) and not math.isfinite(v) else v)
                                for k, v in _dataset_info(data).items()})
             for l in todo:
                 s = time.perf_counter()
-                r = ev.evaluate(data, [l]).summary.iloc[0]
+                result = ev.evaluate(data, [l])
                 sec = time.perf_counter() - s
+                r = result.summary.iloc[0]
+                if run_fh is not None:
+                    fold_rows = result.runs.assign(path=rel)
+                    fold_rows.to_csv(run_fh, header=new_runs, index=False, float_format="%.9g")
+                    new_runs = False
+                    run_fh.flush()
                 w.writerow({"path": rel, "dataset": data.name, "learner": l, "accuracy": float(r["accuracy_mean"]),
                             "seconds": sec, "status": str(r["status"]), "fit_time_mean": float(r["fit_time_mean"]),
                             "predict_time_mean": float(r["predict_time_mean"]), "folds": int(r["folds"]),
                             "message": str(r.get("message") or "")[:200], "info": info})
                 fh.flush()
             print(f"{rel}: measured {len(todo)} learner(s)", flush=True)
+    if run_fh is not None:
+        run_fh.close()
+
+
+def load_runs(raw: Path, runs: Path) -> pd.DataFrame:
+    """Per-fold rows of the tests completed in ``raw`` (partial tests dropped, last write wins)."""
+    done = _done(raw)
+    df = pd.read_csv(runs, dtype={"path": str, "learner": str, "message": str}, keep_default_na=True)
+    keep = [(p, l) in done for p, l in zip(df["path"], df["learner"])]
+    df = df[keep]
+    return df.drop_duplicates(["path", "learner", "repeat", "fold"], keep="last").reset_index(drop=True)
+
+
+UCI_SOURCE = ("algorank evaluator (stratified 5-fold CV x1, seed 0) on the UCI/StatLib datasets of "
+              "shared/datasets (bench_live_recommend.py)")
+
+
+def make_meta(raw: Path, runs: Path):
+    """The ``uci`` MetaDataset of the measured tests.
+
+    The runs table holds the per-fold rows of every completed test (MetaDataset runs
+    schema plus balanced_accuracy, auc, log_loss, model_bytes, message); the datasets
+    table holds the simple meta-features the evaluator computed, with ``source`` the
+    path under ``shared/datasets``.
+    """
+    from metadata.dataset import OPTIONAL_RUN_COLUMNS, RUN_COLUMNS, MetaDataset
+
+    fold_rows = load_runs(raw, runs)
+    table = pd.read_csv(raw, dtype={"path": str, "learner": str, "message": str})
+    rows = []
+    for path, g in table.groupby("path", sort=True):
+        info = json.loads(g["info"].iloc[0])
+        info["source"] = f"shared/datasets/{path}"
+        rows.append(info)
+    datasets = pd.DataFrame(rows)
+    cols = [c for c in list(RUN_COLUMNS) + list(OPTIONAL_RUN_COLUMNS) if c in fold_rows.columns]
+    fold_rows = fold_rows[cols].copy()
+    fold_rows["message"] = fold_rows["message"].fillna("").astype(str)
+    return MetaDataset(fold_rows, datasets, source=UCI_SOURCE)
+
+
+def build_meta(raw: Path, runs: Path, out_dir: Path) -> dict:
+    """Write the embedded ``uci`` meta-dataset (Parquet + JSON record, see :func:`make_meta`)."""
+    from metadata.io import atomic_write_text
+    from metadata.snapshot import EMBEDDED, file_sha256
+
+    meta = make_meta(raw, runs)
+    file, record_file = EMBEDDED["uci"]
+    target = meta.save(Path(out_dir) / file)
+    desc = meta.describe()
+    record = {"file": file, "sha256": file_sha256(target), "datasets": desc.datasets, "learners": desc.learners,
+              "cells": desc.cells, "runs": desc.runs, "source": UCI_SOURCE,
+              "selection": "MANIFEST.csv rows that parse, >= 2 classes, 100..10000 rows, minus near-copies "
+                           f"({', '.join(sorted(DUPLICATES))})",
+              "protocol": "every learner of metadata.LEARNERS, one test each, in-process, one thread per process"}
+    atomic_write_text(Path(out_dir) / record_file, json.dumps(record, indent=2) + "\n")
+    return record
 
 
 # ---------------------------------------------------------------------- replay
@@ -132,8 +222,18 @@ def load_raw(raw: Path) -> dict:
     return out
 
 
-def replay(measured: dict, strategies: dict) -> pd.DataFrame:
-    """One row per dataset: best accuracy, time of running everything, t_1pp and first learner per strategy."""
+def replay(measured: dict, specs, metas: dict) -> pd.DataFrame:
+    """One row per dataset: best accuracy, time of running everything, t_1pp and first learner per strategy.
+
+    ``specs`` are ``META@SPEC`` strings (``uci@ar:p=1/4``, ``lcdb@ar:p=0``).  Each strategy is
+    prepared exactly as :func:`recommender.recommend.recommend` does (live time model) and
+    fitted on the meta-data *without the dataset it is replayed on* (leave-one-dataset-out:
+    the evaluator-built ``uci`` set contains every measured dataset; LCDB ids never
+    match and LCDB is fitted once).
+    """
+    from recommender.recommend import live_strategy
+
+    fitted = {}
     rows = []
     for path, (info, results) in measured.items():
         if len(results) < len(learner_ids()):
@@ -141,25 +241,30 @@ def replay(measured: dict, strategies: dict) -> pd.DataFrame:
         best = max(a for a, _, st in results.values() if st == "ok")
         row = {"dataset": info["dataset"], "n": info["n_instances"], "d": info["n_features"], "best_acc": best,
                "all_learners_s": sum(s for _, s, _ in results.values())}
-        for name, strat in strategies.items():
-            tr = run_policy(strat.policy(info), Replay(results))
-            row[f"t_1pp[{name}]"] = time_to_within(tr, best)
-            row[f"first[{name}]"] = tr.observations[0].learner.split(".")[-1]
+        for full in specs:
+            meta_name, _, spec = full.partition("@")
+            meta = metas[meta_name]
+            held_out = info["dataset"] in set(meta.dataset_ids)
+            key = (full, info["dataset"] if held_out else None)
+            if key not in fitted:
+                train = meta.exclude(datasets=[info["dataset"]]) if held_out else meta
+                strat, _, _, _ = live_strategy(spec, train)
+                if spec.startswith("lt:") and hasattr(strat, "with_window"):
+                    strat = strat.with_window(*_live_window(train))
+                fitted[key] = strat.fit(train)
+            tr = run_policy(fitted[key].policy(info), Replay(results))
+            row[f"t_1pp[{full}]"] = time_to_within(tr, best)
+            row[f"first[{full}]"] = tr.observations[0].learner.split(".")[-1]
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def fit_strategies(specs, meta) -> dict:
-    from recommender.registry import parse_strategy
+def _live_window(meta) -> tuple:
+    """MIL window of ``lt`` under the live time model: the default window rule on live test times."""
+    from evaluation.benchmark import default_window
+    from evaluation.live_time import live_arrays
 
-    out = {}
-    for s in specs:
-        strat = parse_strategy(s)
-        if s.startswith("lt:") and hasattr(strat, "with_window"):
-            # the snapshot's default MIL window, for recorded or live test times (bench_live_time_p.py)
-            strat = strat.with_window(*((0.1, 1000.0) if "overhead=" in s else (1e-3, 100.0)))
-        out[s] = strat.fit(meta)
-    return out
+    return default_window(live_arrays(meta)[0])
 
 
 def summarize(df: pd.DataFrame, specs, ref: str) -> str:
@@ -177,19 +282,38 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
     ap.add_argument("--raw", default="live_raw.csv", help="raw per-(dataset, learner) results (appended, resumed)")
+    ap.add_argument("--runs", default=None, help="also append the per-fold runs (MetaDataset schema) here")
     ap.add_argument("--out", default=None, help="per-dataset t_1pp table (CSV)")
-    ap.add_argument("--datasets", nargs="*", default=DATASETS)
+    ap.add_argument("--datasets", nargs="*", default=None,
+                    help="dataset paths under <shared>/datasets; default: the MANIFEST rule (manifest_datasets)")
+    ap.add_argument("--worker", default=None, metavar="I/N", help="measure only every N-th dataset starting at I")
     ap.add_argument("--strategies", nargs="*", default=STRATEGIES)
-    ap.add_argument("--ref", default="ar:p=0")
+    ap.add_argument("--ref", default="uci@ar:p=0")
     ap.add_argument("--replay-only", action="store_true")
+    ap.add_argument("--measure-only", action="store_true")
+    ap.add_argument("--build-meta", default=None, metavar="DIR",
+                    help="write the embedded 'uci' meta-dataset (uci_evaluator.parquet/.json) to DIR from --raw/--runs")
     args = ap.parse_args(argv)
     raw = Path(args.raw)
+    if args.datasets is None:
+        args.datasets = manifest_datasets(Path(args.shared))
+    if args.worker:
+        i, n = (int(v) for v in args.worker.split("/"))
+        args.datasets = args.datasets[i::n]
     if not args.replay_only:
-        measure(args.datasets, raw, Path(args.shared))
-    from metadata.snapshot import load_snapshot
+        measure(args.datasets, raw, Path(args.shared), None if args.runs is None else Path(args.runs))
+    if args.build_meta:
+        if args.runs is None:
+            ap.error("--build-meta needs --runs")
+        print(json.dumps(build_meta(raw, Path(args.runs), Path(args.build_meta)), indent=2))
+    if args.measure_only:
+        return
+    from metadata.snapshot import load_embedded
 
+    metas = {"lcdb": load_embedded("lcdb"),
+             "uci": load_embedded("uci") if args.runs is None else make_meta(raw, Path(args.runs))}
     specs = list(dict.fromkeys(args.strategies + [args.ref]))
-    df = replay(load_raw(raw), fit_strategies(specs, load_snapshot()))
+    df = replay(load_raw(raw), specs, metas)
     pd.set_option("display.width", 250)
     cols = ["dataset", "n", "d", "best_acc", "all_learners_s"] + [f"t_1pp[{s}]" for s in specs]
     print(df[cols].round(3).to_string(index=False))
