@@ -536,7 +536,7 @@ def _add_recommend(sub) -> None:
     p.add_argument("dataset", metavar="DATASET", help="file (.arff/.csv/.parquet), sklearn:NAME or openml:ID")
     p.add_argument("--target", metavar="NAME", help="target column (default: class/target, else the last nominal)")
     p.add_argument("--strategy", default=None, metavar="SPEC",
-                   help="ar:p=1/4 (default), ar:p=0, at:p=1/16,sim=tested, lt:h=inf, random, ...")
+                   help="ar:p=1/16 (default), ar:p=0, at:p=1/16,sim=tested, lt:h=inf, random, ...")
     p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS", help="wall-clock budget (default 60)")
     p.add_argument("--top", type=int, default=None, metavar="K", help="test at most K learners")
     p.add_argument("--dry-run", action="store_true", help="only print the planned order")

@@ -93,11 +93,15 @@ def embedded_record(name: str) -> dict:
     return json.loads(resources.files("metadata").joinpath("data", record).read_text(encoding="utf-8"))
 
 
-@functools.lru_cache(maxsize=None)
 def load_embedded(name: str) -> MetaDataset:
     """Load the embedded meta-dataset ``name`` (cached; treat the result as read-only)."""
     if _embedded_name(name) == "lcdb":
         return load_snapshot()
+    return _load_embedded_file(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _load_embedded_file(name: str) -> MetaDataset:
     path = embedded_path(name)
     if not path.is_file():
         raise InputError(f"the embedded meta-data {name!r} is missing at {path}")

@@ -56,3 +56,20 @@ def test_bad_input_exit_2(argv, needle, capsys, meta_file):
     assert cli.main(argv + ["--meta", meta_file]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and needle in err and "\n" not in err
+
+
+def test_default_meta_is_the_evaluator_built_uci_set(capsys):
+    from evaluation.live_time import LIVE_FIXED_OVERHEAD
+    from metadata.learners import learner_ids
+    from recommender.recommend import DEFAULT_STRATEGY
+
+    assert cli.main(["recommend", "sklearn:wine", "--dry-run", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert sorted(o["learner"] for o in d["order"]) == sorted(learner_ids())
+    assert d["strategy"] == DEFAULT_STRATEGY
+    assert d["time_model"] == f"5 x (fit+predict) + {LIVE_FIXED_OVERHEAD:g} s"
+    # every expected test time is at least the fixed overhead, and known for every learner
+    assert all(o["expected_seconds"] >= LIVE_FIXED_OVERHEAD for o in d["order"])
+    # --meta lcdb ranks from LCDB (fit times only: the fit-only overhead)
+    assert cli.main(["recommend", "sklearn:wine", "--dry-run", "--json", "--meta", "lcdb"]) == 0
+    assert json.loads(capsys.readouterr().out)["time_model"].startswith("5 x fit + ")

@@ -48,8 +48,8 @@ DATASETS = ["uci/anneal.arff", "uci/balance.scale.arff", "uci/car.arff", "uci/co
             "uci/diabetes.arff", "uci/ecoli.arff", "uci/glass.arff", "uci/heart.statlog.arff",
             "uci/hypothyroid.arff", "uci/kr.vs.kp.arff", "uci/cylinder.bands.arff", "uci/optdigits.arff",
             "uci/mushroom.arff"]
-STRATEGIES = ["uci@ar:p=0", "uci@ar:p=1/4", "uci@ar:p=1/16", "uci@at:p=1/4,sim=tested", "uci@lt:h=inf",
-              "lcdb@ar:p=0", "lcdb@ar:p=1/4"]
+STRATEGIES = ["uci@ar:p=0", "uci@ar:p=1/16", "uci@ar:p=tuned", "uci@ar:p=1/4", "uci@at:p=1/16,sim=tested",
+              "uci@lt:h=inf", "lcdb@ar:p=0", "lcdb@ar:p=1/4"]
 #: Near-copies of another MANIFEST dataset, left out so that leave-one-dataset-out does not leak.
 DUPLICATES = {"uci/anneal.orig.arff", "uci/bridges.version2.arff", "statlib/prnn_fglass.arff",
               "statlib/cars_with_names.arff"}
@@ -61,6 +61,15 @@ def manifest_datasets(shared: Path, *, min_rows: int = 100, max_rows: int = 10_0
     m = pd.read_csv(shared / "datasets" / "MANIFEST.csv")
     ok = m["note"].isna() & (m["classes"] >= 2) & m["instances"].between(min_rows, max_rows)
     return [f for f in m.loc[ok, "file"] if f not in DUPLICATES]
+
+
+def manifest_targets(shared: Path) -> dict:
+    """path -> the target attribute MANIFEST.csv names for it (when it names one)."""
+    manifest = shared / "datasets" / "MANIFEST.csv"
+    if not manifest.is_file():
+        return {}
+    m = pd.read_csv(manifest)
+    return {f: t for f, t in zip(m["file"], m["target"]) if isinstance(t, str) and t}
 
 
 RAW_COLUMNS = ["path", "dataset", "learner", "accuracy", "seconds", "status", "fit_time_mean",
@@ -112,6 +121,7 @@ def measure(paths, raw: Path, shared: Path, runs: Path | None = None) -> None:
     from recommender.recommend import _dataset_info
 
     done = _done(raw)
+    targets = manifest_targets(shared)
     ev = Evaluator(scheme="cv", cv=5, repeats=1, random_state=0, progress=False)
     new = not raw.exists()
     run_fh = None
@@ -129,7 +139,7 @@ def measure(paths, raw: Path, shared: Path, runs: Path | None = None) -> None:
                 print(f"{rel}: already measured", flush=True)
                 continue
             try:
-                data = load_dataset(str(shared / "datasets" / rel))
+                data = load_dataset(str(shared / "datasets" / rel), target=targets.get(rel))
             except Exception as exc:  # noqa: BLE001 - a benchmark keeps going; the reason is printed
                 print(f"{rel}: skipped ({str(exc).splitlines()[0]})", flush=True)
                 continue
@@ -248,6 +258,8 @@ def replay(measured: dict, specs, metas: dict) -> pd.DataFrame:
             key = (full, info["dataset"] if held_out else None)
             if key not in fitted:
                 train = meta.exclude(datasets=[info["dataset"]]) if held_out else meta
+                if spec == "ar:p=tuned":
+                    spec = f"ar:p={_tuned_p(train)}"  # nested: P tuned without the held-out dataset
                 strat, _, _, _ = live_strategy(spec, train)
                 if spec.startswith("lt:") and hasattr(strat, "with_window"):
                     strat = strat.with_window(*_live_window(train))
@@ -259,6 +271,18 @@ def replay(measured: dict, specs, metas: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _tuned_p(meta) -> str:
+    """The P of AR-A3R with the best leave-one-dataset-out MIL on ``meta`` under the live time model
+    (the grid and window of ``bench_live_time_p.py``), as a spec value."""
+    from evaluation.benchmark import PAPER_P_GRID, p_sweep
+    from evaluation.live_time import live_arrays
+    from recommender.average_ranking import format_p
+    from recommender.registry import make_ar
+
+    sweep = p_sweep(live_arrays(meta)[0], make_strategy=make_ar, grid=(1.0, 1 / 2) + PAPER_P_GRID)
+    return format_p(sweep.best_p)
+
+
 def _live_window(meta) -> tuple:
     """MIL window of ``lt`` under the live time model: the default window rule on live test times."""
     from evaluation.benchmark import default_window
@@ -267,14 +291,27 @@ def _live_window(meta) -> tuple:
     return default_window(live_arrays(meta)[0])
 
 
-def summarize(df: pd.DataFrame, specs, ref: str) -> str:
-    refc = f"t_1pp[{ref}]"
+def summarize(df: pd.DataFrame, specs, refs) -> str:
+    """Per strategy: median and total t_1pp; against each reference: faster/tied/slower counts, the
+    two-sided sign test (ties dropped) and the Wilcoxon signed-rank test on log time ratios."""
+    from scipy import stats
+
     lines = []
     for name in specs:
-        c = f"t_1pp[{name}]"
-        lines.append(f"{name:28s} median t_1pp {df[c].median():7.2f} s; total {df[c].sum():8.1f} s; vs {ref}: "
-                     f"faster {int((df[c] < df[refc]).sum())}/{len(df)}, ties {int((df[c] == df[refc]).sum())}, "
-                     f"slower {int((df[c] > df[refc]).sum())}")
+        c = df[f"t_1pp[{name}]"].to_numpy(dtype=float)
+        lines.append(f"{name:28s} median t_1pp {np.median(c):7.2f} s; total {c.sum():8.1f} s")
+        for ref in refs:
+            if ref == name:
+                continue
+            r = df[f"t_1pp[{ref}]"].to_numpy(dtype=float)
+            win, tie, loss = int((c < r).sum()), int((c == r).sum()), int((c > r).sum())
+            sign = stats.binomtest(win, win + loss).pvalue if win + loss else float("nan")
+            ratio = np.log(c / r)
+            ratio = ratio[ratio != 0]
+            wil = stats.wilcoxon(ratio).pvalue if len(ratio) else float("nan")
+            lines.append(f"{'':28s}   vs {ref}: faster {win}/{len(df)}, ties {tie}, slower {loss}; "
+                         f"sign test p = {sign:.2g}; Wilcoxon (log ratio) p = {wil:.2g}; "
+                         f"median ratio {np.exp(np.median(np.log(c / r))):.2f}")
     return "\n".join(lines)
 
 
@@ -288,7 +325,8 @@ def main(argv=None):
                     help="dataset paths under <shared>/datasets; default: the MANIFEST rule (manifest_datasets)")
     ap.add_argument("--worker", default=None, metavar="I/N", help="measure only every N-th dataset starting at I")
     ap.add_argument("--strategies", nargs="*", default=STRATEGIES)
-    ap.add_argument("--ref", default="uci@ar:p=0")
+    ap.add_argument("--ref", nargs="*", default=["uci@ar:p=0", "lcdb@ar:p=0"],
+                    help="accuracy-only references every strategy is compared with")
     ap.add_argument("--replay-only", action="store_true")
     ap.add_argument("--measure-only", action="store_true")
     ap.add_argument("--build-meta", default=None, metavar="DIR",
@@ -312,7 +350,7 @@ def main(argv=None):
 
     metas = {"lcdb": load_embedded("lcdb"),
              "uci": load_embedded("uci") if args.runs is None else make_meta(raw, Path(args.runs))}
-    specs = list(dict.fromkeys(args.strategies + [args.ref]))
+    specs = list(dict.fromkeys(args.strategies + list(args.ref)))
     df = replay(load_raw(raw), specs, metas)
     pd.set_option("display.width", 250)
     cols = ["dataset", "n", "d", "best_acc", "all_learners_s"] + [f"t_1pp[{s}]" for s in specs]
