@@ -57,7 +57,7 @@ from metadata.learners import short_name
 from recommender.registry import parse_strategy
 from recommender.similarity import feature_center_scale, meta_feature_matrix, similarity_weights
 
-__all__ = ["PlannedTest", "Recommendation", "recommend", "plan", "expected_performance",
+__all__ = ["PlannedTest", "Recommendation", "recommend", "plan", "expected_performance", "prior_matches",
            "live_strategy", "DEFAULT_STRATEGY", "DEFAULT_META", "TIME_MODELS"]
 
 logger = logging.getLogger(__name__)
@@ -131,6 +131,10 @@ class Recommendation:
     time_model : str
         How meta-data times were turned into test times for ranking (e.g. ``5 x fit + 0.25 s``;
         ``fit`` = as recorded; ``given`` = a strategy object used as is).
+    prior_matches : tuple of str
+        Prior datasets (still in the meta-data) that look like this one: same name, or same
+        numbers of rows, features and classes.  Their results inform the ranking; exclude them
+        to test algorank honestly on a dataset it has seen.
     """
 
     dataset: str
@@ -142,6 +146,7 @@ class Recommendation:
     budget_seconds: float | None = None
     excluded: tuple = ()
     time_model: str = "fit"
+    prior_matches: tuple = ()
 
     @property
     def best(self) -> Observation | None:
@@ -180,6 +185,7 @@ class Recommendation:
             "budget_seconds": self.budget_seconds,
             "excluded_datasets": list(self.excluded),
             "time_model": self.time_model,
+            "prior_matches": list(self.prior_matches),
             "order": [p.to_dict() for p in self.plan],
             "trace": [] if self.trace is None else [
                 {**r, "short": short_name(r["learner"]), "message": o.message}
@@ -253,6 +259,23 @@ def plan(strategy, dataset_info: Mapping, expected: Mapping, *, top: int | None 
     """The order ``strategy``'s policy follows when every learner scores as expected."""
     trace = run_policy(strategy.policy(dataset_info), _ExpectedEnvironment(expected), max_tests=top)
     return tuple(PlannedTest(o.learner, *expected.get(o.learner, (math.nan, math.nan))) for o in trace.observations)
+
+
+def prior_matches(meta, dataset_info: Mapping) -> tuple:
+    """Prior datasets of ``meta`` that look like the new dataset: the same name, or the same numbers of
+    rows, features and classes (e.g. the user's file is one the meta-data was built from)."""
+    table = meta.datasets
+    name = str(dataset_info.get("name", dataset_info.get("dataset", "")))
+    same_name = (table["name"].astype(str) == name) | (table["dataset"].astype(str) == name)
+    shape = np.ones(len(table), dtype=bool)
+    for key in ("n_instances", "n_features", "n_classes"):
+        value = dataset_info.get(key, math.nan)
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            value = math.nan
+        shape &= table[key].to_numpy(dtype=float) == value  # NaN never matches
+    return tuple(str(d) for d in table.loc[same_name.to_numpy() | shape, "dataset"])
 
 
 def _check_budget(budget_seconds) -> float | None:
@@ -355,6 +378,11 @@ def recommend(
                                             time_overhead=time_overhead, random_state=random_state)
     strat.fit(meta)
     info = _dataset_info(data)
+    matches = prior_matches(meta, info)
+    if matches:
+        logger.warning("dataset %s looks like prior dataset(s) %s of the meta-data, whose results inform this "
+                       "ranking; leave them out (--exclude-dataset) to test algorank honestly on it",
+                       data.name, ", ".join(matches))
     expected = expected_performance(meta, info, neighbours=neighbours, folds=int(cv), overhead=live.overhead,
                                     time_kind=kind)
     planned = plan(strat, info, expected, top=top)
@@ -371,7 +399,7 @@ def recommend(
                            on_observation=on_observation)
     return Recommendation(dataset=data.name, source=data.source, strategy=str(getattr(strat, "name", strategy)),
                           dataset_info=info, plan=planned, trace=trace, budget_seconds=budget, excluded=excluded,
-                          time_model=used)
+                          time_model=used, prior_matches=matches)
 
 
 def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time_overhead: float | None = None,

@@ -217,3 +217,17 @@ def test_every_registered_strategy_gets_the_live_time_model(iris, spec):
     assert live.scale == 3 and live.overhead == 0.5
     r = recommend(iris, strategy=spec, meta=meta, dry_run=True, cv=3)
     assert sorted(p.learner for p in r.plan) == sorted(LEARNERS)
+
+
+def test_prior_matches_flag_a_dataset_the_meta_data_has_seen(iris, caplog):
+    from recommender.recommend import prior_matches
+
+    meta = _meta(LEARNERS)  # d0 has iris's shape: 150 rows, 4 features, 3 classes
+    with caplog.at_level("WARNING", logger="recommender.recommend"):
+        r = recommend(iris, strategy="ar:p=0", meta=meta, dry_run=True)
+    assert r.prior_matches == ("d0",) and r.to_dict()["prior_matches"] == ["d0"]
+    assert "looks like prior dataset(s) d0" in caplog.text
+    assert recommend(iris, strategy="ar:p=0", meta=meta, dry_run=True, exclude_datasets=["d0"]).prior_matches == ()
+    # by name, and NaN shapes never match
+    assert prior_matches(meta, {"name": "d2", "n_instances": float("nan")}) == ("d2",)
+    assert prior_matches(meta, {"name": "new", "n_instances": 151, "n_features": 4, "n_classes": 3}) == ()
