@@ -53,8 +53,9 @@ def _fmt_seconds(s: float) -> str:
 
 def _add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = False, meta_default: str = "lcdb") -> None:
     if meta:
-        p.add_argument("--meta", metavar="PATH", help="meta-data file (.parquet or .csv) or an embedded set: lcdb, uci "
-                                                      f"(default: {meta_default})")
+        p.add_argument("--meta", metavar="PATH", action="append",
+                       help="meta-data file (.parquet or .csv) or an embedded set: lcdb, uci "
+                            f"(default: {meta_default}); repeat to join several with distinct datasets")
         p.set_defaults(meta_default=meta_default)
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     if out:

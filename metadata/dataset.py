@@ -457,6 +457,41 @@ class MetaDataset:
             keep_l = [l for l in self.learner_ids if l not in learners]
         return self.subset(datasets=keep_d, learners=keep_l)
 
+    @classmethod
+    def concat(cls, metas: Sequence["MetaDataset"]) -> "MetaDataset":
+        """One meta-dataset from several with disjoint dataset ids (e.g. the embedded ``uci`` set plus
+        the ``runs.csv`` of ``algorank evaluate`` on your own datasets).
+
+        Runs keep their own columns (a metric one source lacks is NaN there, ``message`` is
+        empty); the datasets tables are stacked; the sources are joined with ``" + "``.
+
+        Raises
+        ------
+        InputError
+            No meta-data given, or a dataset id occurs in more than one of them (exclude it
+            from all but one first).
+        """
+        metas = list(metas)
+        if not metas:
+            raise InputError("concat needs at least one MetaDataset")
+        if len(metas) == 1:
+            return metas[0]
+        seen: dict = {}
+        for i, m in enumerate(metas):
+            for d in m.dataset_ids:
+                seen.setdefault(d, []).append(i)
+        shared = sorted(d for d, where in seen.items() if len(where) > 1)
+        if shared:
+            raise InputError(
+                f"dataset id(s) {', '.join(shared[:_MAX_LISTED])}{' ...' if len(shared) > _MAX_LISTED else ''} "
+                f"occur in more than one meta-data source; exclude them from all but one"
+            )
+        runs = pd.concat([m.runs for m in metas], ignore_index=True, sort=False)
+        if "message" in runs.columns:
+            runs["message"] = runs["message"].fillna("")
+        datasets = pd.concat([m.datasets for m in metas], ignore_index=True, sort=False)
+        return cls(runs, datasets, source=" + ".join(m.source or "?" for m in metas))
+
     # ------------------------------------------------------------------ summary
     def describe(self) -> MetaDescription:
         """Counts, missing-cell fraction and fit-time range."""

@@ -108,14 +108,19 @@ def _load_embedded_file(name: str) -> MetaDataset:
     return MetaDataset.load(path, source=embedded_record(name).get("source"))
 
 
-def load_meta(path: str | Path | None = None, *, default: str = "lcdb") -> MetaDataset:
+def load_meta(path=None, *, default: str = "lcdb") -> MetaDataset:
     """Load meta-data from a file ``path`` or an embedded name (``"lcdb"``, ``"uci"``).
 
-    ``None`` loads the embedded meta-dataset ``default``.  A name wins over a file of
-    the same name in the working directory only when no such file exists.
+    ``None`` (or an empty list) loads the embedded meta-dataset ``default``; a list of paths
+    and names loads each and joins them (:meth:`MetaDataset.concat`, dataset ids must not
+    repeat).  A name is read as a file when a file of that name exists.
     """
     if path is None:
         return load_embedded(default)
+    if isinstance(path, (list, tuple)):
+        if not path:
+            return load_embedded(default)
+        return MetaDataset.concat([load_meta(p, default=default) for p in path])
     if isinstance(path, str) and path in EMBEDDED and not Path(path).exists():
         return load_embedded(path)
     return MetaDataset.load(path)

@@ -73,3 +73,18 @@ def test_default_meta_is_the_evaluator_built_uci_set(capsys):
     # --meta lcdb ranks from LCDB (fit times only: the fit-only overhead)
     assert cli.main(["recommend", "sklearn:wine", "--dry-run", "--json", "--meta", "lcdb"]) == 0
     assert json.loads(capsys.readouterr().out)["time_model"].startswith("5 x fit + ")
+
+
+def test_meta_can_be_repeated_to_join_your_own_runs(capsys, tmp_path):
+    # the runs.csv that 'algorank evaluate' writes joins the embedded uci set
+    out = tmp_path / "mine"
+    assert cli.main(["evaluate", "sklearn:breast_cancer", "--learners", "lda", "knn", "--cv", "3", "--repeats", "1",
+                     "--no-store", "--quiet", "--out", str(out), "--json"]) == 0
+    capsys.readouterr()
+    assert cli.main(["recommend", "sklearn:breast_cancer", "--meta", "uci", "--meta", str(out / "runs.csv"),
+                     "--dry-run", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["prior_matches"] == ["breast_cancer"]  # the user's own earlier run is recognised as this dataset
+    assert cli.main(["recommend", "sklearn:wine", "--meta", "uci", "--meta", "uci", "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and "more than one meta-data source" in err and "\n" not in err

@@ -237,3 +237,26 @@ def test_matrix_mean_matches_groupby(cells):
     for d, l, a, _ in cells:
         assert m.loc[f"d{d}", f"L{l}"] == pytest.approx(a)
     assert meta.describe().missing_fraction == pytest.approx(1 - len(cells) / (m.shape[0] * m.shape[1]))
+
+
+def test_concat_joins_disjoint_meta_data_and_refuses_shared_ids():
+    a = MetaDataset(pd.DataFrame([
+        {"dataset": "a1", "learner": "L0", "repeat": 0, "fold": 0, "accuracy": 0.9, "fit_time": 1.0,
+         "auc": 0.95, "message": "x"},
+        {"dataset": "a1", "learner": "L1", "repeat": 0, "fold": 0, "accuracy": 0.8, "fit_time": 2.0,
+         "auc": 0.85, "message": ""},
+    ]), pd.DataFrame({"dataset": ["a1"], "n_instances": [100], "n_classes": [2]}), source="A")
+    b = MetaDataset(pd.DataFrame([
+        {"dataset": "b1", "learner": "L0", "repeat": 0, "fold": 0, "accuracy": 0.7, "fit_time": 3.0},
+    ]), source="B")
+    ab = MetaDataset.concat([a, b])
+    assert ab.dataset_ids == ["a1", "b1"] and ab.source == "A + B" and len(ab) == 3
+    m = ab.matrix("accuracy")
+    assert m.loc["a1", "L1"] == 0.8 and m.loc["b1", "L0"] == 0.7 and np.isnan(m.loc["b1", "L1"])
+    assert np.isnan(ab.matrix("auc").loc["b1", "L0"])  # a metric b lacks is NaN there
+    assert ab.dataset_info("a1")["n_instances"] == 100 and np.isnan(ab.dataset_info("b1")["n_instances"])
+    assert MetaDataset.concat([a]) is a
+    with pytest.raises(InputError, match="a1 occur in more than one"):
+        MetaDataset.concat([a, a])
+    with pytest.raises(InputError, match="at least one"):
+        MetaDataset.concat([])
