@@ -26,12 +26,14 @@ def test_packages_import_outside_the_source_tree(tmp_path):
         "import metadata, evaluation, recommender, cli, json;"
         "from metadata import load_snapshot, snapshot_path;"
         "assert 'site-packages' in metadata.__file__, metadata.__file__;"
-        "print(json.dumps(load_snapshot().describe().to_dict()))"
+        "from metadata.snapshot import load_embedded;"
+        "print(json.dumps([load_snapshot().describe().to_dict(), load_embedded('uci').describe().to_dict()]))"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["datasets"] == 248
+    lcdb, uci = json.loads(proc.stdout)
+    assert lcdb["datasets"] == 248 and uci["datasets"] == 63  # both embedded sets ship in the wheel
 
 
 @pytest.mark.skipif(not _installed(), reason="algorank is not pip-installed in this environment (running from a checkout)")
