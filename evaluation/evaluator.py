@@ -36,7 +36,9 @@ the caller had already used OpenMP.  A child that
 dies (e.g. killed by the out-of-memory killer, or ``MemoryError``) is recorded as
 ``error`` with its exit status.  Without ``timeout`` folds run in-process (or in the
 joblib worker) with no such overhead, and exceptions (including ``MemoryError``)
-are still recorded as ``error``.
+are still recorded as ``error``.  Run sequentially (``n_jobs=1``), a learner whose
+fold timed out is abandoned: its remaining folds of that repetition are recorded as
+``timeout`` ("not run: ...") without being started.
 
 Measurements per fold: accuracy, balanced accuracy (mean recall over the classes
 present in the test fold), AUC (one-vs-rest, macro over the classes present in the
@@ -348,7 +350,8 @@ class Evaluator:
         Bounds for the adaptive rules (defaults 2 (rank) / 4 (ks) and 50).
     timeout : float, optional
         Seconds allowed per fold (fit + predict); the fold is then recorded as
-        ``timeout`` and its process killed.  None: no limit, no subprocess.
+        ``timeout`` and its process killed, and (``n_jobs=1``) the learner's other folds
+        of that repetition are not run.  None: no limit, no subprocess.
     n_jobs : int
         joblib workers (-1: all cores).
     store : str, Path, FoldStore or None
@@ -502,8 +505,18 @@ class Evaluator:
         if not args:
             return
         if self.n_jobs == 1 or len(args) == 1:
+            timed_out: set = set()
             for a in args:
-                yield _task(*a)
+                recipe, split = a[0], a[3]
+                if recipe.id in timed_out:  # the learner is abandoned: its other folds would time out too
+                    yield FoldRecord(recipe.id, split.repeat, split.fold, "timeout", *([math.nan] * 4), 0.0,
+                                     math.nan, math.nan, "not run: an earlier fold of this learner timed out",
+                                     np.full(len(split.test), np.nan))
+                    continue
+                rec = _task(*a)
+                if rec.status == "timeout":
+                    timed_out.add(recipe.id)
+                yield rec
             return
         from joblib import Parallel, delayed
 

@@ -12,10 +12,14 @@ A learner that fails (any fold with status ``error`` or ``timeout``) becomes an
 observation with that status and the evaluator's message (first line); the loop goes
 on.  The evaluator's own "learner(s) failed" warning is suppressed during live tests:
 the observation is the one note per failed learner (callers report it).
-With a ``budget_seconds``, a test whose expected time (``expected_seconds``,
-from the meta-data) is unknown or more than ``1 / guard`` of the budget left runs with a per-fold timeout equal to the
-budget left (at least ``min_timeout``), so that a learner far slower than the
-budget is abandoned instead of blocking the run.  Timeouts run each fold in a
+With a ``budget_seconds``, a test whose expected time is unknown or more than
+``1 / guard`` of the budget left runs with a per-fold timeout of the budget left
+divided by its number of folds (at least ``min_timeout``), so that a learner far
+slower than the budget is abandoned instead of blocking the run.  The expected
+times (``expected_seconds``, from the meta-data) are calibrated on this dataset as
+tests finish: they are multiplied by the median ratio of measured to expected
+seconds of the tests so far, when that ratio exceeds 1 (a dataset larger than the
+prior ones makes every test slower than expected).  Timeouts run each fold in a
 forked child (see :mod:`evaluation.evaluator`), which costs a start-up of about a
 second and some tens of ms per fold, so tests expected to take less than
 ``1 / guard`` of the budget left run in-process without one.
@@ -95,6 +99,8 @@ class LiveEnvironment:
         Wall-clock seconds used by the tests so far.
     results : dict
         learner -> the evaluator's summary row (a dict) of its test.
+    time_ratios : list of float
+        Measured / expected seconds of the finished tests with a known expectation.
     """
 
     def __init__(self, dataset: LoadedDataset, evaluator: Evaluator | None = None, *, cv: int = 5,
@@ -115,16 +121,34 @@ class LiveEnvironment:
         self._clock = clock
         self.spent = 0.0
         self.results: dict[str, dict] = {}
+        self.time_ratios: list[float] = []
+
+    @property
+    def calibration(self) -> float:
+        """Factor applied to the expected times: the median measured/expected ratio so far, at least 1."""
+        return max(1.0, float(np.median(self.time_ratios))) if self.time_ratios else 1.0
+
+    def expected(self, learner: str) -> float:
+        """Calibrated expected seconds of ``learner``'s test (NaN when unknown)."""
+        return float(self.expected_seconds.get(learner, math.nan)) * self.calibration
+
+    def _folds(self) -> int:
+        ev = self.evaluator
+        if ev.scheme == "cv":
+            return int(ev.cv) * int(ev.repeats or 1)
+        return {"5x2": 10}.get(ev.scheme, 1)
 
     def _evaluator_for_test(self, learner: str) -> Evaluator:
         if self.budget_seconds is None:
             return self.evaluator
         left = max(self.budget_seconds - self.spent, self.min_timeout)
-        expected = float(self.expected_seconds.get(learner, math.nan))
+        expected = self.expected(learner)
         if math.isfinite(expected) and expected * self.guard < left:
             return self.evaluator
+        per_fold = max(left / self._folds(), self.min_timeout)
         if self.evaluator.timeout is not None:
-            left = min(left, self.evaluator.timeout)
+            per_fold = min(per_fold, self.evaluator.timeout)
+        left = per_fold
         ev = self.evaluator
         return Evaluator(scheme=ev.scheme, cv=ev.cv, repeats=ev.repeats, stop=ev.stop, threshold=ev.threshold,
                          min_repeats=ev.min_repeats, max_repeats=ev.max_repeats, timeout=float(left),
@@ -144,6 +168,9 @@ class LiveEnvironment:
             return Observation(learner, float("nan"), float(seconds), "error", str(exc))
         seconds = float(self._clock() - start)
         self.spent += seconds
+        raw = float(self.expected_seconds.get(learner, math.nan))
+        if math.isfinite(raw) and raw > 0:
+            self.time_ratios.append(seconds / raw)
         row = result.summary.iloc[0].to_dict()
         self.results[learner] = row
         status = str(row.get("status", "ok"))

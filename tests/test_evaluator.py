@@ -88,6 +88,8 @@ def test_failing_and_slow_learners_do_not_stop_the_run(iris):
     # a failed learner stops after its first repetition; its folds are recorded, not lost
     assert (res.runs.query("learner == @SLOW")["status"] == "timeout").sum() == 2
     assert res.runs.query("learner == @SLOW")["fit_time"].max() < 5  # really abandoned, not waited for
+    # after its first fold times out, the learner's other fold is not run at all (n_jobs=1)
+    assert res.runs.query("learner == @SLOW")["message"].str.startswith("not run").sum() == 1
     meta = res.to_meta()
     assert isinstance(meta, MetaDataset) and meta.describe().failed_runs == 4
 

@@ -231,3 +231,22 @@ def test_prior_matches_flag_a_dataset_the_meta_data_has_seen(iris, caplog):
     # by name, and NaN shapes never match
     assert prior_matches(meta, {"name": "d2", "n_instances": float("nan")}) == ("d2",)
     assert prior_matches(meta, {"name": "new", "n_instances": 151, "n_features": 4, "n_classes": 3}) == ()
+
+
+def test_live_expectations_are_calibrated_and_the_budget_is_shared_by_folds(iris):
+    # the first test takes 10x its expected time (a larger dataset than the prior ones):
+    # later expectations are scaled up, and a test at risk gets a per-fold timeout of the
+    # budget left divided by the number of folds
+    ticks = iter([0.0, 10.0])
+    nb, tree = LEARNERS[0], LEARNERS[1]
+    env = LiveEnvironment(iris, cv=3, budget_seconds=30.0, expected_seconds={nb: 1.0, tree: 1.0},
+                          clock=lambda: next(ticks))
+    assert env._evaluator_for_test(tree) is env.evaluator  # 4 x 1 s < 30 s left: in-process
+    o = env.test(nb)
+    assert o.seconds == 10.0 and env.time_ratios == [10.0] and env.calibration == 10.0
+    assert env.expected(tree) == 10.0
+    ev = env._evaluator_for_test(tree)
+    assert ev is not env.evaluator and ev.timeout == pytest.approx(20.0 / 3)
+    # faster than expected never lowers the expectations
+    env.time_ratios = [0.1]
+    assert env.calibration == 1.0
