@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from evaluation.datasets import load_dataset
@@ -141,3 +142,17 @@ def test_bad_arguments(iris):
     assert parse_repeats("7", None) == (7, "fixed")
     with pytest.raises(InputError):
         parse_repeats("auto", "fixed")
+
+
+def test_parallel_workers_give_the_same_folds(iris):
+    # n_jobs=2 (joblib workers, results arrive unordered) equals the sequential run fold by fold
+    learners = ["lda", "decision-tree"]
+    seq = Evaluator(cv=3, repeats=2, progress=False, n_jobs=1).evaluate(iris, learners)
+    par = Evaluator(cv=3, repeats=2, progress=False, n_jobs=2).evaluate(iris, learners)
+    key = ["learner", "repeat", "fold"]
+    a = seq.runs.sort_values(key).reset_index(drop=True)
+    b = par.runs.sort_values(key).reset_index(drop=True)
+    assert len(a) == 12
+    for col in ("accuracy", "balanced_accuracy", "auc", "log_loss"):
+        np.testing.assert_array_equal(a[col].to_numpy(), b[col].to_numpy())
+    pd.testing.assert_series_equal(seq.summary["accuracy_mean"], par.summary["accuracy_mean"])
