@@ -423,7 +423,8 @@ def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time
     used : str
         The time model in words (``5 x (fit+predict) + 0.1 s``, ``fit``, ``given``).
     time_kind : str
-        The meta-data time the strategy ranks with.
+        The meta-data time that, through ``live``, gives the expected cost of a live test
+        (and that a spec without its own time model ranks with).
     live : TimeModel
         The live time model (identity for ``time_model="fit"``).
     """
@@ -434,18 +435,18 @@ def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time
         time_overhead = default_overhead(kind)
     live = live_time_model(int(cv), overhead=time_overhead) if time_model == "live" else TimeModel()
     if not isinstance(strategy, str):
-        return strategy, "given", getattr(strategy, "time_kind", "fit_time"), live
+        return strategy, "given", kind, live
     strat = parse_strategy(strategy, random_state=random_state)
     if not live.is_identity and not _sets_time_model(strategy) and hasattr(strat, "with_time_model"):
         strat = strat.with_time_model(time_overhead=live.overhead, time_scale=live.scale, time_kind=kind)
         return strat, live.describe("fit+predict" if kind == "fit_predict_time" else "fit"), kind, live
     tm = getattr(strat, "time_model", None)
     used = tm.describe() if isinstance(tm, TimeModel) else "fit"
-    return strat, used, getattr(strat, "time_kind", "fit_time"), live
+    return strat, used, kind, live
 
 
 def _sets_time_model(spec: str) -> bool:
-    """Whether a strategy spec sets ``overhead=`` or ``scale=`` itself."""
+    """Whether a strategy spec sets ``overhead=``, ``scale=`` or ``time=`` itself."""
     from recommender.registry import TIME_MODEL_KEYS
 
     _, _, rest = str(spec).partition(":")
