@@ -37,6 +37,7 @@ import numpy as np
 
 from evaluation.datasets import LoadedDataset
 from evaluation.evaluator import Evaluator
+from evaluation.resampling import make_resampler
 from evaluation.trace import Observation
 from metadata.errors import InputError
 
@@ -133,10 +134,10 @@ class LiveEnvironment:
         return float(self.expected_seconds.get(learner, math.nan)) * self.calibration
 
     def _folds(self) -> int:
+        """Folds of one test: the evaluator's splits per repetition times its repetitions."""
         ev = self.evaluator
-        if ev.scheme == "cv":
-            return int(ev.cv) * int(ev.repeats or 1)
-        return {"5x2": 10}.get(ev.scheme, 1)
+        resampler = make_resampler(ev.scheme, cv=ev.cv, n_rows=len(self.dataset.y), train_fraction=ev.train_fraction)
+        return resampler.folds_per_repeat * int(ev.repeats or 1)
 
     def _evaluator_for_test(self, learner: str) -> Evaluator:
         if self.budget_seconds is None:
@@ -157,9 +158,9 @@ class LiveEnvironment:
 
     def test(self, learner: str) -> Observation:
         """Evaluate ``learner`` and return its observation (failures included, never raised)."""
-        evaluator = self._evaluator_for_test(learner)
         start = self._clock()
         try:
+            evaluator = self._evaluator_for_test(learner)  # may raise like evaluate (too few rows for the folds)
             with _quiet_failures():
                 result = evaluator.evaluate(self.dataset, [learner])
         except InputError as exc:  # e.g. unknown learner id: record it and go on
