@@ -131,6 +131,13 @@ def _score_matrix(model, X_test, n_classes: int) -> tuple[np.ndarray | None, boo
     return full, False
 
 
+def _failed_fold(recipe: LearnerRecipe, split: Split, status: str, message: str, *, fit_time: float = 0.0,
+                 predict_time: float = math.nan) -> FoldRecord:
+    """The record of a fold that produced no result: metrics NaN, one NaN score per test instance."""
+    return FoldRecord(recipe.id, split.repeat, split.fold, status, *([math.nan] * 4), fit_time, predict_time,
+                      math.nan, message, np.full(len(split.test), np.nan))
+
+
 def evaluate_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Split, *, n_classes: int,
                   random_state: int, nominal: tuple = (), bootstrap: bool = False) -> FoldRecord:
     """Fit ``recipe`` on ``split.train`` and measure it on ``split.test`` (never raises for learner faults).
@@ -184,9 +191,8 @@ def evaluate_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Sp
             model_bytes = float(len(pickle.dumps(pipe, protocol=pickle.HIGHEST_PROTOCOL)))
     except Exception as exc:  # a learner fault is a recorded result, not a crash (MemoryError included)
         message = f"{type(exc).__name__}: {exc}".strip()
-        return FoldRecord(recipe.id, split.repeat, split.fold, "error", *([math.nan] * 4), fit_time,
-                          predict_time if predict_time == predict_time else math.nan, math.nan,
-                          " ".join(message.split())[:500], np.full(len(y_test), np.nan))
+        return _failed_fold(recipe, split, "error", " ".join(message.split())[:500], fit_time=fit_time,
+                            predict_time=predict_time)
     return FoldRecord(recipe.id, split.repeat, split.fold, "ok", accuracy, balanced, auc, log_loss, fit_time,
                       predict_time, model_bytes, "", np.asarray(true_score, dtype=float))
 
@@ -234,7 +240,6 @@ def _run_with_deadline(timeout: float, recipe: LearnerRecipe, X, y, split: Split
     proc = ctx.Process(target=_child_main, args=(send, recipe, X, y, split, kwargs), daemon=True)
     proc.start()
     send.close()
-    n_test = len(split.test)
     record = None
     try:
         if receive.poll(timeout):
@@ -245,19 +250,17 @@ def _run_with_deadline(timeout: float, recipe: LearnerRecipe, X, y, split: Split
         else:
             proc.kill()
             proc.join()
-            return FoldRecord(recipe.id, split.repeat, split.fold, "timeout", *([math.nan] * 4),
-                              time.perf_counter() - start, math.nan, math.nan,
-                              f"fit+predict exceeded the {timeout:g} s timeout; the fit process was killed",
-                              np.full(n_test, np.nan))
+            return _failed_fold(recipe, split, "timeout",
+                                f"fit+predict exceeded the {timeout:g} s timeout; the fit process was killed",
+                                fit_time=time.perf_counter() - start)
     finally:
         receive.close()
         proc.join()
     if record is None:
         code = proc.exitcode
         how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        return FoldRecord(recipe.id, split.repeat, split.fold, "error", *([math.nan] * 4),
-                          time.perf_counter() - start, math.nan, math.nan,
-                          f"the fit process died ({how}; out of memory?)", np.full(n_test, np.nan))
+        return _failed_fold(recipe, split, "error", f"the fit process died ({how}; out of memory?)",
+                            fit_time=time.perf_counter() - start)
     return record
 
 
@@ -509,9 +512,7 @@ class Evaluator:
             for a in args:
                 recipe, split = a[0], a[3]
                 if recipe.id in timed_out:  # the learner is abandoned: its other folds would time out too
-                    yield FoldRecord(recipe.id, split.repeat, split.fold, "timeout", *([math.nan] * 4), 0.0,
-                                     math.nan, math.nan, "not run: an earlier fold of this learner timed out",
-                                     np.full(len(split.test), np.nan))
+                    yield _failed_fold(recipe, split, "timeout", "not run: an earlier fold of this learner timed out")
                     continue
                 rec = _task(*a)
                 if rec.status == "timeout":
