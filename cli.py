@@ -83,7 +83,7 @@ def _time_model(args, meta):
     from evaluation.live_time import live_arrays
 
     arrays, model, kind = live_arrays(meta, folds=args.cv, overhead=args.time_overhead)
-    words = "live tests, " + model.describe("fit+predict" if kind == "fit_predict_time" else "fit")
+    words = "live tests, " + model.describe(kind)
     return arrays, model, kind, words
 
 

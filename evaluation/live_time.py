@@ -41,7 +41,7 @@ import numpy as np
 from metadata.errors import InputError
 
 __all__ = ["TimeModel", "LIVE_OVERHEAD", "LIVE_FIXED_OVERHEAD", "default_overhead", "calibrate_overhead",
-           "live_time_model", "meta_time_kind", "live_arrays"]
+           "live_time_model", "meta_time_kind", "live_model_for", "live_arrays"]
 
 #: Seconds a live 5-fold test costs on top of its 5 fits, predictions included: median ``overhead``
 #: of bench_live_overhead.py over 160 tests on sklearn iris/wine/breast_cancer/digits (two concurrent
@@ -53,6 +53,9 @@ LIVE_OVERHEAD = 0.08
 #: preprocessing, scoring, bookkeeping), for meta-data that records predict times: median ``fixed``
 #: over the same 160 tests, 0.070 s.  Raw rows: tests/benchmarks/results/live_overhead.csv.
 LIVE_FIXED_OVERHEAD = 0.07
+
+#: Short names of the meta-data time kinds in :meth:`TimeModel.describe`.
+_TIME_LABELS = {"fit_time": "fit", "fit_predict_time": "fit+predict"}
 
 
 @dataclass(frozen=True)
@@ -99,10 +102,13 @@ class TimeModel:
         """
         if self.is_identity:
             return arrays
-        return replace(arrays, seconds=self.apply(arrays.seconds), time_kind=f"{arrays.time_kind}:{self.describe()}")
+        label = f"{arrays.time_kind}:{self.describe(arrays.time_kind)}"
+        return replace(arrays, seconds=self.apply(arrays.seconds), time_kind=label)
 
-    def describe(self, kind: str = "fit") -> str:
-        """Short text, e.g. ``5 x fit + 0.25 s`` (``kind`` names the meta-data time, e.g. ``fit+predict``)."""
+    def describe(self, time_kind: str = "fit_time") -> str:
+        """Short text, e.g. ``5 x fit + 0.25 s`` or, for ``time_kind="fit_predict_time"``,
+        ``5 x (fit+predict) + 0.07 s``."""
+        kind = _TIME_LABELS.get(time_kind, time_kind)
         if self.is_identity:
             return kind
         term = kind if "+" not in kind else f"({kind})"
@@ -186,11 +192,19 @@ def meta_time_kind(meta) -> str:
     return "fit_predict_time" if recorded.mean() >= 0.95 else "fit_time"
 
 
-def live_arrays(meta, *, folds: int = 5, overhead: float | None = None, metric: str = "accuracy"):
-    """Meta-data arrays whose seconds are live test times, for simulating live tests.
+def live_model_for(meta, *, folds: int = 5, overhead: float | None = None) -> tuple[TimeModel, str]:
+    """The live time model of a ``folds``-fold test for this meta-data, and the time kind it applies to.
 
     ``T = folds x t + overhead`` with ``t`` the time :func:`meta_time_kind` picks and
     ``overhead`` by default :func:`default_overhead` for it.
+    """
+    kind = meta_time_kind(meta)
+    return live_time_model(folds, overhead=default_overhead(kind) if overhead is None else overhead), kind
+
+
+def live_arrays(meta, *, folds: int = 5, overhead: float | None = None, metric: str = "accuracy"):
+    """Meta-data arrays whose seconds are live test times (:func:`live_model_for`), for simulating
+    live tests.
 
     Returns
     -------
@@ -201,6 +215,5 @@ def live_arrays(meta, *, folds: int = 5, overhead: float | None = None, metric: 
     """
     from evaluation.environments import meta_arrays
 
-    kind = meta_time_kind(meta)
-    model = live_time_model(folds, overhead=default_overhead(kind) if overhead is None else overhead)
+    model, kind = live_model_for(meta, folds=folds, overhead=overhead)
     return model.arrays(meta_arrays(meta, metric=metric, time_kind=kind)), model, kind

@@ -50,7 +50,7 @@ import numpy as np
 
 from evaluation.datasets import LoadedDataset, load_dataset
 from evaluation.live import LiveEnvironment
-from evaluation.live_time import TimeModel, default_overhead, live_time_model, meta_time_kind
+from evaluation.live_time import TimeModel, live_model_for
 from evaluation.trace import Observation, Trace, run_policy
 from metadata.errors import InputError
 from metadata.learners import short_name
@@ -430,16 +430,16 @@ def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time
     """
     if time_model not in TIME_MODELS:
         raise InputError(f"time_model must be one of {', '.join(TIME_MODELS)}; got {time_model!r}")
-    kind = meta_time_kind(meta) if time_model == "live" else "fit_time"
-    if time_overhead is None:
-        time_overhead = default_overhead(kind)
-    live = live_time_model(int(cv), overhead=time_overhead) if time_model == "live" else TimeModel()
+    if time_model == "live":
+        live, kind = live_model_for(meta, folds=int(cv), overhead=time_overhead)
+    else:
+        live, kind = TimeModel(), "fit_time"
     if not isinstance(strategy, str):
         return strategy, "given", kind, live
     strat = parse_strategy(strategy, random_state=random_state)
     if not live.is_identity and not _sets_time_model(strategy) and hasattr(strat, "with_time_model"):
         strat = strat.with_time_model(time_overhead=live.overhead, time_scale=live.scale, time_kind=kind)
-        return strat, live.describe("fit+predict" if kind == "fit_predict_time" else "fit"), kind, live
+        return strat, live.describe(kind), kind, live
     tm = getattr(strat, "time_model", None)
     used = tm.describe() if isinstance(tm, TimeModel) else "fit"
     return strat, used, kind, live

@@ -120,8 +120,8 @@ def test_describe_names_the_time_kind_and_default_overhead_follows_it():
     from evaluation.live_time import LIVE_FIXED_OVERHEAD, default_overhead
 
     m = TimeModel(overhead=0.1, scale=5)
-    assert m.describe("fit+predict") == "5 x (fit+predict) + 0.1 s"
-    assert TimeModel().describe("fit+predict") == "fit+predict"
+    assert m.describe("fit_predict_time") == "5 x (fit+predict) + 0.1 s"
+    assert TimeModel().describe("fit_predict_time") == "fit+predict"
     assert default_overhead("fit_time") == LIVE_OVERHEAD
     assert default_overhead("fit_predict_time") == LIVE_FIXED_OVERHEAD
     # the fixed part excludes the predictions, so it is smaller than the fit-only overhead

@@ -42,7 +42,7 @@ def main(argv=None):
     arrays, model, kind = live_arrays(meta, folds=args.folds, overhead=args.overhead)
     sweep = p_sweep(arrays, make_strategy=lambda p: AverageRanking(p=p), grid=GRID)
     print(f"meta {args.meta} ({len(meta.dataset_ids)} datasets); live time model: "
-          f"{model.describe('fit+predict' if kind == 'fit_predict_time' else 'fit')}; "
+          f"{model.describe(kind)}; "
           f"MIL window [{sweep.tmin:g}, {sweep.tmax:g}] s")
     for p, r in zip(sweep.grid, sweep.results):
         print(f"  ar:p={format_p(p):6s} mean MIL {r.mean_mil:.3f}  median {r.median_mil:.3f}")
