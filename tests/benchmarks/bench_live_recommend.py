@@ -258,6 +258,7 @@ def replay(measured: dict, specs, metas: dict) -> pd.DataFrame:
     from recommender.recommend import live_strategy
 
     fitted = {}
+    known = {name: set(m.dataset_ids) for name, m in metas.items()}
     rows = []
     for path, (info, results) in measured.items():
         if len(results) < len(learner_ids()):
@@ -268,7 +269,7 @@ def replay(measured: dict, specs, metas: dict) -> pd.DataFrame:
         for full in specs:
             meta_name, _, spec = full.partition("@")
             meta = metas[meta_name]
-            held_out = info["dataset"] in set(meta.dataset_ids)
+            held_out = info["dataset"] in known[meta_name]
             key = (full, info["dataset"] if held_out else None)
             if key not in fitted:
                 train = meta.exclude(datasets=[info["dataset"]]) if held_out else meta
