@@ -484,6 +484,9 @@ def _add_evaluate(sub) -> None:
     p.add_argument("--store", metavar="PATH", help="SQLite fold store (default ~/.cache/algorank/evaluate.sqlite)")
     p.add_argument("--no-store", action="store_true", help="keep nothing on disk (no resume)")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="random_state of splits and learners")
+    p.add_argument("--allow-module", action="append", default=[], metavar="PACKAGE",
+                   help="also run estimator classes of this package named by learner ids (default: scikit-learn "
+                        "only; learner ids are data and never run code outside the allowed packages)")
     _add_common(p, meta=False, out=True)
     p.set_defaults(func=_run_evaluate)
 
@@ -497,7 +500,8 @@ def _run_evaluate(args) -> None:
     store = None if args.no_store else (args.store or default_store_path())
     evaluator = Evaluator(scheme=args.scheme, cv=args.cv, repeats=repeats, stop=stop, threshold=args.threshold,
                           min_repeats=args.min_repeats, max_repeats=args.max_repeats, timeout=args.timeout,
-                          n_jobs=args.n_jobs, store=store, random_state=args.seed, progress=not args.quiet)
+                          n_jobs=args.n_jobs, store=store, random_state=args.seed, progress=not args.quiet,
+                          allow_modules=args.allow_module)
     dataset = load_dataset(args.dataset, target=args.target)
     result = evaluator.evaluate(dataset, args.learners or learner_ids())
     written = write_runs(result, args.out) if args.out else []
@@ -551,6 +555,9 @@ def _add_recommend(sub) -> None:
     p.add_argument("--time-overhead", type=float, default=None, metavar="SECONDS",
                    help="seconds a live test costs on top of its fits and predictions (default: the calibrated "
                         "constant)")
+    p.add_argument("--allow-module", action="append", default=[], metavar="PACKAGE",
+                   help="also run estimator classes of this package named by learner ids (default: scikit-learn "
+                        "only; learner ids are data and never run code outside the allowed packages)")
     _add_common(p, out=True, meta_default="uci")
     p.set_defaults(func=_run_recommend)
 
@@ -598,7 +605,8 @@ def _run_recommend(args) -> None:
                        budget_seconds=args.budget, top=args.top, exclude_datasets=args.exclude_dataset,
                        target=args.target, cv=args.cv, random_state=args.seed, dry_run=args.dry_run,
                        time_model=args.time_model, time_overhead=args.time_overhead, on_plan=on_plan,
-                       on_start=None if args.dry_run else on_start, on_observation=on_observation)
+                       on_start=None if args.dry_run else on_start, on_observation=on_observation,
+                       allow_modules=args.allow_module)
     written = []
     if args.out and result.trace is not None:
         from pathlib import Path

@@ -68,6 +68,7 @@ import pandas as pd
 
 from metadata.dataset import MetaDataset
 from metadata.errors import InputError
+from metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules
 
 from .adaptive import STOP_RULES, make_rule, reproducibility
 from .datasets import LoadedDataset
@@ -365,12 +366,15 @@ class Evaluator:
         tqdm bar on stderr (shown only when stderr is a terminal).
     train_fraction : float
         Training share of a holdout split (2/3).
+    allow_modules : sequence of str
+        Packages whose estimator classes import-path learners may name besides
+        scikit-learn (:func:`metadata.learners.estimator_class`); default none.
     """
 
     def __init__(self, *, scheme: str = "cv", cv: int = 5, repeats: int | None = None, stop: str = "fixed",
                  threshold: float | None = None, min_repeats: int | None = None, max_repeats: int | None = None,
                  timeout: float | None = None, n_jobs: int = 1, store=None, random_state: int = 0,
-                 progress: bool = True, train_fraction: float = 2 / 3) -> None:
+                 progress: bool = True, train_fraction: float = 2 / 3, allow_modules=()) -> None:
         if scheme not in SCHEMES:
             raise InputError(f"scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
         if stop not in STOP_RULES:
@@ -404,6 +408,7 @@ class Evaluator:
         self.random_state = int(random_state)
         self.progress = progress
         self.train_fraction = train_fraction
+        self.allow_modules = check_allow_modules(allow_modules)[len(DEFAULT_ALLOWED_MODULES):]
         if stop == "fixed" and repeats is None:
             self.repeats = DEFAULT_REPEATS[scheme]
         self._new_rule()  # validates threshold and bounds now
@@ -438,7 +443,7 @@ class Evaluator:
         """
         if isinstance(learners, str) or not learners:
             raise InputError("learners must be a non-empty list of learner ids")
-        recipes = [resolve_learner(lid) for lid in learners]
+        recipes = [resolve_learner(lid, allow_modules=self.allow_modules) for lid in learners]
         ids = [r.id for r in recipes]
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup:

@@ -93,6 +93,9 @@ class LiveEnvironment:
         Tests expected to take less than ``1 / guard`` of the budget left run without a timeout.
     clock : callable
         Time source (seconds), for tests.
+    allow_modules : sequence of str
+        Packages allowed besides scikit-learn for import-path learner ids (default
+        evaluator only; a given evaluator carries its own).
 
     Attributes
     ----------
@@ -106,7 +109,8 @@ class LiveEnvironment:
 
     def __init__(self, dataset: LoadedDataset, evaluator: Evaluator | None = None, *, cv: int = 5,
                  random_state: int = 0, budget_seconds: float | None = None, min_timeout: float = 1.0,
-                 expected_seconds=None, guard: float = 4.0, clock: Callable[[], float] = time.perf_counter) -> None:
+                 expected_seconds=None, guard: float = 4.0, clock: Callable[[], float] = time.perf_counter,
+                 allow_modules=()) -> None:
         if not isinstance(dataset, LoadedDataset):
             raise InputError(f"dataset must be a LoadedDataset (see evaluation.datasets.load_dataset); "
                              f"got {type(dataset).__name__}")
@@ -114,7 +118,7 @@ class LiveEnvironment:
             raise InputError(f"budget_seconds must be a positive number of seconds; got {budget_seconds!r}")
         self.dataset = dataset
         self.evaluator = evaluator if evaluator is not None else Evaluator(
-            scheme="cv", cv=cv, repeats=1, random_state=random_state, progress=False)
+            scheme="cv", cv=cv, repeats=1, random_state=random_state, progress=False, allow_modules=allow_modules)
         self.budget_seconds = budget_seconds
         self.min_timeout = float(min_timeout)
         self.expected_seconds = dict(expected_seconds or {})
@@ -154,7 +158,7 @@ class LiveEnvironment:
         return Evaluator(scheme=ev.scheme, cv=ev.cv, repeats=ev.repeats, stop=ev.stop, threshold=ev.threshold,
                          min_repeats=ev.min_repeats, max_repeats=ev.max_repeats, timeout=float(left),
                          n_jobs=ev.n_jobs, store=ev.store, random_state=ev.random_state, progress=False,
-                         train_fraction=ev.train_fraction)
+                         train_fraction=ev.train_fraction, allow_modules=ev.allow_modules)
 
     def test(self, learner: str) -> Observation:
         """Evaluate ``learner`` and return its observation (failures included, never raised)."""

@@ -55,19 +55,23 @@ class LearnerRecipe:
         JSON parameters of an import-path estimator (``"{}"`` when none).
     scaling : str
         One of :data:`SCALINGS`.
+    allow_modules : tuple of str
+        Packages allowed besides scikit-learn for ``path`` (checked again at build time,
+        also in worker processes).
     """
 
     id: str
     path: str | None
     params_json: str
     scaling: str
+    allow_modules: tuple = ()
 
     def build(self, *, random_state: int | None):
         """Return a fresh, unfitted estimator (``random_state`` set where the estimator has one)."""
         if self.path is None:
             return make_estimator(self.id, random_state=random_state)
         params = json.loads(self.params_json)
-        est = estimator_from_path(self.path, params)
+        est = estimator_from_path(self.path, params, allow_modules=self.allow_modules)
         if random_state is not None and "random_state" not in params:
             try:
                 if "random_state" in est.get_params():
@@ -77,13 +81,25 @@ class LearnerRecipe:
         return est
 
 
-def resolve_learner(learner: str) -> LearnerRecipe:
+def resolve_learner(learner: str, *, allow_modules=()) -> LearnerRecipe:
     """Turn a learner string into a :class:`LearnerRecipe`.
+
+    A learner string is data: an import path is accepted only when it names a
+    scikit-learn-compatible estimator class inside an allowed package
+    (:func:`metadata.learners.estimator_class`), and its JSON parameters are passed to
+    that class only.  Nothing outside the allowed packages is imported or called.
+
+    Parameters
+    ----------
+    learner : str
+        Portfolio id, short name, or ``package.module.Class{"json": "params"}``.
+    allow_modules : sequence of str
+        Packages allowed besides scikit-learn.
 
     Raises
     ------
     InputError
-        Unknown id, bad JSON, an import path that does not import, or bad parameters.
+        Unknown id, bad JSON, a refused or unimportable path, or bad parameters.
     """
     if not isinstance(learner, str) or not learner.strip():
         raise InputError(f"learner must be a portfolio id or an import path, got {learner!r}")
@@ -106,7 +122,8 @@ def resolve_learner(learner: str) -> LearnerRecipe:
     if scaling not in SCALINGS:
         raise InputError(f"learner {text!r}: __scaling__ must be one of {', '.join(SCALINGS)}, got {scaling!r}")
     params_json = json.dumps(params, sort_keys=True)
-    recipe = LearnerRecipe(id=text, path=path.strip(), params_json=params_json, scaling=scaling)
+    recipe = LearnerRecipe(id=text, path=path.strip(), params_json=params_json, scaling=scaling,
+                           allow_modules=tuple(allow_modules or ()))
     recipe.build(random_state=None)  # fail early on a bad path or bad parameters
     return recipe
 

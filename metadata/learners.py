@@ -17,13 +17,21 @@ the id itself is kept so the meta-data stays valid.
 from __future__ import annotations
 
 import importlib
+import inspect
+import re
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .errors import InputError
 
-__all__ = ["LearnerSpec", "LEARNERS", "learner_ids", "make_estimator", "short_name", "estimator_from_path"]
+__all__ = ["LearnerSpec", "LEARNERS", "DEFAULT_ALLOWED_MODULES", "learner_ids", "make_estimator", "short_name",
+           "estimator_from_path", "estimator_class", "is_runnable", "check_allow_modules"]
+
+#: Packages whose estimator classes a learner id may name (more only by explicit user choice).
+DEFAULT_ALLOWED_MODULES: tuple[str, ...] = ("sklearn",)
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+_PACKAGE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 @dataclass(frozen=True)
@@ -52,8 +60,89 @@ class LearnerSpec:
 
 
 def _import(path: str):
+    """Import a portfolio class (trusted, fixed paths of this module only)."""
     module, _, name = path.rpartition(".")
     return getattr(importlib.import_module(module), name)
+
+
+def check_allow_modules(allow_modules) -> tuple[str, ...]:
+    """Validate extra allowed packages (``--allow-module``) and return them with the defaults.
+
+    Raises
+    ------
+    InputError
+        An entry that is not a dotted Python package name.
+    """
+    extra = []
+    for m in allow_modules or ():
+        if not isinstance(m, str) or not _PACKAGE.match(m.strip()):
+            raise InputError(f"allow_modules entries must be Python package names such as 'xgboost'; got {m!r}")
+        extra.append(m.strip())
+    return tuple(dict.fromkeys((*DEFAULT_ALLOWED_MODULES, *extra)))
+
+
+def _within(module: str, allowed: tuple[str, ...]) -> bool:
+    return any(module == a or module.startswith(a + ".") for a in allowed)
+
+
+def estimator_class(path: str, *, allow_modules=()) -> type:
+    """The estimator class an import path names, checked BEFORE anything is imported or called.
+
+    A learner id read from meta-data or given on the command line is data, never code.
+    The path must be a dotted name inside an allowed package (scikit-learn by default,
+    more by ``allow_modules``); only then is that module imported, and the attribute
+    must be a class that subclasses :class:`sklearn.base.BaseEstimator`, has ``fit``,
+    and is defined inside an allowed package (a re-exported foreign class is refused).
+    Nothing is instantiated here.
+
+    Parameters
+    ----------
+    path : str
+        ``package.module.Class``.
+    allow_modules : sequence of str
+        Packages allowed besides :data:`DEFAULT_ALLOWED_MODULES`.
+
+    Raises
+    ------
+    InputError
+        The path is refused (the message says why) or does not import.
+    """
+    allowed = check_allow_modules(allow_modules)
+    text = str(path).strip()
+    if not _DOTTED.match(text):
+        raise InputError(f"learner {path!r} is not a dotted estimator class path such as "
+                         "'sklearn.tree.DecisionTreeClassifier'")
+    module, _, name = text.rpartition(".")
+    if not _within(module, allowed):
+        raise InputError(f"learner {text!r} is outside the allowed packages ({', '.join(allowed)}); "
+                         "allow more with --allow-module (allow_modules=) if you trust that package")
+    try:
+        obj = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise InputError(f"cannot import estimator {text!r}: {exc}") from exc
+    from sklearn.base import BaseEstimator
+
+    if not inspect.isclass(obj) or not issubclass(obj, BaseEstimator) or not callable(getattr(obj, "fit", None)):
+        raise InputError(f"learner {text!r} is not a scikit-learn estimator class (a BaseEstimator subclass with fit)")
+    if not _within(getattr(obj, "__module__", "") or "", allowed):
+        raise InputError(f"learner {text!r} names a class defined in {obj.__module__!r}, outside the allowed "
+                         f"packages ({', '.join(allowed)})")
+    return obj
+
+
+def is_runnable(learner_id: str, *, allow_modules=()) -> bool:
+    """Whether ``learner_id`` can be run: a portfolio id or short name, or an allowed estimator class path
+    (optionally followed by JSON parameters).  Never executes anything outside the allowed packages."""
+    check_allow_modules(allow_modules)  # a bad allow-list is the caller's error, not a "no"
+    text = str(learner_id).strip()
+    if text in LEARNERS or text in _BY_SHORT:
+        return True
+    path = text.partition("{")[0].strip()
+    try:
+        estimator_class(path, allow_modules=allow_modules)
+    except InputError:
+        return False
+    return True
 
 
 def _svc(kernel: str) -> Callable[[], Any]:
@@ -148,20 +237,23 @@ def short_name(learner_id: str) -> str:
     return spec.short if spec is not None else learner_id
 
 
-def make_estimator(learner_id: str, *, random_state: int | None = None):
+def make_estimator(learner_id: str, *, random_state: int | None = None, allow_modules=()):
     """Return a fresh, unfitted estimator for ``learner_id``.
 
     Parameters
     ----------
     learner_id : str
         A portfolio id (``LEARNERS``), its short name (``"knn"``), or the import
-        path of any estimator class (built with its default settings).
+        path of an estimator class in an allowed package (built with its default
+        settings; see :func:`estimator_class`).
     random_state : int, optional
         Set on estimators that take a ``random_state`` (others are unchanged),
         so that a seeded evaluation is reproducible.  ``None`` keeps the default.
+    allow_modules : sequence of str
+        Packages allowed besides scikit-learn for import-path ids.
     """
     if learner_id not in LEARNERS and learner_id not in _BY_SHORT and "." in learner_id:
-        est = estimator_from_path(learner_id)  # any importable estimator class with its defaults
+        est = estimator_from_path(learner_id, allow_modules=allow_modules)
     else:
         est = _resolve(learner_id).factory()
     if random_state is not None and "random_state" in est.get_params():
@@ -169,19 +261,34 @@ def make_estimator(learner_id: str, *, random_state: int | None = None):
     return est
 
 
-def estimator_from_path(path: str, params: Mapping[str, Any] | None = None):
+def estimator_from_path(path: str, params: Mapping[str, Any] | None = None, *, allow_modules=()):
     """Build an estimator from an import path and keyword parameters.
+
+    The class is checked by :func:`estimator_class` before anything is called; the
+    parameters must be JSON literals (str, number, bool, None, lists and objects of
+    those) and are passed as keyword arguments to that class only.
 
     Raises
     ------
     InputError
-        When the path cannot be imported or the parameters are rejected.
+        When the path is refused or cannot be imported, or the parameters are rejected.
     """
+    cls = estimator_class(path, allow_modules=allow_modules)
+    params = dict(params or {})
+    for key, value in params.items():
+        if not isinstance(key, str) or not _is_literal(value):
+            raise InputError(f"bad parameters for {path}: {key!r} must be a JSON literal; got {type(value).__name__}")
     try:
-        cls = _import(path)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise InputError(f"cannot import estimator {path!r}: {exc}") from exc
-    try:
-        return cls(**dict(params or {}))
+        return cls(**params)
     except TypeError as exc:
         raise InputError(f"bad parameters for {path}: {exc}") from exc
+
+
+def _is_literal(value) -> bool:
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return True
+    if isinstance(value, list):
+        return all(_is_literal(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_literal(v) for k, v in value.items())
+    return False

@@ -53,7 +53,7 @@ from evaluation.live import LiveEnvironment
 from evaluation.live_time import TimeModel, live_model_for
 from evaluation.trace import Observation, Trace, run_policy
 from metadata.errors import InputError
-from metadata.learners import short_name
+from metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable, short_name
 from recommender.registry import parse_strategy
 from recommender.similarity import feature_center_scale, meta_feature_matrix, similarity_weights
 
@@ -135,6 +135,9 @@ class Recommendation:
         Prior datasets (still in the meta-data) that look like this one: same name, or same
         numbers of rows, features and classes.  Their results inform the ranking; exclude them
         to test algorank honestly on a dataset it has seen.
+    rank_only : tuple of str
+        Learners of the meta-data that were ranked but not run: neither portfolio ids nor
+        estimator classes of an allowed package (learner ids are data, never code).
     """
 
     dataset: str
@@ -147,6 +150,7 @@ class Recommendation:
     excluded: tuple = ()
     time_model: str = "fit"
     prior_matches: tuple = ()
+    rank_only: tuple = ()
 
     @property
     def best(self) -> Observation | None:
@@ -186,6 +190,7 @@ class Recommendation:
             "excluded_datasets": list(self.excluded),
             "time_model": self.time_model,
             "prior_matches": list(self.prior_matches),
+            "rank_only": list(self.rank_only),
             "order": [p.to_dict() for p in self.plan],
             "trace": [] if self.trace is None else [
                 {**r, "short": short_name(r["learner"]), "message": o.message}
@@ -309,6 +314,7 @@ def recommend(
     on_plan: Callable | None = None,
     on_start: Callable | None = None,
     on_observation: Callable | None = None,
+    allow_modules: Sequence[str] = (),
 ) -> Recommendation:
     """Rank learners for ``dataset`` from the meta-data, then run them live.
 
@@ -351,6 +357,10 @@ def recommend(
     on_plan, on_start, on_observation : callable, optional
         Progress hooks: called with the plan, with each learner id before its test, and
         with each observation as it arrives.
+    allow_modules : sequence of str
+        Packages besides scikit-learn whose estimator classes learner ids of the meta-data
+        may name.  A learner id that is neither a portfolio id nor such a class is
+        *rank-only*: it is ranked and shown, never run (learner ids are data, not code).
 
     Returns
     -------
@@ -388,18 +398,26 @@ def recommend(
     planned = plan(strat, info, expected, top=top)
     if on_plan is not None:
         on_plan(planned)
+    allowed = check_allow_modules(allow_modules)[len(DEFAULT_ALLOWED_MODULES):]
+    rank_only = tuple(sorted(l for l in meta.learner_ids if not is_runnable(l, allow_modules=allowed)))
+    if rank_only:
+        logger.warning("%d learner(s) of the meta-data are rank-only (neither portfolio ids nor scikit-learn estimator "
+                       "classes of an allowed package): ranked, never run: %s", len(rank_only),
+                       ", ".join(_clip(l) for l in rank_only[:5]) + (", ..." if len(rank_only) > 5 else ""))
     trace = None
     if not dry_run:
         env = LiveEnvironment(data, evaluator, cv=int(cv), random_state=random_state, budget_seconds=budget,
-                              expected_seconds={l: v[1] for l, v in expected.items()})
+                              expected_seconds={l: v[1] for l, v in expected.items()}, allow_modules=allowed)
         policy = strat.policy(info)
+        if rank_only:
+            policy = _SkipRankOnly(policy, rank_only)
         if on_start is not None:
             policy = _Announcing(policy, on_start)
         trace = run_policy(policy, env, dataset=data.name, budget=budget, max_tests=top,
                            on_observation=on_observation)
     return Recommendation(dataset=data.name, source=data.source, strategy=str(getattr(strat, "name", strategy)),
                           dataset_info=info, plan=planned, trace=trace, budget_seconds=budget, excluded=excluded,
-                          time_model=used, prior_matches=matches)
+                          time_model=used, prior_matches=matches, rank_only=rank_only)
 
 
 def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time_overhead: float | None = None,
@@ -452,6 +470,30 @@ def _sets_time_model(spec: str) -> bool:
     _, _, rest = str(spec).partition(":")
     keys = {item.partition("=")[0].strip().lower() for item in rest.split(",") if "=" in item}
     return bool(keys & (set(TIME_MODEL_KEYS) | {"time"}))
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _SkipRankOnly:
+    """Policy wrapper that never hands out a rank-only learner.
+
+    The wrapped policy sees each skipped learner as a failed test of zero seconds (so it
+    moves on); the trace never contains it.
+    """
+
+    def __init__(self, policy, rank_only) -> None:
+        self.policy, self.rank_only = policy, frozenset(rank_only)
+
+    def next(self, history):
+        seen = list(history)
+        while True:
+            learner = self.policy.next(seen)
+            if learner is None or learner not in self.rank_only:
+                return learner
+            seen.append(Observation(learner, float("nan"), 0.0, "error", "rank-only learner: not run"))
 
 
 class _Announcing:

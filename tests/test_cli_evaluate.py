@@ -36,6 +36,7 @@ def test_json_contract_and_out(tmp_path, capsys):
 def test_table_output_names_failures(tmp_path, capsys, monkeypatch):
     monkeypatch.syspath_prepend(str(cli.__file__).rsplit("/", 1)[0] + "/tests")
     code, out, err = _run(capsys, "sklearn:iris", "--learners", "lda", "helpers_estimators.FailingClassifier",
+                          "--allow-module", "helpers_estimators",
                           "--cv", "2", "--no-store", "--quiet")
     assert code == 0
     assert "failed: helpers_estimators.FailingClassifier: error: RuntimeError: deliberate failure" in out

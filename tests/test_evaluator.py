@@ -78,7 +78,7 @@ def test_fold_metrics_match_sklearn(iris):
 
 
 def test_failing_and_slow_learners_do_not_stop_the_run(iris):
-    ev = Evaluator(cv=2, repeats=3, timeout=1.0, progress=False)
+    ev = Evaluator(cv=2, repeats=3, timeout=1.0, progress=False, allow_modules=["helpers_estimators"])
     res = ev.evaluate(iris, ["lda", FAIL, SLOW])
     s = res.summary
     assert s.loc["sklearn.discriminant_analysis.LinearDiscriminantAnalysis", "status"] == "ok"
@@ -132,8 +132,10 @@ def test_bad_arguments(iris):
         Evaluator(scheme="loo", stop="rank")
     with pytest.raises(InputError, match="unknown learner"):
         Evaluator(progress=False).evaluate(iris, ["no-such-learner"])
-    with pytest.raises(InputError, match="cannot import"):
+    with pytest.raises(InputError, match="outside the allowed packages"):
         Evaluator(progress=False).evaluate(iris, ["nowhere.Classifier"])
+    with pytest.raises(InputError, match="cannot import"):
+        Evaluator(progress=False).evaluate(iris, ["sklearn.nowhere.Classifier"])
     with pytest.raises(InputError, match="distinct"):
         Evaluator(progress=False).evaluate(iris, ["lda", "sklearn.discriminant_analysis.LinearDiscriminantAnalysis"])
     with pytest.raises(InputError, match="at least 200 rows"):

@@ -75,12 +75,21 @@ def test_top_dry_run_and_exclude(iris):
 
 
 def test_failing_learner_is_skipped_and_loop_goes_on(iris):
-    # the meta-data names a learner that cannot be built here: its test fails, the loop goes on
+    # the meta-data names a learner whose fit fails here: its test fails, the loop goes on
+    learners = ['sklearn.linear_model.LogisticRegression{"C": -1.0}', "sklearn.naive_bayes.GaussianNB"]
+    r = recommend(iris, strategy="ar:p=0", meta=_meta(learners), budget_seconds=None, cv=3)
+    assert r.trace.learners == learners and r.rank_only == ()
+    assert r.trace.observations[0].status == "error" and "C" in r.trace.observations[0].message
+    assert r.best is not None and r.best.learner == "sklearn.naive_bayes.GaussianNB"
+
+
+def test_learner_that_does_not_resolve_is_rank_only(iris):
+    # a learner id that names no estimator class here is ranked and shown, never run
     learners = ["sklearn.naive_bayes.NoSuchNB", "sklearn.naive_bayes.GaussianNB"]
     r = recommend(iris, strategy="ar:p=0", meta=_meta(learners), budget_seconds=None, cv=3)
-    assert r.trace.learners == learners
-    assert r.trace.observations[0].status == "error" and "NoSuchNB" in r.trace.observations[0].message
-    assert r.best is not None and r.best.learner == "sklearn.naive_bayes.GaussianNB"
+    assert [p.learner for p in r.plan] == learners
+    assert r.rank_only == ("sklearn.naive_bayes.NoSuchNB",)
+    assert r.trace.learners == ["sklearn.naive_bayes.GaussianNB"]
 
 
 def test_budget_and_bad_input(iris):
@@ -157,14 +166,15 @@ def test_failed_learner_is_one_note_not_an_evaluator_warning(iris, caplog):
     import logging
 
     caplog.set_level(logging.WARNING)
-    env = LiveEnvironment(iris, cv=3)
+    env = LiveEnvironment(iris, cv=3, allow_modules=["helpers_estimators"])
     o = env.test("helpers_estimators.FailingClassifier")
     assert o.status == "error" and "deliberate failure" in o.message and "\n" not in o.message
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
     # the filter is only active during live tests: the evaluator still warns elsewhere
     from evaluation.evaluator import Evaluator
 
-    Evaluator(scheme="cv", cv=3, repeats=1, progress=False).evaluate(iris, ["helpers_estimators.FailingClassifier"])
+    Evaluator(scheme="cv", cv=3, repeats=1, progress=False, allow_modules=["helpers_estimators"]).evaluate(
+        iris, ["helpers_estimators.FailingClassifier"])
     assert any("failed on" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
 
 

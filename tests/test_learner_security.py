@@ -1,0 +1,166 @@
+"""Learner ids are data: a meta-data file or ``--learners`` can never make algorank run code.
+
+Each hostile form below would create (or, for the side-effect module, import-time create) a
+sentinel file if it were imported or called.  The tests assert the sentinel is NOT there after
+``recommend`` ran on meta-data holding the id, after ``evaluate --learners`` was given it, and
+after the low-level resolvers saw it; the positive controls show the same machinery does run an
+allowed class, so the assertions can fail.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+import pandas as pd
+import pytest
+
+import cli
+from evaluation.datasets import load_dataset
+from evaluation.preprocessing import resolve_learner
+from metadata.dataset import MetaDataset
+from metadata.errors import InputError
+from metadata.learners import estimator_class, estimator_from_path, is_runnable, make_estimator
+from recommender.recommend import recommend
+
+EVIL_MODULE = '''
+import pathlib
+from sklearn.base import BaseEstimator, ClassifierMixin
+pathlib.Path({imported!r}).write_text("imported")
+
+class Evil(ClassifierMixin, BaseEstimator):
+    def __init__(self):
+        pathlib.Path({called!r}).write_text("called")
+
+    def fit(self, X, y):
+        import numpy as np
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X):
+        return [self.classes_[0]] * len(X)
+'''
+
+
+def _hostile(sentinel: str) -> list[str]:
+    s = json.dumps(sentinel)
+    return [
+        f'os.system{{"command": "touch {sentinel}"}}',
+        f'posix.system{{"command": "touch {sentinel}"}}',
+        f'subprocess.call{{"args": ["touch", {s}]}}',
+        f'subprocess.Popen{{"args": ["touch", {s}]}}',
+        f'builtins.exec{{"source": "open({s}, \'w\')"}}',
+        f'builtins.eval{{"source": "open({s}, \'w\')"}}',
+        f'builtins.open{{"file": {s}, "mode": "w"}}',
+        f'pathlib.Path.touch{{"self": {s}}}',
+        f'sklearn.base.os.system{{"command": "touch {sentinel}"}}',  # through an allowed package's import
+        f'sklearn.datasets.dump_svmlight_file{{"X": [[1.0]], "y": [1], "f": {s}}}',  # a function, not a class
+        f'shutil.copyfile{{"src": "/etc/hostname", "dst": {s}}}',
+        f'importlib.import_module{{"name": "antigravity"}}',
+        "evilmod.Evil",  # a BaseEstimator subclass with side effects, outside the allowed packages
+        "__import__('os').system('touch " + sentinel + "')",
+    ]
+
+
+@pytest.fixture
+def evil(tmp_path, monkeypatch):
+    imported, called = tmp_path / "imported", tmp_path / "called"
+    (tmp_path / "evilmod.py").write_text(EVIL_MODULE.format(imported=str(imported), called=str(called)))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path, imported, called
+    sys.modules.pop("evilmod", None)
+
+
+def _sentinels(tmp_path):
+    return sorted(p.name for p in tmp_path.iterdir() if p.name not in ("evilmod.py", "__pycache__"))
+
+
+def test_hostile_ids_are_refused_by_every_resolver(evil):
+    tmp_path, _, _ = evil
+    sentinel = str(tmp_path / "pwned")
+    for lid in _hostile(sentinel):
+        assert not is_runnable(lid), lid
+        with pytest.raises(InputError):
+            resolve_learner(lid)
+        path = lid.partition("{")[0]
+        with pytest.raises(InputError):
+            estimator_class(path)
+        with pytest.raises(InputError):
+            estimator_from_path(path, {})
+        if "." in lid:
+            with pytest.raises(InputError):
+                make_estimator(lid)
+    assert _sentinels(tmp_path) == []  # nothing imported, nothing called
+
+
+def test_allowed_classes_still_run_and_params_are_keyword_literals():
+    est = estimator_from_path("sklearn.tree.DecisionTreeClassifier", {"max_depth": 3})
+    assert type(est).__name__ == "DecisionTreeClassifier" and est.max_depth == 3
+    assert is_runnable('sklearn.dummy.DummyClassifier{"strategy": "most_frequent"}')
+    with pytest.raises(InputError, match="bad parameters"):
+        estimator_from_path("sklearn.tree.DecisionTreeClassifier", {"no_such_param": 1})
+    with pytest.raises(InputError, match="JSON literal"):
+        estimator_from_path("sklearn.tree.DecisionTreeClassifier", {"max_depth": object()})
+
+
+def test_allow_module_is_the_explicit_opt_in(evil):
+    tmp_path, imported, called = evil
+    assert not is_runnable("evilmod.Evil") and not imported.exists()
+    assert is_runnable("evilmod.Evil", allow_modules=["evilmod"])  # the user trusts it: imported, not called
+    assert imported.exists() and not called.exists()
+    est = make_estimator("evilmod.Evil", allow_modules=["evilmod"])
+    assert type(est).__name__ == "Evil" and called.exists()
+    with pytest.raises(InputError, match="package names"):
+        is_runnable("evilmod.Evil", allow_modules=["os; rm -rf /"])
+
+
+def _meta_with(learners):
+    rows = []
+    for d in range(3):
+        for i, l in enumerate(learners):
+            rows.append({"dataset": f"d{d}", "learner": l, "repeat": 0, "fold": 0,
+                         "accuracy": 0.99 - 0.01 * i, "fit_time": 0.001 * (i + 1)})
+    ds = pd.DataFrame({"dataset": [f"d{d}" for d in range(3)], "n_instances": [150, 300, 600],
+                       "n_features": 4, "n_classes": 3, "majority_fraction": 0.34})
+    return MetaDataset(pd.DataFrame(rows), ds)
+
+
+def test_recommend_never_runs_hostile_ids_from_meta_data(evil, caplog):
+    tmp_path, _, _ = evil
+    hostile = _hostile(str(tmp_path / "pwned"))
+    meta = _meta_with(hostile + ["sklearn.naive_bayes.GaussianNB"])  # hostile ids ranked FIRST by accuracy
+    with caplog.at_level(logging.WARNING):
+        r = recommend(load_dataset("sklearn:iris"), strategy="ar:p=0", meta=meta, budget_seconds=None, cv=3)
+    assert _sentinels(tmp_path) == []
+    assert set(r.rank_only) == set(hostile)
+    assert [p.learner for p in r.plan][: len(hostile)] == hostile  # still ranked and shown
+    assert r.trace.learners == ["sklearn.naive_bayes.GaussianNB"]  # only the runnable one was tested
+    assert r.best.learner == "sklearn.naive_bayes.GaussianNB"
+    warnings = [rec.getMessage() for rec in caplog.records if "rank-only" in rec.getMessage()]
+    assert len(warnings) == 1 and "\n" not in warnings[0] and f"{len(hostile)} learner(s)" in warnings[0]
+    assert r.to_dict()["rank_only"] == list(r.rank_only)
+
+
+def test_cli_recommend_with_a_hostile_runs_csv(evil, capsys):
+    tmp_path, _, _ = evil
+    hostile = _hostile(str(tmp_path / "pwned"))
+    meta = _meta_with(hostile + ["sklearn.naive_bayes.GaussianNB"])
+    path = tmp_path / "shared_runs.csv"
+    meta.save(path)
+    assert cli.main(["recommend", "sklearn:iris", "--meta", str(path), "--budget", "10", "--cv", "3",
+                     "--strategy", "ar:p=0", "--json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [t["learner"] for t in out["trace"]] == ["sklearn.naive_bayes.GaussianNB"]
+    assert _sentinels(tmp_path) == ["shared_runs.csv", "shared_runs.datasets.csv"]
+
+
+@pytest.mark.parametrize("i", range(4))
+def test_cli_evaluate_refuses_hostile_learners(evil, capsys, i):
+    tmp_path, _, _ = evil
+    lid = _hostile(str(tmp_path / "pwned"))[[0, 4, 9, 12][i]]
+    assert cli.main(["evaluate", "sklearn:iris", "--learners", lid, "--no-store", "--cv", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ")
+    assert _sentinels(tmp_path) == []
