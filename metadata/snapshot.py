@@ -57,12 +57,12 @@ def file_sha256(path: str | Path) -> str:
 
 def snapshot_path() -> Path:
     """Path of the embedded snapshot file (inside the installed package)."""
-    return Path(str(resources.files("metadata").joinpath("data", SNAPSHOT_FILE)))
+    return Path(str(resources.files(__package__).joinpath("data", SNAPSHOT_FILE)))
 
 
 def snapshot_record() -> dict:
     """The recorded checksum and counts of the embedded snapshot."""
-    text = resources.files("metadata").joinpath("data", SNAPSHOT_RECORD).read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath("data", SNAPSHOT_RECORD).read_text(encoding="utf-8")
     return json.loads(text)
 
 
@@ -84,13 +84,13 @@ def _embedded_name(name: str) -> str:
 def embedded_path(name: str) -> Path:
     """Path of the Parquet file of the embedded meta-dataset ``name`` (see :data:`EMBEDDED`)."""
     file, _ = EMBEDDED[_embedded_name(name)]
-    return Path(str(resources.files("metadata").joinpath("data", file)))
+    return Path(str(resources.files(__package__).joinpath("data", file)))
 
 
 def embedded_record(name: str) -> dict:
     """The recorded checksum, counts and provenance of the embedded meta-dataset ``name``."""
     _, record = EMBEDDED[_embedded_name(name)]
-    return json.loads(resources.files("metadata").joinpath("data", record).read_text(encoding="utf-8"))
+    return json.loads(resources.files(__package__).joinpath("data", record).read_text(encoding="utf-8"))
 
 
 def load_embedded(name: str) -> MetaDataset:

@@ -23,10 +23,9 @@ import math
 
 import numpy as np
 
-from evaluation.benchmark import PAPER_P_GRID
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
-__all__ = ["TIME_FLOOR", "PAPER_P_GRID", "check_p", "clip_time", "a3r", "a3r_prime"]
+__all__ = ["TIME_FLOOR", "check_p", "clip_time", "a3r", "a3r_prime"]
 
 #: Smallest time (seconds) used in A3R; smaller times, including 0, are raised to it.
 TIME_FLOOR = 1e-6

@@ -11,29 +11,110 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("metadata", "evaluation", "recommender")
 MODULES = sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+#: Everything installed as ``algorank``: the three packages plus the root modules.
+ALL_MODULES = MODULES + sorted(p for p in ROOT.glob("*.py") if p.name != "setup.py")
+
+#: Layers, bottom to top, and what each may import.  The base level of evaluation (cv, stats) sits
+#: on metadata; the meta level (traces, environments, time models, loss-time, benchmarks) on the
+#: base level, and takes strategies as objects; recommender uses all of them.
+LAYER_DEPS = {
+    "metadata": {"metadata"},
+    "evaluation.cv": {"metadata", "evaluation.cv", "evaluation.stats"},
+    "evaluation.stats": {"metadata", "evaluation.stats"},
+    "evaluation.meta": {"metadata", "evaluation.cv", "evaluation.stats", "evaluation.meta"},
+    "recommender": {"metadata", "evaluation.cv", "evaluation.stats", "evaluation.meta", "recommender"},
+}
 
 
 def _tree(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
 
-def _imported_packages(tree: ast.Module) -> set[str]:
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = [p for p in rel.parts if p != "__init__"]
+    return ".".join(["algorank", *parts])
+
+
+def _imports(path: Path) -> set[str]:
+    """Absolute module names imported anywhere in the file (relative imports resolved)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
-            found |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module.split(".")[0])
-    return found & set(PACKAGES + ("cli",))
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            found.add(mod)
+            found |= {f"{mod}.{a.name}" for a in node.names}  # `from pkg import submodule`
+    return found
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "algorank" or len(parts) < 2:
+        return None
+    if parts[1] == "evaluation":
+        return "evaluation." + parts[2] if len(parts) > 2 and parts[2] in ("cv", "stats", "meta") else "evaluation"
+    return parts[1] if parts[1] in ("metadata", "recommender") else None
+
+
+_KNOWN = {_module_name(p) for p in ALL_MODULES}
+
+
+@pytest.mark.parametrize("path", ALL_MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_imports_go_through_the_algorank_namespace(path):
+    # a bare `import metadata` would pick up PyPI's `metadata` package once installed
+    bare = {m for m in _imports(path) if m.split(".")[0] in PACKAGES + ("cli",)}
+    assert not bare, f"{path.relative_to(ROOT)} imports {sorted(bare)} outside the algorank namespace"
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_layering(path):
-    pkg = path.relative_to(ROOT).parts[0]
-    used = _imported_packages(_tree(path))
-    allowed = {"metadata": {"metadata"}, "evaluation": {"metadata", "evaluation"},
-               "recommender": {"metadata", "evaluation", "recommender"}}[pkg]
-    assert used <= allowed, f"{path.name} imports {sorted(used - allowed)}"
+    own = _layer(_module_name(path))
+    if own == "evaluation":  # the evaluation package __init__ only
+        return
+    used = {_layer(m) for m in _imports(path) if m in _KNOWN} - {None}
+    allowed = LAYER_DEPS[own]
+    assert used <= allowed, f"{path.relative_to(ROOT)} ({own}) imports {sorted(used - allowed)}"
+
+
+def test_no_import_cycle():
+    graph = {}
+    for p in ALL_MODULES:
+        mod = _module_name(p)
+        deps = set()
+        for m in _imports(p):
+            if m in _KNOWN and m != mod:
+                deps.add(m)
+        graph[mod] = deps
+    # package __init__ files that re-export their submodules are entry points, not members of a
+    # cycle through a submodule importing a sibling by its absolute name: count edges into a
+    # package only when the package itself (not a submodule) is imported
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node):
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycle = stack[stack.index(nxt):] + [nxt]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))

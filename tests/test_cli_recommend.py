@@ -5,8 +5,8 @@ import json
 import pandas as pd
 import pytest
 
-import cli
-from metadata.dataset import MetaDataset
+from algorank import cli
+from algorank.metadata.dataset import MetaDataset
 
 LEARNERS = ["sklearn.naive_bayes.BernoulliNB", "sklearn.tree.DecisionTreeClassifier"]
 
@@ -59,9 +59,9 @@ def test_bad_input_exit_2(argv, needle, capsys, meta_file):
 
 
 def test_default_meta_is_the_evaluator_built_uci_set(capsys):
-    from evaluation.live_time import LIVE_FIXED_OVERHEAD
-    from metadata.learners import learner_ids
-    from recommender.recommend import DEFAULT_STRATEGY
+    from algorank.evaluation.meta.time_model import LIVE_FIXED_OVERHEAD
+    from algorank.metadata.learners import learner_ids
+    from algorank.recommender.live.recommend import DEFAULT_STRATEGY
 
     assert cli.main(["recommend", "sklearn:wine", "--dry-run", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
@@ -88,3 +88,23 @@ def test_meta_can_be_repeated_to_join_your_own_runs(capsys, tmp_path):
     assert cli.main(["recommend", "sklearn:wine", "--meta", "uci", "--meta", "uci", "--dry-run"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and "more than one meta-data source" in err and "\n" not in err
+
+
+def test_interrupted_recommend_prints_what_it_kept_and_exits_130(meta_file, capsys, monkeypatch):
+    from algorank.evaluation.meta.trace import Observation
+    from algorank.recommender.live.environment import LiveEnvironment
+
+    calls = []
+
+    def second_is_interrupted(self, learner):
+        calls.append(learner)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return Observation(learner, 0.8, 0.1)
+
+    monkeypatch.setattr(LiveEnvironment, "test", second_is_interrupted)
+    rc = cli.main(["recommend", "sklearn:iris", "--meta", meta_file, "--strategy", "ar:p=0", "--cv", "3",
+                   "--json", "--quiet"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 130 and out["stop_reason"] == "interrupted"
+    assert [t["learner"] for t in out["trace"]] == LEARNERS[:1] and out["best"]["learner"] == LEARNERS[0]

@@ -16,13 +16,13 @@ import sys
 import pandas as pd
 import pytest
 
-import cli
-from evaluation.datasets import load_dataset
-from evaluation.preprocessing import resolve_learner
-from metadata.dataset import MetaDataset
-from metadata.errors import InputError
-from metadata.learners import estimator_class, estimator_from_path, is_runnable, make_estimator
-from recommender.recommend import recommend
+from algorank import cli
+from algorank.evaluation.cv.datasets import load_dataset
+from algorank.evaluation.cv.preprocessing import resolve_learner
+from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.errors import InputError
+from algorank.metadata.learners import estimator_class, estimator_from_path, is_runnable, make_estimator
+from algorank.recommender.live.recommend import recommend
 
 EVIL_MODULE = '''
 import pathlib

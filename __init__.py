@@ -1,0 +1,25 @@
+"""algorank: which learners should I try first on this dataset, and in what order?
+
+The public API (the CLI is a thin shell over exactly these)::
+
+    import algorank
+    rec = algorank.recommend(df, target="class", budget=30)   # test learners live, refit the best
+    rec.leaderboard                                          # what ran, CV accuracy, seconds
+    rec.model.predict(new_rows)                              # the refitted best learner
+
+    meta = algorank.load_meta("uci")                         # or "lcdb", a file, a MetaDataset
+    algorank.benchmark(["ar:p=0", "ar:p=1/16"], meta)        # leave-one-dataset-out loss-time
+    algorank.tune_p(meta, nested=True)                       # which A3R P
+    algorank.multitest(meta)                                 # Multi2Test order with statistics
+    algorank.evaluate(X, y=y, learners=["knn", "logreg"])    # repeated CV of chosen learners
+    algorank.AlgorankClassifier(budget=30).fit(X, y)         # the loop as a scikit-learn estimator
+"""
+
+from algorank.api import benchmark, evaluate, load_meta, multitest, pull, recommend, tune_p
+from algorank.metadata.dataset import MetaDataset
+from algorank.recommender.live.estimator import AlgorankClassifier
+
+__version__ = "0.1.0"
+
+__all__ = ["load_meta", "recommend", "evaluate", "benchmark", "tune_p", "multitest", "pull", "MetaDataset",
+           "AlgorankClassifier", "__version__"]

@@ -1,0 +1,303 @@
+"""The public Python API: what a notebook user calls (re-exported by ``algorank``).
+
+Each function takes what data scientists hold (a path, a DataFrame with a target column,
+``X, y`` arrays, an embedded meta-data name or a :class:`MetaDataset`) and returns a result
+object with ``to_frame()`` / ``to_dict()``.  The CLI (:mod:`algorank.cli`) calls the same
+functions; ``--json`` prints ``to_dict()``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.errors import InputError
+
+__all__ = ["load_meta", "recommend", "evaluate", "benchmark", "tune_p", "multitest", "pull", "TuneResult",
+           "time_model_arrays"]
+
+
+def load_meta(source=None, *, default: str = "lcdb") -> MetaDataset:
+    """Load meta-data: an embedded set's name (``"lcdb"``, ``"uci"``), a file, a MetaDataset, or a list of these.
+
+    Parameters
+    ----------
+    source : str, path, MetaDataset or sequence, optional
+        What to load; None gives ``default``.  A list joins disjoint sources.
+    default : str
+        Embedded set used when ``source`` is None.
+
+    Raises
+    ------
+    InputError
+        Unknown name, missing or invalid file, overlapping dataset ids in a list.
+    """
+    from algorank.metadata.snapshot import load_meta as _load
+
+    if isinstance(source, MetaDataset):
+        return source
+    if isinstance(source, (list, tuple)) and any(isinstance(s, MetaDataset) for s in source):
+        return MetaDataset.concat([load_meta(s, default=default) for s in source])
+    return _load(source, default=default)
+
+
+def recommend(data, target: str | None = None, *, y=None, strategy: str | None = None, budget: float | None = 60.0,
+              meta="uci", cv: int = 5, top: int | None = None, random_state: int = 0, refit: bool = True,
+              dry_run: bool = False, exclude_datasets: Sequence[str] = (), allow_modules: Sequence[str] = (),
+              **hooks):
+    """Rank learners for ``data`` from the meta-data, test them live within ``budget`` seconds, refit the best.
+
+    Parameters
+    ----------
+    data : str, path, DataFrame, array-like
+        A file / ``sklearn:NAME`` / ``openml:ID``, a DataFrame holding the target column
+        ``target``, or the features with ``y=``.
+    target : str, optional
+        Target column (default: a column named class/target, else the last nominal one).
+    y : array-like, optional
+        Labels when ``data`` holds the features only.
+    strategy : str, optional
+        Strategy spec (default ``recommend``'s default, see :data:`DEFAULT_STRATEGY`).
+    budget : float or None
+        Seconds of live tests (None: no limit).
+    meta : str, path, MetaDataset or list
+        Prior runs (default the embedded ``uci`` set).
+    cv : int
+        Folds of each live test (stratified, one repetition).
+    top : int, optional
+        Test at most this many learners.
+    random_state : int
+        Seed of the live CV and of randomised strategies.
+    refit : bool
+        Refit the best learner on all the data (``Recommendation.model``).
+    dry_run : bool
+        Only plan.
+    exclude_datasets : sequence of str
+        Prior datasets to leave out of the meta-data.
+    allow_modules : sequence of str
+        Packages besides scikit-learn whose classes learner ids may name.
+    **hooks
+        ``on_plan``, ``on_start``, ``on_observation`` progress callbacks, ``time_model``,
+        ``time_overhead``, ``neighbours`` (see :func:`algorank.recommender.live.recommend.recommend`).
+
+    Returns
+    -------
+    Recommendation
+        ``leaderboard`` / ``to_frame()``, ``best``, ``model`` (a fitted Pipeline), ``to_dict()``.
+    """
+    from algorank.recommender.live.recommend import DEFAULT_STRATEGY
+    from algorank.recommender.live.recommend import recommend as _recommend
+
+    return _recommend(data, y=y, target=target, strategy=strategy or DEFAULT_STRATEGY,
+                      meta=load_meta(meta, default="uci"), budget_seconds=budget, top=top, cv=cv,
+                      random_state=random_state, refit=refit and not dry_run, dry_run=dry_run,
+                      exclude_datasets=exclude_datasets, allow_modules=allow_modules, **hooks)
+
+
+def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str] | None = None, scheme: str = "cv",
+             cv: int = 5, repeats: int | None = None, stop: str = "fixed", threshold: float | None = None,
+             timeout: float | None = None, n_jobs: int = 1, store=None, random_state: int = 0,
+             allow_modules: Sequence[str] = (), progress: bool = False):
+    """Evaluate learners on one dataset with repeated cross-validation (resumable with ``store``).
+
+    Parameters
+    ----------
+    data, target, y
+        As in :func:`recommend`.
+    learners : sequence of str, optional
+        Portfolio ids, short names or estimator class paths with JSON parameters (default: the
+        20-learner portfolio).
+    scheme, cv, repeats, stop, threshold, timeout, n_jobs, store, random_state
+        See :class:`algorank.evaluation.cv.evaluator.Evaluator`.
+    allow_modules : sequence of str
+        Packages besides scikit-learn whose classes learner ids may name.
+    progress : bool
+        tqdm bar on stderr.
+
+    Returns
+    -------
+    EvaluationResult
+        ``summary`` / ``to_frame()``, ``runs``, ``to_meta()``, ``to_dict()``.
+    """
+    from algorank.evaluation.cv.datasets import as_dataset
+    from algorank.evaluation.cv.evaluator import Evaluator
+    from algorank.metadata.learners import learner_ids
+
+    evaluator = Evaluator(scheme=scheme, cv=cv, repeats=repeats, stop=stop, threshold=threshold, timeout=timeout,
+                          n_jobs=n_jobs, store=store, random_state=random_state, progress=progress,
+                          allow_modules=allow_modules)
+    return evaluator.evaluate(as_dataset(data, target, y=y), list(learners) if learners else learner_ids())
+
+
+def time_model_arrays(meta: MetaDataset, *, time_model: str = "fit", cv: int = 5, time_overhead: float | None = None):
+    """``(meta or arrays, TimeModel or None, time kind, words)`` for a benchmark under ``time_model``.
+
+    ``"fit"``: the recorded fit times; ``"live"``: what a live ``cv``-fold test costs,
+    ``cv x t + overhead`` (:func:`algorank.evaluation.meta.time_model.live_arrays`).
+    """
+    if time_model == "fit":
+        return meta, None, "fit_time", "recorded fit times"
+    if time_model != "live":
+        raise InputError(f"time_model must be 'fit' or 'live'; got {time_model!r}")
+    from algorank.evaluation.meta.time_model import live_arrays
+
+    arrays, model, kind = live_arrays(meta, folds=cv, overhead=time_overhead)
+    return arrays, model, kind, "live tests, " + model.describe(kind)
+
+
+def benchmark(strategies: Sequence, meta="lcdb", *, tmin: float | None = None, tmax: float | None = None,
+              time_model: str = "fit", cv: int = 5, time_overhead: float | None = None, random_state: int = 0,
+              progress: bool = False):
+    """Leave-one-dataset-out loss-time benchmark of ordering strategies.
+
+    Parameters
+    ----------
+    strategies : sequence of str or Strategy
+        Specs (``"ar:p=1/16"``, ``"ar:p=0"``, ``"oracle"``, ...) or strategy objects.
+    meta : str, path, MetaDataset or list
+        Prior runs (default the embedded LCDB snapshot).
+    tmin, tmax : float, optional
+        MIL window in seconds (default: the data-driven rule, stated in the result).
+    time_model, cv, time_overhead
+        Test times as recorded (``"fit"``) or as a live ``cv``-fold test costs (``"live"``).
+    random_state : int
+        Seed of randomised strategies whose spec gives none.
+
+    Returns
+    -------
+    BenchmarkSuite
+        ``results`` per strategy, ``comparison`` (Wilcoxon / Friedman + Holm), ``to_dict()``,
+        ``per_dataset_table()`` / ``to_frame()``.
+    """
+    from algorank.evaluation.meta.benchmark import benchmark_strategies
+    from algorank.recommender.registry import parse_strategy
+
+    if isinstance(strategies, str):
+        strategies = [strategies]
+    objs = [parse_strategy(s, random_state=random_state) if isinstance(s, str) else s for s in strategies]
+    meta = load_meta(meta)
+    _, model, kind, words = time_model_arrays(meta, time_model=time_model, cv=cv, time_overhead=time_overhead)
+    suite = benchmark_strategies(objs, meta, tmin=tmin, tmax=tmax, time_kind=kind, time_model=model,
+                                 progress=progress)
+    return dataclasses.replace(suite, time_model=words)
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """What :func:`tune_p` returns: the P sweep and, optionally, the nested estimate.
+
+    Attributes
+    ----------
+    sweep : PSweepResult
+        Leave-one-dataset-out MIL of each P (chosen on all datasets: in-sample).
+    nested : NestedTuneResult or None
+        Honest estimate with P tuned without the scored dataset.
+    time_model : str
+        The test-time model in words.
+    """
+
+    sweep: object
+    nested: object = None
+    time_model: str = "recorded fit times"
+    extra: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def best_p(self) -> float:
+        return self.sweep.best_p
+
+    def to_frame(self):
+        """One row per P: p, mean_mil, median_mil, mean_spearman."""
+        return self.sweep.table()
+
+    def to_dict(self) -> dict:
+        from algorank.recommender.average_ranking import format_p
+
+        sweep = self.sweep
+        d = {"tmin": sweep.tmin, "tmax": sweep.tmax, "n_datasets": len(sweep.results[0].datasets),
+             "results": [{"p": float(r.p), "p_label": format_p(r.p), "mean_mil": float(r.mean_mil),
+                          "median_mil": float(r.median_mil), "mean_spearman": float(r.mean_spearman)}
+                         for r in sweep.table().itertuples()],
+             "best_p": sweep.best_p, "time_model": self.time_model}
+        if self.nested is not None:
+            d["nested"] = {"mean_mil": self.nested.mean_mil, "median_mil": self.nested.median_mil,
+                           "p_counts": {format_p(p): c for p, c in self.nested.p_counts().items()}}
+        return d
+
+
+def tune_p(meta="lcdb", *, grid: Sequence[float] | None = None, nested: bool = False, tmin: float | None = None,
+           tmax: float | None = None, time_model: str = "fit", cv: int = 5, time_overhead: float | None = None,
+           progress: bool = False) -> TuneResult:
+    """Sweep the A3R exponent P by leave-one-dataset-out MIL (``nested=True`` adds the honest estimate).
+
+    Parameters
+    ----------
+    meta : str, path, MetaDataset or list
+        Prior runs (default the embedded LCDB snapshot).
+    grid : sequence of float or str, optional
+        P values (default the paper's 1/4 ... 1/256, 0; strings such as ``"1/64"`` are parsed).
+    nested : bool
+        Also tune P inside each outer fold.
+    tmin, tmax, time_model, cv, time_overhead
+        As in :func:`benchmark`.
+
+    Returns
+    -------
+    TuneResult
+    """
+    from algorank.evaluation.meta.benchmark import PAPER_P_GRID, p_sweep, tune_p_nested
+    from algorank.recommender.registry import make_ar
+    from algorank.recommender.spec import parse_p
+
+    values = PAPER_P_GRID if grid is None else [parse_p(p) for p in grid]
+    arrays, _, _, words = time_model_arrays(load_meta(meta), time_model=time_model, cv=cv, time_overhead=time_overhead)
+    sweep = p_sweep(arrays, make_strategy=make_ar, grid=values, tmin=tmin, tmax=tmax)
+    honest = None
+    if nested:
+        honest = tune_p_nested(arrays, make_strategy=make_ar, grid=values, tmin=sweep.tmin, tmax=sweep.tmax,
+                               progress=progress)
+    return TuneResult(sweep=sweep, nested=honest, time_model=words)
+
+
+def multitest(meta="lcdb", *, learners: Sequence[str] | None = None, **options):
+    """Multi2Test: a cost-conscious order of learners with pairwise tests (Ulas et al. 2012).
+
+    Parameters
+    ----------
+    meta : str, path, MetaDataset or list
+        Prior runs (default the embedded LCDB snapshot).
+    learners : sequence of str, optional
+        Learners to compare (default all).
+    **options
+        ``cost``, ``pairwise``, ``posthoc_method``, ``alpha``, ... of
+        :func:`algorank.recommender.multitest.multi2test`.
+
+    Returns
+    -------
+    Multi2TestResult
+    """
+    from algorank.recommender.multitest import multi2test
+
+    return multi2test(load_meta(meta), learners=list(learners) if learners else None, **options)
+
+
+def pull(*, out=None, **options):
+    """Build a meta-dataset from prior runs on OpenML (cached, resumable, offline mode).
+
+    Parameters
+    ----------
+    out : str or path, optional
+        Folder for ``runs.csv`` and the coverage report.
+    **options
+        ``suite``, ``tasks``, ``tag``, ``flows``, ``top_flows``, ``measure``, ``cache_dir``,
+        ``offline``, ``server``, ... of :func:`algorank.metadata.openml_pull.pull_openml`.
+
+    Returns
+    -------
+    PullResult
+        ``meta`` (a MetaDataset) and ``coverage``.
+    """
+    from algorank.metadata.openml_pull import pull_openml
+
+    return pull_openml(out=out, **options)

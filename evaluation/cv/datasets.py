@@ -1,0 +1,396 @@
+"""Load a classification dataset for the evaluator from a file, scikit-learn or OpenML.
+
+:func:`load_dataset` understands one string ``spec``:
+
+* a path ending in ``.arff`` (read with liac-arff), ``.csv`` or ``.parquet``;
+* ``sklearn:iris``, ``sklearn:wine``, ``sklearn:breast_cancer``, ``sklearn:digits``
+  (bundled with scikit-learn, works offline);
+* ``openml:ID`` (needs the internet the first time; ``openml`` caches downloads
+  and is imported lazily because its import is slow).
+
+Target choice (``target=None``):
+
+1. an attribute named ``class`` or ``target`` (any case; the last one if several);
+2. else the last attribute, when it is nominal;
+3. else the only nominal attribute, when there is exactly one (e.g. spectf, whose
+   class is the first column); a warning names it;
+4. else :class:`~algorank.metadata.errors.InputError` "no nominal target", listing the
+   nominal candidates for ``--target``.
+
+Rule 3 narrows DESIGN.md's "else the last nominal attribute": when the last column
+is numeric and several nominal columns exist (e.g. StatLib's analcatdata_aids:
+Sex, Age, Race, then numeric counts) the file is a regression dataset, and
+silently training "predict Race" would be a nonsense task.  The user can always
+name a target explicitly.
+
+Nominal means: an ARFF nominal or string attribute; in CSV/Parquet a non-numeric
+column (object, string, category, bool).  An explicitly named (or ``class`` /
+``target``) CSV column with integer values is accepted as labels; a numeric
+ARFF attribute or a CSV column with fractional values is rejected as a numeric
+(regression) target.  Rows whose label is missing are dropped, with a warning
+saying how many (``meta_features["dropped_rows"]``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from algorank.metadata.errors import InputError
+
+__all__ = ["LoadedDataset", "load_dataset", "dataset_from_frame", "as_dataset", "SKLEARN_DATASETS"]
+
+logger = logging.getLogger(__name__)
+
+#: Names accepted after ``sklearn:``.
+SKLEARN_DATASETS = ("iris", "wine", "breast_cancer", "digits")
+_TARGET_NAMES = ("class", "target")
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedDataset:
+    """A classification dataset ready for the evaluator.
+
+    Attributes
+    ----------
+    name : str
+        Short id used as ``dataset`` in the runs table (file stem, ``iris``, ``openml-31``).
+    source : str
+        Where it came from (``file:/path/x.arff``, ``sklearn:iris``, ``openml:31``).
+    X : DataFrame
+        Features: numeric columns as float, nominal columns as pandas ``category``
+        (missing values as NaN).
+    y : Series
+        Class labels as strings (no missing values), aligned with ``X``.
+    target : str
+        Name of the target attribute.
+    classes : tuple of str
+        Sorted distinct labels present in ``y``.
+    meta_features : dict
+        ``n_instances``, ``n_features``, ``n_classes``, ``majority_fraction``,
+        ``n_nominal_features``, ``missing_fraction``, ``dropped_rows``.
+    """
+
+    name: str
+    source: str
+    X: pd.DataFrame = field(repr=False)
+    y: pd.Series = field(repr=False)
+    target: str = ""
+    classes: tuple = ()
+    meta_features: dict = field(default_factory=dict)
+
+    @property
+    def y_codes(self) -> np.ndarray:
+        """Labels as integer codes ``0 .. n_classes - 1`` (index into :attr:`classes`)."""
+        return np.searchsorted(np.asarray(self.classes, dtype=object), self.y.to_numpy(dtype=object)).astype(np.int64)
+
+    def fingerprint(self) -> str:
+        """SHA-256 of the data content (features, labels, column names): a key for stores."""
+        import hashlib
+
+        h = hashlib.sha256()
+        h.update(repr(list(self.X.columns)).encode())
+        h.update(repr(self.target).encode())
+        h.update(pd.util.hash_pandas_object(self.X, index=False).to_numpy().tobytes())
+        h.update(pd.util.hash_pandas_object(self.y, index=False).to_numpy().tobytes())
+        return h.hexdigest()
+
+
+# ------------------------------------------------------------------ public
+def load_dataset(spec: str, *, target: str | None = None) -> LoadedDataset:
+    """Load a classification dataset.
+
+    Parameters
+    ----------
+    spec : str
+        A file path (``.arff``, ``.csv``, ``.parquet``), ``sklearn:NAME`` or ``openml:ID``.
+    target : str, optional
+        Name of the target attribute; default: see the module docstring.
+
+    Returns
+    -------
+    LoadedDataset
+
+    Raises
+    ------
+    InputError
+        Missing/empty/unparseable file, unknown format, no nominal target, numeric
+        target, unknown target name, or fewer than two classes.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise InputError(f"dataset must be a file path, sklearn:NAME or openml:ID; got {spec!r}")
+    spec = spec.strip()
+    if spec.startswith("sklearn:"):
+        return _load_sklearn(spec[len("sklearn:"):], target=target)
+    if spec.startswith("openml:"):
+        return _load_openml(spec[len("openml:"):], target=target)
+    return _load_file(Path(spec), target=target)
+
+
+def as_dataset(data, target: str | None = None, *, y=None, name: str | None = None) -> LoadedDataset:
+    """Whatever a data scientist holds, as a :class:`LoadedDataset`.
+
+    Parameters
+    ----------
+    data : str, path, DataFrame, array-like or LoadedDataset
+        A file path / ``sklearn:NAME`` / ``openml:ID`` (see :func:`load_dataset`); a DataFrame
+        holding the features and the target column ``target`` (default: the rules of the module
+        docstring); or the features ``X`` (DataFrame or 2-D array) when ``y`` is given.
+    target : str, optional
+        Target column of ``data`` (a path or a DataFrame without ``y``).
+    y : array-like, optional
+        Class labels aligned with ``data`` (then ``data`` holds features only).
+    name : str, optional
+        Dataset name in results (default: the file stem, ``frame`` or ``arrays``).
+
+    Raises
+    ------
+    InputError
+        Conflicting arguments, mismatched lengths, or anything :func:`dataset_from_frame` rejects.
+    """
+    import os
+
+    if isinstance(data, LoadedDataset):
+        if y is not None or target is not None:
+            raise InputError("y and target must be None when data is already a LoadedDataset")
+        return data
+    if isinstance(data, (str, os.PathLike)):
+        if y is not None:
+            raise InputError("y must be None when data is a path or spec (the file holds the target)")
+        return load_dataset(str(data), target=target)
+    if y is None:
+        if not isinstance(data, pd.DataFrame):
+            raise InputError(f"data must be a path, a DataFrame with a target column, or X with y=; "
+                             f"got {type(data).__name__} without y")
+        return dataset_from_frame(data, name=name or "frame", source="frame", target=target)
+    if target is not None:
+        raise InputError("target names a column of a DataFrame holding the labels; with y= leave it None")
+    X = data if isinstance(data, pd.DataFrame) else pd.DataFrame(np.asarray(data))
+    if X.ndim != 2:
+        raise InputError(f"X must be 2-D; got shape {getattr(data, 'shape', None)}")
+    X = X.copy()
+    X.columns = [str(c) for c in X.columns]
+    labels = pd.Series(np.asarray(y, dtype=object).ravel() if not isinstance(y, pd.Series) else y.to_numpy(object))
+    if len(labels) != len(X):
+        raise InputError(f"X and y have different numbers of rows: {len(X)} and {len(labels)}")
+    col = "target" if "target" not in X.columns else "__target__"
+    frame = X.reset_index(drop=True).assign(**{col: labels.to_numpy()})
+    nominal = {c: not pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_bool_dtype(frame[c])
+               for c in frame.columns}
+    nominal[col] = True  # the labels, whatever their dtype
+    return dataset_from_frame(frame, name=name or "arrays", source="arrays", target=col, nominal=nominal)
+
+
+def dataset_from_frame(
+    frame: pd.DataFrame,
+    *,
+    name: str,
+    source: str,
+    target: str | None = None,
+    nominal: dict | None = None,
+) -> LoadedDataset:
+    """Build a :class:`LoadedDataset` from a DataFrame holding features and target.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Features and the target column.
+    name, source : str
+        See :class:`LoadedDataset`.
+    target : str, optional
+        Target column; default: the rules of the module docstring.
+    nominal : dict, optional
+        ``column -> bool`` (nominal or not) as declared by the file format; by
+        default inferred from the dtypes.
+    """
+    if frame.shape[0] == 0 or frame.shape[1] == 0:
+        raise InputError(f"dataset {name!r} is empty ({frame.shape[0]} rows, {frame.shape[1]} columns)")
+    frame = frame.copy()
+    frame.columns = [str(c) for c in frame.columns]
+    if len(set(frame.columns)) != len(frame.columns):
+        dups = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
+        raise InputError(f"dataset {name!r} has duplicated column names {dups[:5]}")
+    if nominal is None:
+        nominal = {c: not pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_bool_dtype(frame[c])
+                   for c in frame.columns}
+    explicit = target is not None
+    target = _choose_target(frame, nominal, target, name)
+    col = frame[target]
+    if not nominal[target]:
+        values = pd.to_numeric(col, errors="coerce")
+        integral = values.dropna().pipe(lambda v: bool(len(v)) and bool(np.all(v == np.floor(v))))
+        if not integral or (not explicit and target.lower() not in _TARGET_NAMES) or declared_numeric(nominal, target):
+            raise InputError(
+                f"target {target!r} of dataset {name!r} is numeric, not nominal: algorank evaluates "
+                "classifiers only (choose a nominal attribute with --target)"
+            )
+        col = values.astype("Int64")
+    labels = col.astype(object).where(col.notna(), None)
+    missing = labels.isna().to_numpy()
+    dropped = int(missing.sum())
+    if dropped:
+        logger.warning("dataset %s: dropped %d row(s) whose target %r is missing", name, dropped, target)
+    keep = ~missing
+    y = pd.Series([str(v).strip() for v in labels[keep]], name=target, dtype=object)
+    X = frame.loc[keep, [c for c in frame.columns if c != target]].reset_index(drop=True)
+    if len(y) == 0:
+        raise InputError(f"dataset {name!r} has no rows with a target value (target {target!r})")
+    for c in X.columns:
+        if nominal[c]:
+            X[c] = X[c].astype(object).where(X[c].notna(), np.nan).astype("category")
+        else:
+            X[c] = pd.to_numeric(X[c], errors="coerce").astype(float)
+    classes = tuple(sorted(y.unique()))
+    if len(classes) < 2:
+        raise InputError(
+            f"target {target!r} of dataset {name!r} has a single class ({classes[0]!r} in all {len(y)} rows): "
+            "classification needs at least two"
+        )
+    counts = y.value_counts()
+    n_cells = X.shape[0] * X.shape[1]
+    meta = {
+        "n_instances": int(len(y)),
+        "n_features": int(X.shape[1]),
+        "n_classes": len(classes),
+        "majority_fraction": float(counts.max() / len(y)),
+        "n_nominal_features": int(sum(bool(nominal[c]) for c in X.columns)),
+        "missing_fraction": float(X.isna().to_numpy().sum() / n_cells) if n_cells else 0.0,
+        "dropped_rows": dropped,
+    }
+    return LoadedDataset(name=name, source=source, X=X, y=y, target=target, classes=classes, meta_features=meta)
+
+
+def declared_numeric(nominal: dict, column: str) -> bool:
+    """True when a file format declared ``column`` numeric (ARFF); marker set by the ARFF reader."""
+    return bool(nominal.get(f"__declared_numeric__{column}", False))
+
+
+# ------------------------------------------------------------------ target choice
+def _choose_target(frame: pd.DataFrame, nominal: dict, target: str | None, name: str) -> str:
+    columns = list(frame.columns)
+    nominal_cols = [c for c in columns if nominal.get(c)]
+    if target is not None:
+        if target in columns:
+            return target
+        folded = [c for c in columns if c.lower() == target.lower()]
+        if len(folded) == 1:
+            return folded[0]
+        raise InputError(
+            f"target {target!r} is not an attribute of dataset {name!r}; attributes: {_listing(columns)}"
+        )
+    named = [c for c in columns if c.lower() in _TARGET_NAMES]
+    if named:
+        return named[-1]
+    if nominal.get(columns[-1]):
+        return columns[-1]
+    if len(nominal_cols) == 1:
+        logger.warning("dataset %s: no attribute named class/target and the last one is numeric; "
+                       "using the only nominal attribute %r as the target", name, nominal_cols[0])
+        return nominal_cols[0]
+    hint = f"nominal attributes: {_listing(nominal_cols)}" if nominal_cols else "it has no nominal attribute"
+    raise InputError(
+        f"no nominal target in dataset {name!r}: no attribute is named class/target and the last attribute "
+        f"{columns[-1]!r} is numeric (a regression dataset?); choose one with --target ({hint})"
+    )
+
+
+def _listing(cols, limit: int = 8) -> str:
+    shown = ", ".join(cols[:limit])
+    return shown + (f" and {len(cols) - limit} more" if len(cols) > limit else "")
+
+
+# ------------------------------------------------------------------ readers
+def _load_file(path: Path, *, target: str | None) -> LoadedDataset:
+    if not path.exists():
+        raise InputError(f"dataset file not found: {str(path)!r}")
+    if path.is_dir():
+        raise InputError(f"dataset path is a directory, not a file: {str(path)!r}")
+    if path.stat().st_size == 0:
+        raise InputError(f"dataset file is empty: {str(path)!r}")
+    suffix = path.suffix.lower()
+    name = path.stem
+    source = f"file:{path}"
+    if suffix == ".arff":
+        frame, nominal = _read_arff(path)
+    elif suffix in (".csv", ".txt", ".tsv"):
+        frame, nominal = _read_csv(path, sep="\t" if suffix == ".tsv" else ","), None
+    elif suffix in (".parquet", ".pq"):
+        try:
+            frame, nominal = pd.read_parquet(path), None
+        except Exception as exc:  # pyarrow raises several types
+            raise InputError(f"cannot read Parquet file {str(path)!r}: {type(exc).__name__}: {exc}") from exc
+    else:
+        raise InputError(f"unknown dataset format {suffix!r} of {str(path)!r}: expected .arff, .csv or .parquet")
+    return dataset_from_frame(frame, name=name, source=source, target=target, nominal=nominal)
+
+
+def _read_csv(path: Path, *, sep: str) -> pd.DataFrame:
+    try:
+        frame = pd.read_csv(path, sep=sep, na_values=["?"], skipinitialspace=True)
+    except pd.errors.EmptyDataError as exc:
+        raise InputError(f"dataset file is empty: {str(path)!r}") from exc
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"cannot parse CSV file {str(path)!r}: {type(exc).__name__}: {exc}") from exc
+    return frame
+
+
+def _read_arff(path: Path) -> tuple[pd.DataFrame, dict]:
+    import arff  # liac-arff
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            data = arff.load(fh)
+    except Exception as exc:  # liac-arff raises its own ArffException subclasses and ValueError
+        raise InputError(f"cannot parse ARFF file {str(path)!r}: {type(exc).__name__}: {exc}") from exc
+    attributes = data.get("attributes") or []
+    if not attributes:
+        raise InputError(f"ARFF file {str(path)!r} declares no attributes")
+    names = [a for a, _ in attributes]
+    frame = pd.DataFrame(data.get("data") or [], columns=names)
+    if frame.empty:
+        raise InputError(f"ARFF file {str(path)!r} has no data rows")
+    nominal: dict = {}
+    for a, kind in attributes:
+        is_nominal = isinstance(kind, list) or str(kind).upper() == "STRING"
+        nominal[a] = is_nominal
+        if not is_nominal:
+            nominal[f"__declared_numeric__{a}"] = True
+            if str(kind).upper().startswith("DATE"):
+                frame[a] = pd.to_datetime(frame[a], errors="coerce").astype("int64", errors="ignore")
+    return frame, nominal
+
+
+def _load_sklearn(key: str, *, target: str | None) -> LoadedDataset:
+    import sklearn.datasets as skd
+
+    if key not in SKLEARN_DATASETS:
+        raise InputError(f"unknown scikit-learn dataset {key!r}: choose one of {', '.join(SKLEARN_DATASETS)}")
+    bunch = getattr(skd, f"load_{key}")(as_frame=True)
+    frame = bunch.frame.copy()
+    tname = bunch.target.name if hasattr(bunch.target, "name") else "target"
+    frame[tname] = np.asarray(bunch.target_names, dtype=object)[np.asarray(bunch.target)]
+    nominal = {c: c == tname for c in frame.columns}
+    return dataset_from_frame(frame, name=key, source=f"sklearn:{key}", target=target or tname, nominal=nominal)
+
+
+def _load_openml(key: str, *, target: str | None) -> LoadedDataset:
+    if not re.fullmatch(r"\d+", key):
+        raise InputError(f"openml dataset id must be a positive integer, got {key!r}")
+    try:
+        import openml  # slow import: only here
+    except ImportError as exc:  # pragma: no cover - openml is a dependency
+        raise InputError("openml:ID needs the 'openml' package (pip install openml)") from exc
+    try:
+        ds = openml.datasets.get_dataset(int(key), download_data=True, download_qualities=False,
+                                         download_features_meta_data=False)
+        frame, *_ = ds.get_data(dataset_format="dataframe")
+    except Exception as exc:  # network errors, unknown ids: openml raises many types
+        raise InputError(f"cannot load openml:{key} (unknown id, or offline and not cached): "
+                         f"{type(exc).__name__}: {exc}") from exc
+    target = target or (ds.default_target_attribute or "").split(",")[0] or None
+    return dataset_from_frame(frame, name=f"openml-{key}", source=f"openml:{key}", target=target)

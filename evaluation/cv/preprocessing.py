@@ -1,0 +1,356 @@
+"""Learner resolution and the per-fold preprocessing pipeline.
+
+Every learner runs as ``Pipeline([("prep", ColumnTransformer), ("model", estimator)])``
+and the whole pipeline is cloned and fitted on each training fold only, so no
+statistic of a test fold (imputation medians, category sets, scaling ranges)
+leaks into training:
+
+* numeric columns: median imputation, then scaling where the learner needs it
+  (:attr:`~algorank.metadata.learners.LearnerSpec.needs_scaling` -> standardisation,
+  :attr:`~algorank.metadata.learners.LearnerSpec.needs_nonnegative` -> min-max to [0, 1],
+  clipped so unseen test values stay non-negative);
+* nominal columns: most-frequent imputation, then one-hot encoding (categories
+  unseen in training are ignored: an all-zero row).
+
+Learners are portfolio ids (``sklearn.tree.DecisionTreeClassifier``, ``SVC_rbf``,
+short names such as ``knn``) or any estimator as an import path with optional JSON
+parameters appended: ``sklearn.dummy.DummyClassifier{"strategy": "most_frequent"}``.
+Import-path learners are standardised (the safe default for unknown estimators);
+add ``"__scaling__": "none" | "standard" | "minmax"`` to the JSON to change that.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from algorank.metadata.errors import InputError
+from algorank.metadata.learners import LEARNERS, estimator_from_path, make_estimator, short_name
+
+__all__ = ["LearnerRecipe", "resolve_learner", "encode_features", "FoldPreprocessor", "FrameEncoder",
+           "RawPreprocessor", "make_preprocessor", "make_pipeline", "final_pipeline", "SCALINGS"]
+
+#: Scaling choices of the numeric columns.
+SCALINGS = ("none", "standard", "minmax")
+
+
+@dataclass(frozen=True)
+class LearnerRecipe:
+    """How to build one learner's estimator (picklable, cheap to send to workers).
+
+    Attributes
+    ----------
+    id : str
+        The id as given (used as ``learner`` in the runs table; portfolio short
+        names are expanded to the full LCDB id).
+    path : str or None
+        Import path for non-portfolio estimators.
+    params_json : str
+        JSON parameters of an import-path estimator (``"{}"`` when none).
+    scaling : str
+        One of :data:`SCALINGS`.
+    allow_modules : tuple of str
+        Packages allowed besides scikit-learn for ``path`` (checked again at build time,
+        also in worker processes).
+    """
+
+    id: str
+    path: str | None
+    params_json: str
+    scaling: str
+    allow_modules: tuple = ()
+
+    def build(self, *, random_state: int | None):
+        """Return a fresh, unfitted estimator (``random_state`` set where the estimator has one)."""
+        if self.path is None:
+            return make_estimator(self.id, random_state=random_state)
+        params = json.loads(self.params_json)
+        est = estimator_from_path(self.path, params, allow_modules=self.allow_modules)
+        if random_state is not None and "random_state" not in params:
+            try:
+                if "random_state" in est.get_params():
+                    est.set_params(random_state=random_state)
+            except Exception:  # not a scikit-learn estimator: leave it alone
+                pass
+        return est
+
+
+def resolve_learner(learner: str, *, allow_modules=()) -> LearnerRecipe:
+    """Turn a learner string into a :class:`LearnerRecipe`.
+
+    A learner string is data: an import path is accepted only when it names a
+    scikit-learn-compatible estimator class inside an allowed package
+    (:func:`algorank.metadata.learners.estimator_class`), and its JSON parameters are passed to
+    that class only.  Nothing outside the allowed packages is imported or called.
+
+    Parameters
+    ----------
+    learner : str
+        Portfolio id, short name, or ``package.module.Class{"json": "params"}``.
+    allow_modules : sequence of str
+        Packages allowed besides scikit-learn.
+
+    Raises
+    ------
+    InputError
+        Unknown id, bad JSON, a refused or unimportable path, or bad parameters.
+    """
+    if not isinstance(learner, str) or not learner.strip():
+        raise InputError(f"learner must be a portfolio id or an import path, got {learner!r}")
+    text = learner.strip()
+    if text in LEARNERS or "." not in text.split("{")[0]:
+        full = _full_id(text)
+        spec = LEARNERS[full]
+        scaling = "minmax" if spec.needs_nonnegative else ("standard" if spec.needs_scaling else "none")
+        return LearnerRecipe(id=full, path=None, params_json="{}", scaling=scaling)
+    path, brace, rest = text.partition("{")
+    params: dict[str, Any] = {}
+    if brace:
+        try:
+            params = json.loads("{" + rest)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"learner {text!r}: parameters after the import path must be a JSON object: {exc}") from exc
+        if not isinstance(params, dict):
+            raise InputError(f"learner {text!r}: parameters must be a JSON object")
+    scaling = str(params.pop("__scaling__", "standard"))
+    if scaling not in SCALINGS:
+        raise InputError(f"learner {text!r}: __scaling__ must be one of {', '.join(SCALINGS)}, got {scaling!r}")
+    params_json = json.dumps(params, sort_keys=True)
+    recipe = LearnerRecipe(id=text, path=path.strip(), params_json=params_json, scaling=scaling,
+                           allow_modules=tuple(allow_modules or ()))
+    recipe.build(random_state=None)  # fail early on a bad path or bad parameters
+    return recipe
+
+
+def _full_id(text: str) -> str:
+    if text in LEARNERS:
+        return text
+    for full in LEARNERS:
+        if short_name(full) == text:
+            return full
+    make_estimator(text)  # raises the registry's InputError naming the known ids
+    raise InputError(f"unknown learner id {text!r}")  # pragma: no cover - make_estimator raised
+
+
+def encode_features(X: pd.DataFrame) -> tuple[np.ndarray, tuple[bool, ...]]:
+    """Features as one float matrix plus a nominal-column mask.
+
+    Numeric columns are copied as float; nominal (category/object) columns become
+    their category codes as float (missing -> NaN).  The code vocabulary is the
+    set of category *names* of the whole file (no statistic of any fold), so this
+    is done once per dataset; everything fitted (medians, scales, the categories
+    seen in training) is fitted per training fold by :class:`FoldPreprocessor`.
+    """
+    cols = []
+    mask = []
+    for c in X.columns:
+        s = X[c]
+        if isinstance(s.dtype, pd.CategoricalDtype) or s.dtype == object:
+            codes = s.astype("category").cat.codes.to_numpy().astype(float)
+            codes[codes < 0] = np.nan
+            cols.append(codes)
+            mask.append(True)
+        else:
+            cols.append(pd.to_numeric(s, errors="coerce").to_numpy(dtype=float))
+            mask.append(False)
+    matrix = np.column_stack(cols) if cols else np.zeros((len(X), 0))
+    return np.ascontiguousarray(matrix, dtype=float), tuple(mask)
+
+
+class FoldPreprocessor(TransformerMixin, BaseEstimator):
+    """Impute, one-hot encode and scale; fitted on a training fold only (numpy, fast).
+
+    Parameters
+    ----------
+    nominal : tuple of bool
+        Which columns hold nominal codes (from :func:`encode_features`).
+    scaling : {"none", "standard", "minmax"}
+        Numeric scaling: none, standardisation (zero-variance columns are only
+        centred), or min-max to [0, 1] clipped at transform time.
+
+    Notes
+    -----
+    Numeric missing values get the training median (0 when a column is entirely
+    missing); nominal ones the training mode (smallest code on ties).  Nominal
+    values not seen in training encode as an all-zero block.  This does what
+    ``ColumnTransformer(SimpleImputer, OneHotEncoder, StandardScaler)`` does, at a
+    small fraction of its per-fold overhead (about 1 ms instead of 70 ms per fit
+    on a 700-row mixed dataset), which dominates the cost of fast learners.
+    """
+
+    def __init__(self, nominal=(), scaling: str = "standard"):
+        self.nominal = nominal
+        self.scaling = scaling
+
+    def fit(self, X, y=None):
+        X = np.asarray(X, dtype=float)
+        if self.scaling not in SCALINGS:
+            raise InputError(f"scaling must be one of {', '.join(SCALINGS)}, got {self.scaling!r}")
+        mask = np.zeros(X.shape[1], dtype=bool)
+        mask[: len(self.nominal)] = np.asarray(self.nominal, dtype=bool)[: X.shape[1]]
+        self.mask_ = mask
+        num = X[:, ~mask]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            med = np.nanmedian(num, axis=0) if num.shape[0] else np.zeros(num.shape[1])
+        self.median_ = np.where(np.isnan(med), 0.0, med)
+        filled = np.where(np.isnan(num), self.median_, num)
+        if self.scaling == "standard":
+            self.offset_ = filled.mean(axis=0) if len(filled) else np.zeros(num.shape[1])
+            sd = filled.std(axis=0) if len(filled) else np.ones(num.shape[1])
+            self.scale_ = np.where(sd > 0, sd, 1.0)
+        elif self.scaling == "minmax":
+            lo = filled.min(axis=0) if len(filled) else np.zeros(num.shape[1])
+            hi = filled.max(axis=0) if len(filled) else np.ones(num.shape[1])
+            self.offset_ = lo
+            self.scale_ = np.where(hi > lo, hi - lo, 1.0)
+        else:
+            self.offset_ = np.zeros(num.shape[1])
+            self.scale_ = np.ones(num.shape[1])
+        self.categories_ = []
+        self.modes_ = []
+        for j in np.flatnonzero(mask):
+            col = X[:, j]
+            seen = col[~np.isnan(col)]
+            cats, counts = np.unique(seen, return_counts=True)
+            self.categories_.append(cats)
+            self.modes_.append(cats[np.argmax(counts)] if len(cats) else np.nan)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def transform(self, X):
+        X = np.asarray(X, dtype=float)
+        num = X[:, ~self.mask_]
+        num = (np.where(np.isnan(num), self.median_, num) - self.offset_) / self.scale_
+        if self.scaling == "minmax":
+            num = np.clip(num, 0.0, 1.0)
+        blocks = [num]
+        for j, cats, mode in zip(np.flatnonzero(self.mask_), self.categories_, self.modes_):
+            col = X[:, j]
+            col = np.where(np.isnan(col), mode, col)
+            blocks.append((col[:, None] == cats[None, :]).astype(float))
+        return np.hstack(blocks) if blocks else np.zeros((len(X), 0))
+
+
+def make_preprocessor(nominal=(), *, scaling: str = "standard") -> FoldPreprocessor:
+    """Unfitted :class:`FoldPreprocessor` for a nominal-column mask."""
+    if scaling not in SCALINGS:
+        raise InputError(f"scaling must be one of {', '.join(SCALINGS)}, got {scaling!r}")
+    return FoldPreprocessor(nominal=tuple(bool(v) for v in nominal), scaling=scaling)
+
+
+def make_pipeline(recipe: LearnerRecipe, nominal=(), *, random_state: int | None):
+    """Unfitted ``Pipeline(prep, model)`` for one learner (``nominal`` from :func:`encode_features`)."""
+    from sklearn.pipeline import Pipeline
+
+    return Pipeline([("prep", make_preprocessor(nominal, scaling=recipe.scaling)),
+                     ("model", recipe.build(random_state=random_state))])
+
+
+class FrameEncoder(TransformerMixin, BaseEstimator):
+    """Raw features (DataFrame or array) -> the float matrix :func:`encode_features` gives.
+
+    Fitted once on the training features: nominal columns (category, object, string, bool)
+    keep their category vocabulary, so new data is coded exactly like the data the model
+    was trained on; categories not seen at ``fit`` and missing values become NaN (imputed
+    by :class:`FoldPreprocessor` with the training mode); numeric columns are cast to float
+    with +-inf treated as missing.  Columns are matched by name (a DataFrame) or position
+    (an array with as many columns).
+    """
+
+    def fit(self, X, y=None):
+        frame = self._frame(X, fitting=True)
+        self.columns_ = list(frame.columns)
+        self.categories_ = {}
+        for c in frame.columns:
+            s = frame[c]
+            if _is_nominal(s):
+                self.categories_[c] = list(s.astype("category").cat.categories)
+        self.nominal_ = tuple(c in self.categories_ for c in self.columns_)
+        self.n_features_in_ = len(self.columns_)
+        return self
+
+    def transform(self, X):
+        frame = self._frame(X, fitting=False)
+        cols = []
+        for c in self.columns_:
+            s = frame[c]
+            if c in self.categories_:
+                index = {cat: float(i) for i, cat in enumerate(self.categories_[c])}
+                cols.append(s.astype(object).map(index).to_numpy(dtype=float))  # unseen / missing -> NaN
+            else:
+                v = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float, copy=True)
+                v[~np.isfinite(v)] = np.nan
+                cols.append(v)
+        out = np.column_stack(cols) if cols else np.zeros((len(frame), 0))
+        return np.ascontiguousarray(out, dtype=float)
+
+    def _frame(self, X, *, fitting: bool) -> pd.DataFrame:
+        if isinstance(X, pd.DataFrame):
+            frame = X.copy()
+            frame.columns = [str(c) for c in frame.columns]
+        else:
+            arr = np.asarray(X, dtype=object if np.asarray(X).dtype == object else None)
+            if arr.ndim != 2:
+                raise ValueError(f"Expected 2D array, got {arr.ndim}D array instead")
+            names = [str(i) for i in range(arr.shape[1])] if fitting else self.columns_[: arr.shape[1]]
+            if not fitting and arr.shape[1] != len(self.columns_):
+                raise ValueError(f"X has {arr.shape[1]} features, but FrameEncoder is expecting "
+                                 f"{len(self.columns_)} features as input")
+            frame = pd.DataFrame(arr, columns=names)
+            if fitting:
+                for c in frame.columns:
+                    converted = pd.to_numeric(frame[c], errors="coerce")
+                    if converted.notna().sum() == frame[c].notna().sum():
+                        frame[c] = converted
+        if not fitting:
+            missing = [c for c in self.columns_ if c not in frame.columns]
+            if missing:
+                raise ValueError(f"X lacks the column(s) the model was fitted on: {missing[:5]}")
+        return frame
+
+
+def _is_nominal(s: pd.Series) -> bool:
+    return (isinstance(s.dtype, pd.CategoricalDtype) or s.dtype == object or pd.api.types.is_string_dtype(s)
+            or pd.api.types.is_bool_dtype(s))
+
+
+class RawPreprocessor(TransformerMixin, BaseEstimator):
+    """:class:`FrameEncoder` then :class:`FoldPreprocessor`, for raw features (what a user predicts on).
+
+    Parameters
+    ----------
+    scaling : {"none", "standard", "minmax"}
+        Numeric scaling of the learner (:attr:`LearnerRecipe.scaling`).
+    """
+
+    def __init__(self, scaling: str = "standard"):
+        self.scaling = scaling
+
+    def fit(self, X, y=None):
+        self.encoder_ = FrameEncoder().fit(X)
+        self.prep_ = make_preprocessor(self.encoder_.nominal_, scaling=self.scaling).fit(self.encoder_.transform(X))
+        self.n_features_in_ = self.encoder_.n_features_in_
+        return self
+
+    def transform(self, X):
+        return self.prep_.transform(self.encoder_.transform(X))
+
+
+def final_pipeline(recipe: LearnerRecipe, *, random_state: int | None):
+    """Unfitted ``Pipeline(prep, model)`` on raw features: the model handed to users.
+
+    Unlike :func:`make_pipeline` (used on folds already coded by :func:`encode_features`), its
+    first step, :class:`RawPreprocessor`, learns the category vocabulary at ``fit`` and codes new
+    data with it (unseen categories and +-inf as missing).
+    """
+    from sklearn.pipeline import Pipeline
+
+    return Pipeline([("prep", RawPreprocessor(scaling=recipe.scaling)),
+                     ("model", recipe.build(random_state=random_state))])

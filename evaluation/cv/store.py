@@ -1,0 +1,175 @@
+"""Crash-safe persistence of finished folds (SQLite in WAL mode).
+
+Each finished fold is one row, inserted and committed in its own transaction the
+moment its result reaches the main process, so killing the process (even with
+SIGKILL) loses at most the folds still running.  Rows are keyed by
+``(config, learner, repeat, fold)``:
+
+``config``
+    a SHA-256 over everything that determines a fold's result: the data
+    fingerprint (feature and label content, column names, target), the scheme,
+    folds, holdout fraction, random_state, per-fit timeout and a schema version.
+    The stopping rule, threshold and repetition bounds are *not* part of it: they
+    only decide how many repetitions run, so rerunning with a larger
+    ``max_repeats`` reuses every fold already computed.
+
+A rerun of the same command finds its finished folds and computes only the rest;
+the primary key makes a duplicate impossible (``INSERT OR IGNORE``).  Per-instance
+scores (needed by the rank stopping rule) are stored as float64 bytes, so a resumed
+adaptive run takes exactly the decisions of an uninterrupted one.
+
+WAL with ``synchronous=NORMAL`` survives a process crash; a power failure can lose
+the last few commits (never corrupt the file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from algorank.metadata.errors import InputError
+
+__all__ = ["FoldRecord", "FoldStore", "config_key", "SCHEMA_VERSION"]
+
+#: Bump when the meaning of stored fold results changes.
+SCHEMA_VERSION = 1
+
+_METRICS = ("accuracy", "balanced_accuracy", "auc", "log_loss", "fit_time", "predict_time", "model_bytes")
+
+
+@dataclass(frozen=True, eq=False)
+class FoldRecord:
+    """The result of one learner on one split.
+
+    Attributes
+    ----------
+    learner : str
+    repeat, fold : int
+    status : str
+        ``ok``, ``error`` or ``timeout``.
+    accuracy, balanced_accuracy, auc, log_loss : float
+        NaN when not available (failed fit; AUC/log loss without scores).
+    fit_time, predict_time : float
+        Wall seconds.
+    model_bytes : float
+        Size of the pickled fitted pipeline (NaN when it failed).
+    message : str
+        Why the fold failed ("" when ok).
+    scores : ndarray
+        Score of the true class for each test instance (in test-index order).
+    """
+
+    learner: str
+    repeat: int
+    fold: int
+    status: str
+    accuracy: float
+    balanced_accuracy: float
+    auc: float
+    log_loss: float
+    fit_time: float
+    predict_time: float
+    model_bytes: float
+    message: str
+    scores: np.ndarray
+
+    def as_row(self) -> dict:
+        """The runs-schema fields of this record (without ``dataset``)."""
+        row = {"learner": self.learner, "repeat": self.repeat, "fold": self.fold, "status": self.status,
+               "message": self.message}
+        row.update({m: getattr(self, m) for m in _METRICS})
+        return row
+
+
+def config_key(parts: dict) -> str:
+    """SHA-256 (hex) of the canonical JSON of ``parts`` plus :data:`SCHEMA_VERSION`."""
+    text = json.dumps({"schema": SCHEMA_VERSION, **parts}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class FoldStore:
+    """SQLite file holding finished folds (see the module docstring).
+
+    Parameters
+    ----------
+    path : path-like
+        Database file (created with its folder when missing).
+
+    Raises
+    ------
+    InputError
+        When the file cannot be opened as a store.
+    """
+
+    def __init__(self, path) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._con = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+            self._con.execute("PRAGMA journal_mode=WAL")
+            self._con.execute("PRAGMA synchronous=NORMAL")
+            self._con.execute(
+                """CREATE TABLE IF NOT EXISTS folds (
+                    config TEXT NOT NULL, learner TEXT NOT NULL, repeat INTEGER NOT NULL, fold INTEGER NOT NULL,
+                    status TEXT NOT NULL, accuracy REAL, balanced_accuracy REAL, auc REAL, log_loss REAL,
+                    fit_time REAL, predict_time REAL, model_bytes REAL, message TEXT, scores BLOB,
+                    created REAL, PRIMARY KEY (config, learner, repeat, fold))"""
+            )
+            self._con.execute(
+                "CREATE TABLE IF NOT EXISTS configs (config TEXT PRIMARY KEY, description TEXT, created REAL)"
+            )
+        except (sqlite3.Error, OSError) as exc:
+            raise InputError(f"cannot open store {str(self.path)!r}: {exc}") from exc
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._con.close()
+
+    def __enter__(self) -> "FoldStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def register(self, config: str, description: dict) -> None:
+        """Remember what a config hash stands for (for humans inspecting the file)."""
+        self._con.execute("INSERT OR IGNORE INTO configs VALUES (?, ?, ?)",
+                          (config, json.dumps(description, sort_keys=True, default=str), time.time()))
+
+    def put(self, config: str, record: FoldRecord) -> bool:
+        """Insert one fold in its own transaction; False when it was already stored."""
+        values = [None if (isinstance(v, float) and np.isnan(v)) else v
+                  for v in (getattr(record, m) for m in _METRICS)]
+        cur = self._con.execute(
+            "INSERT OR IGNORE INTO folds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (config, record.learner, int(record.repeat), int(record.fold), record.status, *values,
+             record.message, np.asarray(record.scores, dtype=np.float64).tobytes(), time.time()),
+        )
+        return cur.rowcount == 1
+
+    def get(self, config: str, learner: str) -> dict[tuple[int, int], FoldRecord]:
+        """All stored folds of ``learner`` under ``config``, keyed by ``(repeat, fold)``."""
+        rows = self._con.execute(
+            "SELECT learner, repeat, fold, status, accuracy, balanced_accuracy, auc, log_loss, fit_time, "
+            "predict_time, model_bytes, message, scores FROM folds WHERE config = ? AND learner = ?",
+            (config, learner),
+        ).fetchall()
+        out = {}
+        for r in rows:
+            nums = [np.nan if v is None else float(v) for v in r[4:11]]
+            rec = FoldRecord(r[0], int(r[1]), int(r[2]), r[3], *nums, r[11] or "",
+                             np.frombuffer(r[12] or b"", dtype=np.float64).copy())
+            out[(rec.repeat, rec.fold)] = rec
+        return out
+
+    def count(self, config: str | None = None) -> int:
+        """Number of stored folds (of one config, or all)."""
+        if config is None:
+            return int(self._con.execute("SELECT COUNT(*) FROM folds").fetchone()[0])
+        return int(self._con.execute("SELECT COUNT(*) FROM folds WHERE config = ?", (config,)).fetchone()[0])

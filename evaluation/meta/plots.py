@@ -1,0 +1,95 @@
+"""Plots of benchmark results (matplotlib, Agg; nothing is computed here, nothing is shown).
+
+* :func:`plot_loss_time` - mean loss-time curves of several strategies on one log-x axis.
+* :func:`plot_mil_boxplots` - per-dataset MIL for each P of a sweep (the paper's Fig. 4).
+* :func:`plot_loss_by_tests` - mean loss against the number of tests.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["plot_loss_time", "plot_mil_boxplots", "plot_loss_by_tests", "p_label"]
+
+
+def p_label(p: float) -> str:
+    """``0``, ``1/64`` or a decimal."""
+    p = float(p)
+    if p == 0:
+        return "0"
+    inv = 1.0 / p
+    return f"1/{int(round(inv))}" if abs(inv - round(inv)) < 1e-9 else f"{p:g}"
+
+
+def _axes(ax):
+    if ax is None:
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(7, 4.5))
+    return ax
+
+
+def plot_loss_time(results: Sequence, *, ax=None):
+    """Mean loss-time curves (exact step functions) of several benchmark results.
+
+    Parameters
+    ----------
+    results : sequence of BenchmarkResult
+        Each must carry ``tmin``/``tmax`` (the window is shaded by its bounds).
+    ax : Axes, optional
+        Drawn into a new figure when omitted.  The steps are drawn exactly.
+
+    Returns
+    -------
+    Axes
+    """
+    ax = _axes(ax)
+    lo = min(r.tmin for r in results)
+    hi = max(r.tmax for r in results)
+    for r in results:
+        mean = r.mean_curve()
+        inside = (mean.times > lo) & (mean.times < hi)
+        xs = np.concatenate([[lo], mean.times[inside], [hi]])
+        ys = mean.loss_at(xs)
+        ax.step(xs, ys, where="post", label=f"{r.strategy} (MIL {r.mean_mil:.2f})")
+    ax.set_xscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel("time (s, log scale)")
+    ax.set_ylabel("mean loss (accuracy points)")
+    ax.set_title(f"Mean loss-time curves, window [{lo:g} s, {hi:g} s]")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_mil_boxplots(sweep, *, ax=None):
+    """Boxplots of per-dataset MIL for each P of a :class:`~algorank.evaluation.meta.benchmark.PSweepResult`."""
+    ax = _axes(ax)
+    data = [r.mil for r in sweep.results]
+    ax.boxplot(data, showmeans=True)
+    ax.set_xticks(range(1, len(data) + 1))
+    ax.set_xticklabels([p_label(p) for p in sweep.grid])
+    ax.set_xlabel("P")
+    ax.set_ylabel("MIL per dataset (accuracy points)")
+    ax.set_title(f"AR-A3R: MIL per dataset, window [{sweep.tmin:g} s, {sweep.tmax:g} s]")
+    ax.grid(True, axis="y", alpha=0.3)
+    return ax
+
+
+def plot_loss_by_tests(results: Sequence, *, ax=None):
+    """Mean loss after 0, 1, 2, ... tests for several benchmark results."""
+    ax = _axes(ax)
+    for r in results:
+        curve = r.mean_loss_by_tests()
+        ax.plot(np.arange(curve.size), curve, marker="o", markersize=3, label=r.strategy)
+    ax.set_xlabel("number of tests")
+    ax.set_ylabel("mean loss (accuracy points)")
+    ax.set_title("Mean loss by number of tests")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    return ax

@@ -1,0 +1,196 @@
+"""Traces: what happened when a policy was followed on one dataset (DESIGN.md, contract 3).
+
+An :class:`Observation` is one test: a learner, its accuracy and the seconds it
+took.  A :class:`Trace` is the ordered list of observations of one run of a
+policy, with cumulative times; loss curves, loss-time curves, MIL and every plot
+are computed from traces, whichever environment produced them.
+
+:func:`run_policy` is the single loop shared by simulation
+(:class:`~algorank.evaluation.meta.environments.SimulatedEnvironment`) and live use: ask the
+policy for the next learner, let the environment test it, feed the observation
+back, stop when the policy says so, when nothing is left, or when the budget is
+spent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Observation", "Trace", "Policy", "Environment", "run_policy"]
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One test of one learner on the dataset at hand.
+
+    Attributes
+    ----------
+    learner : str
+        Learner id.
+    accuracy : float
+        Estimated accuracy in [0, 1]; NaN when the test failed.
+    seconds : float
+        Time the test took (>= 0).
+    status : str
+        ``"ok"``, ``"error"`` or ``"timeout"``.
+    message : str
+        Why a test failed (empty when it did not).
+    """
+
+    learner: str
+    accuracy: float
+    seconds: float
+    status: str = "ok"
+    message: str = ""
+
+
+class Policy(Protocol):
+    """Chooses the next learner to test from what has been observed so far."""
+
+    def next(self, history: Sequence[Observation]) -> str | None:
+        """Return the next learner id, or None to stop."""
+
+
+class Environment(Protocol):
+    """Tests a learner on one dataset and reports what happened."""
+
+    def test(self, learner: str) -> Observation:
+        """Run (or look up) ``learner`` and return the observation."""
+
+
+@dataclass(frozen=True)
+class Trace:
+    """The observations of one policy run on one dataset, in the order they happened.
+
+    Attributes
+    ----------
+    dataset : str
+        Dataset id (or a name for a live dataset).
+    observations : tuple of Observation
+        In test order.
+    stopped : str
+        Why the run ended: ``"policy"``, ``"exhausted"``, ``"budget"``, ``"top"`` or ``"interrupted"``.
+    """
+
+    dataset: str
+    observations: tuple = field(default_factory=tuple)
+    stopped: str = "policy"
+
+    @property
+    def learners(self) -> list[str]:
+        return [o.learner for o in self.observations]
+
+    @property
+    def accuracies(self) -> np.ndarray:
+        return np.array([o.accuracy for o in self.observations], dtype=float)
+
+    @property
+    def seconds(self) -> np.ndarray:
+        return np.array([o.seconds for o in self.observations], dtype=float)
+
+    @property
+    def cumulative_seconds(self) -> np.ndarray:
+        return np.cumsum(self.seconds)
+
+    def best(self) -> Observation | None:
+        """The observation with the highest accuracy (first one on ties); None if none succeeded."""
+        ok = [o for o in self.observations if o.status == "ok" and o.accuracy == o.accuracy]
+        if not ok:
+            return None
+        return max(ok, key=lambda o: o.accuracy)  # max keeps the first of equal keys
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per test: learner, accuracy, seconds, cumulative_seconds, status, message."""
+        return pd.DataFrame(
+            {
+                "learner": self.learners,
+                "accuracy": self.accuracies,
+                "seconds": self.seconds,
+                "cumulative_seconds": self.cumulative_seconds,
+                "status": [o.status for o in self.observations],
+                "message": [o.message for o in self.observations],
+            }
+        )
+
+    def to_records(self) -> list[dict]:
+        """JSON-friendly list of {learner, accuracy, seconds, cumulative_seconds, status}."""
+        cum = self.cumulative_seconds
+        return [
+            {
+                "learner": o.learner,
+                "accuracy": o.accuracy,
+                "seconds": o.seconds,
+                "cumulative_seconds": float(c),
+                "status": o.status,
+            }
+            for o, c in zip(self.observations, cum)
+        ]
+
+
+def run_policy(
+    policy: Policy,
+    env: Environment,
+    *,
+    dataset: str = "",
+    budget: float | None = None,
+    max_tests: int | None = None,
+    on_observation=None,
+    keep_on_interrupt: bool = False,
+) -> Trace:
+    """Follow ``policy`` in ``env`` until it stops, nothing is left, or a limit is hit.
+
+    Parameters
+    ----------
+    policy : Policy
+        Gives the next learner from the history.
+    env : Environment
+        Tests learners.
+    dataset : str
+        Label stored in the trace.
+    budget : float, optional
+        Stop once the cumulative seconds reach this (the test that crosses it is kept:
+        it has been paid for).
+    max_tests : int, optional
+        Stop after this many tests.
+    on_observation : callable, optional
+        Called with each observation as it arrives (progress display).
+    keep_on_interrupt : bool
+        A KeyboardInterrupt ends the loop with ``stopped = "interrupted"`` and returns what
+        was observed so far (the live loop: "stop and report what was found").  False (the
+        default, every simulation and benchmark) lets it propagate, so no trace cut short by
+        Ctrl-C is ever scored.
+
+    Returns
+    -------
+    Trace
+        ``stopped`` says why the loop ended.
+    """
+    history: list[Observation] = []
+    spent = 0.0
+    stopped = "policy"
+    try:
+        while True:
+            if max_tests is not None and len(history) >= max_tests:
+                stopped = "top"
+                break
+            if budget is not None and spent >= budget:
+                stopped = "budget"
+                break
+            learner = policy.next(history)
+            if learner is None:
+                stopped = "policy"
+                break
+            obs = env.test(learner)
+            history.append(obs)
+            spent += obs.seconds
+            if on_observation is not None:
+                on_observation(obs)
+    except KeyboardInterrupt:
+        if not keep_on_interrupt:
+            raise
+        stopped = "interrupted"
+    return Trace(dataset=dataset, observations=tuple(history), stopped=stopped)

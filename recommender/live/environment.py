@@ -1,0 +1,188 @@
+"""The live environment: a test really runs the learner on the user's data (DESIGN.md, contract 3).
+
+:class:`LiveEnvironment` is the counterpart of
+:class:`~algorank.evaluation.meta.environments.SimulatedEnvironment`: the same policy object,
+driven by :func:`~algorank.evaluation.meta.trace.run_policy`, tests learners by running them
+with the repeated-CV :class:`~algorank.evaluation.cv.evaluator.Evaluator` (fast default:
+stratified 5-fold, one repetition).  The seconds of an observation are the
+wall-clock seconds the evaluation took (what the user waits for), not the sum
+of fit times.
+
+A learner that fails (any fold with status ``error`` or ``timeout``) becomes an
+observation with that status and the evaluator's message (first line); the loop goes
+on.  The evaluator's own "learner(s) failed" warning is suppressed during live tests:
+the observation is the one note per failed learner (callers report it).
+With a ``budget_seconds``, a test whose expected time is unknown or more than
+``1 / guard`` of the budget left runs with a per-fold timeout of the budget left
+divided by its number of folds (at least ``min_timeout``), so that a learner far
+slower than the budget is abandoned instead of blocking the run.  The expected
+times (``expected_seconds``, from the meta-data) are calibrated on this dataset as
+tests finish: they are multiplied by the median ratio of measured to expected
+seconds of the tests so far, when that ratio exceeds 1 (a dataset larger than the
+prior ones makes every test slower than expected).  Timeouts run each fold in a
+forked child (see :mod:`algorank.evaluation.cv.evaluator`), which costs a start-up of about a
+second and some tens of ms per fold, so tests expected to take less than
+``1 / guard`` of the budget left run in-process without one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import time
+from typing import Callable
+
+import numpy as np
+
+from algorank.evaluation.cv.datasets import LoadedDataset
+from algorank.evaluation.cv.evaluator import Evaluator
+from algorank.evaluation.cv.resampling import make_resampler
+from algorank.evaluation.meta.trace import Observation
+from algorank.metadata.errors import InputError
+
+__all__ = ["LiveEnvironment"]
+
+logger = logging.getLogger(__name__)
+
+
+class _DropFailureWarnings(logging.Filter):
+    """Drop the evaluator's per-evaluation failure warning (the live observation reports it)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.levelno == logging.WARNING and "failed on" in str(record.msg))
+
+
+@contextlib.contextmanager
+def _quiet_failures():
+    target = logging.getLogger("algorank.evaluation.cv.evaluator")
+    f = _DropFailureWarnings()
+    target.addFilter(f)
+    try:
+        yield
+    finally:
+        target.removeFilter(f)
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    line = str(text).strip().splitlines()[0] if str(text).strip() else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+class LiveEnvironment:
+    """Test learners by really evaluating them on one dataset.
+
+    Parameters
+    ----------
+    dataset : LoadedDataset
+        The user's dataset.
+    evaluator : Evaluator, optional
+        How to evaluate; default ``Evaluator(scheme="cv", cv=cv, repeats=1,
+        random_state=random_state, progress=False)``.
+    cv : int
+        Folds of the default evaluator.
+    random_state : int
+        Seed of the default evaluator.
+    budget_seconds : float, optional
+        Total budget; tests then get a per-fold timeout of the budget left.
+    min_timeout : float
+        Smallest per-fold timeout given to a test (seconds).
+    expected_seconds : mapping, optional
+        learner -> expected seconds of its test (NaN = unknown).
+    guard : float
+        Tests expected to take less than ``1 / guard`` of the budget left run without a timeout.
+    clock : callable
+        Time source (seconds), for tests.
+    allow_modules : sequence of str
+        Packages allowed besides scikit-learn for import-path learner ids (default
+        evaluator only; a given evaluator carries its own).
+
+    Attributes
+    ----------
+    spent : float
+        Wall-clock seconds used by the tests so far.
+    results : dict
+        learner -> the evaluator's summary row (a dict) of its test.
+    time_ratios : list of float
+        Measured / expected seconds of the finished tests with a known expectation.
+    """
+
+    def __init__(self, dataset: LoadedDataset, evaluator: Evaluator | None = None, *, cv: int = 5,
+                 random_state: int = 0, budget_seconds: float | None = None, min_timeout: float = 1.0,
+                 expected_seconds=None, guard: float = 4.0, clock: Callable[[], float] = time.perf_counter,
+                 allow_modules=()) -> None:
+        if not isinstance(dataset, LoadedDataset):
+            raise InputError(f"dataset must be a LoadedDataset (see algorank.evaluation.cv.datasets.load_dataset); "
+                             f"got {type(dataset).__name__}")
+        if budget_seconds is not None and not (math.isfinite(budget_seconds) and budget_seconds > 0):
+            raise InputError(f"budget_seconds must be a positive number of seconds; got {budget_seconds!r}")
+        self.dataset = dataset
+        self.evaluator = evaluator if evaluator is not None else Evaluator(
+            scheme="cv", cv=cv, repeats=1, random_state=random_state, progress=False, allow_modules=allow_modules)
+        self.budget_seconds = budget_seconds
+        self.min_timeout = float(min_timeout)
+        self.expected_seconds = dict(expected_seconds or {})
+        self.guard = float(guard)
+        self._clock = clock
+        self.spent = 0.0
+        self.results: dict[str, dict] = {}
+        self.time_ratios: list[float] = []
+
+    @property
+    def calibration(self) -> float:
+        """Factor applied to the expected times: the median measured/expected ratio so far, at least 1."""
+        return max(1.0, float(np.median(self.time_ratios))) if self.time_ratios else 1.0
+
+    def expected(self, learner: str) -> float:
+        """Calibrated expected seconds of ``learner``'s test (NaN when unknown)."""
+        return float(self.expected_seconds.get(learner, math.nan)) * self.calibration
+
+    def _folds(self) -> int:
+        """Folds of one test: the evaluator's splits per repetition times its repetitions."""
+        ev = self.evaluator
+        resampler = make_resampler(ev.scheme, cv=ev.cv, n_rows=len(self.dataset.y), train_fraction=ev.train_fraction)
+        return resampler.folds_per_repeat * int(ev.repeats or 1)
+
+    def _evaluator_for_test(self, learner: str) -> Evaluator:
+        if self.budget_seconds is None:
+            return self.evaluator
+        left = max(self.budget_seconds - self.spent, self.min_timeout)
+        expected = self.expected(learner)
+        if math.isfinite(expected) and expected * self.guard < left:
+            return self.evaluator
+        per_fold = max(left / self._folds(), self.min_timeout)
+        if self.evaluator.timeout is not None:
+            per_fold = min(per_fold, self.evaluator.timeout)
+        left = per_fold
+        ev = self.evaluator
+        return Evaluator(scheme=ev.scheme, cv=ev.cv, repeats=ev.repeats, stop=ev.stop, threshold=ev.threshold,
+                         min_repeats=ev.min_repeats, max_repeats=ev.max_repeats, timeout=float(left),
+                         n_jobs=ev.n_jobs, store=ev.store, random_state=ev.random_state, progress=False,
+                         train_fraction=ev.train_fraction, allow_modules=ev.allow_modules)
+
+    def test(self, learner: str) -> Observation:
+        """Evaluate ``learner`` and return its observation (failures included, never raised)."""
+        start = self._clock()
+        try:
+            evaluator = self._evaluator_for_test(learner)  # may raise like evaluate (too few rows for the folds)
+            with _quiet_failures():
+                result = evaluator.evaluate(self.dataset, [learner])
+        except InputError as exc:  # e.g. unknown learner id: record it and go on
+            seconds = self._clock() - start
+            self.spent += seconds
+            return Observation(learner, float("nan"), float(seconds), "error", str(exc))
+        seconds = float(self._clock() - start)
+        self.spent += seconds
+        raw = float(self.expected_seconds.get(learner, math.nan))
+        if math.isfinite(raw) and raw > 0:
+            self.time_ratios.append(seconds / raw)
+        row = result.summary.iloc[0].to_dict()
+        self.results[learner] = row
+        status = str(row.get("status", "ok"))
+        acc = float(row.get("accuracy_mean", np.nan))
+        if status != "ok" or not math.isfinite(acc):
+            message = _first_line(row.get("message") or "") or f"{status} on at least one fold"
+            logger.info("%s failed (%s): %s", learner, status, message)
+            return Observation(learner, float("nan"), seconds, status if status in ("error", "timeout") else "error",
+                               message)
+        return Observation(learner, acc, seconds)

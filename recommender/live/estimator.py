@@ -1,0 +1,192 @@
+"""``AlgorankClassifier``: the recommend loop as a scikit-learn estimator.
+
+``fit(X, y)`` ranks the learners for this data from the meta-data, really tests them in that
+order by stratified cross-validation within ``budget`` seconds (:func:`recommend`), picks the
+one with the best CV accuracy, refits it on all the data and predicts with it.  It works in
+``clone``, ``Pipeline``, ``cross_val_score`` and ``GridSearchCV`` like any classifier.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from algorank.evaluation.cv.datasets import as_dataset
+from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
+from algorank.metadata.errors import InputError
+from algorank.recommender.live.recommend import DEFAULT_META, DEFAULT_STRATEGY, recommend
+
+__all__ = ["AlgorankClassifier"]
+
+logger = logging.getLogger(__name__)
+
+
+class AlgorankClassifier(ClassifierMixin, BaseEstimator):
+    """Classifier that picks its learner with algorank's recommend loop, then refits it.
+
+    Parameters
+    ----------
+    budget : float
+        Seconds of live tests in ``fit`` (the refit of the chosen learner comes on top: about
+        one fold's fit on all the rows).
+    strategy : str, optional
+        Strategy spec (default: ``recommend``'s default).
+    meta : str or MetaDataset
+        Prior runs: an embedded set's name (``"uci"``, ``"lcdb"``), a file, or a MetaDataset.
+    cv : int
+        Folds of the stratified CV of each test (lowered to the smallest class count on tiny data).
+    top : int, optional
+        Test at most this many learners.
+    random_state : int, optional
+        Seed of the CV splits and the learners (None: 0, so ``fit`` is deterministic).
+    allow_modules : tuple of str
+        Packages besides scikit-learn whose estimator classes meta-data learner ids may name.
+
+    Attributes
+    ----------
+    best_estimator_ : sklearn Pipeline
+        The chosen learner with its preprocessing, fitted on all of ``X``.
+    best_learner_ : str
+        Its learner id.
+    classes_ : ndarray
+        The class labels.
+    leaderboard_ : DataFrame
+        learner, short, accuracy (CV), seconds, cumulative_seconds, status, message, in test order.
+    trace_ : Trace or None
+        The loop's trace (None when the data were too small to cross-validate).
+    recommendation_ : Recommendation or None
+        The whole result of :func:`recommend`.
+    n_features_in_, feature_names_in_
+        As in scikit-learn.
+
+    Notes
+    -----
+    When a class has a single sample, no stratified CV exists: the first learner of the
+    planned order is fitted without a test (``leaderboard_`` is then empty and a warning says so).
+
+    scikit-learn's ``check_estimator`` passes in full in the test suite (``tests/test_estimator.py``);
+    sparse input is refused with scikit-learn's standard error (the evaluator works on dense frames).
+    """
+
+    def __init__(self, budget: float = 30.0, *, strategy: str | None = None, meta="uci", cv: int = 5,
+                 top: int | None = None, random_state: int | None = None, allow_modules: tuple = ()):
+        self.budget = budget
+        self.strategy = strategy
+        self.meta = meta
+        self.cv = cv
+        self.top = top
+        self.random_state = random_state
+        self.allow_modules = allow_modules
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        tags.non_deterministic = False
+        return tags
+
+    # ------------------------------------------------------------------
+    def fit(self, X, y):
+        """Run the recommend loop on ``(X, y)`` and refit the best learner on all of it.
+
+        Returns
+        -------
+        self
+        """
+        if not (isinstance(self.budget, (int, float)) and not isinstance(self.budget, bool)
+                and math.isfinite(self.budget) and self.budget > 0):
+            raise InputError(f"budget must be a positive number of seconds; got {self.budget!r}")
+        if y is None:
+            raise ValueError("AlgorankClassifier requires y to be passed, but the target y is None")
+        frame = self._validate(X, reset=True)
+        from sklearn.utils.multiclass import check_classification_targets
+        from sklearn.utils.validation import column_or_1d
+
+        y = column_or_1d(y, warn=True)
+
+        check_classification_targets(y)
+        if len(y) != len(frame):
+            raise ValueError(f"X and y have inconsistent numbers of samples: {len(frame)} and {len(y)}")
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(f"Classifier can't train when only one class is present ({self.classes_[0]!r})")
+        seed = 0 if self.random_state is None else int(self.random_state)
+        data = as_dataset(frame, y=codes.astype(np.int64), name="fit")
+        smallest = int(np.bincount(codes).min())
+        folds = min(int(self.cv), smallest)
+        meta = self._meta()
+        if folds >= 2:
+            rec = recommend(data, strategy=self.strategy or DEFAULT_STRATEGY, meta=meta, budget_seconds=float(self.budget),
+                            top=self.top, cv=folds, random_state=seed, allow_modules=self.allow_modules)
+            best = rec.best
+            self.recommendation_, self.trace_ = rec, rec.trace
+            self.leaderboard_ = rec.leaderboard
+            learner = best.learner if best is not None else None
+            if learner is None:
+                logger.warning("no learner finished its test within the budget; fitting the first planned one")
+        else:
+            logger.warning("a class has a single sample: no cross-validation possible; fitting the first planned "
+                           "learner without a test")
+            rec = recommend(data, strategy=self.strategy or DEFAULT_STRATEGY, meta=meta, dry_run=True, cv=2,
+                            random_state=seed, allow_modules=self.allow_modules)
+            self.recommendation_, self.trace_ = rec, None
+            self.leaderboard_ = rec.leaderboard
+            learner = None
+        if learner is None:
+            learner = next((p.learner for p in rec.plan if p.learner not in rec.rank_only), None)
+            if learner is None:
+                raise InputError("the meta-data names no learner that can be run here")
+        self.best_learner_ = learner
+        recipe = resolve_learner(learner, allow_modules=self.allow_modules)
+        self.best_estimator_ = final_pipeline(recipe, random_state=seed).fit(frame, codes)
+        return self
+
+    def predict(self, X):
+        """Class labels of ``X`` (same columns as in ``fit``)."""
+        check_is_fitted(self, "best_estimator_")
+        codes = np.asarray(self.best_estimator_.predict(self._validate(X, reset=False)), dtype=np.int64)
+        return self.classes_[codes]
+
+    def _has_proba(self):
+        check_is_fitted(self, "best_estimator_")
+        return hasattr(self.best_estimator_, "predict_proba")
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Class probabilities, columns in the order of :attr:`classes_`."""
+        proba = self.best_estimator_.predict_proba(self._validate(X, reset=False))
+        out = np.zeros((proba.shape[0], len(self.classes_)))
+        out[:, np.asarray(self.best_estimator_.classes_, dtype=np.int64)] = proba
+        return out
+
+    # ------------------------------------------------------------------
+    def _meta(self):
+        from algorank.metadata.snapshot import load_meta
+
+        if self.meta is None:
+            return load_meta(None, default=DEFAULT_META)
+        if isinstance(self.meta, (str, list, tuple)) or hasattr(self.meta, "__fspath__"):
+            return load_meta(self.meta)
+        return self.meta
+
+    def _validate(self, X, *, reset: bool) -> pd.DataFrame:
+        """Features as a DataFrame (mixed types kept); sets/checks ``n_features_in_`` like scikit-learn."""
+        if isinstance(X, pd.DataFrame):
+            validate_data(self, X, reset=reset, skip_check_array=True)
+            if len(X) == 0:
+                raise ValueError("Found array with 0 sample(s) (shape=(0, %d)) while a minimum of 1 is required."
+                                 % X.shape[1])
+            frame = X.copy()
+            frame.columns = [str(c) for c in frame.columns]
+            return frame.reset_index(drop=True)
+        arr = validate_data(self, X, reset=reset, dtype=None, ensure_all_finite="allow-nan", accept_sparse=False)
+        if arr.dtype.kind not in "biuf":
+            arr = arr.astype(object)
+        return pd.DataFrame(arr, columns=[str(i) for i in range(arr.shape[1])])

@@ -1,0 +1,551 @@
+"""Recommend learners for the user's dataset, then really run them (the main job).
+
+:func:`recommend` joins the three contracts: a strategy (any spec of
+:mod:`algorank.recommender.registry` or a Strategy object) is fitted on the meta-data,
+its policy for the new dataset is followed in a
+:class:`~algorank.recommender.live.environment.LiveEnvironment` by :func:`~algorank.evaluation.meta.trace.run_policy`,
+and the result is the planned order, the trace of what really happened and the
+best learner found.
+
+Planned order.  Before anything runs, the policy is followed in a dry run where
+each learner "scores" what the meta-data expects on this dataset: the median
+accuracy and the median fit time over the ``neighbours`` prior datasets most
+similar by simple meta-features (see :mod:`algorank.recommender.similarity`), the time
+turned into the time of a live test by the live time model.  For fixed-order
+strategies this is exactly the order that will be followed; for active testing
+the live order can differ, since it reacts to the real results.
+
+Meta-data (default :data:`DEFAULT_META`, the embedded ``uci`` set).  The prior runs are
+those of algorank's own evaluator in the live setting (stratified 5-fold CV, per-fold
+preprocessing, fit and predict times) on public UCI/StatLib datasets, so what the
+ranking expects is measured the way the live test runs.  ``meta=load_meta("lcdb")``
+ranks from LCDB instead (unscaled features, single fits, no predict times).
+
+Live time model (default).  A live test is ``cv`` fits and predictions plus a fixed
+cost.  With ``time_model="live"`` a strategy given as a spec ranks with
+``T = cv x t + time_overhead`` (:mod:`algorank.evaluation.meta.time_model`), where ``t`` is the
+meta-data's fit plus predict time when it records predict times and the fit time
+otherwise (:func:`~algorank.evaluation.meta.time_model.meta_time_kind`), and ``time_overhead`` defaults
+to the calibrated constant for that kind (:func:`~algorank.evaluation.meta.time_model.default_overhead`); a spec that
+sets ``overhead=``, ``scale=`` or ``time=`` itself is used as given, and
+``time_model="fit"`` ranks with the recorded fit times.  Strategy objects are used as
+given.  The default strategy's P is the one nested leave-one-dataset-out picks on the
+default meta-data under this time model (``tests/benchmarks/bench_live_time_p.py``).
+
+Stopping.  The loop stops when the policy says so (nothing left), after ``top``
+tests, when ``budget_seconds`` of wall-clock time are spent (the test that
+crosses the budget is kept: it has been paid for; each test gets a per-fold
+timeout of the budget left), or on Ctrl-C (``stop_reason="interrupted"``, the
+best so far is returned).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from algorank.evaluation.cv.datasets import LoadedDataset, as_dataset
+from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
+from algorank.recommender.live.environment import LiveEnvironment
+from algorank.evaluation.meta.time_model import TimeModel, live_model_for
+from algorank.evaluation.meta.trace import Observation, Trace, run_policy
+from algorank.metadata.errors import InputError
+from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable, short_name
+from algorank.recommender.registry import parse_strategy
+from algorank.recommender.similarity import feature_center_scale, meta_feature_matrix, similarity_weights
+
+__all__ = ["PlannedTest", "Recommendation", "recommend", "plan", "expected_performance", "prior_matches",
+           "live_strategy", "refit_best", "DEFAULT_STRATEGY", "DEFAULT_META", "TIME_MODELS"]
+
+logger = logging.getLogger(__name__)
+
+#: Strategy used when none is given: AR-A3R with the P that tuning picks on the default meta-data under
+#: the live time model (``bench_live_time_p.py --meta uci``: best on all 63 datasets, and the choice of
+#: nested leave-one-dataset-out in 43 of 63 outer folds; 1/4 in 17).
+DEFAULT_STRATEGY = "ar:p=1/16"
+
+#: Embedded meta-data used when none is given: the ``uci`` set measured by algorank's own evaluator
+#: in the live setting (see :mod:`algorank.metadata.snapshot`).
+DEFAULT_META = "uci"
+
+#: Accepted values of ``time_model``.
+TIME_MODELS = ("live", "fit")
+
+_STOP_TEXT = {
+    "policy": "every recommended learner was tested",
+    "exhausted": "every recommended learner was tested",
+    "budget": "the time budget was used up",
+    "top": "the requested number of learners was tested",
+    "interrupted": "interrupted by the user",
+}
+
+
+@dataclass(frozen=True)
+class PlannedTest:
+    """One learner of the planned order, with what the meta-data expects of it.
+
+    Attributes
+    ----------
+    learner : str
+        Learner id.
+    expected_accuracy : float
+        Median accuracy on the most similar prior datasets (NaN if never run there).
+    expected_seconds : float
+        Median fit time there, turned into a live test's time (folds x fit + overhead).
+    """
+
+    learner: str
+    expected_accuracy: float
+    expected_seconds: float
+
+    def to_dict(self) -> dict:
+        return {"learner": self.learner, "short": short_name(self.learner),
+                "expected_accuracy": self.expected_accuracy, "expected_seconds": self.expected_seconds}
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """What :func:`recommend` returns.
+
+    Attributes
+    ----------
+    dataset : str
+        Dataset name.
+    source : str
+        Where it came from.
+    strategy : str
+        Strategy name/spec.
+    dataset_info : dict
+        The simple meta-features given to the strategy.
+    plan : tuple of PlannedTest
+        The planned order (dry run with expected values).
+    trace : Trace or None
+        What really happened (None for a dry run).
+    budget_seconds : float or None
+        The budget.
+    excluded : tuple of str
+        Prior datasets left out of the meta-data.
+    time_model : str
+        How meta-data times were turned into test times for ranking (e.g. ``5 x fit + 0.25 s``;
+        ``fit`` = as recorded; ``given`` = a strategy object used as is).
+    prior_matches : tuple of str
+        Prior datasets (still in the meta-data) that look like this one: same name, or same
+        numbers of rows, features and classes.  Their results inform the ranking; exclude them
+        to test algorank honestly on a dataset it has seen.
+    rank_only : tuple of str
+        Learners of the meta-data that were ranked but not run: neither portfolio ids nor
+        estimator classes of an allowed package (learner ids are data, never code).
+    model : sklearn Pipeline or None
+        The best learner refitted on all the data (raw features in, class labels out), ready
+        to ``predict``; None for a dry run, when nothing succeeded, or with ``refit=False``.
+    """
+
+    dataset: str
+    source: str
+    strategy: str
+    dataset_info: dict = field(repr=False)
+    plan: tuple
+    trace: Trace | None
+    budget_seconds: float | None = None
+    excluded: tuple = ()
+    time_model: str = "fit"
+    prior_matches: tuple = ()
+    rank_only: tuple = ()
+    model: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def leaderboard(self):
+        """The tests in the order they ran: learner, short name, CV accuracy, seconds, status, message."""
+        import pandas as pd
+
+        cols = ["learner", "short", "accuracy", "seconds", "cumulative_seconds", "status", "message"]
+        if self.trace is None:
+            return pd.DataFrame(columns=cols)
+        rows = [{**r, "short": short_name(r["learner"]), "message": o.message}
+                for r, o in zip(self.trace.to_records(), self.trace.observations)]
+        return pd.DataFrame(rows).reindex(columns=cols)
+
+    def to_frame(self):
+        """Same as :attr:`leaderboard` (the planned order is ``pd.DataFrame([p.to_dict() for p in plan])``)."""
+        return self.leaderboard
+
+    @property
+    def best(self) -> Observation | None:
+        """The best successful test (None when nothing finished)."""
+        return None if self.trace is None else self.trace.best()
+
+    @property
+    def stop_reason(self) -> str:
+        """Why the live loop ended (``"dry-run"`` when nothing was run)."""
+        return "dry-run" if self.trace is None else self.trace.stopped
+
+    @property
+    def summary(self) -> str:
+        """One sentence: the best learner, or why there is none."""
+        if self.trace is None:
+            return "dry run: nothing was run"
+        why = _STOP_TEXT.get(self.trace.stopped, self.trace.stopped)
+        best = self.best
+        n = len(self.trace.observations)
+        spent = float(self.trace.cumulative_seconds[-1]) if n else 0.0
+        if best is None:
+            tried = ", ".join(short_name(o.learner) for o in self.trace.observations) or "nothing"
+            budget = f" within the budget of {self.budget_seconds:g} s" if self.budget_seconds else ""
+            return (f"no learner finished successfully{budget} (tried: {tried}; {spent:.3g} s); stopped because {why}")
+        return (f"best: {short_name(best.learner)} with accuracy {best.accuracy:.4f} after {n} test(s) in "
+                f"{spent:.3g} s; stopped because {why}")
+
+    def to_dict(self) -> dict:
+        """JSON-ready: ``order`` (planned), ``trace``, ``best``, plus context."""
+        best = self.best
+        return {
+            "dataset": self.dataset,
+            "source": self.source,
+            "strategy": self.strategy,
+            "dataset_info": dict(self.dataset_info),
+            "budget_seconds": self.budget_seconds,
+            "excluded_datasets": list(self.excluded),
+            "time_model": self.time_model,
+            "prior_matches": list(self.prior_matches),
+            "rank_only": list(self.rank_only),
+            "order": [p.to_dict() for p in self.plan],
+            "trace": [] if self.trace is None else [
+                {**r, "short": short_name(r["learner"]), "message": o.message}
+                for r, o in zip(self.trace.to_records(), self.trace.observations)
+            ],
+            "best": None if best is None else {"learner": best.learner, "short": short_name(best.learner),
+                                               "accuracy": best.accuracy},
+            "refitted": self.model is not None,
+            "stop_reason": self.stop_reason,
+            "summary": self.summary,
+        }
+
+
+def _dataset_info(data: LoadedDataset) -> dict:
+    mf = dict(data.meta_features)
+    info = {"dataset": data.name, "name": data.name, "source": data.source}
+    for key in ("n_instances", "n_features", "n_classes", "majority_fraction"):
+        info[key] = mf.get(key, math.nan)
+    for key, value in mf.items():
+        info.setdefault(key, value)
+    return info
+
+
+def expected_performance(meta, dataset_info: Mapping, *, neighbours: int = 10, folds: int = 5,
+                         overhead: float = 0.0, time_kind: str = "fit_time") -> dict:
+    """Median accuracy and live test time of each learner on the most similar prior datasets.
+
+    The time is ``folds x`` the median ``time_kind`` time there ``+ overhead`` (seconds).
+
+    Returns
+    -------
+    dict
+        learner -> (expected accuracy, expected seconds); NaN where a learner has
+        no result on those datasets.
+    """
+    acc = meta.matrix("accuracy")
+    sec = meta.matrix(time_kind).reindex(index=acc.index, columns=acc.columns)
+    table = meta.datasets.set_index("dataset")
+    rows = [table.loc[d].to_dict() if d in table.index else {} for d in acc.index]
+    feats = meta_feature_matrix(rows)
+    query = meta_feature_matrix([dict(dataset_info)])[0]
+    center, scale = feature_center_scale(feats)
+    w = similarity_weights(feats, query, h=1.0, center=center, scale=scale)
+    near = np.argsort(-w, kind="stable")[: max(1, int(neighbours))]
+    a = acc.to_numpy(dtype=float)[near]
+    s = sec.to_numpy(dtype=float)[near]
+    out = {}
+    with np.errstate(all="ignore"):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            med_a = np.nanmedian(a, axis=0)
+            med_s = TimeModel(overhead=overhead, scale=folds).apply(np.nanmedian(s, axis=0))
+    for j, l in enumerate(acc.columns):
+        out[str(l)] = (float(med_a[j]), float(med_s[j]))
+    return out
+
+
+class _ExpectedEnvironment:
+    def __init__(self, expected: Mapping) -> None:
+        self.expected = expected
+
+    def test(self, learner: str) -> Observation:
+        acc, sec = self.expected.get(learner, (math.nan, math.nan))
+        if not math.isfinite(acc):
+            return Observation(learner, math.nan, 0.0, "error", "no prior result")
+        return Observation(learner, acc, sec if math.isfinite(sec) else 0.0)
+
+
+def plan(strategy, dataset_info: Mapping, expected: Mapping, *, top: int | None = None) -> tuple:
+    """The order ``strategy``'s policy follows when every learner scores as expected."""
+    trace = run_policy(strategy.policy(dataset_info), _ExpectedEnvironment(expected), max_tests=top)
+    return tuple(PlannedTest(o.learner, *expected.get(o.learner, (math.nan, math.nan))) for o in trace.observations)
+
+
+def prior_matches(meta, dataset_info: Mapping) -> tuple:
+    """Prior datasets of ``meta`` that look like the new dataset: the same name, or the same numbers of
+    rows, features and classes (e.g. the user's file is one the meta-data was built from)."""
+    table = meta.datasets
+    name = str(dataset_info.get("name", dataset_info.get("dataset", "")))
+    same_name = (table["name"].astype(str) == name) | (table["dataset"].astype(str) == name)
+    shape = np.ones(len(table), dtype=bool)
+    for key in ("n_instances", "n_features", "n_classes"):
+        value = dataset_info.get(key, math.nan)
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            value = math.nan
+        shape &= table[key].to_numpy(dtype=float) == value  # NaN never matches
+    return tuple(str(d) for d in table.loc[same_name.to_numpy() | shape, "dataset"])
+
+
+def _check_budget(budget_seconds) -> float | None:
+    if budget_seconds is None:
+        return None
+    try:
+        b = float(budget_seconds)
+    except (TypeError, ValueError):
+        raise InputError(f"budget_seconds must be a positive number of seconds; got {budget_seconds!r}") from None
+    if not (math.isfinite(b) and b > 0):
+        raise InputError(f"budget_seconds must be a positive number of seconds; got {budget_seconds!r}")
+    return b
+
+
+def recommend(
+    dataset,
+    *,
+    y=None,
+    refit: bool = False,
+    strategy=DEFAULT_STRATEGY,
+    meta=None,
+    budget_seconds: float | None = 60.0,
+    top: int | None = None,
+    exclude_datasets: Sequence[str] = (),
+    target: str | None = None,
+    cv: int = 5,
+    random_state: int = 0,
+    dry_run: bool = False,
+    evaluator=None,
+    neighbours: int = 10,
+    time_model: str = "live",
+    time_overhead: float | None = None,
+    on_plan: Callable | None = None,
+    on_start: Callable | None = None,
+    on_observation: Callable | None = None,
+    allow_modules: Sequence[str] = (),
+) -> Recommendation:
+    """Rank learners for ``dataset`` from the meta-data, then run them live.
+
+    Parameters
+    ----------
+    dataset : str, path, DataFrame, array-like or LoadedDataset
+        A path, ``sklearn:NAME`` or ``openml:ID``, a DataFrame with the target column
+        ``target``, or features ``X`` with ``y=`` (see
+        :func:`algorank.evaluation.cv.datasets.as_dataset`).
+    y : array-like, optional
+        Class labels when ``dataset`` holds the features only.
+    refit : bool
+        Refit the best learner on all the data and return it as ``Recommendation.model``.
+    strategy : str or Strategy
+        A spec (``ar:p=1/16``, ``at:p=1/16,sim=tested``, ``lt:h=inf``, ...) or a strategy object.
+    meta : MetaDataset, optional
+        Prior runs; default the embedded meta-data :data:`DEFAULT_META`.
+    budget_seconds : float or None
+        Wall-clock budget of the live tests (None: no limit).
+    top : int, optional
+        Test at most this many learners.
+    exclude_datasets : sequence of str
+        Prior dataset ids to leave out (e.g. the same dataset when it is in the meta-data).
+    target : str, optional
+        Target column when ``dataset`` is a spec.
+    cv : int
+        Folds of the live evaluation (stratified, one repetition).
+    random_state : int
+        Seed of the evaluation and of randomised strategies.
+    dry_run : bool
+        Only plan; run nothing.
+    evaluator : Evaluator, optional
+        Replaces the default fast evaluator.
+    neighbours : int
+        Similar prior datasets used for the expected accuracy and time.
+    time_model : {"live", "fit"}
+        ``"live"``: a strategy spec ranks with the time of a live test,
+        ``cv x t + time_overhead`` with ``t`` the fit plus predict time when the meta-data
+        records predict times (:func:`~algorank.evaluation.meta.time_model.meta_time_kind`), else the fit time
+        (unless the spec sets ``overhead=``/``scale=``/``time=``); ``"fit"``: with the recorded
+        fit times.
+    time_overhead : float, optional
+        Seconds a live test costs on top of ``cv x t`` (default the calibrated
+        :func:`~algorank.evaluation.meta.time_model.default_overhead` for that time).
+    on_plan, on_start, on_observation : callable, optional
+        Progress hooks: called with the plan, with each learner id before its test, and
+        with each observation as it arrives.
+    allow_modules : sequence of str
+        Packages besides scikit-learn whose estimator classes learner ids of the meta-data
+        may name.  A learner id that is neither a portfolio id nor such a class is
+        *rank-only*: it is ranked and shown, never run (learner ids are data, not code).
+
+    Returns
+    -------
+    Recommendation
+
+    Raises
+    ------
+    InputError
+        Unknown dataset/target/strategy, bad budget, bad ``top`` or ``cv``, unknown excluded id.
+    """
+    budget = _check_budget(budget_seconds)
+    if top is not None and (isinstance(top, bool) or int(top) != top or top < 1):
+        raise InputError(f"top must be an integer >= 1; got {top!r}")
+    if isinstance(cv, bool) or int(cv) != cv or cv < 2:
+        raise InputError(f"cv must be an integer >= 2; got {cv!r}")
+    data = as_dataset(dataset, target, y=y)
+    if meta is None:
+        from algorank.metadata.snapshot import load_meta
+
+        meta = load_meta(None, default=DEFAULT_META)
+    excluded = tuple(str(d) for d in exclude_datasets)
+    if excluded:
+        meta = meta.exclude(datasets=excluded)
+    strat, used, kind, live = live_strategy(strategy, meta, time_model=time_model, cv=int(cv),
+                                            time_overhead=time_overhead, random_state=random_state)
+    strat.fit(meta)
+    info = _dataset_info(data)
+    matches = prior_matches(meta, info)
+    if matches:
+        logger.warning("dataset %s looks like prior dataset(s) %s of the meta-data, whose results inform this "
+                       "ranking; leave them out (--exclude-dataset) to test algorank honestly on it",
+                       data.name, ", ".join(matches))
+    expected = expected_performance(meta, info, neighbours=neighbours, folds=int(cv), overhead=live.overhead,
+                                    time_kind=kind)
+    planned = plan(strat, info, expected, top=top)
+    if on_plan is not None:
+        on_plan(planned)
+    allowed = check_allow_modules(allow_modules)[len(DEFAULT_ALLOWED_MODULES):]
+    rank_only = tuple(sorted(l for l in meta.learner_ids if not is_runnable(l, allow_modules=allowed)))
+    if rank_only:
+        logger.warning("%d learner(s) of the meta-data are rank-only (neither portfolio ids nor scikit-learn estimator "
+                       "classes of an allowed package): ranked, never run: %s", len(rank_only),
+                       ", ".join(_clip(l) for l in rank_only[:5]) + (", ..." if len(rank_only) > 5 else ""))
+    trace = None
+    if not dry_run:
+        env = LiveEnvironment(data, evaluator, cv=int(cv), random_state=random_state, budget_seconds=budget,
+                              expected_seconds={l: v[1] for l, v in expected.items()}, allow_modules=allowed)
+        policy = strat.policy(info)
+        if rank_only:
+            policy = _SkipRankOnly(policy, rank_only)
+        if on_start is not None:
+            policy = _Announcing(policy, on_start)
+        trace = run_policy(policy, env, dataset=data.name, budget=budget, max_tests=top,
+                           on_observation=on_observation, keep_on_interrupt=True)
+    model = None
+    if refit and trace is not None and trace.best() is not None:
+        model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed)
+    return Recommendation(dataset=data.name, source=data.source, strategy=str(getattr(strat, "name", strategy)),
+                          dataset_info=info, plan=planned, trace=trace, budget_seconds=budget, excluded=excluded,
+                          time_model=used, prior_matches=matches, rank_only=rank_only, model=model)
+
+
+def refit_best(data: LoadedDataset, learner: str, *, random_state: int = 0, allow_modules=()):
+    """Fit ``learner`` on all of ``data`` with the live test's preprocessing; return the fitted Pipeline.
+
+    The pipeline takes raw features (a DataFrame with ``data.X``'s columns, or an array in
+    that column order) and predicts ``data.y``'s labels.
+    """
+    recipe = resolve_learner(learner, allow_modules=allow_modules)
+    return final_pipeline(recipe, random_state=random_state).fit(data.X, data.y.to_numpy(dtype=object))
+
+
+def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time_overhead: float | None = None,
+                  random_state: int = 0):
+    """The unfitted strategy :func:`recommend` runs, ranking with the time of a live test.
+
+    Parameters
+    ----------
+    strategy : str or Strategy
+        A spec or a strategy object (objects are used as given).
+    meta : MetaDataset
+        The meta-data it will be fitted on (decides the time kind,
+        :func:`~algorank.evaluation.meta.time_model.meta_time_kind`).
+    time_model, cv, time_overhead, random_state
+        As in :func:`recommend`.
+
+    Returns
+    -------
+    strategy : Strategy
+        Unfitted.
+    used : str
+        The time model in words (``5 x (fit+predict) + 0.1 s``, ``fit``, ``given``).
+    time_kind : str
+        The meta-data time that, through ``live``, gives the expected cost of a live test
+        (and that a spec without its own time model ranks with).
+    live : TimeModel
+        The live time model (identity for ``time_model="fit"``).
+    """
+    if time_model not in TIME_MODELS:
+        raise InputError(f"time_model must be one of {', '.join(TIME_MODELS)}; got {time_model!r}")
+    if time_model == "live":
+        live, kind = live_model_for(meta, folds=int(cv), overhead=time_overhead)
+    else:
+        live, kind = TimeModel(), "fit_time"
+    if not isinstance(strategy, str):
+        return strategy, "given", kind, live
+    strat = parse_strategy(strategy, random_state=random_state)
+    if not live.is_identity and not _sets_time_model(strategy) and hasattr(strat, "with_time_model"):
+        strat = strat.with_time_model(time_overhead=live.overhead, time_scale=live.scale, time_kind=kind)
+        return strat, live.describe(kind), kind, live
+    tm = getattr(strat, "time_model", None)
+    used = tm.describe() if isinstance(tm, TimeModel) else "fit"
+    return strat, used, kind, live
+
+
+def _sets_time_model(spec: str) -> bool:
+    """Whether a strategy spec sets ``overhead=``, ``scale=`` or ``time=`` itself."""
+    from algorank.recommender.spec import TIME_MODEL_KEYS
+
+    _, _, rest = str(spec).partition(":")
+    keys = {item.partition("=")[0].strip().lower() for item in rest.split(",") if "=" in item}
+    return bool(keys & (set(TIME_MODEL_KEYS) | {"time"}))
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _SkipRankOnly:
+    """Policy wrapper that never hands out a rank-only learner.
+
+    The wrapped policy sees each skipped learner as a failed test of zero seconds (so it
+    moves on); the trace never contains it.
+    """
+
+    def __init__(self, policy, rank_only) -> None:
+        self.policy, self.rank_only = policy, frozenset(rank_only)
+
+    def next(self, history):
+        seen = list(history)
+        while True:
+            learner = self.policy.next(seen)
+            if learner is None or learner not in self.rank_only:
+                return learner
+            seen.append(Observation(learner, float("nan"), 0.0, "error", "rank-only learner: not run"))
+
+
+class _Announcing:
+    """Policy wrapper that reports each learner before it is tested."""
+
+    def __init__(self, policy, hook: Callable) -> None:
+        self.policy, self.hook = policy, hook
+
+    def next(self, history):
+        learner = self.policy.next(history)
+        if learner is not None:
+            self.hook(learner)
+        return learner
