@@ -1,0 +1,177 @@
+"""Per-learner runtime model: how long a learner's test takes on THIS dataset.
+
+For each learner ``l``, ``log10 seconds = b0_l + b1_l log10 n + b2_l log10 d + b3_l log10 k``
+(``n`` rows, ``d`` features, ``k`` classes of the dataset), fitted on the meta-data's datasets.
+Each learner's slopes are shrunk towards the slopes shared by all learners (a ridge penalty
+``lam * ||b_l - b_pooled||^2``), so a learner measured on few datasets still extrapolates
+sensibly to larger data.  A dataset-independent model (every learner's median time, what
+``recommend`` used to show) cannot say that an SVM costs 50 times more on 20,000 rows than on
+300; this one can.
+
+Censored times: a test that hit the time cap (status ``timeout``) records the cap as a lower
+bound.  Such cells enter the fit as ``max(cap, prediction)``, re-estimated three times (a simple
+EM-like treatment of right-censoring), never as missing.
+
+Predictions carry a per-learner residual standard deviation (log10 units), and a live run can
+rescale all predictions by the median measured/predicted ratio of the tests so far
+(:func:`observed_ratio`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from algorank.metadata.errors import InputError
+
+__all__ = ["RuntimeModel", "fit_runtime_model", "runtime_features", "observed_ratio", "TIME_FLOOR_S"]
+
+#: Seconds below which times are raised before taking logs.
+TIME_FLOOR_S = 1e-4
+_FEATURES = ("n_instances", "n_features", "n_classes")
+
+
+def runtime_features(rows: Sequence[Mapping]) -> np.ndarray:
+    """``(len(rows), 3)`` array of log10 rows, features, classes (NaN when unknown or not positive).
+
+    ``n_features_onehot`` (features after one-hot encoding, recorded by the evaluator-built
+    meta-data) is used instead of ``n_features`` when a row has it.
+    """
+    out = np.full((len(rows), len(_FEATURES)), np.nan)
+    for i, row in enumerate(rows):
+        for j, key in enumerate(_FEATURES):
+            v = row.get("n_features_onehot", np.nan) if key == "n_features" else np.nan
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                v = np.nan
+            if not (v == v and v > 0):
+                try:
+                    v = float(row.get(key, np.nan))
+                except (TypeError, ValueError):
+                    v = np.nan
+            out[i, j] = math.log10(v) if v == v and v > 0 else np.nan
+    return out
+
+
+@dataclass(frozen=True)
+class RuntimeModel:
+    """Fitted per-learner log-log runtime regressions.
+
+    Attributes
+    ----------
+    learners : tuple of str
+    coef : ndarray of shape (n_learners, 4)
+        Intercept and slopes on log10 rows, features, classes.
+    sigma : ndarray of shape (n_learners,)
+        Residual standard deviation of log10 seconds.
+    fill : ndarray of shape (3,)
+        Feature values used when a query's feature is unknown (training means).
+    """
+
+    learners: tuple
+    coef: np.ndarray = field(repr=False)
+    sigma: np.ndarray = field(repr=False)
+    fill: np.ndarray = field(repr=False)
+
+    def predict_log10(self, features: np.ndarray) -> np.ndarray:
+        """log10 seconds of every learner (columns) for each query row of ``runtime_features``."""
+        x = np.atleast_2d(np.asarray(features, dtype=float))
+        x = np.where(np.isnan(x), self.fill, x)
+        design = np.column_stack([np.ones(len(x)), x])
+        return design @ self.coef.T
+
+    def predict(self, info: Mapping) -> np.ndarray:
+        """Predicted seconds of every learner on the dataset described by ``info``."""
+        return 10.0 ** self.predict_log10(runtime_features([info]))[0]
+
+
+def fit_runtime_model(seconds: np.ndarray, features: np.ndarray, learners: Sequence[str], *,
+                      censored: np.ndarray | None = None, lam: float = 1.0, weights: np.ndarray | None = None
+                      ) -> RuntimeModel:
+    """Fit :class:`RuntimeModel` on a datasets x learners table of seconds.
+
+    Parameters
+    ----------
+    seconds : ndarray (n_datasets, n_learners)
+        Time per test; NaN where unknown.  For censored cells, the lower bound.
+    features : ndarray (n_datasets, 3)
+        :func:`runtime_features` of each dataset.
+    learners : sequence of str
+    censored : ndarray of bool, optional
+        Cells whose time is only a lower bound (timeouts).
+    lam : float
+        Ridge strength pulling each learner's slopes towards the pooled slopes.
+    weights : ndarray (n_datasets,), optional
+        Dataset weights (default equal).
+
+    Raises
+    ------
+    InputError
+        Shapes disagree or no cell has a time.
+    """
+    y = np.log10(np.maximum(np.asarray(seconds, dtype=float), TIME_FLOOR_S))
+    x = np.asarray(features, dtype=float)
+    n, m = y.shape
+    if x.shape != (n, len(_FEATURES)) or len(learners) != m:
+        raise InputError(f"runtime model: seconds {y.shape}, features {x.shape} and {len(learners)} learners disagree")
+    if not np.isfinite(y).any():
+        raise InputError("runtime model: no cell has a time")
+    cens = np.zeros_like(y, dtype=bool) if censored is None else np.asarray(censored, dtype=bool) & np.isfinite(y)
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    with np.errstate(all="ignore"):
+        fill = np.array([np.nanmean(x[:, j]) if np.isfinite(x[:, j]).any() else 0.0 for j in range(x.shape[1])])
+    xf = np.where(np.isnan(x), fill, x)
+    design = np.column_stack([np.ones(n), xf])
+    target = y.copy()
+    coef = np.zeros((m, 4))
+    sigma = np.full(m, 0.5)
+    for _ in range(3 if cens.any() else 1):
+        pooled = _pooled_slopes(design, target, w)
+        for j in range(m):
+            ok = np.isfinite(target[:, j]) & (w > 0)
+            coef[j] = _ridge_towards(design[ok], target[ok, j], w[ok], pooled, lam)
+            if ok.sum() > 4:
+                resid = target[ok, j] - design[ok] @ coef[j]
+                sigma[j] = float(np.sqrt(np.average(resid ** 2, weights=w[ok])))
+        if cens.any():  # right-censored cells: at least the cap, at least the prediction
+            pred = design @ coef.T
+            target = np.where(cens, np.maximum(y, pred), y)
+    return RuntimeModel(learners=tuple(str(l) for l in learners), coef=coef, sigma=np.maximum(sigma, 0.05), fill=fill)
+
+
+def _pooled_slopes(design: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Slopes shared by all learners (each learner keeps its own intercept)."""
+    rows, cols = np.nonzero(np.isfinite(y) & (w > 0)[:, None])
+    if len(rows) < 4:
+        return np.zeros(3)
+    m = y.shape[1]
+    onehot = np.zeros((len(rows), m))
+    onehot[np.arange(len(rows)), cols] = 1.0
+    a = np.column_stack([onehot, design[rows, 1:]])
+    sw = np.sqrt(w[rows])
+    sol, *_ = np.linalg.lstsq(a * sw[:, None], y[rows, cols] * sw, rcond=None)
+    return sol[m:]
+
+
+def _ridge_towards(design: np.ndarray, y: np.ndarray, w: np.ndarray, prior_slopes: np.ndarray, lam: float):
+    """Weighted least squares with ``lam * ||slopes - prior_slopes||^2`` (intercept free)."""
+    if len(y) == 0:
+        return np.concatenate([[0.0], prior_slopes])
+    penalty = np.diag([0.0, lam, lam, lam])
+    xtw = design.T * w
+    lhs = xtw @ design + penalty + 1e-9 * np.eye(4)
+    rhs = xtw @ y + penalty @ np.concatenate([[0.0], prior_slopes])
+    return np.linalg.solve(lhs, rhs)
+
+
+def observed_ratio(measured: Sequence[float], predicted: Sequence[float], *, clip: float = 20.0) -> float:
+    """Median measured/predicted ratio (geometric), clipped to ``[1/clip, clip]``; 1 without data."""
+    pairs = [(m, p) for m, p in zip(measured, predicted) if m > 0 and p > 0 and math.isfinite(m) and math.isfinite(p)]
+    if not pairs:
+        return 1.0
+    r = float(np.exp(np.median([math.log(m / p) for m, p in pairs])))
+    return min(max(r, 1.0 / clip), clip)

@@ -1,0 +1,158 @@
+"""The dataset-conditioned adaptive strategy ``ei``: runtime model, accuracy model, policy."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import norm
+
+from algorank.evaluation.meta.benchmark import benchmark_strategies
+from algorank.evaluation.meta.trace import Observation
+from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.errors import InputError
+from algorank.recommender.accuracy_model import fit_accuracy_model, from_gain, to_gain
+from algorank.recommender.conditioned import ConditionedStrategy
+from algorank.recommender.registry import parse_strategy
+from algorank.recommender.runtime_model import fit_runtime_model, observed_ratio, runtime_features
+
+
+def test_runtime_model_recovers_log_log_laws_and_extrapolates():
+    rng = np.random.default_rng(0)
+    n = 10 ** rng.uniform(2, 4, size=40)
+    d = 10 ** rng.uniform(0.5, 2, size=40)
+    rows = [{"n_instances": a, "n_features": b, "n_classes": 2} for a, b in zip(n, d)]
+    feats = runtime_features(rows)
+    # learner 0 linear in n, learner 1 quadratic in n (an SVM), both linear in d
+    sec = np.column_stack([1e-5 * n * d, 1e-8 * n ** 2 * d])
+    model = fit_runtime_model(sec, feats, ["lin", "quad"], lam=0.0)
+    assert model.coef[0, 1:3] == pytest.approx([1.0, 1.0], abs=1e-6)
+    assert model.coef[1, 1:3] == pytest.approx([2.0, 1.0], abs=1e-6)
+    big = model.predict({"n_instances": 1e5, "n_features": 10, "n_classes": 2})  # beyond the prior sizes
+    assert big == pytest.approx([1e-5 * 1e6, 1e-8 * 1e11], rel=1e-6)
+
+
+def test_runtime_model_treats_timeouts_as_lower_bounds():
+    n = np.array([100, 200, 400, 800, 1600, 3200.0])
+    rows = [{"n_instances": a, "n_features": 10, "n_classes": 2} for a in n]
+    truth = 1e-4 * n ** 1.5
+    cap = 3.0
+    sec = np.minimum(truth, cap)[:, None]
+    cens = (truth > cap)[:, None]
+    assert cens.sum() == 2
+    naive = fit_runtime_model(sec, runtime_features(rows), ["x"], lam=0.0)
+    censored = fit_runtime_model(sec, runtime_features(rows), ["x"], censored=cens, lam=0.0)
+    q = {"n_instances": 3200, "n_features": 10, "n_classes": 2}
+    assert censored.predict(q)[0] > cap  # at least the cap: never "missing", never below it
+    assert censored.predict(q)[0] > naive.predict(q)[0]
+
+
+def test_observed_ratio_is_the_geometric_median_and_clipped():
+    assert observed_ratio([2, 8, 4], [1, 1, 1]) == pytest.approx(4.0)
+    assert observed_ratio([], []) == 1.0
+    assert observed_ratio([1000], [1], clip=20) == 20.0
+
+
+def test_gain_roundtrip_and_meaning():
+    assert to_gain(0.9, 0.6) == pytest.approx(0.75)
+    assert from_gain(0.75, 0.6) == pytest.approx(0.9)
+    assert to_gain(0.8, float("nan")) == pytest.approx(0.8)  # unknown majority: the accuracy itself
+
+
+def test_conditioning_matches_the_bivariate_normal_formula():
+    rng = np.random.default_rng(1)
+    base = rng.normal(0.5, 0.1, size=200)
+    acc = np.column_stack([base + rng.normal(0, 0.02, 200), base + rng.normal(0, 0.02, 200)]).clip(0.01, 0.99)
+    model = fit_accuracy_model(acc, np.zeros(200), ["a", "b"], shrink=0.0, noise=0.0)
+    mu, cov = model.prior(np.ones(200))
+    mean, sd = model.condition(mu, cov, [0], [0.7])
+    expect = mu[1] + cov[1, 0] / cov[0, 0] * (0.7 - mu[0])
+    assert mean[1] == pytest.approx(expect)
+    assert sd[1] == pytest.approx(math.sqrt(cov[1, 1] - cov[1, 0] ** 2 / cov[0, 0]))
+    assert mean[0] == 0.7 and sd[0] == pytest.approx(1e-6)
+    assert sd[1] < math.sqrt(cov[1, 1]) / 3  # strongly correlated: observing a says much about b
+
+
+def test_failure_probability_from_failed_runs():
+    acc = np.array([[0.9, np.nan], [0.8, np.nan], [0.7, 0.6], [0.6, np.nan]])
+    failed = np.isnan(acc)
+    model = fit_accuracy_model(acc, np.full(4, 0.5), ["ok", "flaky"], failed=failed)
+    p = model.fail_probability(np.ones(4))
+    assert p[0] == pytest.approx(0.05 / 5.0) and p[1] == pytest.approx(3.05 / 5.0)
+
+
+def _meta(acc, sec, *, status=None, landmark=None):
+    rows = []
+    for i in range(acc.shape[0]):
+        for j, l in enumerate(["cheap", "good", "flaky"][: acc.shape[1]]):
+            st = "ok" if status is None else status[i][j]
+            rows.append({"dataset": f"d{i}", "learner": l, "repeat": 0, "fold": 0,
+                         "accuracy": acc[i, j] if st == "ok" else np.nan, "fit_time": sec[i, j], "status": st})
+    ds = pd.DataFrame({"dataset": [f"d{i}" for i in range(acc.shape[0])], "n_instances": 500, "n_features": 10,
+                       "n_classes": 2, "majority_fraction": 0.5})
+    if landmark is not None:
+        ds["landmark_1nn"] = landmark
+    return MetaDataset(pd.DataFrame(rows), ds)
+
+
+def test_policy_trades_expected_improvement_against_cost():
+    rng = np.random.default_rng(2)
+    good = rng.uniform(0.85, 0.95, 30)
+    acc = np.column_stack([good - 0.05, good])
+    sec = np.column_stack([np.full(30, 0.1), np.full(30, 10.0)])
+    meta = _meta(acc, sec)
+    info = {"n_instances": 500, "n_features": 10, "n_classes": 2, "majority_fraction": 0.5}
+    per_second = ConditionedStrategy(p=1.0).fit(meta).policy(info)
+    accuracy_only = ConditionedStrategy(p=0.0).fit(meta).policy(info)
+    assert per_second.next([]) == "cheap"  # 100x cheaper, almost as good
+    assert accuracy_only.next([]) == "good"
+    # after the cheap test, its result conditions the other: the good one is tested next
+    assert per_second.next([Observation("cheap", 0.85, 0.1)]) == "good"
+
+
+def test_likely_failure_is_ranked_down_and_stop_rule_says_why():
+    acc = np.tile([0.80, 0.81, 0.95], (20, 1)) + np.linspace(0, 0.02, 20)[:, None]
+    sec = np.ones((20, 3))
+    status = [["ok", "ok", "error" if i % 10 else "ok"] for i in range(20)]  # flaky fails on 18 of 20
+    meta = _meta(acc, sec, status=status)
+    info = {"n_instances": 500, "n_features": 10, "n_classes": 2, "majority_fraction": 0.5}
+    strat = ConditionedStrategy(p=1.0, stop=0.2).fit(meta)
+    preds = {p.learner: p for p in strat.predictions(info)}
+    assert preds["flaky"].fail_probability > 0.8 and preds["good"].fail_probability < 0.1
+    assert preds["flaky"].accuracy_low < preds["flaky"].accuracy < preds["flaky"].accuracy_high
+    pol = strat.policy(info)
+    first = pol.next([])
+    assert first != "flaky"
+    hist = [Observation("good", 0.83, 1.0), Observation("cheap", 0.82, 1.0)]
+    assert pol.next(hist) is None and "probability" in pol.stop_reason
+
+
+def test_landmarkers_condition_the_prior():
+    rng = np.random.default_rng(3)
+    level = rng.uniform(0.6, 0.95, 40)
+    acc = np.column_stack([level - 0.02, level])
+    meta = _meta(acc, np.ones((40, 2)), landmark=level - 0.05)
+    strat = ConditionedStrategy().fit(meta)
+    assert strat.landmarks_ == ("landmark_1nn",)
+    hi = {p.learner: p.accuracy for p in strat.predictions({"majority_fraction": 0.5, "landmark_1nn": 0.9})}
+    lo = {p.learner: p.accuracy for p in strat.predictions({"majority_fraction": 0.5, "landmark_1nn": 0.6})}
+    assert hi["good"] == pytest.approx(0.95, abs=0.02) and lo["good"] == pytest.approx(0.65, abs=0.02)
+    plain = ConditionedStrategy(landmarks=False).fit(meta)
+    assert plain.landmarks_ == ()
+
+
+def test_spec_and_benchmark():
+    s = parse_strategy("ei:h=inf,p=0.5,stop=0.05,overhead=0.1")
+    assert isinstance(s, ConditionedStrategy) and math.isinf(s.h) and s.p == 0.5 and s.time_model.overhead == 0.1
+    assert s.name == "ei:h=inf,p=0.5,stop=0.05"
+    for bad in ("ei:p=5", "ei:h=0", "ei:landmarks=maybe", "ei:nope=1"):
+        with pytest.raises(InputError):
+            parse_strategy(bad)
+    rng = np.random.default_rng(4)
+    acc = rng.uniform(0.6, 0.9, (12, 2))
+    meta = _meta(acc, rng.uniform(0.01, 1.0, (12, 2)))
+    suite = benchmark_strategies([parse_strategy("ar:p=0"), parse_strategy("ei")], meta)
+    assert [r.strategy for r in suite.results] == ["ar:p=0", "ei:h=1,p=1"]
+    assert all(np.isfinite(r.mil).all() for r in suite.results)
