@@ -574,11 +574,19 @@ def _run_recommend(args) -> None:
     plan_text: list[str] = []
 
     def on_plan(plan):
-        lines = [f"planned order ({len(plan)} learners; expected accuracy and test time from the most similar "
-                 f"prior datasets)",
-                 f"{'#':>3}  {'learner':<20}{'exp. accuracy':>14}{'exp. time':>12}"]
-        lines += [f"{i:>3}  {short_name(t.learner):<20}{_fmt_acc(t.expected_accuracy):>14}"
-                  f"{_fmt_seconds(t.expected_seconds):>12}" for i, t in enumerate(plan, 1)]
+        modelled = any(t.accuracy_low == t.accuracy_low for t in plan)
+        source = ("the strategy's accuracy and runtime models for this dataset" if modelled
+                  else "the most similar prior datasets")
+        lines = [f"planned order ({len(plan)} learners; expected accuracy and test time from {source})",
+                 f"{'#':>3}  {'learner':<20}{'exp. accuracy':>14}{'exp. time':>12}"
+                 + (f"{'90% interval':>18}{'p(fail)':>9}" if modelled else "")]
+        for i, t in enumerate(plan, 1):
+            line = (f"{i:>3}  {short_name(t.learner):<20}{_fmt_acc(t.expected_accuracy):>14}"
+                    f"{_fmt_seconds(t.expected_seconds):>12}")
+            if modelled:
+                line += f"{'[' + _fmt_acc(t.accuracy_low) + ', ' + _fmt_acc(t.accuracy_high) + ']':>18}"
+                line += f"{t.fail_probability:>9.2f}"
+            lines.append(line)
         plan_text.append("\n".join(lines))
         if not args.json:
             _emit(plan_text[-1])
@@ -614,7 +622,7 @@ def _run_recommend(args) -> None:
         import matplotlib
 
         matplotlib.use("Agg")
-        from algorank.recommender.live.plot import plot_recommendation
+        from algorank.recommender.live.plot import plot_predicted_vs_realised, plot_recommendation
         from algorank.metadata.io import atomic_path
 
         out = Path(args.out)
@@ -623,6 +631,7 @@ def _run_recommend(args) -> None:
             result.trace.to_frame().to_csv(tmp, index=False)
         written.append(str(out / "trace.csv"))
         written.append(_save_figure(plot_recommendation(result.trace), out / "accuracy_vs_time.png"))
+        written.append(_save_figure(plot_predicted_vs_realised(result), out / "predicted_vs_realised.png"))
     interrupted = 130 if result.stop_reason == "interrupted" else 0  # partial results are shown, then exit 130
     if args.json:
         d = result.to_dict()
@@ -633,10 +642,13 @@ def _run_recommend(args) -> None:
         return 0
     lines = [f"results on {result.dataset} ({args.cv}-fold stratified CV, strategy {result.strategy}, "
              f"test time model {result.time_model})",
-             f"{'#':>3}  {'learner':<20}{'accuracy':>10}{'time':>11}{'total':>11}  status"]
-    for i, r in enumerate(result.trace.to_records(), 1):
+             f"{'#':>3}  {'learner':<20}{'accuracy':>10}{'predicted':>11}{'time':>11}{'predicted':>11}"
+             f"{'total':>11}  status"]
+    for i, r in enumerate(result.leaderboard.to_dict("records"), 1):
         lines.append(f"{i:>3}  {short_name(r['learner']):<20}{_fmt_acc(r['accuracy']):>10}"
-                     f"{_fmt_seconds(r['seconds']):>11}{_fmt_seconds(r['cumulative_seconds']):>11}  {r['status']}")
+                     f"{_fmt_acc(r['predicted_accuracy']):>11}{_fmt_seconds(r['seconds']):>11}"
+                     f"{_fmt_seconds(r['predicted_seconds']):>11}{_fmt_seconds(r['cumulative_seconds']):>11}"
+                     f"  {r['status']}")
     lines += ["", result.summary]
     lines += [f"wrote {w}" for w in written]
     _emit("\n".join(lines))

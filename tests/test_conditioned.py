@@ -156,3 +156,26 @@ def test_spec_and_benchmark():
     suite = benchmark_strategies([parse_strategy("ar:p=0"), parse_strategy("ei")], meta)
     assert [r.strategy for r in suite.results] == ["ar:p=0", "ei:h=1,p=1"]
     assert all(np.isfinite(r.mil).all() for r in suite.results)
+
+
+def test_recommend_with_ei_shows_predictions_and_predicted_vs_measured(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from algorank.api import recommend
+    from algorank.recommender.live.plot import plot_predicted_vs_realised
+
+    r = recommend("sklearn:iris", strategy="ei", meta="uci", budget=20, top=3, cv=3)
+    assert len(r.plan) == 3 and all(p.accuracy_low <= p.expected_accuracy <= p.accuracy_high for p in r.plan)
+    assert all(0 <= p.fail_probability < 1 and p.expected_seconds > 0 for p in r.plan)
+    board = r.leaderboard
+    assert len(board) == 3 and board["predicted_seconds"].gt(0).all() and board["predicted_accuracy"].between(0, 1).all()
+    d = r.to_dict()
+    assert {"predicted_seconds", "predicted_accuracy"} <= set(d["trace"][0]) and "accuracy_low" in d["order"][0]
+    ax = plot_predicted_vs_realised(r)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["realised", "predicted"]
+    from sklearn.datasets import load_iris
+
+    bunch = load_iris(as_frame=True)
+    labels = bunch.target_names[bunch.target]
+    assert r.model is not None and r.model.score(bunch.data, labels) > 0.9  # refitted on raw features, labels out

@@ -59,7 +59,7 @@ from algorank.recommender.registry import parse_strategy
 from algorank.recommender.similarity import feature_center_scale, meta_feature_matrix, similarity_weights
 
 __all__ = ["PlannedTest", "Recommendation", "recommend", "plan", "expected_performance", "prior_matches",
-           "live_strategy", "refit_best", "DEFAULT_STRATEGY", "DEFAULT_META", "TIME_MODELS"]
+           "live_strategy", "refit_best", "strategy_expectations", "DEFAULT_STRATEGY", "DEFAULT_META", "TIME_MODELS"]
 
 logger = logging.getLogger(__name__)
 
@@ -93,18 +93,30 @@ class PlannedTest:
     learner : str
         Learner id.
     expected_accuracy : float
-        Median accuracy on the most similar prior datasets (NaN if never run there).
+        Predicted accuracy on this dataset: the strategy's own model when it has one
+        (``ei``), else the median accuracy on the most similar prior datasets (NaN if never run there).
     expected_seconds : float
-        Median fit time there, turned into a live test's time (folds x fit + overhead).
+        Predicted seconds of the live test: the strategy's runtime model for this dataset's size
+        when it has one, else the median time on the most similar prior datasets turned into a
+        live test's time (folds x fit + overhead).
+    accuracy_low, accuracy_high : float
+        90 % interval of the predicted accuracy (NaN when the strategy has no accuracy model).
+    fail_probability : float
+        Predicted probability that the test fails (NaN when unknown).
     """
 
     learner: str
     expected_accuracy: float
     expected_seconds: float
+    accuracy_low: float = math.nan
+    accuracy_high: float = math.nan
+    fail_probability: float = math.nan
 
     def to_dict(self) -> dict:
         return {"learner": self.learner, "short": short_name(self.learner),
-                "expected_accuracy": self.expected_accuracy, "expected_seconds": self.expected_seconds}
+                "expected_accuracy": self.expected_accuracy, "expected_seconds": self.expected_seconds,
+                "accuracy_low": self.accuracy_low, "accuracy_high": self.accuracy_high,
+                "fail_probability": self.fail_probability}
 
 
 @dataclass(frozen=True)
@@ -139,6 +151,8 @@ class Recommendation:
     rank_only : tuple of str
         Learners of the meta-data that were ranked but not run: neither portfolio ids nor
         estimator classes of an allowed package (learner ids are data, never code).
+    expected : dict
+        learner -> (predicted accuracy, predicted seconds, ...) for every learner, planned or not.
     model : sklearn Pipeline or None
         The best learner refitted on all the data (raw features in, class labels out), ready
         to ``predict``; None for a dry run, when nothing succeeded, or with ``refit=False``.
@@ -156,18 +170,28 @@ class Recommendation:
     prior_matches: tuple = ()
     rank_only: tuple = ()
     model: object = field(default=None, repr=False, compare=False)
+    expected: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def leaderboard(self):
         """The tests in the order they ran: learner, short name, CV accuracy, seconds, status, message."""
         import pandas as pd
 
-        cols = ["learner", "short", "accuracy", "seconds", "cumulative_seconds", "status", "message"]
+        cols = ["learner", "short", "accuracy", "seconds", "cumulative_seconds", "status", "message",
+                "predicted_accuracy", "predicted_seconds"]
         if self.trace is None:
             return pd.DataFrame(columns=cols)
-        rows = [{**r, "short": short_name(r["learner"]), "message": o.message}
+        predicted = self._predicted()
+        rows = [{**r, "short": short_name(r["learner"]), "message": o.message,
+                 "predicted_accuracy": predicted.get(r["learner"], (math.nan, math.nan))[0],
+                 "predicted_seconds": predicted.get(r["learner"], (math.nan, math.nan))[1]}
                 for r, o in zip(self.trace.to_records(), self.trace.observations)]
         return pd.DataFrame(rows).reindex(columns=cols)
+
+    def _predicted(self) -> dict:
+        out = {l: tuple(v)[:2] for l, v in self.expected.items()}
+        out.update({p.learner: (p.expected_accuracy, p.expected_seconds) for p in self.plan})
+        return out
 
     def to_frame(self):
         """Same as :attr:`leaderboard` (the planned order is ``pd.DataFrame([p.to_dict() for p in plan])``)."""
@@ -200,8 +224,9 @@ class Recommendation:
                 f"{spent:.3g} s; stopped because {why}")
 
     def to_dict(self) -> dict:
-        """JSON-ready: ``order`` (planned), ``trace``, ``best``, plus context."""
+        """JSON-ready: ``order`` (planned), ``trace`` (with predicted vs measured), ``best``, plus context."""
         best = self.best
+        predicted = self._predicted()
         return {
             "dataset": self.dataset,
             "source": self.source,
@@ -214,7 +239,9 @@ class Recommendation:
             "rank_only": list(self.rank_only),
             "order": [p.to_dict() for p in self.plan],
             "trace": [] if self.trace is None else [
-                {**r, "short": short_name(r["learner"]), "message": o.message}
+                {**r, "short": short_name(r["learner"]), "message": o.message,
+                 "predicted_seconds": predicted.get(r["learner"], (math.nan, math.nan))[1],
+                 "predicted_accuracy": predicted.get(r["learner"], (math.nan, math.nan))[0]}
                 for r, o in zip(self.trace.to_records(), self.trace.observations)
             ],
             "best": None if best is None else {"learner": best.learner, "short": short_name(best.learner),
@@ -276,16 +303,28 @@ class _ExpectedEnvironment:
         self.expected = expected
 
     def test(self, learner: str) -> Observation:
-        acc, sec = self.expected.get(learner, (math.nan, math.nan))
+        acc, sec = tuple(self.expected.get(learner, (math.nan, math.nan)))[:2]
         if not math.isfinite(acc):
             return Observation(learner, math.nan, 0.0, "error", "no prior result")
         return Observation(learner, acc, sec if math.isfinite(sec) else 0.0)
 
 
 def plan(strategy, dataset_info: Mapping, expected: Mapping, *, top: int | None = None) -> tuple:
-    """The order ``strategy``'s policy follows when every learner scores as expected."""
+    """The order ``strategy``'s policy follows when every learner scores as expected.
+
+    ``expected`` maps learner -> (accuracy, seconds[, accuracy_low, accuracy_high, fail_probability]).
+    """
     trace = run_policy(strategy.policy(dataset_info), _ExpectedEnvironment(expected), max_tests=top)
     return tuple(PlannedTest(o.learner, *expected.get(o.learner, (math.nan, math.nan))) for o in trace.observations)
+
+
+def strategy_expectations(strategy, dataset_info: Mapping) -> dict | None:
+    """learner -> (accuracy, seconds, low, high, fail probability) from a strategy that predicts
+    (declares ``predicts = True``, e.g. ``ei``); None for strategies without models."""
+    if not getattr(strategy, "predicts", False):
+        return None
+    return {p.learner: (p.accuracy, p.seconds, p.accuracy_low, p.accuracy_high, p.fail_probability)
+            for p in strategy.predictions(dataset_info)}
 
 
 def prior_matches(meta, dataset_info: Mapping) -> tuple:
@@ -422,8 +461,10 @@ def recommend(
         logger.warning("dataset %s looks like prior dataset(s) %s of the meta-data, whose results inform this "
                        "ranking; leave them out (--exclude-dataset) to test algorank honestly on it",
                        data.name, ", ".join(matches))
-    expected = expected_performance(meta, info, neighbours=neighbours, folds=int(cv), overhead=live.overhead,
-                                    time_kind=kind)
+    expected = strategy_expectations(strat, info)
+    if expected is None:
+        expected = expected_performance(meta, info, neighbours=neighbours, folds=int(cv), overhead=live.overhead,
+                                        time_kind=kind)
     planned = plan(strat, info, expected, top=top)
     if on_plan is not None:
         on_plan(planned)
@@ -449,7 +490,8 @@ def recommend(
         model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed)
     return Recommendation(dataset=data.name, source=data.source, strategy=str(getattr(strat, "name", strategy)),
                           dataset_info=info, plan=planned, trace=trace, budget_seconds=budget, excluded=excluded,
-                          time_model=used, prior_matches=matches, rank_only=rank_only, model=model)
+                          time_model=used, prior_matches=matches, rank_only=rank_only, model=model,
+                          expected=dict(expected))
 
 
 def refit_best(data: LoadedDataset, learner: str, *, random_state: int = 0, allow_modules=()):
