@@ -237,6 +237,9 @@ def _add_multitest(sub) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="significance level in (0, 1) (default 0.05)")
     p.add_argument("--test-train-ratio", type=float, default=None, metavar="R",
                    help="n_test/n_train of repeated holdout splits (default: LCDB's 0.1/0.81)")
+    p.add_argument("--missing", choices=("auto", "drop"), default="auto",
+                   help="datasets where some learner has no runs: auto (default) uses them with Durbin or "
+                        "Skillings-Mack; drop keeps only complete datasets and Friedman")
     p.set_defaults(func=_run_multitest)
 
 
@@ -251,7 +254,7 @@ def _run_multitest(args) -> None:
     meta = _load_meta(args)
     res = multi2test(meta, learners=learners, cost=args.cost, pairwise=args.pairwise, posthoc_method=args.posthoc,
                      correction=args.correction, alpha=args.alpha, test_train_ratio=args.test_train_ratio,
-                     progress=not args.quiet and sys.stderr.isatty())
+                     progress=not args.quiet and sys.stderr.isatty(), missing=args.missing)
     written = []
     if args.out:
         import matplotlib
@@ -269,8 +272,10 @@ def _run_multitest(args) -> None:
     lines = [f"Multi2Test on {fr.n_datasets} datasets ({len(res.dropped)} dropped), cost prior: {res.cost}, "
              f"alpha = {res.alpha:g}",
              f"pairwise: {'; '.join(res.pairwise_tests)} ({res.correction})",
-             f"Friedman chi2 = {fr.statistic:.2f}, p = {fr.pvalue:.3g}; post hoc: "
-             + ("none" if res.posthoc is None else res.posthoc.method),
+             f"omnibus: {res.omnibus_method} chi2 = {fr.statistic:.2f}, p = {fr.pvalue:.3g}"
+             + (f", Kendall's W = {fr.kendall_w:.3f}" if getattr(fr, "kendall_w", float("nan")) == getattr(
+                 fr, "kendall_w", float("nan")) else "")
+             + "; post hoc: " + ("none" if res.posthoc is None else res.posthoc.method),
              "",
              f"{'#':>3}  {'learner':<22}{'avg rank':>9}{'avg cost':>10}  reason for the next step"]
     ranks = res.average_ranks

@@ -511,8 +511,12 @@ class ComparisonResult:
     posthoc : object or None
         All-pairwise post hoc on the Friedman average ranks (more than two strategies).
     average_ranks : ndarray (k,)
-        Mean rank of each strategy's MIL over datasets (1 = lowest MIL).
+        Mean rank of each strategy's MIL over datasets (1 = lowest MIL; rescaled
+        ranks when some MIL is missing).
     n_datasets : int
+    omnibus_method : str
+        Friedman, Durbin or Skillings-Mack (missing MILs): the rank test behind
+        ``average_ranks`` and the post hoc.
     """
 
     names: tuple
@@ -522,6 +526,7 @@ class ComparisonResult:
     posthoc: object
     average_ranks: np.ndarray
     n_datasets: int
+    omnibus_method: str = "Friedman"
 
     def to_dict(self) -> dict:
         out = {
@@ -529,6 +534,7 @@ class ComparisonResult:
             "n_datasets": self.n_datasets,
             "mean_mil": dict(zip(self.names, self.mean_mil.tolist())),
             "average_rank": dict(zip(self.names, self.average_ranks.tolist())),
+            "omnibus_method": self.omnibus_method,
             "test": {"method": self.test.method, "statistic": float(self.test.statistic),
                      "pvalue": float(self.test.pvalue)},
         }
@@ -550,9 +556,13 @@ def compare_strategies(results: Sequence[BenchmarkResult], *, posthoc_method: st
     Two strategies: Wilcoxon signed-rank (Pratt zero handling) on the paired MILs.
     More: Friedman (lower MIL = better rank) and an all-pairwise post hoc on the
     average ranks (``posthoc_method``, default Holm).  All results must cover the
-    same datasets (same meta-data).
+    same datasets (same meta-data).  A NaN MIL (a strategy without a score on a
+    dataset) is a missing cell: the omnibus test is then Durbin or Skillings-Mack
+    (:func:`evaluation.stats.omnibus`), the post hoc works on its standardised
+    differences, and ``omnibus_method`` says which test was used.
     """
-    from evaluation.stats import friedman, posthoc, wilcoxon_signed_rank
+    from evaluation.stats import posthoc, wilcoxon_signed_rank
+    from evaluation.stats.skillings_mack import omnibus, omnibus_pairwise_z
 
     results = list(results)
     if len(results) < 2:
@@ -565,21 +575,24 @@ def compare_strategies(results: Sequence[BenchmarkResult], *, posthoc_method: st
     if len(set(names)) != len(names):
         raise InputError(f"strategy names must be distinct to compare them; got {list(names)}")
     x = np.column_stack([r.mil for r in results])
-    fr = friedman(x, lower_is_better=True)
+    fr = omnibus(x, lower_is_better=True, labels=list(names))
     if len(results) == 2:
-        test, ph = wilcoxon_signed_rank(x[:, 0], x[:, 1], zero_method="pratt"), None
+        test, ph = wilcoxon_signed_rank(x[:, 0], x[:, 1], zero_method="pratt", nan_policy="omit"), None
     else:
         test = fr
-        ph = posthoc(fr.average_ranks, fr.n_datasets, method=posthoc_method, alpha=alpha, labels=list(names))
-    return ComparisonResult(
-        names=names,
-        mean_mil=x.mean(axis=0),
-        median_mil=np.median(x, axis=0),
-        test=test,
-        posthoc=ph,
-        average_ranks=np.asarray(fr.average_ranks, dtype=float),
-        n_datasets=len(ds),
-    )
+        z = None if fr.method.startswith("Friedman") else omnibus_pairwise_z(fr)
+        ph = posthoc(fr.average_ranks, fr.n_datasets, method=posthoc_method, alpha=alpha, labels=list(names), z=z)
+    with np.errstate(invalid="ignore"):
+        return ComparisonResult(
+            names=names,
+            mean_mil=np.nanmean(x, axis=0),
+            median_mil=np.nanmedian(x, axis=0),
+            test=test,
+            posthoc=ph,
+            average_ranks=np.asarray(fr.average_ranks, dtype=float),
+            n_datasets=len(ds),
+            omnibus_method=str(fr.method),
+        )
 
 
 @dataclass(frozen=True, eq=False)

@@ -3,6 +3,7 @@
 * two learners, one dataset: :mod:`.pairwise`
 * two learners, many datasets: :mod:`.over_datasets`
 * many learners, many datasets: :mod:`.multiple` (Friedman, post hoc procedures)
+* ... with missing cells: :mod:`.skillings_mack` (Skillings-Mack, Durbin, ``omnibus``)
 
 Bad input raises :class:`metadata.errors.InputError` naming the parameter.
 """
@@ -24,6 +25,15 @@ from .multiple import (
     shaffer_adjust,
     shaffer_sets,
 )
+from .skillings_mack import (
+    IncompleteBlockResult,
+    bibd_parameters,
+    durbin,
+    omnibus,
+    omnibus_pairwise_z,
+    rescaled_average_ranks,
+    skillings_mack,
+)
 from .over_datasets import sign_test, wilcoxon_exact_distribution, wilcoxon_signed_rank
 from .pairwise import (
     combined_5x2cv_f,
@@ -41,6 +51,13 @@ __all__ = [
     "TestResult",
     "FriedmanResult",
     "PosthocResult",
+    "IncompleteBlockResult",
+    "bibd_parameters",
+    "durbin",
+    "omnibus",
+    "omnibus_pairwise_z",
+    "rescaled_average_ranks",
+    "skillings_mack",
     "BERGMANN_MAX_EXACT_K",
     "POSTHOC_METHODS",
     "bell_number",

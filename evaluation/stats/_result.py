@@ -165,13 +165,17 @@ class PosthocResult:
     note: str = ""
 
     def significant_pairs(self) -> list[tuple[str, str]]:
-        """``(better, worse)`` label pairs that differ significantly (better = lower rank)."""
+        """``(better, worse)`` label pairs that differ significantly.
+
+        Better = negative ``z`` (the lower average rank for Friedman ranks; the
+        lower Skillings-Mack rank sum when ``z`` came from an incomplete design).
+        """
         out = []
         k = len(self.average_ranks)
         for i in range(k):
             for j in range(i + 1, k):
                 if self.significant[i, j]:
-                    a, b = (i, j) if self.average_ranks[i] < self.average_ranks[j] else (j, i)
+                    a, b = (i, j) if self.z[i, j] < 0 else (j, i)
                     out.append((self.labels[a], self.labels[b]))
         return out
 
