@@ -125,9 +125,13 @@ def _run_info(args) -> None:
                 f"datasets          {d.datasets}",
                 f"learners          {d.learners}",
                 f"cells             {d.cells} of {d.datasets * d.learners} (missing {d.missing_fraction:.1%})",
+                f"  with time       {d.cells_with_time}",
+                f"  without time    {d.cells_without_time}"
+                + ("  (accuracy only: rank --p 0, benchmark --axis tests, multitest --cost none or a learner order)"
+                   if d.cells_with_time == 0 else ""),
                 f"runs              {d.runs} ({d.failed_runs} failed; median {d.repeats_per_cell_median:g} per cell)",
                 f"fit time          {_fmt_seconds(d.fit_time_min)} .. {_fmt_seconds(d.fit_time_max)} "
-                f"(median {_fmt_seconds(d.fit_time_median)})",
+                f"(median {_fmt_seconds(d.fit_time_median)})" if d.runs_with_time else "fit time          none recorded",
             ]
         )
     )
@@ -225,8 +229,8 @@ def _add_multitest(sub) -> None:
     p.add_argument("--learners", nargs="+", metavar="ID", help="learners to compare (ids or short names, "
                    "space- or comma-separated; default: all)")
     p.add_argument("--cost", default="fit_time", metavar="KIND|LIST",
-                   help="cost prior: fit_time (default), fit_predict_time, model_bytes, or a comma-separated "
-                        "learner order, cheapest first")
+                   help="cost prior: fit_time (default), fit_predict_time, model_bytes, none (equal costs: "
+                        "accuracy-only meta-data), or a comma-separated learner order, cheapest first")
     p.add_argument("--pairwise", default="auto", metavar="TEST",
                    help="first-pass one-sided test: auto (from the folds), corrected_resampled_t, corrected_kfold_t, "
                         "combined_5x2cv_t, dietterich_5x2cv_t, paired_t")
@@ -344,6 +348,11 @@ def _add_benchmark(sub) -> None:
     _add_window(p)
     _add_time_model(p)
     p.add_argument("--seed", type=int, default=0, help="seed for strategies with randomness when the spec gives none")
+    p.add_argument("--axis", choices=("time", "tests"), default="time",
+                   help="x axis: time (loss-time curves, MIL; default) or tests (loss by number of tests, score = "
+                        "mean loss over tests 1..K; needs no times)")
+    p.add_argument("--max-tests", type=int, default=None, metavar="K",
+                   help="--axis tests: K of the mean loss over tests 1..K (default: the number of learners)")
     p.set_defaults(func=_run_benchmark)
 
 
@@ -357,7 +366,8 @@ def _run_benchmark(args) -> None:
     meta = _load_meta(args)
     _, model, kind, words = _time_model(args, meta)
     suite = benchmark_strategies(strategies, meta, tmin=args.tmin, tmax=args.tmax, time_kind=kind, time_model=model,
-                                 progress=not args.quiet and sys.stderr.isatty())
+                                 progress=not args.quiet and sys.stderr.isatty(), axis=args.axis,
+                                 max_tests=args.max_tests)
     written = []
     if args.out:
         import matplotlib
@@ -371,19 +381,29 @@ def _run_benchmark(args) -> None:
         with atomic_path(target) as tmp:
             suite.per_dataset_table().to_csv(tmp, index=False, float_format="%.10g")
         written.append(str(target))
-        written.append(_save_figure(plot_loss_time(suite.results), out / "loss_time.png"))
+        if suite.axis == "time":
+            written.append(_save_figure(plot_loss_time(suite.results), out / "loss_time.png"))
         written.append(_save_figure(plot_loss_by_tests(suite.results), out / "loss_by_tests.png"))
     d = suite.to_dict()
     if args.json:
         d["written"] = written
-        d["time_model"] = words
+        d["time_model"] = words if suite.axis == "time" else "tests (each test counts 1)"
         _emit_json(d)
         return
-    lines = [f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets ({words}), "
-             f"MIL window tmin = {suite.tmin:g} s, tmax = {suite.tmax:g} s (loss in accuracy points)",
-             f"{'strategy':<20}{'mean MIL':>10}{'median MIL':>12}{'Spearman':>10}"]
-    for r in suite.results:
-        lines.append(f"{r.strategy:<20}{r.mean_mil:>10.3f}{r.median_mil:>12.3f}{r.mean_spearman:>10.3f}")
+    if suite.axis == "tests":
+        lines = [f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets, x axis = number of tests; "
+                 f"score = mean loss over tests 1..{int(suite.tmax)} (accuracy points)",
+                 f"{'strategy':<20}{'mean loss':>10}{'median':>12}{'Spearman':>10}   loss after 1, 2, 3, 5, 10 tests"]
+        for r in suite.results:
+            curve = r.mean_loss_by_tests()
+            at = " ".join(f"{curve[min(i, curve.size - 1)]:.2f}" for i in (1, 2, 3, 5, 10))
+            lines.append(f"{r.strategy:<20}{r.mean_mil:>10.3f}{r.median_mil:>12.3f}{r.mean_spearman:>10.3f}   {at}")
+    else:
+        lines = [f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets ({words}), "
+                 f"MIL window tmin = {suite.tmin:g} s, tmax = {suite.tmax:g} s (loss in accuracy points)",
+                 f"{'strategy':<20}{'mean MIL':>10}{'median MIL':>12}{'Spearman':>10}"]
+        for r in suite.results:
+            lines.append(f"{r.strategy:<20}{r.mean_mil:>10.3f}{r.median_mil:>12.3f}{r.mean_spearman:>10.3f}")
     if suite.comparison is not None:
         c = suite.comparison
         lines.append(f"{c.test.method}: statistic = {c.test.statistic:.3f}, p = {c.test.pvalue:.3g}")

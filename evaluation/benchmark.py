@@ -18,6 +18,16 @@ Two paths give the same result:
 Strategies with ``sees_held_out = True`` (the oracle) are fitted on the full meta-data;
 those with ``needs_window = True`` get the window through ``with_window(tmin, tmax)``.
 
+Two x axes (``axis``): ``"time"`` (default) charges each test its recorded time and
+scores the MIL over the log-time window; ``"tests"`` counts tests (every test costs one
+unit, :func:`~evaluation.environments.tests_axis`): the paper's loss curve by number of
+tests, and the per-dataset score (kept in the ``mil`` field, ``axis`` says which) is the
+*mean loss over tests 1..K* (K = ``max_tests``, default the number of learners; a dataset
+with fewer learners keeps its last loss).  The tests axis needs no time at all, so it
+runs on accuracy-only meta-data; the time axis there is an InputError naming the
+missing time column.  Strategies still rank with their own data (AR with P > 0 uses
+the recorded times on either axis, and fails on meta-data without any).
+
 Default window (:func:`default_window`): ``tmin`` is the median over datasets of the
 fastest learner's time, ``tmax`` the median over datasets of the time to run every
 learner, rounded outwards to powers of ten.  On the embedded LCDB snapshot (single-fit
@@ -35,7 +45,14 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from evaluation.environments import MetaArrays, SimulatedEnvironment, SkipUnavailable, meta_arrays
+from evaluation.environments import (
+    MetaArrays,
+    SimulatedEnvironment,
+    SkipUnavailable,
+    meta_arrays,
+    require_times,
+    tests_axis,
+)
 from evaluation.loss_time import (
     LossTimeCurve,
     MeanLossTimeCurve,
@@ -51,6 +68,8 @@ from metadata.errors import InputError
 
 __all__ = [
     "PAPER_P_GRID",
+    "AXES",
+    "mean_loss_over_tests",
     "default_window",
     "BenchmarkResult",
     "leave_one_dataset_out",
@@ -68,6 +87,8 @@ logger = logging.getLogger(__name__)
 
 #: The P grid of seed 004 (Table 2): 1/4 ... 1/256 and 0.
 PAPER_P_GRID = (1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128, 1 / 256, 0.0)
+#: x axes of a leave-one-dataset-out benchmark.
+AXES = ("time", "tests")
 
 
 def _progress(iterable, *, total: int, desc: str, enabled: bool):
@@ -140,6 +161,10 @@ class BenchmarkResult:
         ``"majority"`` or ``"worst-learner"`` per dataset.
     path : str
         ``"fast"`` or ``"generic"``.
+    axis : str
+        ``"time"``: ``mil`` is the MIL over ``[tmin, tmax]`` seconds; ``"tests"``:
+        ``mil`` is the mean loss over tests 1..K with ``tmin = 1``, ``tmax = K``
+        and ``seconds`` = 1 per test.
     """
 
     strategy: str
@@ -157,6 +182,7 @@ class BenchmarkResult:
     baseline: np.ndarray = field(repr=False)
     baseline_kind: tuple = field(repr=False)
     path: str = "fast"
+    axis: str = "time"
 
     @property
     def mean_mil(self) -> float:
@@ -231,6 +257,7 @@ class BenchmarkResult:
             "mean_spearman": self.mean_spearman,
             "worst_learner_baseline_datasets": int(sum(k == "worst-learner" for k in self.baseline_kind)),
             "path": self.path,
+            "axis": self.axis,
         }
 
 
@@ -277,15 +304,19 @@ def _generic_sequences(strategy, meta, arrays: MetaArrays, rows: np.ndarray, tra
 
 
 def _sequences(strategy, meta, arrays, rows, train, *, fast: bool, progress: bool,
-               time_model=None) -> tuple[np.ndarray, str]:
+               time_model=None, scoring: MetaArrays | None = None) -> tuple[np.ndarray, str]:
+    """Test sequences; ``arrays`` are what strategies rank with, ``scoring`` what the tests cost (default the same)."""
+    scoring = arrays if scoring is None else scoring
     if fast and hasattr(strategy, "loo_orders"):
-        # the arrays already carry the (live) test times the strategy ranks with
-        return _compact(arrays, strategy.loo_orders(arrays, train=train)), "fast"
+        # the arrays already carry the (live) test times the strategy ranks with; a strategy that sees the
+        # held-out dataset (the oracle) optimises what is scored
+        source = scoring if getattr(strategy, "sees_held_out", False) else arrays
+        return _compact(scoring, strategy.loo_orders(source, train=train)), "fast"
     if time_model is not None and hasattr(strategy, "with_time_model"):
         # fitted on the MetaDataset, the strategy must apply the same time model itself
         strategy = strategy.with_time_model(time_overhead=time_model.overhead, time_scale=time_model.scale,
                                             time_kind=_base_time_kind(arrays))
-    return _generic_sequences(strategy, meta, arrays, rows, train, progress=progress), "generic"
+    return _generic_sequences(strategy, meta, scoring, rows, train, progress=progress), "generic"
 
 
 def _base_time_kind(arrays: MetaArrays) -> str:
@@ -305,8 +336,18 @@ def _baselines(arrays: MetaArrays):
     return best, baseline, kind
 
 
+def mean_loss_over_tests(losses: np.ndarray, n_tests: np.ndarray, max_tests: int) -> np.ndarray:
+    """Per row, the mean of the loss after tests 1..``max_tests`` (a row that ran out keeps its last loss)."""
+    los = np.atleast_2d(np.asarray(losses, dtype=float))
+    n_tests = np.atleast_1d(np.asarray(n_tests, dtype=int))
+    if los.shape[1] == 0:
+        return np.full(los.shape[0], np.nan)
+    idx = np.minimum(np.arange(max_tests)[None, :], np.maximum(n_tests, 1)[:, None] - 1)
+    return np.take_along_axis(los, idx, axis=1).mean(axis=1)
+
+
 def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin: float, tmax: float, name: str,
-           path: str) -> BenchmarkResult:
+           path: str, axis: str = "time") -> BenchmarkResult:
     seq = seq[rows]
     valid = seq >= 0
     g = np.where(valid, seq, 0)
@@ -315,7 +356,10 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
     best, baseline, kind = _baselines(arrays)
     best, baseline, kind = best[rows], baseline[rows], kind[rows]
     cum, losses, initial = loss_steps(acc, sec, best, baseline)
-    mil = mil_rows(cum, losses, initial, tmin=tmin, tmax=tmax)
+    if axis == "tests":
+        mil = mean_loss_over_tests(losses, valid.sum(axis=1), int(tmax))
+    else:
+        mil = mil_rows(cum, losses, initial, tmin=tmin, tmax=tmax)
     rho = spearman_rows(acc, valid)
     if hasattr(strategy, "dataset_scores"):
         rho_s = spearman_rows(np.where(valid, strategy.dataset_scores(acc, sec), np.nan), valid)
@@ -337,6 +381,7 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
         baseline=baseline,
         baseline_kind=tuple(str(k) for k in kind),
         path=path,
+        axis=axis,
     )
 
 
@@ -356,6 +401,28 @@ def _rows(arrays: MetaArrays) -> np.ndarray:
     return rows
 
 
+def _axis_setup(arrays: MetaArrays, axis: str, tmin, tmax, max_tests) -> tuple[MetaArrays, float, float]:
+    """(scoring arrays, lo, hi) for an axis; validates the axis and the window or the number of tests."""
+    if axis not in AXES:
+        raise InputError(f"axis must be one of {', '.join(AXES)}; got {axis!r}")
+    if axis == "tests":
+        scoring = tests_axis(arrays)
+        k = len(arrays.learners)
+        if max_tests is None:
+            max_tests = k
+        if isinstance(max_tests, bool) or not isinstance(max_tests, (int, np.integer)) or max_tests < 1:
+            raise InputError(f"max_tests must be a positive integer (number of tests); got {max_tests!r}")
+        _rows(scoring)
+        return scoring, 1.0, float(int(max_tests))
+    if not arrays.has_times:
+        column = arrays.time_kind.partition(":")[0]
+        raise InputError(f"the loss-time benchmark needs test times, but the meta-data has no '{column}' values "
+                         "(accuracy only); use axis='tests' (--axis tests) for the loss curve by number of tests")
+    _rows(arrays)
+    lo, hi = _window(arrays, tmin, tmax)
+    return arrays, lo, hi
+
+
 def leave_one_dataset_out(
     strategy,
     meta,
@@ -367,6 +434,8 @@ def leave_one_dataset_out(
     fast: bool = True,
     progress: bool = False,
     time_model=None,
+    axis: str = "time",
+    max_tests: int | None = None,
 ) -> BenchmarkResult:
     """Benchmark a strategy by leave-one-dataset-out on a meta-dataset.
 
@@ -391,6 +460,11 @@ def leave_one_dataset_out(
         (:mod:`evaluation.live_time`), both in what the tests cost and in what strategies rank
         with (fast paths rank on the transformed arrays; generic strategies get
         ``with_time_model``).  Default: the recorded times.
+    axis : {"time", "tests"}
+        x axis of the loss curve and what ``mil`` holds (module docstring).
+    max_tests : int, optional
+        ``axis="tests"``: K of the mean loss over tests 1..K (default: the number
+        of learners).  Ignored on the time axis.
 
     Returns
     -------
@@ -399,18 +473,20 @@ def leave_one_dataset_out(
     Raises
     ------
     InputError
-        Fewer than two datasets, or a bad window (``tmin >= tmax``, ``tmin <= 0``).
+        Fewer than two datasets, or a bad window (``tmin >= tmax``, ``tmin <= 0``),
+        or the time axis on meta-data without times.
     """
     arrays = _as_arrays(meta, metric, time_kind)
     if time_model is not None:
         arrays = time_model.arrays(arrays)
-    rows = _rows(arrays)
-    lo, hi = _window(arrays, tmin, tmax)
+    scoring, lo, hi = _axis_setup(arrays, axis, tmin, tmax, max_tests)
+    rows = _rows(scoring)
     strategy = _prepare(strategy, lo, hi)
     train = np.ones(len(arrays.datasets), dtype=bool)
-    seq, path = _sequences(strategy, meta, arrays, rows, train, fast=fast, progress=progress, time_model=time_model)
+    seq, path = _sequences(strategy, meta, arrays, rows, train, fast=fast, progress=progress, time_model=time_model,
+                           scoring=scoring)
     name = str(getattr(strategy, "name", type(strategy).__name__))
-    return _score(strategy, arrays, seq, rows, lo, hi, name, path)
+    return _score(strategy, scoring, seq, rows, lo, hi, name, path, axis=axis)
 
 
 @dataclass(frozen=True, eq=False)
@@ -489,7 +565,7 @@ def p_sweep(
     """
     grid = _check_grid(grid)
     arrays = _as_arrays(meta, metric, time_kind)
-    lo, hi = _window(arrays, tmin, tmax)
+    _, lo, hi = _axis_setup(arrays, "time", tmin, tmax, None)
     results = tuple(
         leave_one_dataset_out(make_strategy(p), arrays if fast else meta, tmin=lo, tmax=hi, metric=metric,
                               time_kind=time_kind, fast=fast)
@@ -654,8 +730,8 @@ def tune_p_nested(
     """
     grid = _check_grid(grid)
     arrays = _as_arrays(meta, metric, time_kind)
+    _, lo, hi = _axis_setup(arrays, "time", tmin, tmax, None)
     rows = _rows(arrays)
-    lo, hi = _window(arrays, tmin, tmax)
     strategies = [_prepare(make_strategy(p), lo, hi) for p in grid]
     n = len(arrays.datasets)
     in_rows = np.zeros(n, dtype=bool)
@@ -705,12 +781,16 @@ class BenchmarkSuite:
     comparison: object
     tmin: float
     tmax: float
+    axis: str = "time"
 
     def to_dict(self) -> dict:
-        """``{"tmin", "tmax", "strategies": {name: {mean_mil, median_mil, mean_spearman, per_dataset}}, "comparison"}``."""
+        """``{"tmin", "tmax", "axis", "strategies": {name: {mean_mil, median_mil, mean_spearman, per_dataset}},
+        "comparison"}``; on the tests axis each strategy also has ``mean_loss_by_tests`` (after 0, 1, ... tests)
+        and ``mean_mil`` is the mean loss over tests 1..K."""
         out = {
             "tmin": self.tmin,
             "tmax": self.tmax,
+            "axis": self.axis,
             "strategies": {
                 r.strategy: {
                     "mean_mil": r.mean_mil,
@@ -719,6 +799,7 @@ class BenchmarkSuite:
                     "n_datasets": len(r.datasets),
                     "worst_learner_baseline_datasets": int(sum(k == "worst-learner" for k in r.baseline_kind)),
                     "per_dataset": dict(zip(r.datasets, r.mil.tolist())),
+                    **({"mean_loss_by_tests": r.mean_loss_by_tests().tolist()} if self.axis == "tests" else {}),
                 }
                 for r in self.results
             },
@@ -748,12 +829,15 @@ def benchmark_strategies(
     posthoc_method: str = "holm",
     progress: bool = False,
     time_model=None,
+    axis: str = "time",
+    max_tests: int | None = None,
 ) -> BenchmarkSuite:
     """Leave-one-dataset-out benchmark of several strategies plus a significance test.
 
     Two strategies are compared with the Wilcoxon signed-rank test on per-dataset MIL,
     more with Friedman and an all-pairwise post hoc (see :func:`compare_strategies`).
-    ``time_model`` simulates live test times as in :func:`leave_one_dataset_out`.
+    ``time_model`` simulates live test times, ``axis`` and ``max_tests`` choose the x
+    axis, as in :func:`leave_one_dataset_out`.
     """
     strategies = list(strategies)
     if not strategies:
@@ -767,12 +851,12 @@ def benchmark_strategies(
         live = time_model.arrays(arrays)
     else:
         live = arrays
-    _rows(live)
-    lo, hi = _window(live, tmin, tmax)
+    _, lo, hi = _axis_setup(live, axis, tmin, tmax, max_tests)
     results = []
     for s in strategies:
         source = arrays if hasattr(s, "loo_orders") else meta
         results.append(leave_one_dataset_out(s, source, tmin=lo, tmax=hi, metric=metric, time_kind=time_kind,
-                                             progress=progress, time_model=time_model))
+                                             progress=progress, time_model=time_model, axis=axis,
+                                             max_tests=int(hi) if axis == "tests" else None))
     comparison = compare_strategies(results, posthoc_method=posthoc_method) if len(results) > 1 else None
-    return BenchmarkSuite(results=tuple(results), comparison=comparison, tmin=lo, tmax=hi)
+    return BenchmarkSuite(results=tuple(results), comparison=comparison, tmin=lo, tmax=hi, axis=axis)

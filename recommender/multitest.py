@@ -428,14 +428,26 @@ def resolve_learners(names: Sequence[str], available: Sequence[str]) -> list[str
 
 
 def _cost_table(meta, cost, learners: Sequence[str]) -> tuple[pd.DataFrame | None, tuple | None, str]:
-    """(datasets x learners cost table, None, desc) or (None, user order, desc)."""
+    """(datasets x learners cost table, None, desc) or (None, user order, desc).
+
+    ``cost="none"``: every learner costs the same, the prior is the learner-id order
+    (accuracy-only meta-data; the order then follows the significant differences only).
+    A time cost on meta-data without any time is an InputError naming the column.
+    """
+    if isinstance(cost, str) and cost == "none":
+        return None, tuple(sorted(learners)), "none (equal costs, prior by learner id)"
     if isinstance(cost, str) and cost in COST_KINDS:
-        return meta.cost(cost).reindex(columns=list(learners)), None, cost
+        table = meta.cost(cost).reindex(columns=list(learners))
+        if not np.isfinite(table.to_numpy(dtype=float)).any():
+            column = "fit_time" if cost == "fit_predict_time" else cost
+            raise InputError(f"cost {cost!r} needs the '{column}' column, which has no values for these learners "
+                             "(accuracy-only meta-data?); use --cost none or a comma-separated learner order")
+        return table, None, cost
     if isinstance(cost, str):
         items = [c.strip() for c in cost.split(",") if c.strip()]
         if len(items) < 2:
-            raise InputError(f"cost must be one of {', '.join(COST_KINDS)} or a comma-separated learner order; "
-                             f"got {cost!r}")
+            raise InputError(f"cost must be one of {', '.join(COST_KINDS)}, none, or a comma-separated learner "
+                             f"order; got {cost!r}")
         cost = items
     user = resolve_learners(cost, learners)
     if sorted(user) != sorted(learners) or len(set(user)) != len(user):
@@ -737,8 +749,13 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
         rank_rows[dataset] = np.array([rk.get(l, np.nan) for l in labels], dtype=float)
     if len(rank_rows) < 2:
         who = f"all {k} learners" if missing == "drop" else "at least 2 of the learners"
+        hint = ""
+        if dropped and all("paired evaluation" in why for _, why in dropped):
+            hint = ("; MultiTest tests learners per dataset on paired folds, and these runs have at most one "
+                    "evaluation per split (aggregated results): compare such learners over datasets instead "
+                    "(algorank compare)")
         raise InputError(f"Multi2Test needs at least 2 datasets on which {who} have paired runs; "
-                         f"found {len(rank_rows)} ({len(dropped)} dropped)")
+                         f"found {len(rank_rows)} ({len(dropped)} dropped){hint}")
     ranks = pd.DataFrame.from_dict(rank_rows, orient="index", columns=labels)
     ranks.index.name = "dataset"
     fr = omnibus(ranks.to_numpy(), lower_is_better=True, labels=labels)
