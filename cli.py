@@ -277,8 +277,7 @@ def _run_multitest(args) -> None:
              f"alpha = {res.alpha:g}",
              f"pairwise: {'; '.join(res.pairwise_tests)} ({res.correction})",
              f"omnibus: {res.omnibus_method} chi2 = {fr.statistic:.2f}, p = {fr.pvalue:.3g}"
-             + (f", Kendall's W = {fr.kendall_w:.3f}" if getattr(fr, "kendall_w", float("nan")) == getattr(
-                 fr, "kendall_w", float("nan")) else "")
+             + (f", Kendall's W = {fr.kendall_w:.3f}" if fr.kendall_w == fr.kendall_w else "")
              + "; post hoc: " + ("none" if res.posthoc is None else res.posthoc.method),
              "",
              f"{'#':>3}  {'learner':<22}{'avg rank':>9}{'avg cost':>10}  reason for the next step"]
@@ -406,7 +405,15 @@ def _run_benchmark(args) -> None:
             lines.append(f"{r.strategy:<20}{r.mean_mil:>10.3f}{r.median_mil:>12.3f}{r.mean_spearman:>10.3f}")
     if suite.comparison is not None:
         c = suite.comparison
-        lines.append(f"{c.test.method}: statistic = {c.test.statistic:.3f}, p = {c.test.pvalue:.3g}")
+        lines.append(f"{c.test.method}: statistic = {c.test.statistic:.3f}, p = {c.test.pvalue:.3g}"
+                     + (f", Kendall's W = {c.kendall_w:.3f}" if c.kendall_w == c.kendall_w else ""))
+        lines.append("effect sizes (a - b over datasets): mean difference [95% t interval], rank-biserial r, "
+                     "Cliff's delta")
+        for e in c.effects:
+            if "mean_difference" in e:
+                lines.append(f"  {e['a']} - {e['b']}: {e['mean_difference']:+.3f} [{e['ci_low']:+.3f}, "
+                             f"{e['ci_high']:+.3f}], r = {e['rank_biserial']:+.2f}, delta = {e['cliffs_delta']:+.2f} "
+                             f"({e['magnitude']})")
         if c.posthoc is not None:
             lines.append(f"post hoc ({c.posthoc.method}), significant pairs at alpha = {c.posthoc.alpha:g}:")
             k = len(c.names)

@@ -40,6 +40,7 @@ import logging
 import math
 import sys
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Callable, Sequence
 
 import numpy as np
@@ -77,6 +78,7 @@ __all__ = [
     "p_sweep",
     "ComparisonResult",
     "compare_strategies",
+    "pair_effects",
     "NestedTuneResult",
     "tune_p_nested",
     "BenchmarkSuite",
@@ -593,6 +595,14 @@ class ComparisonResult:
     omnibus_method : str
         Friedman, Durbin or Skillings-Mack (missing MILs): the rank test behind
         ``average_ranks`` and the post hoc.
+    effects : tuple of dict
+        One per pair ``(a, b)`` of strategies (in input order): ``mean_difference``
+        of MIL ``a - b`` with its 95 % t interval (``ci_low``, ``ci_high``),
+        ``rank_biserial`` r of the paired MILs (positive: a has the larger MIL),
+        ``cliffs_delta`` of the two MIL samples and its ``magnitude``, over the
+        datasets where both have a MIL (``n``).
+    kendall_w : float
+        Kendall's W of the strategies' MIL ranks (NaN when some MIL is missing).
     """
 
     names: tuple
@@ -603,6 +613,8 @@ class ComparisonResult:
     average_ranks: np.ndarray
     n_datasets: int
     omnibus_method: str = "Friedman"
+    effects: tuple = ()
+    kendall_w: float = float("nan")
 
     def to_dict(self) -> dict:
         out = {
@@ -613,6 +625,8 @@ class ComparisonResult:
             "omnibus_method": self.omnibus_method,
             "test": {"method": self.test.method, "statistic": float(self.test.statistic),
                      "pvalue": float(self.test.pvalue)},
+            "kendall_w": None if not np.isfinite(self.kendall_w) else float(self.kendall_w),
+            "effects": [dict(e) for e in self.effects],
         }
         if self.posthoc is not None:
             out["posthoc"] = {
@@ -668,7 +682,33 @@ def compare_strategies(results: Sequence[BenchmarkResult], *, posthoc_method: st
             average_ranks=np.asarray(fr.average_ranks, dtype=float),
             n_datasets=len(ds),
             omnibus_method=str(fr.method),
+            effects=tuple(pair_effects(x, names)),
+            kendall_w=float(getattr(fr, "kendall_w", float("nan"))),
         )
+
+
+def pair_effects(x: np.ndarray, names: Sequence[str], *, confidence: float = 0.95) -> list[dict]:
+    """Effect sizes of every pair of columns of ``x`` (datasets x compared things), NaN rows skipped per pair.
+
+    Returns one dict per pair ``(a, b)``, ``a`` before ``b`` in ``names``: ``n``,
+    ``mean_difference`` (a - b) with its t interval ``ci_low``/``ci_high``,
+    ``rank_biserial`` (matched pairs, Wilcoxon zeros dropped), ``cliffs_delta`` and its
+    ``magnitude``.
+    """
+    from evaluation.stats import cliffs_delta, magnitude, paired_difference_ci, rank_biserial
+
+    out = []
+    for i, j in combinations(range(len(names)), 2):
+        both = ~(np.isnan(x[:, i]) | np.isnan(x[:, j]))
+        a, b = x[both, i], x[both, j]
+        rec = {"a": str(names[i]), "b": str(names[j]), "n": int(both.sum())}
+        if a.size >= 2:
+            ci = paired_difference_ci(a, b, confidence=confidence)
+            delta = cliffs_delta(a, b)
+            rec.update(mean_difference=ci.estimate, ci_low=ci.low, ci_high=ci.high, confidence=confidence,
+                       rank_biserial=rank_biserial(a, b), cliffs_delta=delta, magnitude=magnitude(delta))
+        out.append(rec)
+    return out
 
 
 @dataclass(frozen=True, eq=False)

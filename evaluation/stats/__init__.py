@@ -4,6 +4,7 @@
 * two learners, many datasets: :mod:`.over_datasets`
 * many learners, many datasets: :mod:`.multiple` (Friedman, post hoc procedures)
 * ... with missing cells: :mod:`.skillings_mack` (Skillings-Mack, Durbin, ``omnibus``)
+* effect sizes and intervals: :mod:`.effect_size`
 
 Bad input raises :class:`metadata.errors.InputError` naming the parameter.
 """
@@ -24,6 +25,16 @@ from .multiple import (
     rank_rows,
     shaffer_adjust,
     shaffer_sets,
+)
+from .effect_size import (
+    CI_METHODS,
+    ConfidenceInterval,
+    cliffs_delta,
+    kendall_w,
+    magnitude,
+    paired_difference_ci,
+    paired_dominance,
+    rank_biserial,
 )
 from .skillings_mack import (
     IncompleteBlockResult,
@@ -52,6 +63,14 @@ __all__ = [
     "FriedmanResult",
     "PosthocResult",
     "IncompleteBlockResult",
+    "CI_METHODS",
+    "ConfidenceInterval",
+    "cliffs_delta",
+    "kendall_w",
+    "magnitude",
+    "paired_difference_ci",
+    "paired_dominance",
+    "rank_biserial",
     "bibd_parameters",
     "durbin",
     "omnibus",

@@ -118,6 +118,7 @@ def friedman(scores, *, lower_is_better: bool = False, tie_correction: bool = Fa
     avg = ranks.mean(axis=0)
     chi2 = 12.0 * n / (k * (k + 1)) * (float(np.sum(avg ** 2)) - k * (k + 1) ** 2 / 4.0)
     chi2 = max(chi2, 0.0)  # rounding
+    w = min(chi2 / (n * (k - 1)), 1.0)  # Kendall's W, from the statistic without tie correction
     method = "Friedman chi-square (no tie correction)"
     if tie_correction:
         ties = 0.0
@@ -137,7 +138,7 @@ def friedman(scores, *, lower_is_better: bool = False, tie_correction: bool = Fa
     return FriedmanResult(
         statistic=float(chi2), pvalue=p, average_ranks=avg, n_datasets=int(n), n_learners=int(k),
         iman_davenport_statistic=float(ff), iman_davenport_pvalue=pf, df=k - 1,
-        tie_correction=bool(tie_correction), method=method, dropped_datasets=dropped,
+        tie_correction=bool(tie_correction), method=method, dropped_datasets=dropped, kendall_w=float(w),
     )
 
 

@@ -128,6 +128,9 @@ class IncompleteBlockResult:
     tie_correction : bool
         Whether the statistic was corrected for ties (Durbin only; Skillings-Mack
         never is).
+    kendall_w : float
+        NaN: Kendall's W is defined for complete tables only (use
+        :func:`~evaluation.stats.kendall_w` on the complete datasets).
     """
 
     statistic: float
@@ -148,6 +151,7 @@ class IncompleteBlockResult:
     f_df: tuple | None = None
     design: str = "incomplete"
     tie_correction: bool = False
+    kendall_w: float = float("nan")
 
     @property
     def iman_davenport_statistic(self) -> float:
