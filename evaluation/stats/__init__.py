@@ -5,6 +5,7 @@
 * many learners, many datasets: :mod:`.multiple` (Friedman, post hoc procedures)
 * ... with missing cells: :mod:`.skillings_mack` (Skillings-Mack, Durbin, ``omnibus``)
 * effect sizes and intervals: :mod:`.effect_size`
+* Bayesian signed-rank and correlated t-tests with a ROPE: :mod:`.bayesian`
 
 Bad input raises :class:`metadata.errors.InputError` naming the parameter.
 """
@@ -25,6 +26,13 @@ from .multiple import (
     rank_rows,
     shaffer_adjust,
     shaffer_sets,
+)
+from .bayesian import (
+    DEFAULT_ROPE,
+    BayesianResult,
+    bayesian_correlated_t,
+    bayesian_signed_rank,
+    plot_posterior,
 )
 from .effect_size import (
     CI_METHODS,
@@ -63,6 +71,11 @@ __all__ = [
     "FriedmanResult",
     "PosthocResult",
     "IncompleteBlockResult",
+    "DEFAULT_ROPE",
+    "BayesianResult",
+    "bayesian_correlated_t",
+    "bayesian_signed_rank",
+    "plot_posterior",
     "CI_METHODS",
     "ConfidenceInterval",
     "cliffs_delta",
