@@ -5,6 +5,7 @@
 * many learners, many datasets: :mod:`.multiple` (Friedman, post hoc procedures)
 * ... with missing cells: :mod:`.skillings_mack` (Skillings-Mack, Durbin, ``omnibus``)
 * effect sizes and intervals: :mod:`.effect_size`
+* one control against all others (Holm, Hochberg, Finner, Bonferroni-Dunn): :mod:`.control`
 * Bayesian signed-rank and correlated t-tests with a ROPE: :mod:`.bayesian`
 
 Bad input raises :class:`metadata.errors.InputError` naming the parameter.
@@ -33,6 +34,14 @@ from .bayesian import (
     bayesian_correlated_t,
     bayesian_signed_rank,
     plot_posterior,
+)
+from .control import (
+    CONTROL_METHODS,
+    ControlResult,
+    bonferroni_adjust,
+    control_vs_all,
+    finner_adjust,
+    hochberg_adjust,
 )
 from .effect_size import (
     CI_METHODS,
@@ -71,6 +80,12 @@ __all__ = [
     "FriedmanResult",
     "PosthocResult",
     "IncompleteBlockResult",
+    "CONTROL_METHODS",
+    "ControlResult",
+    "bonferroni_adjust",
+    "control_vs_all",
+    "finner_adjust",
+    "hochberg_adjust",
     "DEFAULT_ROPE",
     "BayesianResult",
     "bayesian_correlated_t",
