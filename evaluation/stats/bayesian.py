@@ -22,8 +22,10 @@ theta_left - theta_right`` (``H`` the Heaviside step with ``H(0) = 1/2``).  The
 reported probability of an event is the fraction of posterior samples in which its
 theta is the largest.  Sampling uses ``numpy.random.RandomState(random_state)
 .dirichlet`` exactly as ``baycomp.SignedRankTest`` does, so the same seed and sample
-count give the same samples as baycomp (checked in the tests); the sums are
-vectorised (``(W A) * W``), which is much faster than baycomp's loop.
+count give the same samples as baycomp (checked in the tests); the double sums are
+computed in O(nsamples * n) from cumulative weights over the sorted differences
+(:func:`_quadratic_mass`) instead of baycomp's O(nsamples * n^2) loop (50,000 samples
+on 248 datasets: about 2 s).
 
 **Bayesian correlated t-test** (:func:`bayesian_correlated_t`, one dataset, the
 scores of repeated k-fold cross-validation or other overlapping resamples): the
@@ -133,8 +135,37 @@ def _check_rope(rope) -> float:
     return r
 
 
-def _heaviside(a: np.ndarray, thresh: float) -> np.ndarray:
-    return (a > thresh).astype(float) + 0.5 * (a == thresh).astype(float)
+def _quadratic_mass(w: np.ndarray, z: np.ndarray, c: float, *, above: bool) -> np.ndarray:
+    """Per sample row of ``w``: ``sum_ij w_i w_j H(z_i + z_j - c)`` (``above``) or ``H(-(z_i + z_j) - c)``.
+
+    ``H`` is the Heaviside step with ``H(0) = 1/2``.  With the ``z`` sorted, the floating-point
+    sums ``z_i + z_j`` are non-decreasing in ``j`` for every ``i``, so the ``j`` with
+    ``z_i + z_j > c`` form a suffix (those with ``< -c`` a prefix) found by binary search on
+    the very sums baycomp compares: the result equals the ``n x n`` double sum in
+    O(nsamples * n) instead of O(nsamples * n^2).
+    """
+    order = np.argsort(z, kind="stable")
+    zs = z[order]
+    ws = w[:, order]
+    sums = zs[:, None] + zs[None, :]  # row i non-decreasing
+    n = zs.size
+    lo = np.empty(n, dtype=np.int64)
+    hi = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        if above:  # j in [hi, n): sum > c; [lo, hi): sum == c
+            lo[i] = np.searchsorted(sums[i], c, side="left")
+            hi[i] = np.searchsorted(sums[i], c, side="right")
+        else:  # -(sum) > c  <=>  sum < -c: j in [0, lo); equal on [lo, hi)
+            lo[i] = np.searchsorted(sums[i], -c, side="left")
+            hi[i] = np.searchsorted(sums[i], -c, side="right")
+    cum = np.concatenate([np.zeros((ws.shape[0], 1)), np.cumsum(ws, axis=1)], axis=1)  # cum[:, j] = sum_{l<j}
+    total = cum[:, -1:]
+    if above:
+        strict = total - cum[:, hi]
+    else:
+        strict = cum[:, lo]
+    equal = cum[:, hi] - cum[:, lo]
+    return (ws * (strict + 0.5 * equal)).sum(axis=1)
 
 
 def bayesian_signed_rank(x, y, *, rope: float = DEFAULT_ROPE, prior: float = 0.5, nsamples: int = 50000,
@@ -177,19 +208,16 @@ def bayesian_signed_rank(x, y, *, rope: float = DEFAULT_ROPE, prior: float = 0.5
     if nan:
         return BayesianResult(np.nan, np.nan, np.nan, name, rope, int(a.size), np.nan)
     z = np.concatenate(([0.0], b - a))  # baycomp's orientation: y - x
-    sums = z[:, None] + z[None, :]
     weights = np.ones(z.size)
     weights[0] = prior
     w = np.random.RandomState(random_state).dirichlet(weights, int(nsamples))
     samples = np.zeros((int(nsamples), 3))
     if rope > 0:
-        below = _heaviside(-sums, 2 * rope)
-        above = _heaviside(sums, 2 * rope)
-        samples[:, 0] = ((w @ below) * w).sum(axis=1)
-        samples[:, 2] = ((w @ above) * w).sum(axis=1)
+        samples[:, 0] = _quadratic_mass(w, z, 2 * rope, above=False)
+        samples[:, 2] = _quadratic_mass(w, z, 2 * rope, above=True)
         samples[:, 1] = 1.0 - samples[:, 0] - samples[:, 2]
     else:
-        samples[:, 2] = ((w @ _heaviside(sums, 0.0)) * w).sum(axis=1)
+        samples[:, 2] = _quadratic_mass(w, z, 0.0, above=True)
         samples[:, 0] = 1.0 - samples[:, 2]
     winners = np.argmax(samples, axis=1)
     pl, pe, pr = np.bincount(winners, minlength=3) / winners.size
