@@ -307,6 +307,105 @@ def _safe_short(learner_id: str) -> str:
         return learner_id
 
 
+# ---------------------------------------------------------------- compare
+def _add_compare(sub) -> None:
+    p = sub.add_parser("compare", help="compare learners over datasets: Friedman / Skillings-Mack, post hoc, effect "
+                                       "sizes, intervals, Bayesian signed-rank")
+    _add_common(p, out=True)
+    p.add_argument("--learners", nargs="+", metavar="ID", help="learners to compare (ids or short names; default: all)")
+    p.add_argument("--metric", default="accuracy", help="higher-is-better metric column (default accuracy)")
+    p.add_argument("--control", metavar="ID", help="compare this learner with every other one instead of all pairs")
+    p.add_argument("--posthoc", default="holm", metavar="METHOD",
+                   help="all pairs: nemenyi, bonferroni-dunn, holm (default), shaffer, bergmann")
+    p.add_argument("--control-method", default="holm", metavar="METHOD",
+                   help="with --control: holm (default), hochberg, finner, bonferroni-dunn")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--ci", choices=("t", "bootstrap"), default="t", help="interval of mean differences (default t)")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--rope", type=float, default=0.01, help="Bayesian ROPE half-width (default 0.01 = 1 point)")
+    p.add_argument("--bayes-samples", type=int, default=10000, metavar="N", help="Bayesian posterior samples")
+    p.add_argument("--no-bayes", action="store_true", help="skip the Bayesian signed-rank test")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and the Bayesian sampling")
+    p.set_defaults(func=_run_compare)
+
+
+def _run_compare(args) -> None:
+    from pathlib import Path
+
+    from evaluation.compare import compare_learners
+    from recommender.multitest import resolve_learners
+
+    meta = _load_meta(args)
+    learners = None
+    if args.learners:
+        learners = resolve_learners([x for item in args.learners for x in item.split(",") if x.strip()],
+                                    meta.learner_ids)
+    control = resolve_learners([args.control], meta.learner_ids)[0] if args.control else None
+    res = compare_learners(meta, learners=learners, metric=args.metric, control=control, posthoc_method=args.posthoc,
+                           control_method=args.control_method, alpha=args.alpha, confidence=args.confidence,
+                           ci_method=args.ci, bayes=not args.no_bayes, rope=args.rope, nsamples=args.bayes_samples,
+                           random_state=args.seed, progress=not args.quiet)
+    written = []
+    if args.out:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from evaluation.stats import plot_posterior
+
+        out = Path(args.out)
+        if res.posthoc is not None:
+            from evaluation.cd_plot import plot_cd
+
+            written.append(_save_figure(plot_cd(res.posthoc, label_formatter=_safe_short), out / "cd_diagram.png"))
+        for (a, b), bres in list(res.bayes_results.items())[:20]:
+            name = f"bayes_{_safe_short(a)}_vs_{_safe_short(b)}.png".replace("/", "_")
+            written.append(_save_figure(plot_posterior(bres, names=(_safe_short(a), _safe_short(b))), out / name))
+    if args.json:
+        d = res.to_dict()
+        d["written"] = written
+        _emit_json(d)
+        return
+    fr = res.omnibus
+    lines = [f"{len(res.labels)} learners on {fr.n_datasets} datasets ({res.dropped_datasets} left out), "
+             f"metric {res.metric}, alpha = {res.alpha:g}",
+             f"omnibus: {res.omnibus_method}: chi2 = {fr.statistic:.2f}, df = {fr.df}, p = {fr.pvalue:.3g}"
+             + (f", Kendall's W = {fr.kendall_w:.3f}" if fr.kendall_w == fr.kendall_w else ""),
+             "", f"{'learner':<26}{'avg rank':>9}"]
+    ranks = res.average_ranks
+    for l in sorted(res.labels, key=lambda l: (ranks[l], l)):
+        lines.append(f"{_safe_short(l):<26}{ranks[l]:>9.2f}")
+    if res.control is not None:
+        c = res.control
+        lines += ["", f"control {_safe_short(c.control)} versus all ({c.method}):"]
+        for l, z, pa, sig in zip(c.labels, c.z, c.adjusted, c.significant):
+            verdict = ("better than control" if z < 0 else "worse than control") if sig else "not significant"
+            lines.append(f"  {_safe_short(l):<24} z = {z:+.2f}  adjusted p = {pa:.3g}  {verdict}")
+    elif res.posthoc is not None:
+        ph = res.posthoc
+        pairs = ph.significant_pairs()
+        lines += ["", f"post hoc ({ph.method}): {len(pairs)} significant pair(s)"]
+        lines += [f"  {_safe_short(a)} > {_safe_short(b)}" for a, b in pairs[:30]]
+    lines += ["", f"pairs a - b: mean difference [{res.pairs[0].get('confidence', args.confidence):.0%} "
+                  f"{args.ci}], Wilcoxon p, rank-biserial r, Cliff's delta"
+              + ("" if args.no_bayes else f"; Bayesian signed-rank P(a) / P(rope {args.rope:g}) / P(b)")]
+    for pr in res.pairs[:60]:
+        if "mean_difference" not in pr:
+            lines.append(f"  {_safe_short(pr['a'])} - {_safe_short(pr['b'])}: {pr.get('note', '')}")
+            continue
+        text = (f"  {_safe_short(pr['a'])} - {_safe_short(pr['b'])}: {pr['mean_difference']:+.4f} "
+                f"[{pr['ci_low']:+.4f}, {pr['ci_high']:+.4f}], p = {pr['wilcoxon_pvalue']:.3g}, "
+                f"r = {pr['rank_biserial']:+.2f}, delta = {pr['cliffs_delta']:+.2f} ({pr['magnitude']})")
+        if "bayes" in pr:
+            bz = pr["bayes"]
+            text += f"; {bz['p_left']:.3f} / {bz['p_rope']:.3f} / {bz['p_right']:.3f}"
+        lines.append(text)
+    if len(res.pairs) > 60:
+        lines.append(f"  ... {len(res.pairs) - 60} more pairs in --json")
+    lines += [f"note: {n}" for n in res.notes]
+    lines += [f"wrote {w}" for w in written]
+    _emit("\n".join(lines))
+
+
 # ---------------------------------------------------------------- rank
 def _add_rank(sub) -> None:
     p = sub.add_parser("rank", help="AR-A3R average ranking of the learners (seed 004)")
@@ -672,6 +771,7 @@ _COMMANDS: list[Callable] = [
     _add_snapshot,
     _add_pull,
     _add_multitest,
+    _add_compare,
     _add_rank,
     _add_benchmark,
     _add_tune_p,
