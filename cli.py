@@ -54,7 +54,7 @@ def _fmt_seconds(s: float) -> str:
 def _add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = False, meta_default: str = "lcdb") -> None:
     if meta:
         p.add_argument("--meta", metavar="PATH", action="append",
-                       help="meta-data file (.parquet or .csv) or an embedded set: lcdb, uci "
+                       help="meta-data file (.parquet or .csv), an ASlib scenario folder, or an embedded set: lcdb, uci "
                             f"(default: {meta_default}); repeat to join several with distinct datasets")
         p.set_defaults(meta_default=meta_default)
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
@@ -404,6 +404,40 @@ def _run_compare(args) -> None:
     lines += [f"note: {n}" for n in res.notes]
     lines += [f"wrote {w}" for w in written]
     _emit("\n".join(lines))
+
+
+# ---------------------------------------------------------------- export
+def _add_export(sub) -> None:
+    p = sub.add_parser("export", help="write meta-data as an ASlib scenario folder and/or a .parquet/.csv file")
+    _add_common(p)
+    p.add_argument("--aslib", metavar="DIR", help="write an ASlib scenario (description.txt, algorithm_runs.arff, "
+                                                 "feature_values.arff, feature_runstatus.arff, cv.arff)")
+    p.add_argument("--scenario-id", metavar="ID", help="ASlib scenario_id (default: the folder name)")
+    p.add_argument("--folds", type=int, default=10, metavar="K", help="cv.arff folds when none are recorded (10)")
+    p.add_argument("--seed", type=int, default=0, help="seed of that split")
+    p.add_argument("--out", metavar="PATH", help="also save the meta-data to a .parquet or .csv file")
+    p.set_defaults(func=_run_export)
+
+
+def _run_export(args) -> None:
+    if not args.aslib and not args.out:
+        raise InputError("export: give --aslib DIR and/or --out FILE")
+    meta = _load_meta(args)
+    written = []
+    if args.aslib:
+        from metadata.aslib import write_aslib
+
+        written += [str(p) for p in write_aslib(meta, args.aslib, scenario_id=args.scenario_id, folds=args.folds,
+                                                  random_state=args.seed)]
+    if args.out:
+        written.append(str(meta.save(args.out)))
+    d = meta.describe()
+    if args.json:
+        _emit_json({"datasets": d.datasets, "learners": d.learners, "runs": d.runs, "source": d.source,
+                    "written": written})
+        return
+    _emit("\n".join([f"exported {d.datasets} datasets x {d.learners} learners ({d.runs} runs) from {d.source}"]
+                     + [f"wrote {w}" for w in written]))
 
 
 # ---------------------------------------------------------------- rank
@@ -772,6 +806,7 @@ _COMMANDS: list[Callable] = [
     _add_pull,
     _add_multitest,
     _add_compare,
+    _add_export,
     _add_rank,
     _add_benchmark,
     _add_tune_p,
