@@ -418,8 +418,9 @@ def _axis_setup(arrays: MetaArrays, axis: str, tmin, tmax, max_tests) -> tuple[M
         return scoring, 1.0, float(int(max_tests))
     if not arrays.has_times:
         column = arrays.time_kind.partition(":")[0]
-        raise InputError(f"the loss-time benchmark needs test times, but the meta-data has no '{column}' values "
-                         "(accuracy only); use axis='tests' (--axis tests) for the loss curve by number of tests")
+        raise InputError(f"loss-time curves and MIL need test times, but the meta-data has no '{column}' values "
+                         "(accuracy only); the loss curve by number of tests needs none: benchmark --axis tests "
+                         "(axis='tests')")
     _rows(arrays)
     lo, hi = _window(arrays, tmin, tmax)
     return arrays, lo, hi
