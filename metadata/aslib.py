@@ -16,7 +16,7 @@ learner.  Each run becomes one row of the runs table with ``repeat = repetition 
 ``performance_measures``) must be a solution quality to maximise within [0, 1]
 (accuracy-like) and becomes ``accuracy``.  A measure or extra column named ``runtime``
 becomes ``fit_time``; without one the meta-data is accuracy-only (every time NaN; see
-:mod:`metadata.dataset`).  ``runstatus`` ok/timeout map to ``status`` ok/timeout; memout,
+:mod:`algorank.metadata.dataset`).  ``runstatus`` ok/timeout map to ``status`` ok/timeout; memout,
 crash, not_applicable and other become ``error`` with ``message = "aslib:<status>"``.
 Feature values (averaged over repetitions) are the meta-features of the datasets
 table, under their own names; ``n_instances``, ``n_features``, ``n_classes`` and

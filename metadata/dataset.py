@@ -280,7 +280,7 @@ class MetaDataset:
         as a result: everything that needs no time (average ranking with P = 0,
         the loss curve by number of tests, Multi2Test with a user cost order,
         the statistical tests) uses it; what needs time says so with an
-        :class:`~metadata.errors.InputError` naming the column.
+        :class:`~algorank.metadata.errors.InputError` naming the column.
     datasets : DataFrame, optional
         One row per dataset with :data:`DATASET_COLUMNS` plus meta-features.
         Datasets that have runs but no row here get a row of NaN.

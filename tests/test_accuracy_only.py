@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 
 from cli import main
-from evaluation.benchmark import benchmark_strategies, leave_one_dataset_out, mean_loss_over_tests
-from evaluation.environments import meta_arrays
-from metadata.dataset import MetaDataset
-from metadata.errors import InputError
-from recommender.average_ranking import AverageRanking
-from recommender.multitest import multi2test
-from recommender.registry import parse_strategy
+from algorank.evaluation.meta.benchmark import benchmark_strategies, leave_one_dataset_out, mean_loss_over_tests
+from algorank.evaluation.meta.environments import meta_arrays
+from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.errors import InputError
+from algorank.recommender.average_ranking import AverageRanking
+from algorank.recommender.multitest import multi2test
+from algorank.recommender.registry import parse_strategy
 
 
 def _runs(n_datasets=12, n_learners=6, seed=0, folds=1):

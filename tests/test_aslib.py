@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 
 from cli import main
-from evaluation.environments import meta_arrays
-from metadata.aslib import is_aslib_dir, read_aslib, write_aslib
-from metadata.dataset import MetaDataset
-from metadata.errors import InputError
-from recommender.average_ranking import AverageRanking
+from algorank.evaluation.meta.environments import meta_arrays
+from algorank.metadata.aslib import is_aslib_dir, read_aslib, write_aslib
+from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.errors import InputError
+from algorank.recommender.average_ranking import AverageRanking
 
 
 def _meta(with_time=True):

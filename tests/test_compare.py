@@ -1,4 +1,4 @@
-"""`algorank compare` and evaluation.compare: the omnibus test that fits the gaps, post hoc or control
+"""`algorank compare` and algorank.evaluation.stats.compare: the omnibus test that fits the gaps, post hoc or control
 versus all, and per pair the effect sizes, intervals and Bayesian probabilities, equal to the
 underlying functions; JSON, table, plots and errors."""
 
@@ -12,8 +12,8 @@ import pytest
 from scipy import stats
 
 from cli import main
-from evaluation.compare import compare_learners
-from evaluation.stats import (
+from algorank.evaluation.stats.compare import compare_learners
+from algorank.evaluation.stats import (
     bayesian_signed_rank,
     cliffs_delta,
     control_vs_all,
@@ -22,8 +22,8 @@ from evaluation.stats import (
     skillings_mack,
     wilcoxon_signed_rank,
 )
-from metadata.dataset import MetaDataset
-from metadata.errors import InputError
+from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.errors import InputError
 
 
 def _meta(n=25, k=4, holes=0.0, seed=0):

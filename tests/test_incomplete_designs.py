@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation.benchmark import compare_strategies, leave_one_dataset_out
-from evaluation.cd_plot import _unpack
-from evaluation.stats import friedman, posthoc, skillings_mack
-from metadata.dataset import MetaDataset
-from recommender.multitest import multi2test
-from recommender.registry import make_ar
+from algorank.evaluation.meta.benchmark import compare_strategies, leave_one_dataset_out
+from algorank.evaluation.stats.cd_plot import _unpack
+from algorank.evaluation.stats import friedman, posthoc, skillings_mack
+from algorank.metadata.dataset import MetaDataset
+from algorank.recommender.multitest import multi2test
+from algorank.recommender.registry import make_ar
 from test_benchmark import synthetic_meta
 from test_multitest import _meta
 

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation.stats.bayesian import (
+from algorank.evaluation.stats.bayesian import (
     DEFAULT_ROPE,
     BayesianResult,
     bayesian_correlated_t,
     bayesian_signed_rank,
     plot_posterior,
 )
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 baycomp = pytest.importorskip("baycomp", reason="baycomp (test extra) is needed for the cross-checks")
 

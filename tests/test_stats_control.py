@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation.stats import friedman, skillings_mack
-from evaluation.stats.control import (
+from algorank.evaluation.stats import friedman, skillings_mack
+from algorank.evaluation.stats.control import (
     bonferroni_adjust,
     control_vs_all,
     finner_adjust,
     hochberg_adjust,
 )
-from evaluation.stats.multiple import critical_difference, holm_adjust
-from metadata.errors import InputError
+from algorank.evaluation.stats.multiple import critical_difference, holm_adjust
+from algorank.metadata.errors import InputError
 
 multipletests = pytest.importorskip("statsmodels.stats.multitest",
                                     reason="statsmodels (test extra) is needed for the cross-checks").multipletests

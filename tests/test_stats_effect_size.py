@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation.stats import (
+from algorank.evaluation.stats import (
     cliffs_delta,
     corrected_resampled_t,
     friedman,
@@ -22,7 +22,7 @@ from evaluation.stats import (
     sign_test,
     wilcoxon_signed_rank,
 )
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 SEEDS = range(60)
 
@@ -162,9 +162,9 @@ def test_benchmark_comparison_and_multitest_report_effects():
     from test_benchmark import synthetic_meta
     from test_multitest import _meta
 
-    from evaluation.benchmark import compare_strategies, leave_one_dataset_out
-    from recommender.multitest import multi2test
-    from recommender.registry import make_ar
+    from algorank.evaluation.meta.benchmark import compare_strategies, leave_one_dataset_out
+    from algorank.recommender.multitest import multi2test
+    from algorank.recommender.registry import make_ar
 
     meta = synthetic_meta(n_datasets=15, seed=2)
     res = [leave_one_dataset_out(make_ar(p), meta, tmin=0.01, tmax=100) for p in (0, 1 / 16, 1 / 4)]

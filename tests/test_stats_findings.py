@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation.stats import bergmann_hommel_adjust, mcnemar_from_counts, posthoc, shaffer_adjust
+from algorank.evaluation.stats import bergmann_hommel_adjust, mcnemar_from_counts, posthoc, shaffer_adjust
 
 # k = 4, pairs in combinations order (0,1) (0,2) (0,3) (1,2) (1,3) (2,3)
 P = np.array([0.326, 0.059, 0.002, 0.376, 0.145, 0.03])

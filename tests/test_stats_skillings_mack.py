@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation.stats import (
+from algorank.evaluation.stats import (
     bibd_parameters,
     durbin,
     friedman,
@@ -20,7 +20,7 @@ from evaluation.stats import (
     rescaled_average_ranks,
     skillings_mack,
 )
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 NAN = np.nan
 

@@ -8,7 +8,7 @@
 * one control against all others (Holm, Hochberg, Finner, Bonferroni-Dunn): :mod:`.control`
 * Bayesian signed-rank and correlated t-tests with a ROPE: :mod:`.bayesian`
 
-Bad input raises :class:`metadata.errors.InputError` naming the parameter.
+Bad input raises :class:`algorank.metadata.errors.InputError` naming the parameter.
 """
 
 from ._result import FriedmanResult, PosthocResult, TestResult

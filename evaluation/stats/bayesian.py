@@ -47,7 +47,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import stats
 
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 from ._result import _plain
 from ._validate import paired_arrays

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import stats
 
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 from ._result import _plain
 from ._validate import as_float_array, check_alpha, check_choice

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats
 
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 from ._result import _plain
 from ._validate import as_float_array, check_choice, paired_arrays

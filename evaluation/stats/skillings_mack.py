@@ -18,7 +18,7 @@ chi-square with ``k - 1`` degrees of freedom.  Blocks with fewer than two observ
 learners carry no ranking information and are dropped (counted in
 ``dropped_datasets``).  The design must be *connected* (every pair of learners
 linked through blocks they share), otherwise ``Sigma`` has rank below ``k - 1``
-and the test is undefined: that is an :class:`~metadata.errors.InputError`.
+and the test is undefined: that is an :class:`~algorank.metadata.errors.InputError`.
 
 *Relation to Friedman (exact).*  On complete data ``A_j = sqrt(12 / (k + 1)) (R_j -
 N (k + 1) / 2)`` with rank sums ``R_j`` and ``Sigma = N (k I - J)``, whose
@@ -48,7 +48,7 @@ Sigma_ll - 2 Sigma_jl)``; on complete data this is exactly the
 Bergmann-Hommel to it unchanged.
 
 **Average ranks shown** (CD diagrams, tables): the rescaled rule of the average
-ranking (:mod:`recommender.average_ranking`): with ``k_i`` learners observed, rank
+ranking (:mod:`algorank.recommender.average_ranking`): with ``k_i`` learners observed, rank
 ``r`` becomes ``(r - 1) / (k_i - 1)`` in [0, 1]; the mean over the learner's blocks is
 reported on the 1..k scale as ``1 + mean * (k - 1)``.  On complete data these are
 the ordinary average ranks.
@@ -67,7 +67,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import stats
 
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 from ._result import FriedmanResult, _plain
 from ._validate import as_float_array

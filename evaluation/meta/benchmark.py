@@ -2,15 +2,15 @@
 
 Every dataset of the meta-data in turn is the *new* dataset: the strategy is fitted on
 the others, its policy is followed on the held-out dataset in a
-:class:`~evaluation.environments.SimulatedEnvironment` (learners without a result there
+:class:`~algorank.evaluation.meta.environments.SimulatedEnvironment` (learners without a result there
 are skipped), and the resulting loss-time curve gives the dataset's MIL
-(:mod:`evaluation.loss_time`) and the Spearman correlation between the tested order and
+(:mod:`algorank.evaluation.meta.loss_time`) and the Spearman correlation between the tested order and
 the ideal order (by accuracy, and by the strategy's own score when it has one).
 
 Two paths give the same result:
 
 * **generic** (reference, any strategy): ``strategy.fit(meta without d).policy(info)``
-  run through :func:`~evaluation.trace.run_policy`;
+  run through :func:`~algorank.evaluation.meta.trace.run_policy`;
 * **fast** (duck-typed): a strategy with ``loo_orders(arrays, *, train=None)`` returns all
   held-out orders at once (average ranking: total rank sums minus the held-out row), and
   the benchmark scores them vectorised.  The tests check that both paths agree exactly.
@@ -20,7 +20,7 @@ those with ``needs_window = True`` get the window through ``with_window(tmin, tm
 
 Two x axes (``axis``): ``"time"`` (default) charges each test its recorded time and
 scores the MIL over the log-time window; ``"tests"`` counts tests (every test costs one
-unit, :func:`~evaluation.environments.tests_axis`): the paper's loss curve by number of
+unit, :func:`~algorank.evaluation.meta.environments.tests_axis`): the paper's loss curve by number of
 tests, and the per-dataset score (kept in the ``mil`` field, ``axis`` says which) is the
 *mean loss over tests 1..K* (K = ``max_tests``, default the number of learners; a dataset
 with fewer learners keeps its last loss).  The tests axis needs no time at all, so it
@@ -46,7 +46,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from evaluation.environments import (
+from algorank.evaluation.meta.environments import (
     MetaArrays,
     SimulatedEnvironment,
     SkipUnavailable,
@@ -54,7 +54,7 @@ from evaluation.environments import (
     require_times,
     tests_axis,
 )
-from evaluation.loss_time import (
+from algorank.evaluation.meta.loss_time import (
     LossTimeCurve,
     MeanLossTimeCurve,
     check_window,
@@ -64,8 +64,8 @@ from evaluation.loss_time import (
     mil_rows,
     spearman_rows,
 )
-from evaluation.trace import run_policy
-from metadata.errors import InputError
+from algorank.evaluation.meta.trace import run_policy
+from algorank.metadata.errors import InputError
 
 __all__ = [
     "PAPER_P_GRID",
@@ -204,7 +204,7 @@ class BenchmarkResult:
         return (self.sequences >= 0).sum(axis=1)
 
     def steps(self):
-        """``(cumulative, losses, initial)`` of every dataset (see :func:`~evaluation.loss_time.loss_steps`)."""
+        """``(cumulative, losses, initial)`` of every dataset (see :func:`~algorank.evaluation.meta.loss_time.loss_steps`)."""
         return loss_steps(self.accuracies, self.seconds, self.best, self.baseline)
 
     def curve(self, dataset: str) -> LossTimeCurve:
@@ -460,7 +460,7 @@ def leave_one_dataset_out(
         Show a progress bar on stderr (generic path, terminals only).
     time_model : TimeModel, optional
         Simulate live tests: every ``time_kind`` time ``t`` becomes ``scale * t + overhead``
-        (:mod:`evaluation.live_time`), both in what the tests cost and in what strategies rank
+        (:mod:`algorank.evaluation.meta.time_model`), both in what the tests cost and in what strategies rank
         with (fast paths rank on the transformed arrays; generic strategies get
         ``with_time_model``).  Default: the recorded times.
     axis : {"time", "tests"}
@@ -652,8 +652,8 @@ def compare_strategies(results: Sequence[BenchmarkResult], *, posthoc_method: st
     (:func:`evaluation.stats.omnibus`), the post hoc works on its standardised
     differences, and ``omnibus_method`` says which test was used.
     """
-    from evaluation.stats import posthoc, wilcoxon_signed_rank
-    from evaluation.stats.skillings_mack import omnibus, omnibus_pairwise_z
+    from algorank.evaluation.stats import posthoc, wilcoxon_signed_rank
+    from algorank.evaluation.stats.skillings_mack import omnibus, omnibus_pairwise_z
 
     results = list(results)
     if len(results) < 2:
@@ -696,7 +696,7 @@ def pair_effects(x: np.ndarray, names: Sequence[str], *, confidence: float = 0.9
     ``rank_biserial`` (matched pairs, Wilcoxon zeros dropped), ``cliffs_delta`` and its
     ``magnitude``.
     """
-    from evaluation.stats import cliffs_delta, magnitude, paired_difference_ci, rank_biserial
+    from algorank.evaluation.stats import cliffs_delta, magnitude, paired_difference_ci, rank_biserial
 
     out = []
     for i, j in combinations(range(len(names)), 2):

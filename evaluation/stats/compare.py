@@ -2,7 +2,7 @@
 intervals and the Bayesian signed-rank test in one result (``algorank compare``).
 
 Each dataset contributes one value per learner: the mean of ``metric`` over its
-successful evaluations (:meth:`metadata.dataset.MetaDataset.matrix`).  Datasets with
+successful evaluations (:meth:`algorank.metadata.dataset.MetaDataset.matrix`).  Datasets with
 fewer than two of the compared learners are dropped (counted); missing cells are
 handled by :func:`evaluation.stats.omnibus` (Friedman when complete, Durbin for a
 balanced incomplete design, Skillings-Mack otherwise) and the post hoc works on its
@@ -30,7 +30,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from evaluation.stats import (
+from algorank.evaluation.stats import (
     CONTROL_METHODS,
     DEFAULT_ROPE,
     POSTHOC_METHODS,
@@ -44,8 +44,8 @@ from evaluation.stats import (
     posthoc,
     wilcoxon_signed_rank,
 )
-from evaluation.stats._validate import check_alpha, check_choice
-from metadata.errors import InputError
+from algorank.evaluation.stats._validate import check_alpha, check_choice
+from algorank.metadata.errors import InputError
 
 __all__ = ["LearnerComparison", "compare_learners"]
 
