@@ -54,7 +54,7 @@ def _fmt_seconds(s: float) -> str:
 def _add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = False, meta_default: str = "lcdb") -> None:
     if meta:
         p.add_argument("--meta", metavar="PATH", action="append",
-                       help="meta-data file (.parquet or .csv) or an embedded set: lcdb, uci "
+                       help="meta-data file (.parquet or .csv), an ASlib scenario folder, or an embedded set: lcdb, uci "
                             f"(default: {meta_default}); repeat to join several with distinct datasets")
         p.set_defaults(meta_default=meta_default)
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
@@ -125,9 +125,13 @@ def _run_info(args) -> None:
                 f"datasets          {d.datasets}",
                 f"learners          {d.learners}",
                 f"cells             {d.cells} of {d.datasets * d.learners} (missing {d.missing_fraction:.1%})",
+                f"  with time       {d.cells_with_time}",
+                f"  without time    {d.cells_without_time}"
+                + ("  (accuracy only: rank --p 0, benchmark --axis tests, multitest --cost none or a learner order)"
+                   if d.cells_with_time == 0 else ""),
                 f"runs              {d.runs} ({d.failed_runs} failed; median {d.repeats_per_cell_median:g} per cell)",
                 f"fit time          {_fmt_seconds(d.fit_time_min)} .. {_fmt_seconds(d.fit_time_max)} "
-                f"(median {_fmt_seconds(d.fit_time_median)})",
+                f"(median {_fmt_seconds(d.fit_time_median)})" if d.runs_with_time else "fit time          none recorded",
             ]
         )
     )
@@ -225,8 +229,8 @@ def _add_multitest(sub) -> None:
     p.add_argument("--learners", nargs="+", metavar="ID", help="learners to compare (ids or short names, "
                    "space- or comma-separated; default: all)")
     p.add_argument("--cost", default="fit_time", metavar="KIND|LIST",
-                   help="cost prior: fit_time (default), fit_predict_time, model_bytes, or a comma-separated "
-                        "learner order, cheapest first")
+                   help="cost prior: fit_time (default), fit_predict_time, model_bytes, none (equal costs: "
+                        "accuracy-only meta-data), or a comma-separated learner order, cheapest first")
     p.add_argument("--pairwise", default="auto", metavar="TEST",
                    help="first-pass one-sided test: auto (from the folds), corrected_resampled_t, corrected_kfold_t, "
                         "combined_5x2cv_t, dietterich_5x2cv_t, paired_t")
@@ -237,6 +241,9 @@ def _add_multitest(sub) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="significance level in (0, 1) (default 0.05)")
     p.add_argument("--test-train-ratio", type=float, default=None, metavar="R",
                    help="n_test/n_train of repeated holdout splits (default: LCDB's 0.1/0.81)")
+    p.add_argument("--missing", choices=("auto", "drop"), default="auto",
+                   help="datasets where some learner has no runs: auto (default) uses them with Durbin or "
+                        "Skillings-Mack; drop keeps only complete datasets and Friedman")
     p.set_defaults(func=_run_multitest)
 
 
@@ -251,7 +258,7 @@ def _run_multitest(args) -> None:
     meta = _load_meta(args)
     res = multi2test(meta, learners=learners, cost=args.cost, pairwise=args.pairwise, posthoc_method=args.posthoc,
                      correction=args.correction, alpha=args.alpha, test_train_ratio=args.test_train_ratio,
-                     progress=not args.quiet and sys.stderr.isatty())
+                     progress=not args.quiet and sys.stderr.isatty(), missing=args.missing)
     written = []
     if args.out:
         import matplotlib
@@ -269,8 +276,9 @@ def _run_multitest(args) -> None:
     lines = [f"Multi2Test on {fr.n_datasets} datasets ({len(res.dropped)} dropped), cost prior: {res.cost}, "
              f"alpha = {res.alpha:g}",
              f"pairwise: {'; '.join(res.pairwise_tests)} ({res.correction})",
-             f"Friedman chi2 = {fr.statistic:.2f}, p = {fr.pvalue:.3g}; post hoc: "
-             + ("none" if res.posthoc is None else res.posthoc.method),
+             f"omnibus: {res.omnibus_method} chi2 = {fr.statistic:.2f}, p = {fr.pvalue:.3g}"
+             + (f", Kendall's W = {fr.kendall_w:.3f}" if fr.kendall_w == fr.kendall_w else "")
+             + "; post hoc: " + ("none" if res.posthoc is None else res.posthoc.method),
              "",
              f"{'#':>3}  {'learner':<22}{'avg rank':>9}{'avg cost':>10}  reason for the next step"]
     ranks = res.average_ranks
@@ -297,6 +305,139 @@ def _safe_short(learner_id: str) -> str:
         return short_name(learner_id)
     except Exception:  # ids outside the learner registry are shown as they are
         return learner_id
+
+
+# ---------------------------------------------------------------- compare
+def _add_compare(sub) -> None:
+    p = sub.add_parser("compare", help="compare learners over datasets: Friedman / Skillings-Mack, post hoc, effect "
+                                       "sizes, intervals, Bayesian signed-rank")
+    _add_common(p, out=True)
+    p.add_argument("--learners", nargs="+", metavar="ID", help="learners to compare (ids or short names; default: all)")
+    p.add_argument("--metric", default="accuracy", help="higher-is-better metric column (default accuracy)")
+    p.add_argument("--control", metavar="ID", help="compare this learner with every other one instead of all pairs")
+    p.add_argument("--posthoc", default="holm", metavar="METHOD",
+                   help="all pairs: nemenyi, bonferroni-dunn, holm (default), shaffer, bergmann")
+    p.add_argument("--control-method", default="holm", metavar="METHOD",
+                   help="with --control: holm (default), hochberg, finner, bonferroni-dunn")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--ci", choices=("t", "bootstrap"), default="t", help="interval of mean differences (default t)")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--rope", type=float, default=0.01, help="Bayesian ROPE half-width (default 0.01 = 1 point)")
+    p.add_argument("--bayes-samples", type=int, default=10000, metavar="N", help="Bayesian posterior samples")
+    p.add_argument("--no-bayes", action="store_true", help="skip the Bayesian signed-rank test")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and the Bayesian sampling")
+    p.set_defaults(func=_run_compare)
+
+
+def _run_compare(args) -> None:
+    from pathlib import Path
+
+    from algorank.evaluation.stats.compare import compare_learners
+    from algorank.recommender.multitest import resolve_learners
+
+    meta = _load_meta(args)
+    learners = None
+    if args.learners:
+        learners = resolve_learners([x for item in args.learners for x in item.split(",") if x.strip()],
+                                    meta.learner_ids)
+    control = resolve_learners([args.control], meta.learner_ids)[0] if args.control else None
+    res = compare_learners(meta, learners=learners, metric=args.metric, control=control, posthoc_method=args.posthoc,
+                           control_method=args.control_method, alpha=args.alpha, confidence=args.confidence,
+                           ci_method=args.ci, bayes=not args.no_bayes, rope=args.rope, nsamples=args.bayes_samples,
+                           random_state=args.seed, progress=not args.quiet)
+    written = []
+    if args.out:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from algorank.evaluation.stats import plot_posterior
+
+        out = Path(args.out)
+        if res.posthoc is not None:
+            from algorank.evaluation.stats.cd_plot import plot_cd
+
+            written.append(_save_figure(plot_cd(res.posthoc, label_formatter=_safe_short), out / "cd_diagram.png"))
+        for (a, b), bres in list(res.bayes_results.items())[:20]:
+            name = f"bayes_{_safe_short(a)}_vs_{_safe_short(b)}.png".replace("/", "_")
+            written.append(_save_figure(plot_posterior(bres, names=(_safe_short(a), _safe_short(b))), out / name))
+    if args.json:
+        d = res.to_dict()
+        d["written"] = written
+        _emit_json(d)
+        return
+    fr = res.omnibus
+    lines = [f"{len(res.labels)} learners on {fr.n_datasets} datasets ({res.dropped_datasets} left out), "
+             f"metric {res.metric}, alpha = {res.alpha:g}",
+             f"omnibus: {res.omnibus_method}: chi2 = {fr.statistic:.2f}, df = {fr.df}, p = {fr.pvalue:.3g}"
+             + (f", Kendall's W = {fr.kendall_w:.3f}" if fr.kendall_w == fr.kendall_w else ""),
+             "", f"{'learner':<26}{'avg rank':>9}"]
+    ranks = res.average_ranks
+    for l in sorted(res.labels, key=lambda l: (ranks[l], l)):
+        lines.append(f"{_safe_short(l):<26}{ranks[l]:>9.2f}")
+    if res.control is not None:
+        c = res.control
+        lines += ["", f"control {_safe_short(c.control)} versus all ({c.method}):"]
+        for l, z, pa, sig in zip(c.labels, c.z, c.adjusted, c.significant):
+            verdict = ("better than control" if z < 0 else "worse than control") if sig else "not significant"
+            lines.append(f"  {_safe_short(l):<24} z = {z:+.2f}  adjusted p = {pa:.3g}  {verdict}")
+    elif res.posthoc is not None:
+        ph = res.posthoc
+        pairs = ph.significant_pairs()
+        lines += ["", f"post hoc ({ph.method}): {len(pairs)} significant pair(s)"]
+        lines += [f"  {_safe_short(a)} > {_safe_short(b)}" for a, b in pairs[:30]]
+    lines += ["", f"pairs a - b: mean difference [{res.pairs[0].get('confidence', args.confidence):.0%} "
+                  f"{args.ci}], Wilcoxon p, rank-biserial r, Cliff's delta"
+              + ("" if args.no_bayes else f"; Bayesian signed-rank P(a) / P(rope {args.rope:g}) / P(b)")]
+    for pr in res.pairs[:60]:
+        if "mean_difference" not in pr:
+            lines.append(f"  {_safe_short(pr['a'])} - {_safe_short(pr['b'])}: {pr.get('note', '')}")
+            continue
+        text = (f"  {_safe_short(pr['a'])} - {_safe_short(pr['b'])}: {pr['mean_difference']:+.4f} "
+                f"[{pr['ci_low']:+.4f}, {pr['ci_high']:+.4f}], p = {pr['wilcoxon_pvalue']:.3g}, "
+                f"r = {pr['rank_biserial']:+.2f}, delta = {pr['cliffs_delta']:+.2f} ({pr['magnitude']})")
+        if "bayes" in pr:
+            bz = pr["bayes"]
+            text += f"; {bz['p_left']:.3f} / {bz['p_rope']:.3f} / {bz['p_right']:.3f}"
+        lines.append(text)
+    if len(res.pairs) > 60:
+        lines.append(f"  ... {len(res.pairs) - 60} more pairs in --json")
+    lines += [f"note: {n}" for n in res.notes]
+    lines += [f"wrote {w}" for w in written]
+    _emit("\n".join(lines))
+
+
+# ---------------------------------------------------------------- export
+def _add_export(sub) -> None:
+    p = sub.add_parser("export", help="write meta-data as an ASlib scenario folder and/or a .parquet/.csv file")
+    _add_common(p)
+    p.add_argument("--aslib", metavar="DIR", help="write an ASlib scenario (description.txt, algorithm_runs.arff, "
+                                                 "feature_values.arff, feature_runstatus.arff, cv.arff)")
+    p.add_argument("--scenario-id", metavar="ID", help="ASlib scenario_id (default: the folder name)")
+    p.add_argument("--folds", type=int, default=10, metavar="K", help="cv.arff folds when none are recorded (10)")
+    p.add_argument("--seed", type=int, default=0, help="seed of that split")
+    p.add_argument("--out", metavar="PATH", help="also save the meta-data to a .parquet or .csv file")
+    p.set_defaults(func=_run_export)
+
+
+def _run_export(args) -> None:
+    if not args.aslib and not args.out:
+        raise InputError("export: give --aslib DIR and/or --out FILE")
+    meta = _load_meta(args)
+    written = []
+    if args.aslib:
+        from algorank.metadata.aslib import write_aslib
+
+        written += [str(p) for p in write_aslib(meta, args.aslib, scenario_id=args.scenario_id, folds=args.folds,
+                                                  random_state=args.seed)]
+    if args.out:
+        written.append(str(meta.save(args.out)))
+    d = meta.describe()
+    if args.json:
+        _emit_json({"datasets": d.datasets, "learners": d.learners, "runs": d.runs, "source": d.source,
+                    "written": written})
+        return
+    _emit("\n".join([f"exported {d.datasets} datasets x {d.learners} learners ({d.runs} runs) from {d.source}"]
+                     + [f"wrote {w}" for w in written]))
 
 
 # ---------------------------------------------------------------- rank
@@ -339,6 +480,11 @@ def _add_benchmark(sub) -> None:
     _add_window(p)
     _add_time_model(p)
     p.add_argument("--seed", type=int, default=0, help="seed for strategies with randomness when the spec gives none")
+    p.add_argument("--axis", choices=("time", "tests"), default="time",
+                   help="x axis: time (loss-time curves, MIL; default) or tests (loss by number of tests, score = "
+                        "mean loss over tests 1..K; needs no times)")
+    p.add_argument("--max-tests", type=int, default=None, metavar="K",
+                   help="--axis tests: K of the mean loss over tests 1..K (default: the number of learners)")
     p.set_defaults(func=_run_benchmark)
 
 
@@ -352,7 +498,8 @@ def _run_benchmark(args) -> None:
     meta = _load_meta(args)
     _, model, kind, words = _time_model(args, meta)
     suite = benchmark_strategies(strategies, meta, tmin=args.tmin, tmax=args.tmax, time_kind=kind, time_model=model,
-                                 progress=not args.quiet and sys.stderr.isatty())
+                                 progress=not args.quiet and sys.stderr.isatty(), axis=args.axis,
+                                 max_tests=args.max_tests)
     written = []
     if args.out:
         import matplotlib
@@ -366,22 +513,40 @@ def _run_benchmark(args) -> None:
         with atomic_path(target) as tmp:
             suite.per_dataset_table().to_csv(tmp, index=False, float_format="%.10g")
         written.append(str(target))
-        written.append(_save_figure(plot_loss_time(suite.results), out / "loss_time.png"))
+        if suite.axis == "time":
+            written.append(_save_figure(plot_loss_time(suite.results), out / "loss_time.png"))
         written.append(_save_figure(plot_loss_by_tests(suite.results), out / "loss_by_tests.png"))
     d = suite.to_dict()
     if args.json:
         d["written"] = written
-        d["time_model"] = words
+        d["time_model"] = words if suite.axis == "time" else "tests (each test counts 1)"
         _emit_json(d)
         return
-    lines = [f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets ({words}), "
-             f"MIL window tmin = {suite.tmin:g} s, tmax = {suite.tmax:g} s (loss in accuracy points)",
-             f"{'strategy':<20}{'mean MIL':>10}{'median MIL':>12}{'Spearman':>10}"]
-    for r in suite.results:
-        lines.append(f"{r.strategy:<20}{r.mean_mil:>10.3f}{r.median_mil:>12.3f}{r.mean_spearman:>10.3f}")
+    if suite.axis == "tests":
+        lines = [f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets, x axis = number of tests; "
+                 f"score = mean loss over tests 1..{int(suite.tmax)} (accuracy points)",
+                 f"{'strategy':<20}{'mean loss':>10}{'median':>12}{'Spearman':>10}   loss after 1, 2, 3, 5, 10 tests"]
+        for r in suite.results:
+            curve = r.mean_loss_by_tests()
+            at = " ".join(f"{curve[min(i, curve.size - 1)]:.2f}" for i in (1, 2, 3, 5, 10))
+            lines.append(f"{r.strategy:<20}{r.mean_mil:>10.3f}{r.median_mil:>12.3f}{r.mean_spearman:>10.3f}   {at}")
+    else:
+        lines = [f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets ({words}), "
+                 f"MIL window tmin = {suite.tmin:g} s, tmax = {suite.tmax:g} s (loss in accuracy points)",
+                 f"{'strategy':<20}{'mean MIL':>10}{'median MIL':>12}{'Spearman':>10}"]
+        for r in suite.results:
+            lines.append(f"{r.strategy:<20}{r.mean_mil:>10.3f}{r.median_mil:>12.3f}{r.mean_spearman:>10.3f}")
     if suite.comparison is not None:
         c = suite.comparison
-        lines.append(f"{c.test.method}: statistic = {c.test.statistic:.3f}, p = {c.test.pvalue:.3g}")
+        lines.append(f"{c.test.method}: statistic = {c.test.statistic:.3f}, p = {c.test.pvalue:.3g}"
+                     + (f", Kendall's W = {c.kendall_w:.3f}" if c.kendall_w == c.kendall_w else ""))
+        lines.append("effect sizes (a - b over datasets): mean difference [95% t interval], rank-biserial r, "
+                     "Cliff's delta")
+        for e in c.effects:
+            if "mean_difference" in e:
+                lines.append(f"  {e['a']} - {e['b']}: {e['mean_difference']:+.3f} [{e['ci_low']:+.3f}, "
+                             f"{e['ci_high']:+.3f}], r = {e['rank_biserial']:+.2f}, delta = {e['cliffs_delta']:+.2f} "
+                             f"({e['magnitude']})")
         if c.posthoc is not None:
             lines.append(f"post hoc ({c.posthoc.method}), significant pairs at alpha = {c.posthoc.alpha:g}:")
             k = len(c.names)
@@ -662,6 +827,8 @@ _COMMANDS: list[Callable] = [
     _add_snapshot,
     _add_pull,
     _add_multitest,
+    _add_compare,
+    _add_export,
     _add_rank,
     _add_benchmark,
     _add_tune_p,

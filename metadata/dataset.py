@@ -63,6 +63,9 @@ class MetaDescription:
         Number of distinct datasets and learners in the runs table.
     cells : int
         Number of (dataset, learner) pairs with at least one successful run.
+    cells_with_time : int
+        Those of ``cells`` with a ``fit_time`` on at least one successful run
+        (``cells - cells_with_time`` have an accuracy but no time).
     runs : int
         Number of rows in the runs table.
     missing_fraction : float
@@ -75,6 +78,8 @@ class MetaDescription:
         Range of the per-run fit times in seconds (successful runs).
     source : str
         Where the meta-data came from.
+    runs_with_time : int
+        Successful runs with a ``fit_time``.
     """
 
     datasets: int
@@ -88,10 +93,19 @@ class MetaDescription:
     fit_time_median: float
     fit_time_max: float
     source: str
+    cells_with_time: int = 0
+    runs_with_time: int = 0
+
+    @property
+    def cells_without_time(self) -> int:
+        """Cells with an accuracy but no fit time."""
+        return self.cells - self.cells_with_time
 
     def to_dict(self) -> dict:
-        """Return the description as a JSON-serialisable dict."""
-        return asdict(self)
+        """Return the description as a JSON-serialisable dict (with ``cells_without_time``)."""
+        d = asdict(self)
+        d["cells_without_time"] = self.cells_without_time
+        return d
 
 
 @dataclass(frozen=True)
@@ -135,8 +149,12 @@ def _validate_runs(runs: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in RUN_COLUMNS if c not in runs.columns]
     # predict_time and status have natural defaults; the others are required.
     runs = runs.copy()
+    if "fit_time" in missing:
+        # accuracy-only meta-data (ASlib scenarios, published result tables): no times at all
+        runs["fit_time"] = np.nan
+        missing.remove("fit_time")
     if "predict_time" in missing:
-        runs["predict_time"] = 0.0
+        runs["predict_time"] = 0.0 if runs["fit_time"].notna().any() else np.nan
         missing.remove("predict_time")
     if "status" in missing:
         runs["status"] = "ok"
@@ -255,8 +273,14 @@ class MetaDataset:
     ----------
     runs : DataFrame
         One row per ``(dataset, learner, repeat, fold)``; columns
-        :data:`RUN_COLUMNS` (``predict_time`` defaults to 0 and ``status`` to
-        ``"ok"`` when absent) plus any of :data:`OPTIONAL_RUN_COLUMNS`.
+        :data:`RUN_COLUMNS` (``status`` defaults to ``"ok"`` when absent; a
+        missing ``fit_time`` column makes *accuracy-only* meta-data, every time
+        NaN; ``predict_time`` defaults to 0, or NaN without fit times) plus any of
+        :data:`OPTIONAL_RUN_COLUMNS`.  A run whose time is missing still counts
+        as a result: everything that needs no time (average ranking with P = 0,
+        the loss curve by number of tests, Multi2Test with a user cost order,
+        the statistical tests) uses it; what needs time says so with an
+        :class:`~algorank.metadata.errors.InputError` naming the column.
     datasets : DataFrame, optional
         One row per dataset with :data:`DATASET_COLUMNS` plus meta-features.
         Datasets that have runs but no row here get a row of NaN.
@@ -498,7 +522,8 @@ class MetaDataset:
         ok = self._ok_runs()
         n_d, n_l = len(self.dataset_ids), len(self.learner_ids)
         per_cell = ok.groupby(["dataset", "learner"]).size()
-        times = ok["fit_time"].dropna()
+        timed = ok[ok["fit_time"].notna()]
+        times = timed["fit_time"]
         return MetaDescription(
             datasets=n_d,
             learners=n_l,
@@ -511,6 +536,8 @@ class MetaDataset:
             fit_time_median=float(times.median()) if len(times) else float("nan"),
             fit_time_max=float(times.max()) if len(times) else float("nan"),
             source=self.source,
+            cells_with_time=int(timed.groupby(["dataset", "learner"]).ngroups),
+            runs_with_time=int(len(timed)),
         )
 
     # ------------------------------------------------------------------ persistence

@@ -109,7 +109,7 @@ def _load_embedded_file(name: str) -> MetaDataset:
 
 
 def load_meta(path=None, *, default: str = "lcdb") -> MetaDataset:
-    """Load meta-data from a file ``path`` or an embedded name (``"lcdb"``, ``"uci"``).
+    """Load meta-data from a file ``path``, an ASlib scenario folder, or an embedded name (``"lcdb"``, ``"uci"``).
 
     ``None`` (or an empty list) loads the embedded meta-dataset ``default``; a list of paths
     and names loads each and joins them (:meth:`MetaDataset.concat`, dataset ids must not
@@ -123,6 +123,13 @@ def load_meta(path=None, *, default: str = "lcdb") -> MetaDataset:
         return MetaDataset.concat([load_meta(p, default=default) for p in path])
     if isinstance(path, str) and path in EMBEDDED and not Path(path).exists():
         return load_embedded(path)
+    if Path(path).is_dir():
+        from .aslib import is_aslib_dir, read_aslib
+
+        if is_aslib_dir(path):
+            return read_aslib(path)
+        raise InputError(f"meta-data folder {path} is not an ASlib scenario (needs description.txt and "
+                         "algorithm_runs.arff)")
     return MetaDataset.load(path)
 
 

@@ -45,7 +45,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from algorank.evaluation.meta.environments import MetaArrays, meta_arrays
+from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
 from algorank.evaluation.meta.time_model import TimeModel
 from algorank.evaluation.meta.trace import Observation
 from algorank.metadata.errors import InputError
@@ -316,6 +316,7 @@ class ActiveTesting:
         """
         arrays = meta if isinstance(meta, MetaArrays) else meta_arrays(meta, metric=self.metric,
                                                                           time_kind=self.time_kind)
+        require_times(arrays, who=f"active testing ({self.name})")
         arrays = self.time_model.arrays(arrays)
         self.learners_ = list(arrays.learners)
         self.acc_, self.time_ = self._matrices(arrays)
@@ -347,6 +348,7 @@ class ActiveTesting:
         """
         n, k = arrays.shape
         t = np.ones(n, dtype=bool) if train is None else np.asarray(train, dtype=bool)
+        require_times(arrays, who=f"active testing ({self.name})")
         arrays = self.time_model.arrays(arrays)
         self.learners_ = list(arrays.learners)
         acc, time = self._matrices(arrays)

@@ -17,6 +17,10 @@ Missing cells (documented rule)
   every sufficiently covered learner (still in order of its own mean rank).
   Learners with no result on any prior dataset are not recommended at all.
 * Ties in the mean rank are broken by learner id (ascending), so orders are stable.
+  "Tie" means exactly equal: the mean ranks are compared as exact fractions (below),
+  never after a rounding.
+* ``P = 0`` needs no time: a cell with an accuracy but no time counts as a result.
+  ``P > 0`` on meta-data without any time is an InputError naming the time column.
 
 Live time model
 ---------------
@@ -29,33 +33,40 @@ Do not combine them with meta-data whose times were already transformed
 
 Exactness
 ---------
-The rescaled ranks ``u`` are stored as integers in units of 2**-20 (a quantisation
-error below 1e-6 of a rank position, far below any real difference).  Integer rank
-sums are exact whatever the summation order, so the leave-one-dataset-out fast path
-(:meth:`AverageRanking.loo_orders`: total sums minus the held-out row, counts minus its
-indicator) gives bit-for-bit the orders that refitting on each training set gives.
+The rescaled ranks ``u = (r - 1) / (m - 1)`` are rationals (mid ranks make ``2 (r - 1)``
+an integer), stored *exactly* as integers over one common denominator
+``D = lcm{2 (m_d - 1)}`` of the meta-data's datasets (Python integers when ``n D``
+could overflow 2**53).  Integer rank sums are exact whatever the summation order,
+so the leave-one-dataset-out fast path (:meth:`AverageRanking.loo_orders`: total sums
+minus the held-out row, counts minus its indicator) gives bit-for-bit the orders
+that refitting on each training set gives.  Mean ranks ``sum / count`` are ordered
+by their correctly rounded float value, and any two that round to the same float
+are compared exactly (``s_a c_b`` against ``s_b c_a`` in integers), so only an
+exact tie goes to the learner id.  (Before issue 15 the ``u`` were rounded to
+multiples of 2**-20, and the rounding, not the id, decided some ties.)
 """
 
 from __future__ import annotations
 
 import logging
+import math
+from fractions import Fraction
 from typing import Mapping
 
 import numpy as np
 
-from algorank.evaluation.meta.environments import MetaArrays, meta_arrays
+from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
 from algorank.evaluation.meta.time_model import TimeModel
 from algorank.evaluation.meta.loss_time import rank_rows
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import TIME_FLOOR, a3r_prime, check_p
 from algorank.recommender.base import OrderPolicy
 
-__all__ = ["AverageRanking", "RANK_UNITS", "rescaled_rank_units", "format_p"]
+__all__ = ["AverageRanking", "rescaled_rank_units", "exact_mean_orders", "format_p"]
 
 logger = logging.getLogger(__name__)
 
-#: Rescaled ranks are integers in units of 1 / RANK_UNITS.
-RANK_UNITS = 2**20
+_EXACT_FLOAT = 2**53
 
 
 def format_p(p: float) -> str:
@@ -71,8 +82,8 @@ def format_p(p: float) -> str:
     return f"{p:g}"
 
 
-def rescaled_rank_units(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row ranks among present learners, rescaled to [0, 1], as integer units.
+def rescaled_rank_units(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per-row ranks among present learners, rescaled to [0, 1], as exact integers over one denominator.
 
     Parameters
     ----------
@@ -81,19 +92,79 @@ def rescaled_rank_units(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     Returns
     -------
-    units : int64 array
-        ``round((r - 1) / (m - 1) * RANK_UNITS)`` (``RANK_UNITS / 2`` when ``m = 1``),
+    units : int64 array (object array of Python ints when ``n * denominator`` could exceed 2**53)
+        ``(r - 1) / (m - 1) * denominator`` exactly (``denominator / 2`` when ``m = 1``),
         0 where missing.
     present : bool array
         Where a learner was ranked.
+    denominator : int
+        ``lcm{2 (m - 1)}`` over the rows with ``m >= 2`` learners present (2 when none).
     """
     ranks = rank_rows(scores, higher_is_better=True)
     present = ~np.isnan(ranks)
-    m = present.sum(axis=1, keepdims=True).astype(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        u = np.where(m > 1, (ranks - 1.0) / (m - 1.0), 0.5)
-    units = np.where(present, np.rint(u * RANK_UNITS), 0).astype(np.int64)
-    return units, present
+    m = present.sum(axis=1).astype(np.int64)
+    denominator = math.lcm(*(2 * (int(v) - 1) for v in np.unique(m) if v >= 2)) or 2
+    n = ranks.shape[0]
+    twice = np.where(present, np.rint(2.0 * (np.nan_to_num(ranks) - 1.0)), 0).astype(np.int64)  # 2 (r - 1)
+    if n * denominator < _EXACT_FLOAT:
+        factor = np.where(m >= 2, denominator // np.maximum(2 * (m - 1), 1), 0).astype(np.int64)
+        units = np.where(m[:, None] >= 2, twice * factor[:, None], denominator // 2)
+        units = np.where(present, units, 0).astype(np.int64)
+    else:
+        units = np.zeros(ranks.shape, dtype=object)
+        for i in range(n):
+            for j in np.flatnonzero(present[i]):
+                units[i, j] = (int(twice[i, j]) * (denominator // (2 * (int(m[i]) - 1))) if m[i] >= 2
+                               else denominator // 2)
+    return units, present, denominator
+
+
+def exact_mean_orders(sums: np.ndarray, counts: np.ndarray, below: np.ndarray) -> np.ndarray:
+    """Per row, column indices ordered by (unknown last, ``below`` last, mean ``sums / counts``, index).
+
+    Means are compared exactly: the float quotient orders them (it is correctly
+    rounded, hence monotone in the exact value), and neighbours whose floats are
+    equal are compared as fractions, so the column index decides only exact ties.
+
+    Parameters
+    ----------
+    sums : int array (n_rows, k)
+        Integer sums (int64 below 2**53, or Python ints).
+    counts : int array (n_rows, k)
+    below : bool array (n_rows, k)
+        Placed after the others (e.g. insufficient coverage).
+
+    Returns
+    -------
+    int64 array (n_rows, k)
+        Column indices; columns with ``counts == 0`` come last.
+    """
+    known = counts > 0
+    if sums.dtype == object:
+        mean = np.array([[float(Fraction(int(s), int(c))) if c > 0 else 0.0 for s, c in zip(rs, rc)]
+                         for rs, rc in zip(sums, counts)], dtype=float).reshape(sums.shape)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(known, sums / np.where(known, counts, 1), 0.0)
+    idx = np.broadcast_to(np.arange(sums.shape[1]), sums.shape)
+    order = np.lexsort((idx, mean, below, ~known), axis=-1)
+    # neighbours with the same key except an equal float mean: check that the means are exactly equal
+    sm = np.take_along_axis(mean, order, axis=1)
+    sk = np.take_along_axis(known, order, axis=1)
+    sb = np.take_along_axis(below, order, axis=1)
+    same = (sm[:, 1:] == sm[:, :-1]) & sk[:, 1:] & sk[:, :-1] & (sb[:, 1:] == sb[:, :-1])
+    for row in np.flatnonzero(same.any(axis=1)):
+        cols = order[row]
+        pairs = np.flatnonzero(same[row])
+        a, b = cols[pairs], cols[pairs + 1]
+        if all(int(sums[row, x]) * int(counts[row, y]) == int(sums[row, y]) * int(counts[row, x])
+               for x, y in zip(a, b)):
+            continue  # exact ties: the index order of lexsort is the rule
+        key = {int(j): (not known[row, j], bool(below[row, j]),
+                        Fraction(int(sums[row, j]), int(counts[row, j])) if known[row, j] else Fraction(0), int(j))
+               for j in cols}
+        order[row] = sorted(cols, key=lambda j: key[int(j)])
+    return order
 
 
 class AverageRanking:
@@ -187,15 +258,24 @@ class AverageRanking:
         """
         return a3r_prime(accuracy, self.time_model.apply(seconds), p=self.p, time_floor=self.time_floor)
 
+    @property
+    def uses_time(self) -> bool:
+        """Whether the ranking needs test times (``P > 0``)."""
+        return self.p > 0
+
     def _units(self, arrays: MetaArrays):
         key = (id(arrays), arrays.shape)
         if self._cache is not None and self._cache[0] == key and self._cache[1] is arrays:
-            return self._cache[2], self._cache[3]
-        scores = self.dataset_scores(arrays.accuracy, arrays.seconds)
-        scores[~arrays.available] = np.nan
-        units, present = rescaled_rank_units(scores)
-        self._cache = (key, arrays, units, present)
-        return units, present
+            return self._cache[2], self._cache[3], self._cache[4]
+        if self.uses_time:
+            require_times(arrays, who=f"average ranking with P = {format_p(self.p)} ({self.name})")
+            scores = self.dataset_scores(arrays.accuracy, arrays.seconds)
+            scores[~arrays.available] = np.nan
+        else:  # accuracy only: a cell without a time is still a result
+            scores = np.where(arrays.has_accuracy, arrays.accuracy, np.nan)
+        units, present, denominator = rescaled_rank_units(scores)
+        self._cache = (key, arrays, units, present, denominator)
+        return units, present, denominator
 
     def _orders(self, sums: np.ndarray, counts: np.ndarray, n_train: np.ndarray) -> np.ndarray:
         """Orders (rows) from integer rank sums and counts; -1 pads unknown learners at the end."""
@@ -203,18 +283,15 @@ class AverageRanking:
         counts = np.atleast_2d(counts)
         n_train = np.atleast_1d(n_train).astype(float)
         known = counts > 0
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(known, sums / np.where(known, counts, 1), 0.0)
         below = counts < self.min_coverage * n_train[:, None]
-        idx = np.broadcast_to(np.arange(sums.shape[1]), sums.shape)
-        order = np.lexsort((idx, mean, below, ~known), axis=-1)
+        order = exact_mean_orders(sums, counts, below)
         return np.where(np.take_along_axis(known, order, axis=1), order, -1)
 
     # ------------------------------------------------------------------ Strategy API
     def fit(self, meta) -> "AverageRanking":
         """Rank on a MetaDataset (or :class:`MetaArrays`) of prior datasets."""
         arrays = meta if isinstance(meta, MetaArrays) else meta_arrays(meta, metric=self.metric, time_kind=self.time_kind)
-        units, present = self._units(arrays)
+        units, present, denominator = self._units(arrays)
         sums = units.sum(axis=0)
         counts = present.sum(axis=0)
         n_train = len(arrays.datasets)
@@ -222,10 +299,9 @@ class AverageRanking:
         k = len(arrays.learners)
         self.learners_ = tuple(arrays.learners)
         self.order_ = [arrays.learners[j] for j in order if j >= 0]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean_u = sums / counts / RANK_UNITS
         self.average_rank_ = {
-            l: float(1.0 + mean_u[j] * (k - 1)) for j, l in enumerate(arrays.learners) if counts[j] > 0
+            l: float(1 + Fraction(int(sums[j]), int(counts[j]) * denominator) * (k - 1))
+            for j, l in enumerate(arrays.learners) if counts[j] > 0
         }
         self.coverage_ = {l: int(counts[j]) for j, l in enumerate(arrays.learners)}
         self.n_datasets_ = n_train
@@ -259,7 +335,7 @@ class AverageRanking:
         int array (n_datasets, n_learners)
             Learner indices best first, padded with -1 (learners unknown in training).
         """
-        units, present = self._units(arrays)
+        units, present, _ = self._units(arrays)
         n = units.shape[0]
         t = np.ones(n, dtype=bool) if train is None else np.asarray(train, dtype=bool)
         tu = np.where(t[:, None], units, 0)

@@ -39,7 +39,7 @@ from typing import Mapping
 
 import numpy as np
 
-from algorank.evaluation.meta.environments import MetaArrays, meta_arrays
+from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
 from algorank.evaluation.meta.loss_time import check_window
 from algorank.metadata.errors import InputError
 from algorank.recommender.base import OrderPolicy
@@ -107,6 +107,7 @@ class Fastest(_MeanBaseline):
     name = "fastest"
 
     def _units(self, arrays):
+        require_times(arrays, who="the 'fastest' baseline")
         avail = arrays.available
         return np.where(avail, np.rint(np.nan_to_num(arrays.seconds) * _SEC_UNITS), 0).astype(np.int64), avail
 
@@ -118,7 +119,7 @@ class BestAccuracy(_MeanBaseline):
     _descending = True
 
     def _units(self, arrays):
-        avail = arrays.available
+        avail = arrays.has_accuracy  # needs no time
         return np.where(avail, np.rint(np.nan_to_num(arrays.accuracy) * _ACC_UNITS), 0).astype(np.int64), avail
 
 
@@ -145,7 +146,7 @@ class RandomOrder:
 
     def fit(self, meta) -> "RandomOrder":
         arrays = _arrays(meta, self.metric, self.time_kind)
-        known = arrays.available.any(axis=0)
+        known = arrays.has_accuracy.any(axis=0)
         self.learners_ = [l for l, k in zip(arrays.learners, known) if k]
         return self
 
@@ -160,7 +161,7 @@ class RandomOrder:
         return OrderPolicy(self._order(self.learners_, dataset))
 
     def loo_orders(self, arrays: MetaArrays, *, train: np.ndarray | None = None) -> np.ndarray:
-        avail = arrays.available
+        avail = arrays.has_accuracy
         n, k = avail.shape
         t = np.ones(n, dtype=bool) if train is None else np.asarray(train, dtype=bool)
         counts = (avail & t[:, None]).sum(axis=0)[None, :] - (avail & t[:, None])
@@ -276,6 +277,7 @@ class Oracle:
 
     def fit(self, meta) -> "Oracle":
         self._arrays = _arrays(meta, self.metric, self.time_kind)
+        require_times(self._arrays, who="the oracle")
         return self
 
     def _row_order(self, arrays: MetaArrays, d: int) -> np.ndarray:
@@ -294,6 +296,7 @@ class Oracle:
 
     def loo_orders(self, arrays: MetaArrays, *, train: np.ndarray | None = None) -> np.ndarray:
         self._check()
+        require_times(arrays, who="the oracle")
         n, k = arrays.shape
         out = np.full((n, k), -1, dtype=np.int64)
         for d in range(n):

@@ -16,11 +16,21 @@ significant pairs, an edge ``i -> j`` is added when the costlier j has a
 significantly lower average rank, and the order follows as above.  If Friedman
 does not reject, the order is the average-cost order.
 
-Missing cells: Multi2Test needs every compared learner on every dataset it
-uses.  It restricts the analysis to the datasets where all of them have paired
-successful runs and *reports* every dropped dataset and why
-(``Multi2TestResult.dropped``); it never imputes.  (A Skillings-Mack test for
-incomplete blocks is not implemented.)
+Missing cells (``missing="auto"``, the default): every dataset on which at least
+two of the compared learners have at least two shared paired evaluations is
+used.  MultiTest runs there on the learners present (ranks 1..m among them; the
+evaluations some present learner lacks are dropped), and the second pass uses
+the omnibus test that fits the resulting rank matrix
+(:func:`evaluation.stats.omnibus`): Friedman when every learner is on every
+dataset used, Durbin for a balanced incomplete design, Skillings-Mack otherwise.
+The post hoc test then works on the Skillings-Mack standardised differences
+(``posthoc(..., z=...)``), which equal Friedman's on complete data, and the
+reported average ranks are the rescaled ranks of
+:func:`evaluation.stats.rescaled_average_ranks`.  The test used is in
+``Multi2TestResult.omnibus_method`` and in the notes.  ``missing="drop"`` keeps
+the complete-block analysis: only datasets where every compared learner has
+paired runs, with Friedman.  Either way, every dataset left out is reported with
+the reason (``Multi2TestResult.dropped``); nothing is imputed.
 
 Pairwise test choice (``pairwise="auto"``) from the evaluation design of a dataset:
 
@@ -45,7 +55,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from algorank.evaluation.stats import POSTHOC_METHODS, friedman, holm_adjust, posthoc
+from algorank.evaluation.stats import POSTHOC_METHODS, holm_adjust, posthoc
+from algorank.evaluation.stats.skillings_mack import omnibus, omnibus_pairwise_z
 from algorank.evaluation.stats._validate import check_alpha, check_choice
 from algorank.metadata.dataset import COST_KINDS
 from algorank.metadata.errors import InputError
@@ -57,6 +68,7 @@ __all__ = [
     "LCDB_TEST_TRAIN_RATIO",
     "PAIRWISE_TESTS",
     "CORRECTIONS",
+    "MISSING_POLICIES",
     "MultiTestResult",
     "Multi2TestResult",
     "order_from_significance",
@@ -82,6 +94,8 @@ PAIRWISE_TESTS = ("auto", "corrected_resampled_t", "corrected_kfold_t", "combine
                   "dietterich_5x2cv_t", "paired_t", "combined_5x2cv_f")
 #: Multiple-comparison corrections of MultiTest's one-sided pairwise tests.
 CORRECTIONS = ("holm", "bonferroni", "none")
+#: How Multi2Test treats datasets where some compared learner has no runs.
+MISSING_POLICIES = ("auto", "drop")
 _FIVE_BY_TWO = tuple((r, f) for r in range(5) for f in range(2))
 
 
@@ -414,14 +428,26 @@ def resolve_learners(names: Sequence[str], available: Sequence[str]) -> list[str
 
 
 def _cost_table(meta, cost, learners: Sequence[str]) -> tuple[pd.DataFrame | None, tuple | None, str]:
-    """(datasets x learners cost table, None, desc) or (None, user order, desc)."""
+    """(datasets x learners cost table, None, desc) or (None, user order, desc).
+
+    ``cost="none"``: every learner costs the same, the prior is the learner-id order
+    (accuracy-only meta-data; the order then follows the significant differences only).
+    A time cost on meta-data without any time is an InputError naming the column.
+    """
+    if isinstance(cost, str) and cost == "none":
+        return None, tuple(sorted(learners)), "none (equal costs, prior by learner id)"
     if isinstance(cost, str) and cost in COST_KINDS:
-        return meta.cost(cost).reindex(columns=list(learners)), None, cost
+        table = meta.cost(cost).reindex(columns=list(learners))
+        if not np.isfinite(table.to_numpy(dtype=float)).any():
+            column = "fit_time" if cost == "fit_predict_time" else cost
+            raise InputError(f"cost {cost!r} needs the '{column}' column, which has no values for these learners "
+                             "(accuracy-only meta-data?); use --cost none or a comma-separated learner order")
+        return table, None, cost
     if isinstance(cost, str):
         items = [c.strip() for c in cost.split(",") if c.strip()]
         if len(items) < 2:
-            raise InputError(f"cost must be one of {', '.join(COST_KINDS)} or a comma-separated learner order; "
-                             f"got {cost!r}")
+            raise InputError(f"cost must be one of {', '.join(COST_KINDS)}, none, or a comma-separated learner "
+                             f"order; got {cost!r}")
         cost = items
     user = resolve_learners(cost, learners)
     if sorted(user) != sorted(learners) or len(set(user)) != len(user):
@@ -485,8 +511,10 @@ class Multi2TestResult:
         Mean over datasets of cost / max cost on that dataset (NaN for a user order).
     ranks : DataFrame
         Datasets x learners MultiTest ranks (1 = best) of the first pass.
-    friedman : FriedmanResult
-        On ``ranks``.
+    friedman : FriedmanResult or IncompleteBlockResult
+        The omnibus test on ``ranks``: Friedman on complete ranks, Durbin or
+        Skillings-Mack when cells are missing (``omnibus_method`` names it; the
+        field keeps its name for compatibility).
     posthoc : PosthocResult or None
         None when Friedman did not reject (then ``order == prior_order``).
     better : ndarray of bool, shape (k, k)
@@ -502,6 +530,8 @@ class Multi2TestResult:
     alpha : float
     notes : tuple of str
         Everything the reader must know (fallbacks, dropped datasets).
+    missing : str
+        The missing-cell policy used (``"auto"`` or ``"drop"``).
     """
 
     order: tuple
@@ -520,6 +550,12 @@ class Multi2TestResult:
     posthoc_method: str = ""
     alpha: float = 0.05
     notes: tuple = ()
+    missing: str = "auto"
+
+    @property
+    def omnibus_method(self) -> str:
+        """Name of the omnibus test actually used (Friedman, Durbin or Skillings-Mack)."""
+        return str(self.friedman.method)
 
     @property
     def average_ranks(self) -> dict:
@@ -534,13 +570,20 @@ class Multi2TestResult:
     def to_dict(self) -> dict:
         """JSON-ready summary (the ``algorank multitest --json`` object)."""
         ph = self.posthoc
+        fr = self.friedman
+        omni = {"method": self.omnibus_method, "statistic": fr.statistic, "pvalue": fr.pvalue, "df": int(fr.df),
+                "iman_davenport_statistic": fr.iman_davenport_statistic,
+                "iman_davenport_pvalue": fr.iman_davenport_pvalue,
+                "kendall_w": _finite_or_none(getattr(fr, "kendall_w", float("nan"))),
+                "n_datasets": int(fr.n_datasets), "missing_cells": int(getattr(fr, "missing_cells", 0)),
+                "rejected": bool(fr.pvalue <= self.alpha)}
         return {
             "order": list(self.order),
             "average_ranks": self.average_ranks,
-            "friedman": {"statistic": self.friedman.statistic, "pvalue": self.friedman.pvalue,
-                         "iman_davenport_statistic": self.friedman.iman_davenport_statistic,
-                         "iman_davenport_pvalue": self.friedman.iman_davenport_pvalue,
-                         "rejected": bool(self.friedman.pvalue <= self.alpha)},
+            "omnibus_method": self.omnibus_method,
+            "omnibus": omni,
+            "friedman": dict(omni),  # kept for compatibility: the omnibus test, whatever its method
+            "missing": self.missing,
             "significant_pairs": [list(p) for p in self.significant_pairs()],
             "reasons": [dict(r) for r in self.reasons],
             "prior_order": list(self.prior_order),
@@ -559,8 +602,22 @@ class Multi2TestResult:
         }
 
 
-def _paired_blocks(meta, learners: Sequence[str], metric: str):
-    """Yield (dataset, evaluations, values (k x n) or None, why) using one pivot for all datasets."""
+def _finite_or_none(v):
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _paired_blocks(meta, learners: Sequence[str], metric: str, *, missing: str = "drop"):
+    """Yield (dataset, learners used, evaluations, values (m x n) or None, why), one pivot for all datasets.
+
+    ``missing="drop"``: a dataset counts only when every learner has runs there.
+    ``missing="auto"``: the learners with runs there (at least 2) are used; when they share
+    fewer than 2 splits, the learner with the fewest evaluations is set aside (repeatedly).
+    ``why`` is the reason for a dropped dataset, or the comma-joined learners set aside on a used one.
+    """
     runs = meta.runs
     ok = runs[(runs["status"] == "ok") & runs["learner"].isin(list(learners))]
     table = ok.pivot_table(index=["dataset", "repeat", "fold"], columns="learner", values=metric,
@@ -568,24 +625,37 @@ def _paired_blocks(meta, learners: Sequence[str], metric: str):
     table = table.reindex(columns=list(learners))
     for dataset, block in table.groupby(level=0, sort=True):
         present = block.notna().any(axis=0)
-        if not present.all():
-            missing = [l for l, p in zip(learners, present) if not p]
-            yield dataset, None, None, f"no run of {len(missing)} learner(s) ({', '.join(missing[:3])}{'...' if len(missing) > 3 else ''})"
+        if not present.all() and missing == "drop":
+            absent = [l for l, p in zip(learners, present) if not p]
+            yield dataset, None, None, None, (f"no run of {len(absent)} learner(s) "
+                                              f"({', '.join(absent[:3])}{'...' if len(absent) > 3 else ''})")
             continue
-        complete = block.dropna(how="any")
+        here = [l for l, p in zip(learners, present) if p]
+        if missing == "auto":
+            # learners with few evaluations can leave no split shared by all: set the learner with the
+            # fewest evaluations aside (ties: smallest id) until at least 2 splits are shared
+            counts = block[here].notna().sum(axis=0)
+            while len(here) > 2 and len(block[here].dropna(how="any")) < 2:
+                here.remove(min(here, key=lambda l: (int(counts[l]), l)))
+        if len(here) < 2:
+            yield dataset, None, None, None, f"only {len(here)} of the compared learners has runs"
+            continue
+        complete = block[here].dropna(how="any")
         if len(complete) < 2:
-            yield dataset, None, None, f"only {len(complete)} paired evaluation(s) shared by all learners"
+            who = "all learners" if len(here) == len(learners) else f"the {len(here)} learners present"
+            yield dataset, None, None, None, f"only {len(complete)} paired evaluation(s) shared by {who}"
             continue
         evs = tuple((int(r), int(f)) for _, r, f in complete.index)
-        yield dataset, evs, complete.to_numpy(dtype=float).T, ""
+        aside = [l for l, p in zip(learners, present) if p and l not in here]
+        yield dataset, tuple(here), evs, complete.to_numpy(dtype=float).T, ",".join(aside)
     for d in sorted(set(meta.dataset_ids) - set(table.index.get_level_values(0))):
-        yield d, None, None, "no successful run of the compared learners"
+        yield d, None, None, None, "no successful run of the compared learners"
 
 
 def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", pairwise: str = "auto",
                correction: str = "holm", posthoc_method: str = "bergmann", alpha: float = 0.05,
                test_train_ratio: float | None = None, metric: str = "accuracy",
-               progress: bool = False) -> Multi2TestResult:
+               progress: bool = False, missing: str = "auto") -> Multi2TestResult:
     """Multi2Test over the datasets of a MetaDataset (Table 2 of the paper).
 
     Parameters
@@ -610,6 +680,11 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
         For the corrected resampled t test (default :data:`LCDB_TEST_TRAIN_RATIO`).
     progress : bool
         Show a tqdm bar over datasets on stderr.
+    missing : {"auto", "drop"}
+        ``"auto"`` (default): use every dataset with at least two compared
+        learners, with Friedman, Durbin or Skillings-Mack as the pattern requires;
+        ``"drop"``: only datasets where every compared learner has runs, with
+        Friedman (see the module docstring).
 
     Returns
     -------
@@ -625,6 +700,7 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
     check_choice("posthoc_method", posthoc_method, POSTHOC_METHODS)
     check_choice("correction", correction, CORRECTIONS)
     check_choice("pairwise", pairwise, PAIRWISE_TESTS)
+    check_choice("missing", missing, MISSING_POLICIES)
     all_learners = list(meta.learner_ids)
     learners = all_learners if learners is None else resolve_learners(learners, all_learners)
     if len(set(learners)) < 2:
@@ -638,62 +714,91 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
     rank_rows: dict[str, np.ndarray] = {}
     norm_cost: list[np.ndarray] = []
     tests_used: set[str] = set()
-    blocks = _paired_blocks(meta, labels, metric)
+    blocks = _paired_blocks(meta, labels, metric, missing=missing)
     if progress:
         from tqdm import tqdm
 
         blocks = tqdm(blocks, total=len(meta.dataset_ids), desc="MultiTest per dataset", unit="dataset")
-    for dataset, evs, values, why in blocks:
+    aside = 0
+    for dataset, here, evs, values, why in blocks:
         if values is None:
             dropped.append((dataset, why))
             continue
+        aside += len(why.split(",")) if why else 0
+        cols = [labels.index(l) for l in here]
         if user is not None:
-            prior = list(user)
+            prior = [l for l in user if l in here]
         else:
             row = table.loc[dataset].to_numpy(dtype=float)
-            if np.isnan(row).any():
+            sub = row[cols]
+            if np.isnan(sub).any():
                 dropped.append((dataset, f"{cost} missing for some learner"))
                 continue
-            prior = [labels[i] for i in _order_by(row, labels)]
-            mx = row.max()
-            norm_cost.append(row / mx if mx > 0 else np.zeros_like(row))
+            prior = [here[i] for i in _order_by(sub, here)]
+            mx = sub.max()
+            full = np.full(k, np.nan)
+            full[cols] = sub / mx if mx > 0 else 0.0
+            norm_cost.append(full)
         try:
-            res = multitest(values, prior, labels=labels, pairwise=pairwise, evaluations=evs, correction=correction,
+            res = multitest(values, prior, labels=here, pairwise=pairwise, evaluations=evs, correction=correction,
                             alpha=alpha, higher_is_better=metric != "log_loss", test_train_ratio=test_train_ratio)
         except InputError as exc:
             raise InputError(f"dataset {dataset!r}: {exc}") from None
         tests_used.add(res.test)
         rk = res.ranks
-        rank_rows[dataset] = np.array([rk[l] for l in labels], dtype=float)
+        rank_rows[dataset] = np.array([rk.get(l, np.nan) for l in labels], dtype=float)
     if len(rank_rows) < 2:
-        raise InputError(f"Multi2Test needs at least 2 datasets on which all {k} learners have paired runs; "
-                         f"found {len(rank_rows)} ({len(dropped)} dropped)")
+        who = f"all {k} learners" if missing == "drop" else "at least 2 of the learners"
+        hint = ""
+        if dropped and all("paired evaluation" in why for _, why in dropped):
+            hint = ("; MultiTest tests learners per dataset on paired folds, and these runs have at most one "
+                    "evaluation per split (aggregated results): compare such learners over datasets instead "
+                    "(algorank compare)")
+        raise InputError(f"Multi2Test needs at least 2 datasets on which {who} have paired runs; "
+                         f"found {len(rank_rows)} ({len(dropped)} dropped){hint}")
     ranks = pd.DataFrame.from_dict(rank_rows, orient="index", columns=labels)
     ranks.index.name = "dataset"
-    fr = friedman(ranks.to_numpy(), lower_is_better=True)
+    fr = omnibus(ranks.to_numpy(), lower_is_better=True, labels=labels)
     notes = []
     if dropped:
-        notes.append(f"{len(dropped)} of {len(dropped) + len(ranks)} datasets dropped because not every compared "
-                     "learner has paired successful runs there (complete-block analysis; no imputation)")
+        why = ("not every compared learner has paired successful runs there (complete-block analysis, "
+               "missing='drop'; no imputation)" if missing == "drop"
+               else "fewer than 2 compared learners with 2 shared paired evaluations, or a missing cost (no imputation)")
+        notes.append(f"{len(dropped)} of {len(dropped) + len(ranks)} datasets dropped: {why}")
+    n_missing = int(ranks.isna().to_numpy().sum())
+    if n_missing:
+        notes.append(f"{n_missing} of {ranks.size} (dataset, learner) cells are empty: omnibus test "
+                     f"{fr.method} on all {fr.n_datasets} datasets, post hoc on its standardised rank-sum "
+                     "differences, average ranks rescaled to the learners present")
+    if aside:
+        notes.append(f"{aside} cell(s) set aside: a learner with too few evaluations to share 2 paired splits "
+                     "with the other learners on a dataset is left out there")
     if user is not None:
         prior_idx = [labels.index(l) for l in user]
         avg_cost = np.full(k, np.nan)
     else:
-        avg_cost = np.vstack(norm_cost).mean(axis=0)
+        with np.errstate(invalid="ignore"):
+            stacked = np.vstack(norm_cost)
+            cnt = (~np.isnan(stacked)).sum(axis=0)
+            avg_cost = np.where(cnt > 0, np.nansum(stacked, axis=0) / np.maximum(cnt, 1), np.nan)
+        if np.isnan(avg_cost).any():
+            absent = [labels[j] for j in np.flatnonzero(np.isnan(avg_cost))]
+            raise InputError(f"learner(s) {', '.join(absent[:5])} have no dataset with both runs and a {cost}; "
+                             "leave them out or give a user cost order")
         prior_idx = _order_by(avg_cost, labels)
     prior_pos = np.empty(k, dtype=int)
     prior_pos[prior_idx] = np.arange(k)
     better = np.zeros((k, k), dtype=bool)
     ph = None
     if fr.pvalue <= alpha:
-        ph = posthoc(fr.average_ranks, fr.n_datasets, method=posthoc_method, alpha=alpha, labels=labels)
-        r = fr.average_ranks
-        better = ph.significant & (r[:, None] < r[None, :])
+        ph = posthoc(fr.average_ranks, fr.n_datasets, method=posthoc_method, alpha=alpha, labels=labels,
+                     z=None if n_missing == 0 else omnibus_pairwise_z(fr))
+        better = ph.significant & (ph.z < 0)
         if ph.note:
             notes.append(ph.note)
         order_idx = order_from_significance(better, prior_idx)
     else:
-        notes.append(f"Friedman's test did not reject (p = {fr.pvalue:.3g} > alpha = {alpha}): "
+        notes.append(f"{fr.method.split(' (')[0]} test did not reject (p = {fr.pvalue:.3g} > alpha = {alpha}): "
                      "order by average cost, no post hoc test")
         order_idx = list(prior_idx)
     return Multi2TestResult(
@@ -701,7 +806,7 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
         prior_order=tuple(labels[i] for i in prior_idx), average_cost=avg_cost, ranks=ranks, friedman=fr,
         posthoc=ph, better=better, reasons=adjacent_reasons(order_idx, better, prior_pos, labels),
         dropped=tuple(dropped), pairwise_tests=tuple(sorted(tests_used)), cost=cost_desc, correction=correction,
-        posthoc_method=posthoc_method, alpha=alpha, notes=tuple(notes),
+        posthoc_method=posthoc_method, alpha=alpha, notes=tuple(notes), missing=missing,
     )
 
 
@@ -711,21 +816,22 @@ class Multi2Test:
 
     Parameters
     ----------
-    cost, pairwise, correction, posthoc_method, alpha, test_train_ratio
+    cost, pairwise, correction, posthoc_method, alpha, test_train_ratio, missing
         As in :func:`multi2test`.
     learners : sequence of str, optional
         Learners to order (default: all in the meta-data given to ``fit``).
 
     Notes
     -----
-    Only datasets where every learner ran are used (see :func:`multi2test`);
-    the policy then follows ``result_.order`` on the new dataset, skipping
+    Datasets with missing learners are used through Skillings-Mack unless
+    ``missing="drop"`` (see :func:`multi2test`); the policy then follows ``result_.order`` on the new dataset, skipping
     learners already tried.
     """
 
     def __init__(self, *, cost="fit_time", pairwise: str = "auto", correction: str = "holm",
                  posthoc_method: str = "bergmann", alpha: float = 0.05, learners: Sequence[str] | None = None,
-                 test_train_ratio: float | None = None) -> None:
+                 test_train_ratio: float | None = None, missing: str = "auto") -> None:
+        self.missing = check_choice("missing", missing, MISSING_POLICIES)
         self.cost = cost
         self.pairwise = pairwise
         self.correction = correction
@@ -740,7 +846,7 @@ class Multi2Test:
         """Run Multi2Test on ``meta``; the result is kept in ``result_``."""
         self.result_ = multi2test(meta, learners=self.learners, cost=self.cost, pairwise=self.pairwise,
                                   correction=self.correction, posthoc_method=self.posthoc_method, alpha=self.alpha,
-                                  test_train_ratio=self.test_train_ratio)
+                                  test_train_ratio=self.test_train_ratio, missing=self.missing)
         return self
 
     def policy(self, dataset_info: Mapping) -> OrderPolicy:
@@ -794,7 +900,7 @@ def multi2test_factory(params: dict, random_state=None) -> Multi2Test:
     """Registry factory for specs like ``multi2test:cost=fit_time,posthoc=shaffer,alpha=0.05``.
 
     Pops the keys it understands (``cost``, ``posthoc``, ``pairwise``, ``correction``,
-    ``alpha``, ``ratio``); ``random_state`` is unused (Multi2Test is deterministic).
+    ``alpha``, ``ratio``, ``missing``); ``random_state`` is unused (Multi2Test is deterministic).
     A user cost order in a spec uses ``+`` between learners (``cost=knn+lda+...``)
     because ``,`` separates spec parameters.
     """
@@ -808,5 +914,6 @@ def multi2test_factory(params: dict, random_state=None) -> Multi2Test:
     posthoc_method = check_choice("posthoc", params.pop("posthoc", "bergmann"), POSTHOC_METHODS)
     pairwise = check_choice("pairwise", params.pop("pairwise", "auto"), PAIRWISE_TESTS)
     correction = check_choice("correction", params.pop("correction", "holm"), CORRECTIONS)
+    missing = check_choice("missing", params.pop("missing", "auto"), MISSING_POLICIES)
     return Multi2Test(cost=cost, pairwise=pairwise, correction=correction, posthoc_method=posthoc_method,
-                      alpha=alpha, test_train_ratio=ratio)
+                      alpha=alpha, test_train_ratio=ratio, missing=missing)

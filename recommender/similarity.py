@@ -43,7 +43,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from algorank.evaluation.meta.environments import MetaArrays, meta_arrays
+from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
 from algorank.evaluation.meta.time_model import TimeModel
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import TIME_FLOOR
@@ -251,6 +251,7 @@ class LossTimeOrder:
 
     # ------------------------------------------------------------------ data
     def _prepare(self, arrays: MetaArrays, features: np.ndarray) -> dict:
+        require_times(arrays, who=f"the loss-time order ({getattr(self, 'name', 'lt')})")
         avail = arrays.available
         acc = np.where(avail, arrays.accuracy, -np.inf)
         sec = np.where(avail, np.maximum(np.nan_to_num(arrays.seconds), TIME_FLOOR), 0.0)

@@ -9,7 +9,7 @@ import pytest
 from algorank.evaluation.meta.environments import meta_arrays
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
-from algorank.recommender.average_ranking import RANK_UNITS, AverageRanking, format_p, rescaled_rank_units
+from algorank.recommender.average_ranking import AverageRanking, format_p, rescaled_rank_units
 
 
 def make_meta(cells, majority=None):
@@ -70,10 +70,12 @@ def test_missing_cells_rescaled_and_coverage_rule():
 
 
 def test_rescaled_units_exact():
-    units, present = rescaled_rank_units(np.array([[0.9, np.nan, 0.7, 0.8], [0.5, np.nan, np.nan, np.nan]]))
+    units, present, denominator = rescaled_rank_units(np.array([[0.9, np.nan, 0.7, 0.8],
+                                                                [0.5, np.nan, np.nan, np.nan]]))
     assert present.tolist() == [[True, False, True, True], [True, False, False, False]]
-    assert units[0].tolist() == [0, 0, RANK_UNITS, RANK_UNITS // 2]
-    assert units[1, 0] == RANK_UNITS // 2  # alone on a dataset: the middle
+    assert denominator == 4  # lcm of 2 (m - 1) = 4 over the rows with m >= 2
+    assert units[0].tolist() == [0, 0, denominator, denominator // 2]
+    assert units[1, 0] == denominator // 2  # alone on a dataset: the middle
 
 
 def test_loo_orders_equal_refitting_exactly():

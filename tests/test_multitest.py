@@ -191,7 +191,8 @@ def _meta(n_datasets=8, missing=None, five_by_two=True, seed=0):
 
 def test_multi2test_on_meta_with_missing_cells_reports_dropped():
     meta = _meta(missing={("d3", "mid"), ("d5", "slow")})
-    res = multi2test(meta, posthoc_method="holm")
+    res = multi2test(meta, posthoc_method="holm", missing="drop")
+    assert res.omnibus_method.startswith("Friedman")
     assert res.friedman.n_datasets == 6
     assert dict(res.dropped).keys() == {"d3", "d5"}
     assert "mid" in dict(res.dropped)["d3"]

@@ -18,6 +18,16 @@ Two paths give the same result:
 Strategies with ``sees_held_out = True`` (the oracle) are fitted on the full meta-data;
 those with ``needs_window = True`` get the window through ``with_window(tmin, tmax)``.
 
+Two x axes (``axis``): ``"time"`` (default) charges each test its recorded time and
+scores the MIL over the log-time window; ``"tests"`` counts tests (every test costs one
+unit, :func:`~algorank.evaluation.meta.environments.tests_axis`): the paper's loss curve by number of
+tests, and the per-dataset score (kept in the ``mil`` field, ``axis`` says which) is the
+*mean loss over tests 1..K* (K = ``max_tests``, default the number of learners; a dataset
+with fewer learners keeps its last loss).  The tests axis needs no time at all, so it
+runs on accuracy-only meta-data; the time axis there is an InputError naming the
+missing time column.  Strategies still rank with their own data (AR with P > 0 uses
+the recorded times on either axis, and fails on meta-data without any).
+
 Default window (:func:`default_window`): ``tmin`` is the median over datasets of the
 fastest learner's time, ``tmax`` the median over datasets of the time to run every
 learner, rounded outwards to powers of ten.  On the embedded LCDB snapshot (single-fit
@@ -30,12 +40,20 @@ import logging
 import math
 import sys
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from algorank.evaluation.meta.environments import MetaArrays, SimulatedEnvironment, SkipUnavailable, meta_arrays
+from algorank.evaluation.meta.environments import (
+    MetaArrays,
+    SimulatedEnvironment,
+    SkipUnavailable,
+    meta_arrays,
+    require_times,
+    tests_axis,
+)
 from algorank.evaluation.meta.loss_time import (
     LossTimeCurve,
     MeanLossTimeCurve,
@@ -51,6 +69,8 @@ from algorank.metadata.errors import InputError
 
 __all__ = [
     "PAPER_P_GRID",
+    "AXES",
+    "mean_loss_over_tests",
     "default_window",
     "BenchmarkResult",
     "leave_one_dataset_out",
@@ -58,6 +78,7 @@ __all__ = [
     "p_sweep",
     "ComparisonResult",
     "compare_strategies",
+    "pair_effects",
     "NestedTuneResult",
     "tune_p_nested",
     "BenchmarkSuite",
@@ -68,6 +89,8 @@ logger = logging.getLogger(__name__)
 
 #: The P grid of seed 004 (Table 2): 1/4 ... 1/256 and 0.
 PAPER_P_GRID = (1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128, 1 / 256, 0.0)
+#: x axes of a leave-one-dataset-out benchmark.
+AXES = ("time", "tests")
 
 
 def _progress(iterable, *, total: int, desc: str, enabled: bool):
@@ -140,6 +163,10 @@ class BenchmarkResult:
         ``"majority"`` or ``"worst-learner"`` per dataset.
     path : str
         ``"fast"`` or ``"generic"``.
+    axis : str
+        ``"time"``: ``mil`` is the MIL over ``[tmin, tmax]`` seconds; ``"tests"``:
+        ``mil`` is the mean loss over tests 1..K with ``tmin = 1``, ``tmax = K``
+        and ``seconds`` = 1 per test.
     """
 
     strategy: str
@@ -157,6 +184,7 @@ class BenchmarkResult:
     baseline: np.ndarray = field(repr=False)
     baseline_kind: tuple = field(repr=False)
     path: str = "fast"
+    axis: str = "time"
 
     @property
     def mean_mil(self) -> float:
@@ -231,6 +259,7 @@ class BenchmarkResult:
             "mean_spearman": self.mean_spearman,
             "worst_learner_baseline_datasets": int(sum(k == "worst-learner" for k in self.baseline_kind)),
             "path": self.path,
+            "axis": self.axis,
         }
 
 
@@ -277,15 +306,19 @@ def _generic_sequences(strategy, meta, arrays: MetaArrays, rows: np.ndarray, tra
 
 
 def _sequences(strategy, meta, arrays, rows, train, *, fast: bool, progress: bool,
-               time_model=None) -> tuple[np.ndarray, str]:
+               time_model=None, scoring: MetaArrays | None = None) -> tuple[np.ndarray, str]:
+    """Test sequences; ``arrays`` are what strategies rank with, ``scoring`` what the tests cost (default the same)."""
+    scoring = arrays if scoring is None else scoring
     if fast and hasattr(strategy, "loo_orders"):
-        # the arrays already carry the (live) test times the strategy ranks with
-        return _compact(arrays, strategy.loo_orders(arrays, train=train)), "fast"
+        # the arrays already carry the (live) test times the strategy ranks with; a strategy that sees the
+        # held-out dataset (the oracle) optimises what is scored
+        source = scoring if getattr(strategy, "sees_held_out", False) else arrays
+        return _compact(scoring, strategy.loo_orders(source, train=train)), "fast"
     if time_model is not None and hasattr(strategy, "with_time_model"):
         # fitted on the MetaDataset, the strategy must apply the same time model itself
         strategy = strategy.with_time_model(time_overhead=time_model.overhead, time_scale=time_model.scale,
                                             time_kind=_base_time_kind(arrays))
-    return _generic_sequences(strategy, meta, arrays, rows, train, progress=progress), "generic"
+    return _generic_sequences(strategy, meta, scoring, rows, train, progress=progress), "generic"
 
 
 def _base_time_kind(arrays: MetaArrays) -> str:
@@ -305,8 +338,18 @@ def _baselines(arrays: MetaArrays):
     return best, baseline, kind
 
 
+def mean_loss_over_tests(losses: np.ndarray, n_tests: np.ndarray, max_tests: int) -> np.ndarray:
+    """Per row, the mean of the loss after tests 1..``max_tests`` (a row that ran out keeps its last loss)."""
+    los = np.atleast_2d(np.asarray(losses, dtype=float))
+    n_tests = np.atleast_1d(np.asarray(n_tests, dtype=int))
+    if los.shape[1] == 0:
+        return np.full(los.shape[0], np.nan)
+    idx = np.minimum(np.arange(max_tests)[None, :], np.maximum(n_tests, 1)[:, None] - 1)
+    return np.take_along_axis(los, idx, axis=1).mean(axis=1)
+
+
 def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin: float, tmax: float, name: str,
-           path: str) -> BenchmarkResult:
+           path: str, axis: str = "time") -> BenchmarkResult:
     seq = seq[rows]
     valid = seq >= 0
     g = np.where(valid, seq, 0)
@@ -315,7 +358,10 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
     best, baseline, kind = _baselines(arrays)
     best, baseline, kind = best[rows], baseline[rows], kind[rows]
     cum, losses, initial = loss_steps(acc, sec, best, baseline)
-    mil = mil_rows(cum, losses, initial, tmin=tmin, tmax=tmax)
+    if axis == "tests":
+        mil = mean_loss_over_tests(losses, valid.sum(axis=1), int(tmax))
+    else:
+        mil = mil_rows(cum, losses, initial, tmin=tmin, tmax=tmax)
     rho = spearman_rows(acc, valid)
     if hasattr(strategy, "dataset_scores"):
         rho_s = spearman_rows(np.where(valid, strategy.dataset_scores(acc, sec), np.nan), valid)
@@ -337,6 +383,7 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
         baseline=baseline,
         baseline_kind=tuple(str(k) for k in kind),
         path=path,
+        axis=axis,
     )
 
 
@@ -356,6 +403,29 @@ def _rows(arrays: MetaArrays) -> np.ndarray:
     return rows
 
 
+def _axis_setup(arrays: MetaArrays, axis: str, tmin, tmax, max_tests) -> tuple[MetaArrays, float, float]:
+    """(scoring arrays, lo, hi) for an axis; validates the axis and the window or the number of tests."""
+    if axis not in AXES:
+        raise InputError(f"axis must be one of {', '.join(AXES)}; got {axis!r}")
+    if axis == "tests":
+        scoring = tests_axis(arrays)
+        k = len(arrays.learners)
+        if max_tests is None:
+            max_tests = k
+        if isinstance(max_tests, bool) or not isinstance(max_tests, (int, np.integer)) or max_tests < 1:
+            raise InputError(f"max_tests must be a positive integer (number of tests); got {max_tests!r}")
+        _rows(scoring)
+        return scoring, 1.0, float(int(max_tests))
+    if not arrays.has_times:
+        column = arrays.time_kind.partition(":")[0]
+        raise InputError(f"loss-time curves and MIL need test times, but the meta-data has no '{column}' values "
+                         "(accuracy only); the loss curve by number of tests needs none: benchmark --axis tests "
+                         "(axis='tests')")
+    _rows(arrays)
+    lo, hi = _window(arrays, tmin, tmax)
+    return arrays, lo, hi
+
+
 def leave_one_dataset_out(
     strategy,
     meta,
@@ -367,6 +437,8 @@ def leave_one_dataset_out(
     fast: bool = True,
     progress: bool = False,
     time_model=None,
+    axis: str = "time",
+    max_tests: int | None = None,
 ) -> BenchmarkResult:
     """Benchmark a strategy by leave-one-dataset-out on a meta-dataset.
 
@@ -391,6 +463,11 @@ def leave_one_dataset_out(
         (:mod:`algorank.evaluation.meta.time_model`), both in what the tests cost and in what strategies rank
         with (fast paths rank on the transformed arrays; generic strategies get
         ``with_time_model``).  Default: the recorded times.
+    axis : {"time", "tests"}
+        x axis of the loss curve and what ``mil`` holds (module docstring).
+    max_tests : int, optional
+        ``axis="tests"``: K of the mean loss over tests 1..K (default: the number
+        of learners).  Ignored on the time axis.
 
     Returns
     -------
@@ -399,18 +476,20 @@ def leave_one_dataset_out(
     Raises
     ------
     InputError
-        Fewer than two datasets, or a bad window (``tmin >= tmax``, ``tmin <= 0``).
+        Fewer than two datasets, or a bad window (``tmin >= tmax``, ``tmin <= 0``),
+        or the time axis on meta-data without times.
     """
     arrays = _as_arrays(meta, metric, time_kind)
     if time_model is not None:
         arrays = time_model.arrays(arrays)
-    rows = _rows(arrays)
-    lo, hi = _window(arrays, tmin, tmax)
+    scoring, lo, hi = _axis_setup(arrays, axis, tmin, tmax, max_tests)
+    rows = _rows(scoring)
     strategy = _prepare(strategy, lo, hi)
     train = np.ones(len(arrays.datasets), dtype=bool)
-    seq, path = _sequences(strategy, meta, arrays, rows, train, fast=fast, progress=progress, time_model=time_model)
+    seq, path = _sequences(strategy, meta, arrays, rows, train, fast=fast, progress=progress, time_model=time_model,
+                           scoring=scoring)
     name = str(getattr(strategy, "name", type(strategy).__name__))
-    return _score(strategy, arrays, seq, rows, lo, hi, name, path)
+    return _score(strategy, scoring, seq, rows, lo, hi, name, path, axis=axis)
 
 
 @dataclass(frozen=True, eq=False)
@@ -489,7 +568,7 @@ def p_sweep(
     """
     grid = _check_grid(grid)
     arrays = _as_arrays(meta, metric, time_kind)
-    lo, hi = _window(arrays, tmin, tmax)
+    _, lo, hi = _axis_setup(arrays, "time", tmin, tmax, None)
     results = tuple(
         leave_one_dataset_out(make_strategy(p), arrays if fast else meta, tmin=lo, tmax=hi, metric=metric,
                               time_kind=time_kind, fast=fast)
@@ -511,8 +590,20 @@ class ComparisonResult:
     posthoc : object or None
         All-pairwise post hoc on the Friedman average ranks (more than two strategies).
     average_ranks : ndarray (k,)
-        Mean rank of each strategy's MIL over datasets (1 = lowest MIL).
+        Mean rank of each strategy's MIL over datasets (1 = lowest MIL; rescaled
+        ranks when some MIL is missing).
     n_datasets : int
+    omnibus_method : str
+        Friedman, Durbin or Skillings-Mack (missing MILs): the rank test behind
+        ``average_ranks`` and the post hoc.
+    effects : tuple of dict
+        One per pair ``(a, b)`` of strategies (in input order): ``mean_difference``
+        of MIL ``a - b`` with its 95 % t interval (``ci_low``, ``ci_high``),
+        ``rank_biserial`` r of the paired MILs (positive: a has the larger MIL),
+        ``cliffs_delta`` of the two MIL samples and its ``magnitude``, over the
+        datasets where both have a MIL (``n``).
+    kendall_w : float
+        Kendall's W of the strategies' MIL ranks (NaN when some MIL is missing).
     """
 
     names: tuple
@@ -522,6 +613,9 @@ class ComparisonResult:
     posthoc: object
     average_ranks: np.ndarray
     n_datasets: int
+    omnibus_method: str = "Friedman"
+    effects: tuple = ()
+    kendall_w: float = float("nan")
 
     def to_dict(self) -> dict:
         out = {
@@ -529,8 +623,11 @@ class ComparisonResult:
             "n_datasets": self.n_datasets,
             "mean_mil": dict(zip(self.names, self.mean_mil.tolist())),
             "average_rank": dict(zip(self.names, self.average_ranks.tolist())),
+            "omnibus_method": self.omnibus_method,
             "test": {"method": self.test.method, "statistic": float(self.test.statistic),
                      "pvalue": float(self.test.pvalue)},
+            "kendall_w": None if not np.isfinite(self.kendall_w) else float(self.kendall_w),
+            "effects": [dict(e) for e in self.effects],
         }
         if self.posthoc is not None:
             out["posthoc"] = {
@@ -550,9 +647,13 @@ def compare_strategies(results: Sequence[BenchmarkResult], *, posthoc_method: st
     Two strategies: Wilcoxon signed-rank (Pratt zero handling) on the paired MILs.
     More: Friedman (lower MIL = better rank) and an all-pairwise post hoc on the
     average ranks (``posthoc_method``, default Holm).  All results must cover the
-    same datasets (same meta-data).
+    same datasets (same meta-data).  A NaN MIL (a strategy without a score on a
+    dataset) is a missing cell: the omnibus test is then Durbin or Skillings-Mack
+    (:func:`evaluation.stats.omnibus`), the post hoc works on its standardised
+    differences, and ``omnibus_method`` says which test was used.
     """
-    from algorank.evaluation.stats import friedman, posthoc, wilcoxon_signed_rank
+    from algorank.evaluation.stats import posthoc, wilcoxon_signed_rank
+    from algorank.evaluation.stats.skillings_mack import omnibus, omnibus_pairwise_z
 
     results = list(results)
     if len(results) < 2:
@@ -565,21 +666,50 @@ def compare_strategies(results: Sequence[BenchmarkResult], *, posthoc_method: st
     if len(set(names)) != len(names):
         raise InputError(f"strategy names must be distinct to compare them; got {list(names)}")
     x = np.column_stack([r.mil for r in results])
-    fr = friedman(x, lower_is_better=True)
+    fr = omnibus(x, lower_is_better=True, labels=list(names))
     if len(results) == 2:
-        test, ph = wilcoxon_signed_rank(x[:, 0], x[:, 1], zero_method="pratt"), None
+        test, ph = wilcoxon_signed_rank(x[:, 0], x[:, 1], zero_method="pratt", nan_policy="omit"), None
     else:
         test = fr
-        ph = posthoc(fr.average_ranks, fr.n_datasets, method=posthoc_method, alpha=alpha, labels=list(names))
-    return ComparisonResult(
-        names=names,
-        mean_mil=x.mean(axis=0),
-        median_mil=np.median(x, axis=0),
-        test=test,
-        posthoc=ph,
-        average_ranks=np.asarray(fr.average_ranks, dtype=float),
-        n_datasets=len(ds),
-    )
+        z = None if fr.method.startswith("Friedman") else omnibus_pairwise_z(fr)
+        ph = posthoc(fr.average_ranks, fr.n_datasets, method=posthoc_method, alpha=alpha, labels=list(names), z=z)
+    with np.errstate(invalid="ignore"):
+        return ComparisonResult(
+            names=names,
+            mean_mil=np.nanmean(x, axis=0),
+            median_mil=np.nanmedian(x, axis=0),
+            test=test,
+            posthoc=ph,
+            average_ranks=np.asarray(fr.average_ranks, dtype=float),
+            n_datasets=len(ds),
+            omnibus_method=str(fr.method),
+            effects=tuple(pair_effects(x, names)),
+            kendall_w=float(getattr(fr, "kendall_w", float("nan"))),
+        )
+
+
+def pair_effects(x: np.ndarray, names: Sequence[str], *, confidence: float = 0.95) -> list[dict]:
+    """Effect sizes of every pair of columns of ``x`` (datasets x compared things), NaN rows skipped per pair.
+
+    Returns one dict per pair ``(a, b)``, ``a`` before ``b`` in ``names``: ``n``,
+    ``mean_difference`` (a - b) with its t interval ``ci_low``/``ci_high``,
+    ``rank_biserial`` (matched pairs, Wilcoxon zeros dropped), ``cliffs_delta`` and its
+    ``magnitude``.
+    """
+    from algorank.evaluation.stats import cliffs_delta, magnitude, paired_difference_ci, rank_biserial
+
+    out = []
+    for i, j in combinations(range(len(names)), 2):
+        both = ~(np.isnan(x[:, i]) | np.isnan(x[:, j]))
+        a, b = x[both, i], x[both, j]
+        rec = {"a": str(names[i]), "b": str(names[j]), "n": int(both.sum())}
+        if a.size >= 2:
+            ci = paired_difference_ci(a, b, confidence=confidence)
+            delta = cliffs_delta(a, b)
+            rec.update(mean_difference=ci.estimate, ci_low=ci.low, ci_high=ci.high, confidence=confidence,
+                       rank_biserial=rank_biserial(a, b), cliffs_delta=delta, magnitude=magnitude(delta))
+        out.append(rec)
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -641,8 +771,8 @@ def tune_p_nested(
     """
     grid = _check_grid(grid)
     arrays = _as_arrays(meta, metric, time_kind)
+    _, lo, hi = _axis_setup(arrays, "time", tmin, tmax, None)
     rows = _rows(arrays)
-    lo, hi = _window(arrays, tmin, tmax)
     strategies = [_prepare(make_strategy(p), lo, hi) for p in grid]
     n = len(arrays.datasets)
     in_rows = np.zeros(n, dtype=bool)
@@ -694,6 +824,7 @@ class BenchmarkSuite:
     comparison: object
     tmin: float
     tmax: float
+    axis: str = "time"
     time_model: str = "recorded fit times"
 
     def to_frame(self) -> pd.DataFrame:
@@ -701,11 +832,14 @@ class BenchmarkSuite:
         return self.per_dataset_table()
 
     def to_dict(self) -> dict:
-        """``{"tmin", "tmax", "time_model", "strategies": {name: {mean_mil, ..., per_dataset}}, "comparison"}``."""
+        """``{"tmin", "tmax", "axis", "time_model", "strategies": {name: {mean_mil, median_mil, mean_spearman,
+        per_dataset}}, "comparison"}``; on the tests axis each strategy also has ``mean_loss_by_tests`` (after
+        0, 1, ... tests) and ``mean_mil`` is the mean loss over tests 1..K."""
         out = {
             "tmin": self.tmin,
             "tmax": self.tmax,
             "time_model": self.time_model,
+            "axis": self.axis,
             "strategies": {
                 r.strategy: {
                     "mean_mil": r.mean_mil,
@@ -714,6 +848,7 @@ class BenchmarkSuite:
                     "n_datasets": len(r.datasets),
                     "worst_learner_baseline_datasets": int(sum(k == "worst-learner" for k in r.baseline_kind)),
                     "per_dataset": dict(zip(r.datasets, r.mil.tolist())),
+                    **({"mean_loss_by_tests": r.mean_loss_by_tests().tolist()} if self.axis == "tests" else {}),
                 }
                 for r in self.results
             },
@@ -743,12 +878,15 @@ def benchmark_strategies(
     posthoc_method: str = "holm",
     progress: bool = False,
     time_model=None,
+    axis: str = "time",
+    max_tests: int | None = None,
 ) -> BenchmarkSuite:
     """Leave-one-dataset-out benchmark of several strategies plus a significance test.
 
     Two strategies are compared with the Wilcoxon signed-rank test on per-dataset MIL,
     more with Friedman and an all-pairwise post hoc (see :func:`compare_strategies`).
-    ``time_model`` simulates live test times as in :func:`leave_one_dataset_out`.
+    ``time_model`` simulates live test times, ``axis`` and ``max_tests`` choose the x
+    axis, as in :func:`leave_one_dataset_out`.
     """
     strategies = list(strategies)
     if not strategies:
@@ -762,12 +900,12 @@ def benchmark_strategies(
         live = time_model.arrays(arrays)
     else:
         live = arrays
-    _rows(live)
-    lo, hi = _window(live, tmin, tmax)
+    _, lo, hi = _axis_setup(live, axis, tmin, tmax, max_tests)
     results = []
     for s in strategies:
         source = arrays if hasattr(s, "loo_orders") else meta
         results.append(leave_one_dataset_out(s, source, tmin=lo, tmax=hi, metric=metric, time_kind=time_kind,
-                                             progress=progress, time_model=time_model))
+                                             progress=progress, time_model=time_model, axis=axis,
+                                             max_tests=int(hi) if axis == "tests" else None))
     comparison = compare_strategies(results, posthoc_method=posthoc_method) if len(results) > 1 else None
-    return BenchmarkSuite(results=tuple(results), comparison=comparison, tmin=lo, tmax=hi)
+    return BenchmarkSuite(results=tuple(results), comparison=comparison, tmin=lo, tmax=hi, axis=axis)

@@ -10,6 +10,13 @@ tested on that dataset: :class:`SkipUnavailable` wraps a policy so that they are
 skipped (the wrapped policy sees them as failed tests, the trace does not contain
 them).
 
+Accuracy-only meta-data (no times, or some cells without one): a cell with an
+accuracy but no time keeps its accuracy in :class:`MetaArrays` (``has_accuracy``) and
+only its time is NaN, so what needs no time (average ranking with P = 0, best
+accuracy first, random, the loss curve by number of tests, :func:`tests_axis`) still
+uses it; what needs time calls :func:`require_times`, which raises an InputError
+naming the missing column.
+
 :class:`MetaArrays` is the dense, array form of the same lookups for all datasets at
 once (datasets x learners), used by the vectorised fast paths of the benchmark and the
 strategies.
@@ -26,7 +33,8 @@ import numpy as np
 from algorank.metadata.errors import InputError
 from algorank.evaluation.meta.trace import Observation
 
-__all__ = ["MetaArrays", "meta_arrays", "SimulatedEnvironment", "SkipUnavailable", "TIME_KINDS"]
+__all__ = ["MetaArrays", "meta_arrays", "SimulatedEnvironment", "SkipUnavailable", "TIME_KINDS", "require_times",
+           "tests_axis"]
 
 #: Time columns a simulation can charge per test.
 TIME_KINDS = ("fit_time", "fit_predict_time")
@@ -43,9 +51,10 @@ class MetaArrays:
     learners : tuple of str
         Column labels (sorted learner ids).
     accuracy : ndarray of shape (n_datasets, n_learners)
-        Mean of the metric over successful runs; NaN where there is no result.
+        Mean of the metric over successful runs; NaN where the learner has none
+        (a cell with an accuracy but no time keeps its accuracy).
     seconds : ndarray of shape (n_datasets, n_learners)
-        Mean time per test; NaN where there is no result.
+        Mean time per test; NaN where there is no result or no time.
     majority : ndarray of shape (n_datasets,)
         Majority-class fraction of each dataset (NaN when unknown).
     metric, time_kind : str
@@ -64,6 +73,16 @@ class MetaArrays:
     def available(self) -> np.ndarray:
         """Boolean (n_datasets, n_learners): the learner has a result (accuracy and time) there."""
         return np.isfinite(self.accuracy) & np.isfinite(self.seconds)
+
+    @property
+    def has_accuracy(self) -> np.ndarray:
+        """Boolean (n_datasets, n_learners): the learner has an accuracy there (with or without a time)."""
+        return np.isfinite(self.accuracy)
+
+    @property
+    def has_times(self) -> bool:
+        """Whether any cell has a time (False for accuracy-only meta-data)."""
+        return bool(np.isfinite(self.seconds).any())
 
     @property
     def shape(self) -> tuple:
@@ -93,7 +112,8 @@ def meta_arrays(meta, *, metric: str = "accuracy", time_kind: str = "fit_time") 
     Returns
     -------
     MetaArrays
-        Cells whose accuracy or time is missing are NaN in both arrays.
+        ``seconds`` is NaN where the accuracy or the time is missing; ``accuracy``
+        only where the accuracy is (see ``available`` and ``has_accuracy``).
     """
     if time_kind not in TIME_KINDS:
         raise InputError(f"time_kind must be one of {', '.join(TIME_KINDS)}; got {time_kind!r}")
@@ -101,9 +121,8 @@ def meta_arrays(meta, *, metric: str = "accuracy", time_kind: str = "fit_time") 
     sec = meta.matrix(time_kind, "mean")
     a = acc.to_numpy(dtype=float, copy=True)
     s = sec.to_numpy(dtype=float, copy=True)
-    bad = ~(np.isfinite(a) & np.isfinite(s))
-    a[bad] = np.nan
-    s[bad] = np.nan
+    a[~np.isfinite(a)] = np.nan
+    s[~(np.isfinite(a) & np.isfinite(s))] = np.nan
     ds = meta.datasets.set_index("dataset")["majority_fraction"]
     majority = ds.reindex(list(acc.index)).to_numpy(dtype=float)
     return MetaArrays(
@@ -115,6 +134,37 @@ def meta_arrays(meta, *, metric: str = "accuracy", time_kind: str = "fit_time") 
         metric=metric,
         time_kind=time_kind,
     )
+
+
+def require_times(arrays: MetaArrays, *, who: str) -> None:
+    """Raise an InputError naming the time column when ``arrays`` has no time at all.
+
+    Parameters
+    ----------
+    arrays : MetaArrays
+    who : str
+        What needs the times (e.g. ``"ar:p=1/16"``), for the message.
+    """
+    if not arrays.has_times:
+        column = arrays.time_kind.partition(":")[0]
+        column = "fit_time" if column == "fit_predict_time" else column
+        raise InputError(
+            f"{who} needs test times, but the meta-data has no '{column}' values (accuracy only); "
+            "use what needs no time: ar:p=0, best-accuracy, random, benchmark --axis tests"
+        )
+
+
+def tests_axis(arrays: MetaArrays) -> MetaArrays:
+    """The same arrays with every test costing one unit: the x axis counts tests.
+
+    Cells with an accuracy become available whether or not they have a time
+    (``seconds = 1``), so the loss by number of tests works on accuracy-only
+    meta-data.  ``time_kind`` becomes ``"tests"``.
+    """
+    from dataclasses import replace
+
+    ones = np.where(np.isfinite(arrays.accuracy), 1.0, np.nan)
+    return replace(arrays, seconds=ones, time_kind="tests")
 
 
 class SimulatedEnvironment:

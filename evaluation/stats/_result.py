@@ -49,6 +49,17 @@ class TestResult:
         ``nan`` when the test has none).
     note : str
         Anything the caller must know (zero variance, exact vs asymptotic, ...).
+    effect_size : float
+        How large the difference is, on a scale that does not grow with n
+        (``effect_size_name`` says which: rank-biserial r for Wilcoxon, the
+        matched-pairs dominance for the sign test, Cohen's d_z for the plain
+        paired t test); NaN when the test reports none.
+    effect_size_name : str
+    ci_low, ci_high : float
+        Confidence interval of the mean difference ``x - y`` (``ci_method`` says
+        how and at which level; for the corrected resampled t tests it uses the
+        corrected variance); NaN when none.
+    ci_method : str
     """
 
     __test__ = False  # not a pytest class
@@ -61,6 +72,11 @@ class TestResult:
     n: int = 0
     estimate: float = float("nan")
     note: str = ""
+    effect_size: float = float("nan")
+    effect_size_name: str = ""
+    ci_low: float = float("nan")
+    ci_high: float = float("nan")
+    ci_method: str = ""
 
     def to_dict(self) -> dict:
         """JSON-friendly dict of all fields."""
@@ -93,6 +109,10 @@ class FriedmanResult:
         Name of the test.
     dropped_datasets : int
         Rows removed by ``nan_policy="omit"``.
+    kendall_w : float
+        Kendall's coefficient of concordance ``W = chi2_F / (N (k - 1))`` with the
+        statistic *without* tie correction (the effect size of Friedman's test:
+        0 = the datasets do not agree on an order, 1 = all rank the learners alike).
     """
 
     statistic: float
@@ -106,6 +126,7 @@ class FriedmanResult:
     tie_correction: bool = False
     method: str = "Friedman"
     dropped_datasets: int = 0
+    kendall_w: float = float("nan")
 
     def to_dict(self) -> dict:
         """JSON-friendly dict of all fields."""
@@ -165,13 +186,17 @@ class PosthocResult:
     note: str = ""
 
     def significant_pairs(self) -> list[tuple[str, str]]:
-        """``(better, worse)`` label pairs that differ significantly (better = lower rank)."""
+        """``(better, worse)`` label pairs that differ significantly.
+
+        Better = negative ``z`` (the lower average rank for Friedman ranks; the
+        lower Skillings-Mack rank sum when ``z`` came from an incomplete design).
+        """
         out = []
         k = len(self.average_ranks)
         for i in range(k):
             for j in range(i + 1, k):
                 if self.significant[i, j]:
-                    a, b = (i, j) if self.average_ranks[i] < self.average_ranks[j] else (j, i)
+                    a, b = (i, j) if self.z[i, j] < 0 else (j, i)
                     out.append((self.labels[a], self.labels[b]))
         return out
 

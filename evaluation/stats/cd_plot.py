@@ -4,7 +4,9 @@ The plot computes no statistics: the groups (bars joining learners that are
 *not* significantly different) come from the ``significant`` matrix of the post
 hoc result that was actually used, so they match Holm, Shaffer or
 Bergmann-Hommel decisions as well as Nemenyi's.  The CD bar is drawn only for
-procedures that have one (Nemenyi, Bonferroni-Dunn).
+procedures that have one (Nemenyi, Bonferroni-Dunn on complete data).  With missing
+cells (a Multi2Test result whose omnibus test was Durbin or Skillings-Mack) the
+positions are the rescaled average ranks and the title names the test.
 """
 
 from __future__ import annotations
@@ -47,13 +49,15 @@ def cd_groups(average_ranks, significant) -> list[tuple[int, ...]]:
 
 def _unpack(result):
     """(average_ranks, significant, labels, cd, title) from a PosthocResult or a Multi2TestResult."""
+    omnibus = ""
     if hasattr(result, "friedman") and hasattr(result, "posthoc"):  # Multi2TestResult
         ranks = np.asarray(result.friedman.average_ranks, dtype=float)
         labels = tuple(result.labels)
         ph = result.posthoc
+        omnibus = str(getattr(result.friedman, "method", "Friedman")).split(" (")[0]
         if ph is None:
             return ranks, np.zeros((len(ranks), len(ranks)), bool), labels, None, \
-                "Friedman did not reject: no post hoc test (one group)"
+                f"{omnibus} did not reject: no post hoc test (one group)"
         result = ph
     if not all(hasattr(result, a) for a in ("average_ranks", "significant")):
         raise InputError("plot_cd needs a post hoc result (evaluation.stats.posthoc) or a Multi2Test result")
@@ -64,6 +68,8 @@ def _unpack(result):
     title = f"{method} (alpha = {getattr(result, 'alpha', float('nan')):g}, N = {getattr(result, 'n_datasets', '?')})"
     if requested != method:
         title += f"; {requested} fell back to {method}"
+    if omnibus and not omnibus.startswith("Friedman"):
+        title += f"; {omnibus} (missing cells), rescaled average ranks"
     return ranks, np.asarray(result.significant, bool), labels, getattr(result, "critical_difference", None), title
 
 

@@ -118,6 +118,7 @@ def friedman(scores, *, lower_is_better: bool = False, tie_correction: bool = Fa
     avg = ranks.mean(axis=0)
     chi2 = 12.0 * n / (k * (k + 1)) * (float(np.sum(avg ** 2)) - k * (k + 1) ** 2 / 4.0)
     chi2 = max(chi2, 0.0)  # rounding
+    w = min(chi2 / (n * (k - 1)), 1.0)  # Kendall's W, from the statistic without tie correction
     method = "Friedman chi-square (no tie correction)"
     if tie_correction:
         ties = 0.0
@@ -137,7 +138,7 @@ def friedman(scores, *, lower_is_better: bool = False, tie_correction: bool = Fa
     return FriedmanResult(
         statistic=float(chi2), pvalue=p, average_ranks=avg, n_datasets=int(n), n_learners=int(k),
         iman_davenport_statistic=float(ff), iman_davenport_pvalue=pf, df=k - 1,
-        tie_correction=bool(tie_correction), method=method, dropped_datasets=dropped,
+        tie_correction=bool(tie_correction), method=method, dropped_datasets=dropped, kendall_w=float(w),
     )
 
 
@@ -285,12 +286,24 @@ def exhaustive_sets(k: int) -> np.ndarray:
     return mask
 
 
-def bergmann_hommel_adjust(pvalues, k: int) -> np.ndarray:
+def bergmann_hommel_adjust(pvalues, k: int, *, monotone: bool = True) -> np.ndarray:
     """Bergmann-Hommel adjusted p-values for the pairwise hypotheses of k learners.
 
     ``adjusted_i = max over exhaustive sets I containing i of min(1, |I| * min_{j in I} p_j)``;
     hypothesis i is rejected at level alpha iff ``adjusted_i <= alpha``, which is
     the same as: i belongs to no exhaustive set I with ``min_I p > alpha / |I|``.
+
+    Two versions (both control the family-wise error rate):
+
+    * ``monotone=True`` (default, as R's ``scmamp``): the adjusted p-values are
+      made non-decreasing in the raw p-values, ``adj_(i) = max_{j <= i} adj_(j)``
+      in raw-p order (ties of raw p share the largest).  A pair is then never
+      rejected while a pair with a smaller raw p-value is kept.  It can only raise
+      adjusted values, so it rejects a subset of what the raw version rejects.
+    * ``monotone=False``: the set-wise maxima above as they are (Bergmann and
+      Hommel's definition, ``exact`` closed-testing shortcut of Garcia and Herrera
+      2008); at some alpha it can reject a pair with a larger raw p-value and keep
+      one with a smaller raw p-value.
 
     Parameters
     ----------
@@ -298,6 +311,8 @@ def bergmann_hommel_adjust(pvalues, k: int) -> np.ndarray:
         Unadjusted p-values in ``itertools.combinations(range(k), 2)`` order.
     k : int
         Number of learners (at most :data:`BERGMANN_MAX_EXACT_K`).
+    monotone : bool
+        See above.
     """
     p = np.asarray(pvalues, dtype=float).ravel()
     m = k * (k - 1) // 2
@@ -315,7 +330,22 @@ def bergmann_hommel_adjust(pvalues, k: int) -> np.ndarray:
     adjusted = np.zeros(m)
     for col in range(m):
         adjusted[col] = value[sets[:, col]].max()
+    if monotone:
+        adjusted = _monotone_in(p, adjusted)
     return adjusted
+
+
+def _monotone_in(p: np.ndarray, adjusted: np.ndarray) -> np.ndarray:
+    """Running maximum of ``adjusted`` in increasing ``p`` (equal p share the group maximum)."""
+    order = np.argsort(p, kind="stable")
+    run = np.maximum.accumulate(adjusted[order])
+    ps = p[order]
+    # equal raw p-values: every member gets the maximum of the tie group
+    last = np.r_[np.flatnonzero(np.diff(ps) != 0), ps.size - 1]
+    group_max = np.repeat(run[last], np.diff(np.r_[-1, last]))
+    out = np.empty_like(adjusted)
+    out[order] = group_max
+    return out
 
 
 # ---------------------------------------------------------------- posthoc
@@ -329,7 +359,7 @@ def _to_matrix(values: np.ndarray, k: int, diag: float = 1.0) -> np.ndarray:
 
 def posthoc(average_ranks, n_datasets: int, *, method: str = "holm", alpha: float = 0.05,
             labels=None, control: int | str | None = None,
-            max_exact_k: int = BERGMANN_MAX_EXACT_K) -> PosthocResult:
+            max_exact_k: int = BERGMANN_MAX_EXACT_K, z=None, monotone: bool = True) -> PosthocResult:
     """Post hoc comparison of k learners from their average ranks over N datasets.
 
     Parameters
@@ -352,6 +382,16 @@ def posthoc(average_ranks, n_datasets: int, *, method: str = "holm", alpha: floa
         Bergmann-Hommel enumerates exhaustive sets up to this k (at most 10);
         above it the result is Shaffer's static procedure, ``exact = False`` and
         ``note`` says so.
+    z : array_like of shape (k, k), optional
+        Standardised pairwise differences to test instead of the Friedman
+        ``(R_i - R_j) / sqrt(k (k + 1) / (6 N))``, e.g. the ``pairwise_z`` of a
+        Skillings-Mack or Durbin result (missing cells).  Must be antisymmetric;
+        negative ``z[i, j]`` means i is better.  No critical difference exists
+        then (``critical_difference`` is None; Nemenyi and Bonferroni-Dunn decide
+        by their adjusted p-values).
+    monotone : bool
+        Bergmann-Hommel only: monotone adjusted p-values (default; see
+        :func:`bergmann_hommel_adjust`).
 
     Returns
     -------
@@ -376,17 +416,31 @@ def posthoc(average_ranks, n_datasets: int, *, method: str = "holm", alpha: floa
     labels = tuple(str(i) for i in range(k)) if labels is None else tuple(str(l) for l in labels)
     if len(labels) != k:
         raise InputError(f"labels must have one entry per learner ({k}); got {len(labels)}")
-    z, p = pairwise_z(r, n)
+    if z is None:
+        z, p = pairwise_z(r, n)
+        given_z = False
+    else:
+        z = as_float_array("z", z, ndim=2)
+        if z.shape != (k, k):
+            raise InputError(f"z must be a k x k = {k} x {k} matrix; got shape {z.shape}")
+        if np.isnan(z).any() or not np.allclose(z, -z.T, rtol=0, atol=1e-9):
+            raise InputError("z must be antisymmetric (z[i, j] = -z[j, i]) without NaN")
+        p = np.minimum(2.0 * stats.norm.sf(np.abs(z)), 1.0)
+        np.fill_diagonal(p, 1.0)
+        given_z = True
     ii, jj = np.array(list(combinations(range(k), 2))).T
     pv = p[ii, jj]
     used, note, exact, cd, ctrl = method, "", True, None, None
     if method == "nemenyi":
-        cd = critical_difference(k, n, alpha=alpha, method="nemenyi")
         adj_v = stats.studentized_range.sf(np.abs(z[ii, jj]) * math.sqrt(2.0), k, np.inf)
         adjusted = _to_matrix(np.clip(adj_v, 0.0, 1.0), k)
-        significant = np.abs(r[:, None] - r[None, :]) > cd
+        if given_z:
+            significant = adjusted <= alpha
+        else:
+            cd = critical_difference(k, n, alpha=alpha, method="nemenyi")
+            significant = np.abs(r[:, None] - r[None, :]) > cd
     elif method == "bonferroni-dunn":
-        cd = critical_difference(k, n, alpha=alpha, method="bonferroni-dunn")
+        cd = None if given_z else critical_difference(k, n, alpha=alpha, method="bonferroni-dunn")
         if control is None:
             ctrl = int(np.argmin(r))
         elif isinstance(control, str) and control in labels:
@@ -412,7 +466,7 @@ def posthoc(average_ranks, n_datasets: int, *, method: str = "holm", alpha: floa
         elif used == "shaffer":
             adj_v = shaffer_adjust(pv, k)
         else:
-            adj_v = bergmann_hommel_adjust(pv, k)
+            adj_v = bergmann_hommel_adjust(pv, k, monotone=monotone)
         adjusted = _to_matrix(adj_v, k)
         significant = adjusted <= alpha
     np.fill_diagonal(significant, False)

@@ -11,6 +11,7 @@ from scipy import stats
 
 from ._result import TestResult
 from ._validate import check_alternative, check_choice, paired_arrays
+from .effect_size import paired_difference_ci
 
 __all__ = ["wilcoxon_signed_rank", "sign_test", "wilcoxon_exact_distribution"]
 
@@ -47,7 +48,7 @@ def wilcoxon_exact_distribution(doubled_ranks) -> np.ndarray:
 
 def wilcoxon_signed_rank(x, y, *, alternative: str = "two-sided", zero_method: str = "pratt",
                          correction: bool = False, method: str = "auto",
-                         nan_policy: str = "propagate") -> TestResult:
+                         nan_policy: str = "propagate", confidence: float = 0.95) -> TestResult:
     """Wilcoxon signed-rank test on paired samples (``d = x - y``).
 
     Parameters
@@ -69,12 +70,18 @@ def wilcoxon_signed_rank(x, y, *, alternative: str = "two-sided", zero_method: s
         differences are non-zero, else the normal approximation with tie and
         zero corrections (the same formulas as scipy).
     nan_policy : {"propagate", "omit", "raise"}
+    confidence : float
+        Level of the t interval of the mean difference reported in the result.
 
     Returns
     -------
     TestResult
         ``statistic`` is ``min(R+, R-)`` for two-sided tests and ``R+`` otherwise
-        (scipy's convention); ``n`` the number of non-zero differences.
+        (scipy's convention); ``n`` the number of non-zero differences;
+        ``effect_size`` the matched-pairs rank-biserial correlation
+        ``(R+ - R-) / (R+ + R-)`` with the same zero handling
+        (:func:`~evaluation.stats.rank_biserial`); ``ci_low``/``ci_high`` the t
+        interval of the mean of ``x - y`` (:func:`~evaluation.stats.paired_difference_ci`).
 
     Notes
     -----
@@ -90,9 +97,13 @@ def wilcoxon_signed_rank(x, y, *, alternative: str = "two-sided", zero_method: s
     d = x - y
     zeros = d == 0
     n_nonzero = int((~zeros).sum())
+    effect = {"effect_size_name": f"rank-biserial r ({zero_method} zeros)"}
+    if d.size >= 2:
+        ci = paired_difference_ci(x, y, confidence=confidence, method="t")
+        effect.update(ci_low=ci.low, ci_high=ci.high, ci_method=f"{ci.confidence:.0%} t interval of the mean difference")
     if n_nonzero == 0:
         return TestResult(0.0, 1.0, name, alternative, n=0, estimate=0.0,
-                          note="all differences are zero: p = 1")
+                          note="all differences are zero: p = 1", effect_size=0.0, **effect)
     dd = d[~zeros] if zero_method == "wilcox" else d
     ranks = stats.rankdata(np.abs(dd))
     pos, neg, zz = dd > 0, dd < 0, dd == 0
@@ -141,7 +152,7 @@ def wilcoxon_signed_rank(x, y, *, alternative: str = "two-sided", zero_method: s
         used = "normal approximation" + (" with continuity correction" if correction else "")
     stat = min(r_plus, r_minus) if alternative == "two-sided" else r_plus
     return TestResult(float(stat), float(p), f"{name}, {used}", alternative, n=n_nonzero,
-                      estimate=float(np.median(d)))
+                      estimate=float(np.median(d)), effect_size=(r_plus - r_minus) / (r_plus + r_minus), **effect)
 
 
 def sign_test(x, y, *, alternative: str = "two-sided", ties: str = "split",
@@ -165,6 +176,8 @@ def sign_test(x, y, *, alternative: str = "two-sided", ties: str = "split",
         ``statistic`` = number of wins of x (ties included as described),
         ``n`` = number of trials, ``estimate`` = wins / n.  The p-value equals
         ``scipy.stats.binomtest(wins, n, 0.5, alternative).pvalue``.
+        ``effect_size`` is the matched-pairs dominance ``(#(x > y) - #(x < y)) / n_pairs``
+        over all pairs (ties count zero; :func:`~evaluation.stats.paired_dominance`).
     """
     check_alternative(alternative)
     check_choice("ties", ties, ("split", "drop"))
@@ -179,8 +192,10 @@ def sign_test(x, y, *, alternative: str = "two-sided", ties: str = "split",
         wins += n_ties // 2
         losses += n_ties // 2
     n = wins + losses
+    effect = {"effect_size": float((np.sum(x > y) - np.sum(x < y)) / x.size),
+              "effect_size_name": "matched-pairs dominance (wins - losses) / pairs"}
     if n == 0:
-        return TestResult(0.0, 1.0, name, alternative, n=0, note="no informative pairs (all ties): p = 1")
+        return TestResult(0.0, 1.0, name, alternative, n=0, note="no informative pairs (all ties): p = 1", **effect)
     p = float(stats.binomtest(wins, n, 0.5, alternative=alternative).pvalue)
     return TestResult(float(wins), p, name, alternative, n=n, estimate=wins / n,
-                      note=f"{n_ties} tie(s)" if n_ties else "")
+                      note=f"{n_ties} tie(s)" if n_ties else "", **effect)

@@ -58,32 +58,58 @@ def _degenerate(mean: float, alternative: str) -> tuple[float, float, str]:
     return t, p, "zero variance of the differences with a non-zero mean: p = 0 (or 1 in the opposite direction)"
 
 
-def _t_from(d: np.ndarray, var_factor: float, df: float, alternative: str, name: str) -> TestResult:
+def _check_confidence(confidence) -> float:
+    try:
+        c = float(confidence)
+    except (TypeError, ValueError):
+        raise InputError(f"confidence must be a number in (0, 1); got {confidence!r}") from None
+    if not 0.0 < c < 1.0:
+        raise InputError(f"confidence must lie strictly between 0 and 1; got {confidence!r}")
+    return c
+
+
+def _t_from(d: np.ndarray, var_factor: float, df: float, alternative: str, name: str, *,
+            confidence: float = 0.95, cohen: bool = False) -> TestResult:
+    """t test of mean(d) with variance ``var_factor * var(d)``, plus the matching two-sided CI of the mean."""
+    c = _check_confidence(confidence)
     mean = float(d.mean())
     var = float(d.var(ddof=1))
+    ci_name = f"{c:.0%} t interval of the mean difference" + ("" if var_factor == 1.0 / d.size else
+                                                              " (corrected variance)")
+    extra = {"effect_size_name": "Cohen's d_z (mean / sd of the differences)" if cohen else "",
+             "ci_method": ci_name}
     if var <= 1e-300 or np.ptp(d) == 0:
         t, p, note = _degenerate(mean, alternative)
-        return TestResult(t, p, name, alternative, df=df, n=int(d.size), estimate=mean, note=note)
-    t = mean / math.sqrt(var_factor * var)
-    return TestResult(t, t_pvalue(t, df, alternative), name, alternative, df=df, n=int(d.size), estimate=mean)
+        dz = float("nan") if not cohen else (0.0 if mean == 0 else math.copysign(math.inf, mean))
+        return TestResult(t, p, name, alternative, df=df, n=int(d.size), estimate=mean, note=note,
+                          effect_size=dz, ci_low=mean, ci_high=mean, **extra)
+    se = math.sqrt(var_factor * var)
+    t = mean / se
+    half = float(stats.t.ppf((1.0 + c) / 2.0, df)) * se
+    return TestResult(t, t_pvalue(t, df, alternative), name, alternative, df=df, n=int(d.size), estimate=mean,
+                      effect_size=mean / math.sqrt(var) if cohen else float("nan"),
+                      ci_low=mean - half, ci_high=mean + half, **extra)
 
 
-def paired_t(x, y, *, alternative: str = "two-sided", nan_policy: str = "propagate") -> TestResult:
+def paired_t(x, y, *, alternative: str = "two-sided", nan_policy: str = "propagate",
+             confidence: float = 0.95) -> TestResult:
     """Ordinary paired t test (``scipy.stats.ttest_rel``): ``t = dbar / sqrt(var(d) / n)``, df = n - 1.
 
     Too liberal for overlapping training sets (resampling, CV): use
     :func:`corrected_resampled_t` or :func:`corrected_repeated_kfold_t` there.
+    The result carries Cohen's ``d_z = dbar / sd(d)`` and the ``confidence`` t
+    interval of the mean difference (``ttest_rel(...).confidence_interval``).
     """
     check_alternative(alternative)
     x, y, nan = paired_arrays(x, y, nan_policy=nan_policy)
     if nan:
         return TestResult(np.nan, np.nan, "paired t", alternative, n=int(x.size))
     d = x - y
-    return _t_from(d, 1.0 / d.size, d.size - 1, alternative, "paired t")
+    return _t_from(d, 1.0 / d.size, d.size - 1, alternative, "paired t", confidence=confidence, cohen=True)
 
 
 def corrected_resampled_t(x, y, *, test_train_ratio: float, alternative: str = "two-sided",
-                          nan_policy: str = "propagate") -> TestResult:
+                          nan_policy: str = "propagate", confidence: float = 0.95) -> TestResult:
     """Corrected resampled t test (Nadeau and Bengio 2003; Weka Experimenter).
 
     ``t = dbar / sqrt((1/J + n_test/n_train) var(d))`` with df = J - 1 over J
@@ -97,6 +123,9 @@ def corrected_resampled_t(x, y, *, test_train_ratio: float, alternative: str = "
         ``n_test / n_train`` of one split (> 0).  For LCDB's splits (test 10 %
         of the data, training on up to 90 % of the remaining 90 %) it is
         ``0.1 / 0.81``; see :data:`algorank.recommender.multitest.LCDB_TEST_TRAIN_RATIO`.
+    confidence : float
+        Level of the interval of the mean difference in the result, built with the
+        same corrected variance: ``dbar +- t_{(1+c)/2, J-1} sqrt((1/J + ratio) var(d))``.
     """
     check_alternative(alternative)
     try:
@@ -110,11 +139,11 @@ def corrected_resampled_t(x, y, *, test_train_ratio: float, alternative: str = "
     if nan:
         return TestResult(np.nan, np.nan, name, alternative, n=int(x.size))
     d = x - y
-    return _t_from(d, 1.0 / d.size + ratio, d.size - 1, alternative, name)
+    return _t_from(d, 1.0 / d.size + ratio, d.size - 1, alternative, name, confidence=confidence)
 
 
 def corrected_repeated_kfold_t(x, y, *, n_folds: int, alternative: str = "two-sided",
-                               nan_policy: str = "propagate") -> TestResult:
+                               nan_policy: str = "propagate", confidence: float = 0.95) -> TestResult:
     """Corrected repeated k-fold cv t test (Bouckaert and Frank 2004).
 
     The corrected resampled t test with ``J = r * k`` fold results and
@@ -133,9 +162,10 @@ def corrected_repeated_kfold_t(x, y, *, n_folds: int, alternative: str = "two-si
     if xs.size % int(n_folds):
         raise InputError(f"x must hold r * n_folds values (complete repetitions); got {xs.size} with n_folds = {n_folds}")
     res = corrected_resampled_t(x, y, test_train_ratio=1.0 / (int(n_folds) - 1), alternative=alternative,
-                                nan_policy=nan_policy)
-    return TestResult(res.statistic, res.pvalue, f"corrected repeated {n_folds}-fold cv t", res.alternative,
-                      res.df, res.n, res.estimate, res.note)
+                                nan_policy=nan_policy, confidence=confidence)
+    from dataclasses import replace
+
+    return replace(res, method=f"corrected repeated {n_folds}-fold cv t")
 
 
 def _five_by_two(x, y) -> np.ndarray:
@@ -231,6 +261,18 @@ def mcnemar_from_counts(b: int, c: int, *, exact: bool | str = "auto", correctio
         False), 1 df.
     alternative : {"two-sided", "less", "greater"}
         ``"greater"``: x is more accurate.  The chi-square version is two-sided only.
+
+    Notes
+    -----
+    Continuity correction convention (``correction=True``): the statistic is
+    ``max(|b - c| - 1, 0)^2 / (b + c)``, so ``b == c`` gives ``chi2 = 0`` and
+    ``p = 1`` (no evidence of a difference, and the correction never makes the
+    statistic negative or positive out of nothing).  ``statsmodels``'
+    ``mcnemar(..., exact=False, correction=True)`` computes ``(|b - c| - 1)^2 /
+    (b + c)`` without the ``max``, which for ``b == c`` gives ``1 / (b + c)``
+    (e.g. b = c = 13: 0.0385, p = 0.845; b = c = 1 would be exact here).  The two
+    agree whenever ``b != c``.  We keep ours: the corrected ``|b - c|`` is a
+    distance and cannot fall below 0.
     """
     check_alternative(alternative)
     check_choice("exact", exact, (True, False, "auto"))
