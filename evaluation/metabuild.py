@@ -599,6 +599,15 @@ def _test_child(conn, recipe, X, y, splits, random_state, kwargs) -> None:
     conn.close()
 
 
+def _preload_self(ctx) -> None:
+    """Add this module to the forkserver's preload list (effective if the server has not started yet), so that
+    children neither import it per test nor read a version edited on disk after the build started."""
+    from .evaluator import _PRELOAD
+
+    if __name__ not in _PRELOAD:
+        ctx.set_forkserver_preload(list(_PRELOAD) + [__name__])
+
+
 def _run_test(recipe, X, y, splits, *, n_classes: int, nominal: tuple, random_state: int,
               cap: float | None) -> list:
     """The fold records of one learner's test (see "Time cap and timing" in the module docstring)."""
@@ -610,6 +619,7 @@ def _run_test(recipe, X, y, splits, *, n_classes: int, nominal: tuple, random_st
         return [evaluate_fold(recipe, X, y, s, random_state=_fold_seed(random_state, s.repeat, s.fold), **kwargs)
                 for s in splits]
     ctx = _deadline_context()
+    _preload_self(ctx)
     receive, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_test_child, args=(send, recipe, X, y, splits, random_state, kwargs), daemon=True)
     proc.start()
