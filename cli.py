@@ -3,8 +3,8 @@
 No logic lives here.  Every subcommand parses its arguments, calls one library
 function, and renders the result: a readable table by default, exactly one JSON
 object with ``--json``, files under ``--out``.  Only algorank's own exceptions
-are caught: :class:`~metadata.errors.InputError` (a user mistake) prints one
-line ``error: ...`` and exits 2; any other :class:`~metadata.errors.AlgorankError`
+are caught: :class:`~algorank.metadata.errors.InputError` (a user mistake) prints one
+line ``error: ...`` and exits 2; any other :class:`~algorank.metadata.errors.AlgorankError`
 exits 1.
 """
 
@@ -15,8 +15,8 @@ import logging
 import sys
 from typing import Callable, Sequence
 
-from metadata.errors import AlgorankError, InputError
-from metadata.io import json_dumps
+from algorank.metadata.errors import AlgorankError, InputError
+from algorank.metadata.io import json_dumps
 
 __all__ = ["main", "build_parser"]
 
@@ -80,7 +80,7 @@ def _time_model(args, meta):
     """(arrays-or-meta for the sweep, TimeModel or None, time kind, words) from the --time-model flags."""
     if args.time_model == "fit":
         return meta, None, "fit_time", "recorded fit times"
-    from evaluation.live_time import live_arrays
+    from algorank.evaluation.meta.time_model import live_arrays
 
     arrays, model, kind = live_arrays(meta, folds=args.cv, overhead=args.time_overhead)
     words = "live tests, " + model.describe(kind)
@@ -91,7 +91,7 @@ def _save_figure(ax, target) -> str:
     """Save ``ax``'s figure to ``target`` atomically (PNG), close it, return the path."""
     import matplotlib.pyplot as plt
 
-    from metadata.io import atomic_path
+    from algorank.metadata.io import atomic_path
 
     with atomic_path(target) as tmp:
         ax.figure.savefig(tmp, dpi=150, bbox_inches="tight")
@@ -100,7 +100,7 @@ def _save_figure(ax, target) -> str:
 
 
 def _load_meta(args):
-    from metadata.snapshot import load_meta
+    from algorank.metadata.snapshot import load_meta
 
     return load_meta(args.meta, default=getattr(args, "meta_default", "lcdb"))
 
@@ -146,7 +146,7 @@ def _add_snapshot(sub) -> None:
 
 
 def _run_snapshot_build(args) -> None:
-    from metadata.snapshot import build_snapshot
+    from algorank.metadata.snapshot import build_snapshot
 
     record = build_snapshot(args.out, lcdb_dir=args.lcdb_dir)
     if args.json:
@@ -184,8 +184,8 @@ def _add_pull(sub) -> None:
 
 
 def _run_pull(args) -> None:
-    from metadata.openml_http import DEFAULT_SERVER, RetryPolicy
-    from metadata.openml_pull import pull_openml
+    from algorank.metadata.openml_http import DEFAULT_SERVER, RetryPolicy
+    from algorank.metadata.openml_pull import pull_openml
 
     suite = int(args.suite) if args.suite is not None and args.suite.isdigit() else args.suite
     result = pull_openml(
@@ -243,7 +243,7 @@ def _add_multitest(sub) -> None:
 def _run_multitest(args) -> None:
     from pathlib import Path
 
-    from recommender.multitest import multi2test
+    from algorank.recommender.multitest import multi2test
 
     learners = None
     if args.learners:
@@ -257,7 +257,7 @@ def _run_multitest(args) -> None:
         import matplotlib
 
         matplotlib.use("Agg")
-        from evaluation.cd_plot import plot_cd
+        from algorank.evaluation.stats.cd_plot import plot_cd
 
         written.append(_save_figure(plot_cd(res, label_formatter=_safe_short), Path(args.out) / "cd_diagram.png"))
     d = res.to_dict()
@@ -291,7 +291,7 @@ def _run_multitest(args) -> None:
 
 
 def _safe_short(learner_id: str) -> str:
-    from metadata.learners import short_name
+    from algorank.metadata.learners import short_name
 
     try:
         return short_name(learner_id)
@@ -312,7 +312,7 @@ def _add_rank(sub) -> None:
 
 
 def _run_rank(args) -> None:
-    from recommender.registry import make_ar
+    from algorank.recommender.registry import make_ar
 
     meta = _load_meta(args)
     if args.exclude_dataset:
@@ -345,8 +345,8 @@ def _add_benchmark(sub) -> None:
 def _run_benchmark(args) -> None:
     from pathlib import Path
 
-    from evaluation.benchmark import benchmark_strategies
-    from recommender.registry import parse_strategy
+    from algorank.evaluation.meta.benchmark import benchmark_strategies
+    from algorank.recommender.registry import parse_strategy
 
     strategies = [parse_strategy(s, random_state=args.seed) for s in args.strategy]
     meta = _load_meta(args)
@@ -358,8 +358,8 @@ def _run_benchmark(args) -> None:
         import matplotlib
 
         matplotlib.use("Agg")
-        from evaluation.plots import plot_loss_by_tests, plot_loss_time
-        from metadata.io import atomic_path
+        from algorank.evaluation.meta.plots import plot_loss_by_tests, plot_loss_time
+        from algorank.metadata.io import atomic_path
 
         out = Path(args.out)
         target = out / "per_dataset.csv"
@@ -411,9 +411,9 @@ def _add_tune_p(sub) -> None:
 def _run_tune_p(args) -> None:
     from pathlib import Path
 
-    from evaluation.benchmark import PAPER_P_GRID, p_sweep, tune_p_nested
-    from recommender.average_ranking import format_p
-    from recommender.registry import make_ar, parse_p
+    from algorank.evaluation.meta.benchmark import PAPER_P_GRID, p_sweep, tune_p_nested
+    from algorank.recommender.average_ranking import format_p
+    from algorank.recommender.registry import make_ar, parse_p
 
     grid = PAPER_P_GRID if args.p_grid is None else [parse_p(x) for item in args.p_grid for x in item.split(",") if x.strip()]
     meta, _, _, words = _time_model(args, _load_meta(args))
@@ -428,8 +428,8 @@ def _run_tune_p(args) -> None:
         import matplotlib
 
         matplotlib.use("Agg")
-        from evaluation.plots import plot_loss_time, plot_mil_boxplots
-        from metadata.io import atomic_path
+        from algorank.evaluation.meta.plots import plot_loss_time, plot_mil_boxplots
+        from algorank.metadata.io import atomic_path
 
         out = Path(args.out)
         target = out / "p_sweep.csv"
@@ -489,9 +489,9 @@ def _add_evaluate(sub) -> None:
 
 
 def _run_evaluate(args) -> None:
-    from evaluation.datasets import load_dataset
-    from evaluation.evaluator import Evaluator, default_store_path, parse_repeats, write_runs
-    from metadata.learners import learner_ids
+    from algorank.evaluation.cv.datasets import load_dataset
+    from algorank.evaluation.cv.evaluator import Evaluator, default_store_path, parse_repeats, write_runs
+    from algorank.metadata.learners import learner_ids
 
     repeats, stop = parse_repeats(args.repeats, args.stop)
     store = None if args.no_store else (args.store or default_store_path())
@@ -510,7 +510,7 @@ def _run_evaluate(args) -> None:
         d["written"] = written
         _emit_json(d)
         return
-    from metadata.learners import short_name
+    from algorank.metadata.learners import short_name
 
     s = result.summary
     lines = [f"{dataset.name}: {dataset.meta_features['n_instances']} rows, {dataset.meta_features['n_features']} "
@@ -555,7 +555,7 @@ def _add_build_meta(sub) -> None:
 
 
 def _run_build_meta(args) -> None:
-    from evaluation import metabuild
+    from algorank.evaluation import metabuild
 
     if not args.quiet:  # one log line per finished dataset (the build runs for hours, often under nohup)
         logging.getLogger(metabuild.__name__).setLevel(logging.INFO)
@@ -627,8 +627,8 @@ def _fmt_acc(a: float) -> str:
 
 
 def _run_recommend(args) -> None:
-    from recommender.recommend import DEFAULT_STRATEGY, recommend
-    from metadata.learners import short_name
+    from algorank.recommender.live.recommend import DEFAULT_STRATEGY, recommend
+    from algorank.metadata.learners import short_name
 
     talk = not args.quiet
     plan_text: list[str] = []
@@ -673,8 +673,8 @@ def _run_recommend(args) -> None:
         import matplotlib
 
         matplotlib.use("Agg")
-        from evaluation.recommend_plot import plot_recommendation
-        from metadata.io import atomic_path
+        from algorank.recommender.live.plot import plot_recommendation
+        from algorank.metadata.io import atomic_path
 
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Build a :class:`~metadata.dataset.MetaDataset` from the ``lcdb`` package (LCDB).
+"""Build a :class:`~algorank.metadata.dataset.MetaDataset` from the ``lcdb`` package (LCDB).
 
 LCDB (Mohr, Viering, Loog, van Rijn; "LCDB 1.0: An extensive learning curves
 database for classification tasks", ECML-PKDD 2022) holds learning curves of 20

@@ -1,4 +1,4 @@
-"""Map OpenML flow names to runnable learner ids of :mod:`metadata.learners`.
+"""Map OpenML flow names to runnable learner ids of :mod:`algorank.metadata.learners`.
 
 An OpenML flow is an estimator *class* (its hyperparameters live in setups), named
 like ``sklearn.ensemble.forest.RandomForestClassifier(1)`` - import path at upload

@@ -16,7 +16,7 @@ loop off (one attempt per call) and wrap every call in :func:`call_with_retries`
   error with a code >= 1000, or an answer ``openml`` cannot parse;
 * other OpenML errors (a bad filter, an unknown suite) are raised at once;
 * when the server was never reached (every attempt was a connection error),
-  :class:`OpenMLUnreachable`, an :class:`~metadata.errors.InputError` naming
+  :class:`OpenMLUnreachable`, an :class:`~algorank.metadata.errors.InputError` naming
   the server and suggesting ``--offline``, is raised.  With the default
   policy this takes about 7-11 s.
 """

@@ -1,10 +1,10 @@
-"""Build a :class:`~metadata.dataset.MetaDataset` from prior runs on OpenML.
+"""Build a :class:`~algorank.metadata.dataset.MetaDataset` from prior runs on OpenML.
 
 :func:`pull_openml` goes through the real ``openml`` package
 (``openml.study.get_suite``, ``openml.tasks.list_tasks``,
 ``openml.evaluations.list_evaluations``), page by page, caching each page as it
-arrives (:mod:`metadata.openml_cache`) and retrying transient failures
-(:mod:`metadata.openml_http`).  A rerun after an interruption fetches only the
+arrives (:mod:`algorank.metadata.openml_cache`) and retrying transient failures
+(:mod:`algorank.metadata.openml_http`).  A rerun after an interruption fetches only the
 pages it lacks; ``offline=True`` reads the cache only and names what is missing.
 
 What is fetched, in order
@@ -44,7 +44,7 @@ Rules
 * Two tasks on one dataset would break the pairing of (dataset, repeat, fold):
   the task with most learners covered is kept (ties: lower task id), the others
   are dropped and reported.
-* Learner ids: :func:`metadata.openml_flows.flow_to_learner` for scikit-learn
+* Learner ids: :func:`algorank.metadata.openml_flows.flow_to_learner` for scikit-learn
   flows, else the full flow name.
 """
 
@@ -401,7 +401,7 @@ def pull_openml(
     runtime_measure : str
         ``"auto"`` (the fallback chain), ``"none"`` or one of :data:`RUNTIME_MEASURES`.
     cache_dir : path-like, optional
-        Page cache (default :func:`metadata.openml_cache.default_cache_dir`).
+        Page cache (default :func:`algorank.metadata.openml_cache.default_cache_dir`).
     offline : bool
         Read the cache only; raise :class:`OfflineCacheMiss` naming every missing page.
     server : str
@@ -423,9 +423,9 @@ def pull_openml(
     Raises
     ------
     InputError
-        Bad arguments, an unreachable server (:class:`~metadata.openml_http.OpenMLUnreachable`),
+        Bad arguments, an unreachable server (:class:`~algorank.metadata.openml_http.OpenMLUnreachable`),
         missing cache pages offline, or a pull that yields no usable run.
-    metadata.openml_http.OpenMLRequestError
+    algorank.metadata.openml_http.OpenMLRequestError
         OpenML rejected a request or kept failing.
     """
     tasks = [int(t) for t in tasks] if tasks else None

@@ -20,7 +20,7 @@ JSON record of its SHA-256 checksum and basic counts next to it:
     limit) with a 120 s cap per test, timeouts kept as lower bounds, meta-features
     and a machine-speed calibration per dataset.  Built per dataset into
     ``metadata/data/broad/`` by ``algorank build-meta`` (resumable) and assembled
-    by ``algorank build-meta --assemble`` (:mod:`evaluation.metabuild`).
+    by ``algorank build-meta --assemble`` (:mod:`algorank.evaluation.cv.metabuild`).
 
 Each name is accepted wherever a meta-data path is (``--meta uci``).
 """

@@ -23,8 +23,8 @@ import math
 
 import numpy as np
 
-from evaluation.benchmark import PAPER_P_GRID
-from metadata.errors import InputError
+from algorank.evaluation.meta.benchmark import PAPER_P_GRID
+from algorank.metadata.errors import InputError
 
 __all__ = ["TIME_FLOOR", "PAPER_P_GRID", "check_p", "clip_time", "a3r", "a3r_prime"]
 

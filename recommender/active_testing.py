@@ -45,12 +45,12 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from evaluation.environments import MetaArrays, meta_arrays
-from evaluation.live_time import TimeModel
-from evaluation.trace import Observation
-from metadata.errors import InputError
-from recommender.a3r import TIME_FLOOR, check_p
-from recommender.average_ranking import AverageRanking, format_p
+from algorank.evaluation.meta.environments import MetaArrays, meta_arrays
+from algorank.evaluation.meta.time_model import TimeModel
+from algorank.evaluation.meta.trace import Observation
+from algorank.metadata.errors import InputError
+from algorank.recommender.a3r import TIME_FLOOR, check_p
+from algorank.recommender.average_ranking import AverageRanking, format_p
 
 __all__ = ["ActiveTesting", "ActiveTestingPolicy", "SIM_MODES", "pairwise_similarity", "estimated_gain", "from_spec"]
 
@@ -251,15 +251,15 @@ class ActiveTesting:
         Exponent of the pairwise similarity (only with ``sim="tested"``).
     min_time : float
         Floor (seconds) applied to times before ratios and powers (default
-        :data:`recommender.a3r.TIME_FLOOR`, as in AR-A3R).
+        :data:`algorank.recommender.a3r.TIME_FLOOR`, as in AR-A3R).
     min_accuracy : float
         Floor applied to accuracies before ratios.
     metric, time_kind : str
-        Meta-data columns used (as in :class:`~recommender.average_ranking.AverageRanking`).
+        Meta-data columns used (as in :class:`~algorank.recommender.average_ranking.AverageRanking`).
     time_overhead, time_scale : float
         Live time model ``T = time_scale * t + time_overhead`` applied to the meta-data
         times before the ranking and the gains (defaults: the recorded times; see
-        :mod:`evaluation.live_time`).
+        :mod:`algorank.evaluation.meta.time_model`).
     """
 
     def __init__(
@@ -312,7 +312,7 @@ class ActiveTesting:
     def fit(self, meta) -> "ActiveTesting":
         """Read the accuracy and time matrices and the AR-A3R order from ``meta``.
 
-        ``meta`` is a MetaDataset or a :class:`~evaluation.environments.MetaArrays`.
+        ``meta`` is a MetaDataset or a :class:`~algorank.evaluation.meta.environments.MetaArrays`.
         """
         arrays = meta if isinstance(meta, MetaArrays) else meta_arrays(meta, metric=self.metric,
                                                                           time_kind=self.time_kind)
@@ -342,7 +342,7 @@ class ActiveTesting:
 
         Row ``d`` is the sequence active testing follows on dataset ``d`` when fitted on
         ``train`` minus ``d``, simulated with ``d``'s own results; learners without a
-        result on ``d`` are skipped exactly as :class:`~evaluation.environments.SkipUnavailable`
+        result on ``d`` are skipped exactly as :class:`~algorank.evaluation.meta.environments.SkipUnavailable`
         does (the policy sees them as failed tests).  Same sequences as refitting per dataset.
         """
         n, k = arrays.shape
@@ -395,7 +395,7 @@ class ActiveTesting:
 
 def from_spec(params: dict, random_state=None) -> ActiveTesting:
     """Registry factory for ``at:p=1/64,sim=none|tested[,sharpness=S][,overhead=O,scale=S]`` (pops what it uses)."""
-    from recommender.registry import parse_p, pop_number, pop_time_model
+    from algorank.recommender.registry import parse_p, pop_number, pop_time_model
 
     p = parse_p(params.pop("p", "1/64"))
     sim = params.pop("sim", "none")

@@ -22,10 +22,10 @@ Live time model
 ---------------
 ``time_overhead`` and ``time_scale`` (keyword-only, defaults 0 and 1 = the recorded
 time) turn each meta-data time ``t`` into the time of a live test before A3R:
-``T = time_scale * t + time_overhead`` (see :mod:`evaluation.live_time`; for a live
+``T = time_scale * t + time_overhead`` (see :mod:`algorank.evaluation.meta.time_model`; for a live
 5-fold test ``time_scale = 5`` and ``time_overhead`` the calibrated per-test cost).
 Do not combine them with meta-data whose times were already transformed
-(:meth:`evaluation.live_time.TimeModel.arrays`): that would count the overhead twice.
+(:meth:`algorank.evaluation.meta.time_model.TimeModel.arrays`): that would count the overhead twice.
 
 Exactness
 ---------
@@ -43,12 +43,12 @@ from typing import Mapping
 
 import numpy as np
 
-from evaluation.environments import MetaArrays, meta_arrays
-from evaluation.live_time import TimeModel
-from evaluation.loss_time import rank_rows
-from metadata.errors import InputError
-from recommender.a3r import TIME_FLOOR, a3r_prime, check_p
-from recommender.base import OrderPolicy
+from algorank.evaluation.meta.environments import MetaArrays, meta_arrays
+from algorank.evaluation.meta.time_model import TimeModel
+from algorank.evaluation.meta.loss_time import rank_rows
+from algorank.metadata.errors import InputError
+from algorank.recommender.a3r import TIME_FLOOR, a3r_prime, check_p
+from algorank.recommender.base import OrderPolicy
 
 __all__ = ["AverageRanking", "RANK_UNITS", "rescaled_rank_units", "format_p"]
 

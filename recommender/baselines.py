@@ -39,10 +39,10 @@ from typing import Mapping
 
 import numpy as np
 
-from evaluation.environments import MetaArrays, meta_arrays
-from evaluation.loss_time import check_window
-from metadata.errors import InputError
-from recommender.base import OrderPolicy
+from algorank.evaluation.meta.environments import MetaArrays, meta_arrays
+from algorank.evaluation.meta.loss_time import check_window
+from algorank.metadata.errors import InputError
+from algorank.recommender.base import OrderPolicy
 
 __all__ = ["RandomOrder", "Fastest", "BestAccuracy", "Oracle", "oracle_order"]
 

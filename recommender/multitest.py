@@ -45,13 +45,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from evaluation.stats import POSTHOC_METHODS, friedman, holm_adjust, posthoc
-from evaluation.stats._validate import check_alpha, check_choice
-from metadata.dataset import COST_KINDS
-from metadata.errors import InputError
-from metadata.learners import short_name
+from algorank.evaluation.stats import POSTHOC_METHODS, friedman, holm_adjust, posthoc
+from algorank.evaluation.stats._validate import check_alpha, check_choice
+from algorank.metadata.dataset import COST_KINDS
+from algorank.metadata.errors import InputError
+from algorank.metadata.learners import short_name
 
-from .base import OrderPolicy
+from algorank.recommender.base import OrderPolicy
 
 __all__ = [
     "LCDB_TEST_TRAIN_RATIO",
@@ -234,7 +234,7 @@ def _one_sided_pvalues(scores: np.ndarray, pairs_costly_cheap: np.ndarray, test:
                        test_train_ratio: float | None, n_folds: int | None) -> np.ndarray:
     """p-values of ``H0: score_costly <= score_cheap`` (alternative: costly higher), vectorised.
 
-    Uses exactly the formulas of :mod:`evaluation.stats.pairwise` (checked in the tests).
+    Uses exactly the formulas of :mod:`algorank.evaluation.stats.pairwise` (checked in the tests).
     """
     hi, lo = pairs_costly_cheap[:, 0], pairs_costly_cheap[:, 1]
     d = scores[hi] - scores[lo]  # (m, n)
@@ -801,7 +801,7 @@ def multi2test_factory(params: dict, random_state=None) -> Multi2Test:
     cost = params.pop("cost", "fit_time")
     if "+" in cost:
         cost = cost.replace("+", ",")
-    from recommender.registry import pop_number
+    from algorank.recommender.registry import pop_number
 
     alpha = pop_number(params, "alpha", 0.05, strategy="multi2test", rule="a number in (0, 1)")
     ratio = pop_number(params, "ratio", None, strategy="multi2test", rule="a positive number")

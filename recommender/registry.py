@@ -18,13 +18,13 @@ from typing import Callable
 
 import numpy as np
 
-from metadata.errors import InputError
-from recommender.a3r import check_p
-from recommender.average_ranking import AverageRanking
-from recommender.baselines import BestAccuracy, Fastest, Oracle, RandomOrder
-from recommender.active_testing import from_spec as active_testing_from_spec
-from recommender.similarity import from_spec as loss_time_from_spec
-from recommender.multitest import multi2test_factory
+from algorank.metadata.errors import InputError
+from algorank.recommender.a3r import check_p
+from algorank.recommender.average_ranking import AverageRanking
+from algorank.recommender.baselines import BestAccuracy, Fastest, Oracle, RandomOrder
+from algorank.recommender.active_testing import from_spec as active_testing_from_spec
+from algorank.recommender.similarity import from_spec as loss_time_from_spec
+from algorank.recommender.multitest import multi2test_factory
 
 __all__ = ["STRATEGIES", "parse_p", "parse_strategy", "make_ar", "pop_number", "pop_time_model", "TIME_MODEL_KEYS"]
 

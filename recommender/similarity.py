@@ -43,12 +43,12 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from evaluation.environments import MetaArrays, meta_arrays
-from evaluation.live_time import TimeModel
-from metadata.errors import InputError
-from recommender.a3r import TIME_FLOOR
-from recommender.average_ranking import AverageRanking, format_p
-from recommender.base import OrderPolicy
+from algorank.evaluation.meta.environments import MetaArrays, meta_arrays
+from algorank.evaluation.meta.time_model import TimeModel
+from algorank.metadata.errors import InputError
+from algorank.recommender.a3r import TIME_FLOOR
+from algorank.recommender.average_ranking import AverageRanking, format_p
+from algorank.recommender.base import OrderPolicy
 
 __all__ = ["LossTimeOrder", "META_FEATURES", "meta_feature_matrix", "similarity_weights", "feature_center_scale",
            "batch_mil", "rollout_order", "DEFAULT_H_GRID", "from_spec"]
@@ -189,7 +189,7 @@ class LossTimeOrder:
         Seed of the inner draw.
     time_overhead, time_scale : float
         Live time model ``T = time_scale * t + time_overhead`` applied to the meta-data
-        times before anything else (defaults: the recorded times; see :mod:`evaluation.live_time`).
+        times before anything else (defaults: the recorded times; see :mod:`algorank.evaluation.meta.time_model`).
     """
 
     needs_window = True
@@ -333,7 +333,7 @@ class LossTimeOrder:
 
 def from_spec(params: dict, random_state=None) -> LossTimeOrder:
     """Registry factory for ``lt:h=inf|<number>|auto,p=1/16,passes=2,inner=40[,overhead=O,scale=S]``."""
-    from recommender.registry import parse_p, pop_number, pop_time_model
+    from algorank.recommender.registry import parse_p, pop_number, pop_time_model
 
     h = params.pop("h", "inf")
     p = parse_p(params.pop("p", "1/16"))

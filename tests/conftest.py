@@ -37,6 +37,6 @@ def shared_dir() -> Path:
 @pytest.fixture(scope="session")
 def snapshot():
     """The embedded LCDB snapshot (read-only)."""
-    from metadata.snapshot import load_snapshot
+    from algorank.metadata.snapshot import load_snapshot
 
     return load_snapshot()

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import rankdata
 
-from evaluation.loss_time import rank_rows
-from metadata.errors import InputError
-from recommender.a3r import PAPER_P_GRID, TIME_FLOOR, a3r, a3r_prime, check_p, clip_time
-from recommender.registry import parse_p
+from algorank.evaluation.meta.loss_time import rank_rows
+from algorank.metadata.errors import InputError
+from algorank.recommender.a3r import PAPER_P_GRID, TIME_FLOOR, a3r, a3r_prime, check_p, clip_time
+from algorank.recommender.registry import parse_p
 
 
 def test_a3r_hand_values():

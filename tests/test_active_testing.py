@@ -4,12 +4,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation.benchmark import leave_one_dataset_out
-from evaluation.trace import Observation
-from metadata.dataset import MetaDataset
-from metadata.errors import InputError
-from recommender.active_testing import ActiveTesting, estimated_gain, pairwise_similarity
-from recommender.registry import parse_strategy
+from algorank.evaluation.meta.benchmark import leave_one_dataset_out
+from algorank.evaluation.meta.trace import Observation
+from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.errors import InputError
+from algorank.recommender.active_testing import ActiveTesting, estimated_gain, pairwise_similarity
+from algorank.recommender.registry import parse_strategy
 
 
 def _meta(acc, sec, learners=("A", "B", "C")):

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy.stats import ks_2samp
 
-from evaluation.adaptive import (KSConvergence, RankConvergence, make_rule, ks_odd_even, reproducibility,
+from algorank.evaluation.cv.stopping import (KSConvergence, RankConvergence, make_rule, ks_odd_even, reproducibility,
                                  running_mean_rho)
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 
 def test_reproducibility_hand_cases():
@@ -76,8 +76,8 @@ def test_min_max_and_fixed():
 
 def test_stable_learners_stop_before_unstable_ones_on_real_data(shared_dir):
     """Raeder: at the same threshold naive Bayes / LDA converge in fewer repetitions than a tree / kNN."""
-    from evaluation.datasets import load_dataset
-    from evaluation.evaluator import Evaluator
+    from algorank.evaluation.cv.datasets import load_dataset
+    from algorank.evaluation.cv.evaluator import Evaluator
 
     ev = Evaluator(cv=5, stop="rank", threshold=1 - 1e-4, max_repeats=30, random_state=0, progress=False)
     stable = ["sklearn.naive_bayes.GaussianNB", "lda"]

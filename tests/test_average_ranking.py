@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation.environments import meta_arrays
-from metadata.dataset import MetaDataset
-from metadata.errors import InputError
-from recommender.average_ranking import RANK_UNITS, AverageRanking, format_p, rescaled_rank_units
+from algorank.evaluation.meta.environments import meta_arrays
+from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.errors import InputError
+from algorank.recommender.average_ranking import RANK_UNITS, AverageRanking, format_p, rescaled_rank_units
 
 
 def make_meta(cells, majority=None):

@@ -7,8 +7,8 @@ import json
 import pandas as pd
 import pytest
 
-import cli
-from metadata.dataset import MetaDataset
+from algorank import cli
+from algorank.metadata.dataset import MetaDataset
 
 
 def _run(capsys, *argv):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import cli
+from algorank import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from cli import main
-from metadata.dataset import MetaDataset
+from algorank.metadata.dataset import MetaDataset
 
 EIGHT = "knn,svc-rbf,logreg,random-forest,decision-tree,lda,qda,mlp"
 

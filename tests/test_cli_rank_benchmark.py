@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import cli
-from metadata.dataset import MetaDataset
+from algorank import cli
+from algorank.metadata.dataset import MetaDataset
 
 
 def _run(capsys, *argv):
@@ -97,10 +97,10 @@ def test_tune_p_json(capsys, small_meta):
 
 
 def test_live_time_model_flags(capsys, small_meta):
-    from evaluation.benchmark import p_sweep
-    from evaluation.live_time import TimeModel
-    from evaluation.environments import meta_arrays
-    from recommender.registry import make_ar
+    from algorank.evaluation.meta.benchmark import p_sweep
+    from algorank.evaluation.meta.time_model import TimeModel
+    from algorank.evaluation.meta.environments import meta_arrays
+    from algorank.recommender.registry import make_ar
 
     code, out, err = _run(capsys, "tune-p", "--meta", str(small_meta), "--p-grid", "1/4", "0", "--json",
                           "--time-model", "live", "--cv", "3", "--time-overhead", "0.5")
@@ -115,7 +115,7 @@ def test_live_time_model_flags(capsys, small_meta):
     code, out, err = _run(capsys, "benchmark", "--meta", str(small_meta), "--strategy", "ar:p=1/4",
                           "--strategy", "lt:h=inf", "--time-model", "live")
     assert code == 0, err
-    from evaluation.live_time import LIVE_OVERHEAD
+    from algorank.evaluation.meta.time_model import LIVE_OVERHEAD
 
     assert f"(live tests, 5 x fit + {LIVE_OVERHEAD:g} s)" in out
     code, out, err = _run(capsys, "tune-p", "--meta", str(small_meta), "--time-model", "live", "--time-overhead", "-1")

@@ -5,8 +5,8 @@ import json
 import pandas as pd
 import pytest
 
-import cli
-from metadata.dataset import MetaDataset
+from algorank import cli
+from algorank.metadata.dataset import MetaDataset
 
 LEARNERS = ["sklearn.naive_bayes.BernoulliNB", "sklearn.tree.DecisionTreeClassifier"]
 
@@ -59,9 +59,9 @@ def test_bad_input_exit_2(argv, needle, capsys, meta_file):
 
 
 def test_default_meta_is_the_evaluator_built_uci_set(capsys):
-    from evaluation.live_time import LIVE_FIXED_OVERHEAD
-    from metadata.learners import learner_ids
-    from recommender.recommend import DEFAULT_STRATEGY
+    from algorank.evaluation.meta.time_model import LIVE_FIXED_OVERHEAD
+    from algorank.metadata.learners import learner_ids
+    from algorank.recommender.live.recommend import DEFAULT_STRATEGY
 
     assert cli.main(["recommend", "sklearn:wine", "--dry-run", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)

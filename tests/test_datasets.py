@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation.datasets import load_dataset
-from evaluation.evaluator import Evaluator
-from metadata.errors import InputError
+from algorank.evaluation.cv.datasets import load_dataset
+from algorank.evaluation.cv.evaluator import Evaluator
+from algorank.metadata.errors import InputError
 
 
 def test_sklearn_iris_meta_features():
@@ -152,7 +152,7 @@ def test_every_manifest_file_evaluates_or_fails_with_one_line(shared_dir):
             assert "cannot parse ARFF" in failed[r["file"]]
         elif "no nominal class" in note:
             if r["file"] in ("statlib/confidence.arff", "statlib/lupus.arff"):
-                # exactly one nominal attribute: rule 3 of evaluation.datasets takes it (with a warning)
+                # exactly one nominal attribute: rule 3 of algorank.evaluation.cv.datasets takes it (with a warning)
                 assert outcomes[r["file"]] == "ok"
             else:
                 assert "no nominal target" in failed[r["file"]]

@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation.datasets import load_dataset
-from evaluation.evaluator import Evaluator, evaluate_fold, parse_repeats
-from evaluation.preprocessing import encode_features, resolve_learner
-from evaluation.resampling import make_resampler
-from metadata.dataset import MetaDataset
-from metadata.errors import InputError
+from algorank.evaluation.cv.datasets import load_dataset
+from algorank.evaluation.cv.evaluator import Evaluator, evaluate_fold, parse_repeats
+from algorank.evaluation.cv.preprocessing import encode_features, resolve_learner
+from algorank.evaluation.cv.resampling import make_resampler
+from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.errors import InputError
 
 MAJORITY = 'sklearn.dummy.DummyClassifier{"strategy": "most_frequent"}'
 FAIL = "helpers_estimators.FailingClassifier"

@@ -9,7 +9,7 @@ import pytest
 from sklearn.base import is_classifier
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
-from metadata import LEARNERS, InputError, estimator_from_path, learner_ids, make_estimator, short_name
+from algorank.metadata import LEARNERS, InputError, estimator_from_path, learner_ids, make_estimator, short_name
 
 
 def _tiny():

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
-from evaluation.loss_time import (
+from algorank.evaluation.meta.loss_time import (
     LossTimeCurve,
     check_window,
     loss_steps,
@@ -19,7 +19,7 @@ from evaluation.loss_time import (
     mil_rows,
     spearman_rows,
 )
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 
 def curve(acc, sec, best, baseline):

@@ -12,14 +12,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation import metabuild
-from evaluation.datasets import dataset_from_frame, load_dataset
-from evaluation.metabuild import (NEAR_COPIES, BroadDataset, assemble_broad, build_meta, calibrate_machine,
+from algorank.evaluation import metabuild
+from algorank.evaluation.cv.datasets import dataset_from_frame, load_dataset
+from algorank.evaluation.cv.metabuild import (NEAR_COPIES, BroadDataset, assemble_broad, build_meta, calibrate_machine,
                                   censor_timeouts, dataset_meta_features, evaluate_capped, rescale_times,
                                   select_datasets)
-from metadata.dataset import MetaDataset
-from metadata.errors import InputError
-from metadata.snapshot import file_sha256
+from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.errors import InputError
+from algorank.metadata.snapshot import file_sha256
 
 TREE = "sklearn.tree.DecisionTreeClassifier"
 FAST = [TREE, "sklearn.naive_bayes.GaussianNB", "sklearn.discriminant_analysis.LinearDiscriminantAnalysis"]
@@ -276,7 +276,7 @@ def test_dask_localcluster_gives_the_same_rows(tiny_items, tmp_path):
 
 # ---------------------------------------------------------------- registration and the command line
 def test_broad_is_an_embedded_name():
-    from metadata.snapshot import EMBEDDED, embedded_path, embedded_record, load_embedded
+    from algorank.metadata.snapshot import EMBEDDED, embedded_path, embedded_record, load_embedded
 
     assert EMBEDDED["broad"] == ("broad_evaluator.parquet", "broad_evaluator.json")
     if embedded_path("broad").is_file():

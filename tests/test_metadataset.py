@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metadata import InputError, MetaDataset, ValidationError
+from algorank.metadata import InputError, MetaDataset, ValidationError
 
 
 def _runs(**overrides) -> pd.DataFrame:

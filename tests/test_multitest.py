@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation.stats import (
+from algorank.evaluation.stats import (
     combined_5x2cv_t,
     corrected_repeated_kfold_t,
     corrected_resampled_t,
@@ -19,10 +19,10 @@ from evaluation.stats import (
     paired_t,
     posthoc,
 )
-from metadata.dataset import MetaDataset
-from metadata.errors import InputError
-from recommender.base import OrderPolicy
-from recommender.multitest import (
+from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.errors import InputError
+from algorank.recommender.base import OrderPolicy
+from algorank.recommender.multitest import (
     LCDB_TEST_TRAIN_RATIO,
     Multi2Test,
     MultiTest,

@@ -1,4 +1,4 @@
-"""metadata.openml_cache: checksummed, atomic page files."""
+"""algorank.metadata.openml_cache: checksummed, atomic page files."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 from hypothesis import given, settings, strategies as st
 
-from metadata.openml_cache import PageCache, request_key
+from algorank.metadata.openml_cache import PageCache, request_key
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers(-10**9, 10**9) | st.floats(allow_nan=False, allow_infinity=False)

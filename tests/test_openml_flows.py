@@ -1,11 +1,11 @@
-"""metadata.openml_flows: OpenML flow names -> runnable learner ids."""
+"""algorank.metadata.openml_flows: OpenML flow names -> runnable learner ids."""
 
 from __future__ import annotations
 
 import pytest
 
-from metadata.learners import LEARNERS
-from metadata.openml_flows import flow_to_learner, split_flow_name
+from algorank.metadata.learners import LEARNERS
+from algorank.metadata.openml_flows import flow_to_learner, split_flow_name
 
 
 @pytest.mark.parametrize("name, expected", [

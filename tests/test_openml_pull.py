@@ -1,4 +1,4 @@
-"""metadata.openml_pull through the real ``openml`` package against a loopback server of recorded XML."""
+"""algorank.metadata.openml_pull through the real ``openml`` package against a loopback server of recorded XML."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 import xmltodict
 
-from metadata.errors import InputError
-from metadata.openml_cache import PageCache
-from metadata.openml_http import OpenMLRequestError, OpenMLUnreachable, RetryPolicy
-from metadata.openml_pull import OfflineCacheMiss, pull_openml
+from algorank.metadata.errors import InputError
+from algorank.metadata.openml_cache import PageCache
+from algorank.metadata.openml_http import OpenMLRequestError, OpenMLUnreachable, RetryPolicy
+from algorank.metadata.openml_pull import OfflineCacheMiss, pull_openml
 from openml_fixture_server import FIXTURES, FixtureServer, closed_port_url
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -294,14 +294,14 @@ def test_cli_pull_json_writes_meta_and_coverage(server, tmp_path):
         {"datasets": 3, "learners": 4, "cells": 11, "with_runtime": 9, "with_folds": 10}
     saved = json.loads((tmp_path / "cc18.parquet.coverage.json").read_text())
     assert saved == report
-    from metadata.dataset import MetaDataset
+    from algorank.metadata.dataset import MetaDataset
 
     meta = MetaDataset.load(out)
     assert len(meta.runs) == 101 and meta.dataset_info("37")["source"] == "openml:37"
 
 
 def _has_command(name: str) -> bool:
-    import cli
+    from algorank import cli
 
     return any(getattr(f, "__name__", "") == f"_add_{name}" for f in cli._COMMANDS)
 

@@ -26,7 +26,7 @@ def test_packages_import_outside_the_source_tree(tmp_path):
         "import metadata, evaluation, recommender, cli, json;"
         "from metadata import load_snapshot, snapshot_path;"
         "assert 'site-packages' in metadata.__file__, metadata.__file__;"
-        "from metadata.snapshot import load_embedded;"
+        "from algorank.metadata.snapshot import load_embedded;"
         "print(json.dumps([load_snapshot().describe().to_dict(), load_embedded('uci').describe().to_dict()]))"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

@@ -6,14 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation.datasets import load_dataset
-from evaluation.live import LiveEnvironment
-from evaluation.live_time import LIVE_OVERHEAD
-from evaluation.trace import Observation
-from metadata.dataset import MetaDataset
-from metadata.errors import InputError
-from recommender.base import OrderPolicy
-from recommender.recommend import recommend
+from algorank.evaluation.cv.datasets import load_dataset
+from algorank.recommender.live.environment import LiveEnvironment
+from algorank.evaluation.meta.time_model import LIVE_OVERHEAD
+from algorank.evaluation.meta.trace import Observation
+from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.errors import InputError
+from algorank.recommender.base import OrderPolicy
+from algorank.recommender.live.recommend import recommend
 
 
 def _meta(learners):
@@ -130,7 +130,7 @@ def test_time_model_fit_and_explicit_spec_and_objects(iris):
     own = recommend(iris, strategy="ar:p=1/4,overhead=1,scale=2", meta=meta, dry_run=True, cv=3, time_overhead=0.5)
     assert own.time_model == "2 x fit + 1 s"  # the spec's own time model is kept
     assert own.plan[0].expected_seconds == pytest.approx(0.03 + 0.5)  # expected live time uses cv and the overhead
-    from recommender.average_ranking import AverageRanking
+    from algorank.recommender.average_ranking import AverageRanking
 
     given = recommend(iris, strategy=AverageRanking(p=0.25), meta=meta, dry_run=True, cv=3)
     assert given.time_model == "given"
@@ -141,7 +141,7 @@ def test_time_model_fit_and_explicit_spec_and_objects(iris):
 def test_all_nan_meta_features_give_no_warning(iris):
     import warnings
 
-    from recommender.recommend import expected_performance
+    from algorank.recommender.live.recommend import expected_performance
 
     meta = _meta(LEARNERS)
     meta = MetaDataset(meta.runs, meta.datasets.assign(majority_fraction=np.nan, n_classes=np.nan))
@@ -162,7 +162,7 @@ def test_failed_learner_is_one_note_not_an_evaluator_warning(iris, caplog):
     assert o.status == "error" and "deliberate failure" in o.message and "\n" not in o.message
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
     # the filter is only active during live tests: the evaluator still warns elsewhere
-    from evaluation.evaluator import Evaluator
+    from algorank.evaluation.cv.evaluator import Evaluator
 
     Evaluator(scheme="cv", cv=3, repeats=1, progress=False).evaluate(iris, ["helpers_estimators.FailingClassifier"])
     assert any("failed on" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
@@ -175,8 +175,8 @@ def _meta_with_predict(learners, predict):
 
 
 def test_time_kind_follows_the_meta_data(iris):
-    from evaluation.live_time import LIVE_FIXED_OVERHEAD
-    from evaluation.live_time import meta_time_kind
+    from algorank.evaluation.meta.time_model import LIVE_FIXED_OVERHEAD
+    from algorank.evaluation.meta.time_model import meta_time_kind
 
     lcdb_like = _meta(LEARNERS)  # no predict times
     assert meta_time_kind(lcdb_like) == "fit_time"
@@ -209,7 +209,7 @@ def test_predict_time_changes_the_time_aware_order(iris):
 def test_every_registered_strategy_gets_the_live_time_model(iris, spec):
     # regression: the live time model used to assign .name on the strategy, which
     # ActiveTesting exposes as a read-only property (recommend --strategy at:... crashed)
-    from recommender.recommend import live_strategy
+    from algorank.recommender.live.recommend import live_strategy
 
     meta = _meta_with_predict(LEARNERS, 0.02)
     strat, used, kind, live = live_strategy(spec, meta, cv=3, time_overhead=0.5)
@@ -220,10 +220,10 @@ def test_every_registered_strategy_gets_the_live_time_model(iris, spec):
 
 
 def test_prior_matches_flag_a_dataset_the_meta_data_has_seen(iris, caplog):
-    from recommender.recommend import prior_matches
+    from algorank.recommender.live.recommend import prior_matches
 
     meta = _meta(LEARNERS)  # d0 has iris's shape: 150 rows, 4 features, 3 classes
-    with caplog.at_level("WARNING", logger="recommender.recommend"):
+    with caplog.at_level("WARNING", logger="algorank.recommender.live.recommend"):
         r = recommend(iris, strategy="ar:p=0", meta=meta, dry_run=True)
     assert r.prior_matches == ("d0",) and r.to_dict()["prior_matches"] == ["d0"]
     assert "looks like prior dataset(s) d0" in caplog.text

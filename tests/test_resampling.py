@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation.resampling import make_resampler, wilson_interval
-from metadata.errors import InputError
+from algorank.evaluation.cv.resampling import make_resampler, wilson_interval
+from algorank.metadata.errors import InputError
 
 
 def test_wilson_interval_kohavi_example():

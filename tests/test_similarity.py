@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation.loss_time import loss_steps, mil_rows
-from metadata.dataset import MetaDataset
-from metadata.errors import InputError
-from recommender.registry import parse_strategy
-from recommender.similarity import (LossTimeOrder, batch_mil, meta_feature_matrix, rollout_order,
+from algorank.evaluation.meta.loss_time import loss_steps, mil_rows
+from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.errors import InputError
+from algorank.recommender.registry import parse_strategy
+from algorank.recommender.similarity import (LossTimeOrder, batch_mil, meta_feature_matrix, rollout_order,
                                     similarity_weights)
 
 
@@ -97,7 +97,7 @@ def test_lt_spec_and_errors():
 def test_feature_center_scale_matches_nan_statistics_without_warnings():
     import warnings
 
-    from recommender.similarity import feature_center_scale
+    from algorank.recommender.similarity import feature_center_scale
 
     f = np.array([[1.0, np.nan, 2.0, 5.0], [3.0, np.nan, 2.0, np.nan], [5.0, np.nan, 2.0, np.nan]])
     with warnings.catch_warnings():

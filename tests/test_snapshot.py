@@ -6,8 +6,8 @@ import importlib.util
 
 import pytest
 
-from metadata import snapshot_path, snapshot_record
-from metadata.snapshot import file_sha256, load_meta, load_snapshot
+from algorank.metadata import snapshot_path, snapshot_record
+from algorank.metadata.snapshot import file_sha256, load_meta, load_snapshot
 
 
 def test_checksum_matches_record():
@@ -47,8 +47,8 @@ def test_default_meta_is_the_snapshot():
 
 @pytest.mark.skipif(importlib.util.find_spec("lcdb") is None, reason="the lcdb extra is not installed")
 def test_rebuild_reproduces_committed_snapshot(tmp_path):
-    from metadata.snapshot import build_snapshot
-    from metadata.dataset import MetaDataset
+    from algorank.metadata.snapshot import build_snapshot
+    from algorank.metadata.dataset import MetaDataset
 
     record = build_snapshot(tmp_path)
     committed = snapshot_record()
@@ -62,7 +62,7 @@ def test_rebuild_reproduces_committed_snapshot(tmp_path):
 
 # ---------------------------------------------------------------- the evaluator-built 'uci' set
 def test_uci_checksum_counts_and_provenance():
-    from metadata.snapshot import embedded_path, embedded_record, load_embedded
+    from algorank.metadata.snapshot import embedded_path, embedded_record, load_embedded
 
     record = embedded_record("uci")
     path = embedded_path("uci")
@@ -75,7 +75,7 @@ def test_uci_checksum_counts_and_provenance():
 
 
 def test_uci_is_measured_like_a_live_test():
-    from evaluation.live_time import meta_time_kind
+    from algorank.evaluation.meta.time_model import meta_time_kind
 
     meta = load_meta("uci")
     runs = meta.runs
@@ -94,8 +94,8 @@ def test_uci_is_measured_like_a_live_test():
 
 
 def test_embedded_names_and_errors(tmp_path):
-    from metadata.errors import InputError
-    from metadata.snapshot import load_embedded
+    from algorank.metadata.errors import InputError
+    from algorank.metadata.snapshot import load_embedded
 
     assert load_meta("lcdb") is load_snapshot()
     assert load_meta(None, default="uci") is load_embedded("uci")

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from evaluation.stats import (
+from algorank.evaluation.stats import (
     bell_number,
     bergmann_hommel_adjust,
     critical_difference,
@@ -24,7 +24,7 @@ from evaluation.stats import (
     shaffer_adjust,
     shaffer_sets,
 )
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 PAPER_LEARNERS = ["c45", "mdt", "mlp", "lnp", "svl", "sv2", "svr", "5nn"]
 
@@ -234,9 +234,9 @@ def test_posthoc_bad_input(kwargs, match):
         posthoc(args.pop("average_ranks"), args.pop("n_datasets"), **args)
 
 
-# ---------------------------------------------------------------- CD diagram groups (evaluation.cd_plot)
+# ---------------------------------------------------------------- CD diagram groups (algorank.evaluation.stats.cd_plot)
 def test_cd_groups_follow_the_significance_matrix():
-    from evaluation.cd_plot import cd_groups
+    from algorank.evaluation.stats.cd_plot import cd_groups
 
     sig = np.zeros((4, 4), dtype=bool)
     sig[0, 3] = sig[3, 0] = True  # only the extremes differ
@@ -251,7 +251,7 @@ def test_plot_cd_uses_the_posthoc_actually_used():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from evaluation.cd_plot import plot_cd
+    from algorank.evaluation.stats.cd_plot import plot_cd
 
     ph = posthoc(np.linspace(1, 12, 12), 40, method="bergmann", labels=[f"L{i}" for i in range(12)])
     fig, ax = plt.subplots()

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from evaluation.stats import sign_test, wilcoxon_exact_distribution, wilcoxon_signed_rank
-from metadata.errors import InputError
+from algorank.evaluation.stats import sign_test, wilcoxon_exact_distribution, wilcoxon_signed_rank
+from algorank.metadata.errors import InputError
 
 ALTS = ["two-sided", "less", "greater"]
 ZEROS = ["pratt", "wilcox", "zsplit"]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from evaluation.stats import (
+from algorank.evaluation.stats import (
     combined_5x2cv_f,
     combined_5x2cv_t,
     corrected_repeated_kfold_t,
@@ -20,7 +20,7 @@ from evaluation.stats import (
     mcnemar_from_counts,
     paired_t,
 )
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 # A 5x2 cv example computed by hand.  Differences p_i^(j) (replication i, fold j):
 #   (0.02, 0.04), (0.01, 0.03), (0.03, 0.03), (0.00, 0.02), (0.05, 0.01)

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evaluation.datasets import load_dataset
-from evaluation.evaluator import Evaluator
-from evaluation.store import FoldStore
+from algorank.evaluation.cv.datasets import load_dataset
+from algorank.evaluation.cv.evaluator import Evaluator
+from algorank.evaluation.cv.store import FoldStore
 
 ROOT = Path(__file__).resolve().parents[1]
 SLOW = 'helpers_estimators.SlowClassifier{"delay": 0.25}'

@@ -4,7 +4,7 @@
 * two learners, many datasets: :mod:`.over_datasets`
 * many learners, many datasets: :mod:`.multiple` (Friedman, post hoc procedures)
 
-Bad input raises :class:`metadata.errors.InputError` naming the parameter.
+Bad input raises :class:`algorank.metadata.errors.InputError` naming the parameter.
 """
 
 from ._result import FriedmanResult, PosthocResult, TestResult

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 __all__ = ["ALTERNATIVES", "NAN_POLICIES", "check_alternative", "check_alpha", "check_nan_policy",
            "paired_arrays", "check_choice"]

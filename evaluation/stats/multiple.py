@@ -26,7 +26,7 @@ from itertools import combinations
 import numpy as np
 from scipy import stats
 
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 from ._result import FriedmanResult, PosthocResult
 from ._validate import as_float_array, check_alpha, check_choice

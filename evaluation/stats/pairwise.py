@@ -17,7 +17,7 @@ import math
 import numpy as np
 from scipy import stats
 
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 from ._result import TestResult
 from ._validate import as_float_array, check_alternative, check_choice, paired_arrays
@@ -96,7 +96,7 @@ def corrected_resampled_t(x, y, *, test_train_ratio: float, alternative: str = "
     test_train_ratio : float
         ``n_test / n_train`` of one split (> 0).  For LCDB's splits (test 10 %
         of the data, training on up to 90 % of the remaining 90 %) it is
-        ``0.1 / 0.81``; see :data:`recommender.multitest.LCDB_TEST_TRAIN_RATIO`.
+        ``0.1 / 0.81``; see :data:`algorank.recommender.multitest.LCDB_TEST_TRAIN_RATIO`.
     """
     check_alternative(alternative)
     try:

@@ -30,11 +30,11 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from evaluation.adaptive import make_rule, reproducibility  # noqa: E402
-from evaluation.datasets import load_dataset  # noqa: E402
-from evaluation.preprocessing import encode_features, resolve_learner  # noqa: E402
-from evaluation.evaluator import evaluate_fold, _fold_seed  # noqa: E402
-from evaluation.resampling import make_resampler  # noqa: E402
+from algorank.evaluation.cv.stopping import make_rule, reproducibility  # noqa: E402
+from algorank.evaluation.cv.datasets import load_dataset  # noqa: E402
+from algorank.evaluation.cv.preprocessing import encode_features, resolve_learner  # noqa: E402
+from algorank.evaluation.cv.evaluator import evaluate_fold, _fold_seed  # noqa: E402
+from algorank.evaluation.cv.resampling import make_resampler  # noqa: E402
 
 DATASETS = ["uci/iris.arff", "uci/wine.arff", "uci/glass.arff", "uci/heart.statlog.arff", "uci/ecoli.arff",
             "uci/diabetes.arff", "uci/column3C.arff", "uci/haberman.arff", "uci/breast.cancer.arff",

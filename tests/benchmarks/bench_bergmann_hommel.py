@@ -23,7 +23,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from evaluation.stats import bell_number, exhaustive_sets, friedman, posthoc  # noqa: E402
+from algorank.evaluation.stats import bell_number, exhaustive_sets, friedman, posthoc  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -23,7 +23,7 @@ Three phases.
 
 3. **Replay** (seconds): the orders of several strategies are replayed on the measured
    results (the same policy objects as in ``recommend``, prepared by
-   :func:`recommender.recommend.live_strategy`, fed the real observations).  Strategies are
+   :func:`algorank.recommender.live.recommend.live_strategy`, fed the real observations).  Strategies are
    given as ``META@SPEC`` (``uci@ar:p=1/16``, ``lcdb@ar:p=0``; ``ar:p=tuned`` tunes P on the
    training datasets under the live time model); each dataset's order comes from the
    meta-data without that dataset.  For each strategy we report
@@ -54,8 +54,8 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from evaluation.trace import Observation, run_policy  # noqa: E402
-from metadata.learners import learner_ids  # noqa: E402
+from algorank.evaluation.meta.trace import Observation, run_policy  # noqa: E402
+from algorank.metadata.learners import learner_ids  # noqa: E402
 
 #: The 14 datasets of the previous round's (hand-picked) list, kept to report that subset separately.
 PREVIOUS_ROUND = ["uci/anneal.arff", "uci/balance.scale.arff", "uci/car.arff", "uci/colic.arff", "uci/credit.a.arff",
@@ -130,9 +130,9 @@ def measure(paths, raw: Path, shared: Path, runs: Path | None = None) -> None:
     test counts as done only once its ``raw`` row exists, so an interrupted
     test is re-run and its partial fold rows are dropped by :func:`load_runs`.
     """
-    from evaluation.datasets import load_dataset
-    from evaluation.evaluator import Evaluator
-    from recommender.recommend import _dataset_info
+    from algorank.evaluation.cv.datasets import load_dataset
+    from algorank.evaluation.cv.evaluator import Evaluator
+    from algorank.recommender.live.recommend import _dataset_info
 
     done = _done(raw)
     targets = manifest_targets(shared)
@@ -200,7 +200,7 @@ def make_meta(raw: Path, runs: Path):
     table holds the simple meta-features the evaluator computed, with ``source`` the
     path under ``shared/datasets``.
     """
-    from metadata.dataset import OPTIONAL_RUN_COLUMNS, RUN_COLUMNS, MetaDataset
+    from algorank.metadata.dataset import OPTIONAL_RUN_COLUMNS, RUN_COLUMNS, MetaDataset
 
     fold_rows = load_runs(raw, runs)
     table = pd.read_csv(raw, dtype={"path": str, "learner": str, "message": str})
@@ -218,8 +218,8 @@ def make_meta(raw: Path, runs: Path):
 
 def build_meta(raw: Path, runs: Path, out_dir: Path) -> dict:
     """Write the embedded ``uci`` meta-dataset (Parquet + JSON record, see :func:`make_meta`)."""
-    from metadata.io import atomic_write_text
-    from metadata.snapshot import EMBEDDED, file_sha256
+    from algorank.metadata.io import atomic_write_text
+    from algorank.metadata.snapshot import EMBEDDED, file_sha256
 
     meta = make_meta(raw, runs)
     file, record_file = EMBEDDED["uci"]
@@ -250,12 +250,12 @@ def replay(measured: dict, specs, metas: dict) -> pd.DataFrame:
     """One row per dataset: best accuracy, time of running everything, t_1pp and first learner per strategy.
 
     ``specs`` are ``META@SPEC`` strings (``uci@ar:p=1/4``, ``lcdb@ar:p=0``).  Each strategy is
-    prepared exactly as :func:`recommender.recommend.recommend` does (live time model) and
+    prepared exactly as :func:`algorank.recommender.live.recommend.recommend` does (live time model) and
     fitted on the meta-data *without the dataset it is replayed on* (leave-one-dataset-out:
     the evaluator-built ``uci`` set contains every measured dataset; LCDB ids never
     match and LCDB is fitted once).
     """
-    from recommender.recommend import live_strategy
+    from algorank.recommender.live.recommend import live_strategy
 
     fitted = {}
     known = {name: set(m.dataset_ids) for name, m in metas.items()}
@@ -289,10 +289,10 @@ def replay(measured: dict, specs, metas: dict) -> pd.DataFrame:
 def _tuned_p(meta) -> str:
     """The P of AR-A3R with the best leave-one-dataset-out MIL on ``meta`` under the live time model
     (the grid and window of ``bench_live_time_p.py``), as a spec value."""
-    from evaluation.benchmark import PAPER_P_GRID, p_sweep
-    from evaluation.live_time import live_arrays
-    from recommender.average_ranking import format_p
-    from recommender.registry import make_ar
+    from algorank.evaluation.meta.benchmark import PAPER_P_GRID, p_sweep
+    from algorank.evaluation.meta.time_model import live_arrays
+    from algorank.recommender.average_ranking import format_p
+    from algorank.recommender.registry import make_ar
 
     sweep = p_sweep(live_arrays(meta)[0], make_strategy=make_ar, grid=(1.0, 1 / 2) + PAPER_P_GRID)
     return format_p(sweep.best_p)
@@ -300,8 +300,8 @@ def _tuned_p(meta) -> str:
 
 def _live_window(meta) -> tuple:
     """MIL window of ``lt`` under the live time model: the default window rule on live test times."""
-    from evaluation.benchmark import default_window
-    from evaluation.live_time import live_arrays
+    from algorank.evaluation.meta.benchmark import default_window
+    from algorank.evaluation.meta.time_model import live_arrays
 
     return default_window(live_arrays(meta)[0])
 
@@ -361,7 +361,7 @@ def main(argv=None):
         print(json.dumps(build_meta(raw, Path(args.runs), Path(args.build_meta)), indent=2))
     if args.measure_only:
         return
-    from metadata.snapshot import load_embedded
+    from algorank.metadata.snapshot import load_embedded
 
     metas = {"lcdb": load_embedded("lcdb"),
              "uci": load_embedded("uci") if args.runs is None else make_meta(raw, Path(args.runs))}

@@ -1,12 +1,12 @@
 """Which P of AR-A3R is best when tests cost what a LIVE test costs (run on demand, ~1 min).
 
 Leave-one-dataset-out on an embedded meta-dataset (``--meta lcdb`` or ``uci``, or a file)
-with the live time model of :mod:`evaluation.live_time` applied to the simulated test
+with the live time model of :mod:`algorank.evaluation.meta.time_model` applied to the simulated test
 times AND (through the same meta-data) to the times the strategies rank with:
 ``T = folds x t + overhead``, ``t`` the fit time (LCDB) or fit + predict time (meta-data
-with predict times, e.g. ``uci``), as :func:`recommender.recommend.recommend` does.
+with predict times, e.g. ``uci``), as :func:`algorank.recommender.live.recommend.recommend` does.
 Reports the plain P sweep, the P chosen by nested leave-one-dataset-out
-(:func:`evaluation.benchmark.tune_p_nested`) and its outer MIL.  The MIL window is the
+(:func:`algorank.evaluation.meta.benchmark.tune_p_nested`) and its outer MIL.  The MIL window is the
 default rule applied to the live times.
 
 Usage::
@@ -24,10 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from evaluation.benchmark import PAPER_P_GRID, p_sweep, tune_p_nested  # noqa: E402
-from evaluation.live_time import live_arrays  # noqa: E402
-from metadata.snapshot import load_meta  # noqa: E402
-from recommender.average_ranking import AverageRanking, format_p  # noqa: E402
+from algorank.evaluation.meta.benchmark import PAPER_P_GRID, p_sweep, tune_p_nested  # noqa: E402
+from algorank.evaluation.meta.time_model import live_arrays  # noqa: E402
+from algorank.metadata.snapshot import load_meta  # noqa: E402
+from algorank.recommender.average_ranking import AverageRanking, format_p  # noqa: E402
 
 GRID = (1.0, 1 / 2) + PAPER_P_GRID
 

@@ -29,7 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from recommender.multitest import multitest  # noqa: E402
+from algorank.recommender.multitest import multitest  # noqa: E402
 
 ORDERS = ["1-2-3", "1-3-2", "2-1-3", "2-3-1", "3-1-2", "3-2-1"]
 

@@ -30,11 +30,11 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from evaluation.benchmark import PAPER_P_GRID, p_sweep  # noqa: E402
-from evaluation.environments import meta_arrays  # noqa: E402
-from metadata.dataset import MetaDataset  # noqa: E402
-from metadata.snapshot import load_snapshot  # noqa: E402
-from recommender.registry import make_ar  # noqa: E402
+from algorank.evaluation.meta.benchmark import PAPER_P_GRID, p_sweep  # noqa: E402
+from algorank.evaluation.meta.environments import meta_arrays  # noqa: E402
+from algorank.metadata.dataset import MetaDataset  # noqa: E402
+from algorank.metadata.snapshot import load_snapshot  # noqa: E402
+from algorank.recommender.registry import make_ar  # noqa: E402
 
 
 def synthetic_meta(n_datasets: int, n_learners: int, *, missing: float = 0.14, seed: int = 0) -> MetaDataset:

@@ -1,7 +1,7 @@
 """Simulated environments: test a learner by looking it up in held-out meta-data (contract 3).
 
 :class:`SimulatedEnvironment` answers ``test(learner)`` with the mean accuracy and the
-mean time of that learner on one dataset of a :class:`~metadata.dataset.MetaDataset`.
+mean time of that learner on one dataset of a :class:`~algorank.metadata.dataset.MetaDataset`.
 Every leave-one-dataset-out benchmark runs policies in it.
 
 A learner *has a result* on a dataset when both its mean accuracy and its mean time
@@ -23,8 +23,8 @@ from typing import Sequence
 
 import numpy as np
 
-from metadata.errors import InputError
-from evaluation.trace import Observation
+from algorank.metadata.errors import InputError
+from algorank.evaluation.meta.trace import Observation
 
 __all__ = ["MetaArrays", "meta_arrays", "SimulatedEnvironment", "SkipUnavailable", "TIME_KINDS"]
 

@@ -2,15 +2,15 @@
 
 Every dataset of the meta-data in turn is the *new* dataset: the strategy is fitted on
 the others, its policy is followed on the held-out dataset in a
-:class:`~evaluation.environments.SimulatedEnvironment` (learners without a result there
+:class:`~algorank.evaluation.meta.environments.SimulatedEnvironment` (learners without a result there
 are skipped), and the resulting loss-time curve gives the dataset's MIL
-(:mod:`evaluation.loss_time`) and the Spearman correlation between the tested order and
+(:mod:`algorank.evaluation.meta.loss_time`) and the Spearman correlation between the tested order and
 the ideal order (by accuracy, and by the strategy's own score when it has one).
 
 Two paths give the same result:
 
 * **generic** (reference, any strategy): ``strategy.fit(meta without d).policy(info)``
-  run through :func:`~evaluation.trace.run_policy`;
+  run through :func:`~algorank.evaluation.meta.trace.run_policy`;
 * **fast** (duck-typed): a strategy with ``loo_orders(arrays, *, train=None)`` returns all
   held-out orders at once (average ranking: total rank sums minus the held-out row), and
   the benchmark scores them vectorised.  The tests check that both paths agree exactly.
@@ -35,8 +35,8 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from evaluation.environments import MetaArrays, SimulatedEnvironment, SkipUnavailable, meta_arrays
-from evaluation.loss_time import (
+from algorank.evaluation.meta.environments import MetaArrays, SimulatedEnvironment, SkipUnavailable, meta_arrays
+from algorank.evaluation.meta.loss_time import (
     LossTimeCurve,
     MeanLossTimeCurve,
     check_window,
@@ -46,8 +46,8 @@ from evaluation.loss_time import (
     mil_rows,
     spearman_rows,
 )
-from evaluation.trace import run_policy
-from metadata.errors import InputError
+from algorank.evaluation.meta.trace import run_policy
+from algorank.metadata.errors import InputError
 
 __all__ = [
     "PAPER_P_GRID",
@@ -176,7 +176,7 @@ class BenchmarkResult:
         return (self.sequences >= 0).sum(axis=1)
 
     def steps(self):
-        """``(cumulative, losses, initial)`` of every dataset (see :func:`~evaluation.loss_time.loss_steps`)."""
+        """``(cumulative, losses, initial)`` of every dataset (see :func:`~algorank.evaluation.meta.loss_time.loss_steps`)."""
         return loss_steps(self.accuracies, self.seconds, self.best, self.baseline)
 
     def curve(self, dataset: str) -> LossTimeCurve:
@@ -388,7 +388,7 @@ def leave_one_dataset_out(
         Show a progress bar on stderr (generic path, terminals only).
     time_model : TimeModel, optional
         Simulate live tests: every ``time_kind`` time ``t`` becomes ``scale * t + overhead``
-        (:mod:`evaluation.live_time`), both in what the tests cost and in what strategies rank
+        (:mod:`algorank.evaluation.meta.time_model`), both in what the tests cost and in what strategies rank
         with (fast paths rank on the transformed arrays; generic strategies get
         ``with_time_model``).  Default: the recorded times.
 
@@ -552,7 +552,7 @@ def compare_strategies(results: Sequence[BenchmarkResult], *, posthoc_method: st
     average ranks (``posthoc_method``, default Holm).  All results must cover the
     same datasets (same meta-data).
     """
-    from evaluation.stats import friedman, posthoc, wilcoxon_signed_rank
+    from algorank.evaluation.stats import friedman, posthoc, wilcoxon_signed_rank
 
     results = list(results)
     if len(results) < 2:

@@ -1,16 +1,16 @@
 """Recommend learners for the user's dataset, then really run them (the main job).
 
 :func:`recommend` joins the three contracts: a strategy (any spec of
-:mod:`recommender.registry` or a Strategy object) is fitted on the meta-data,
+:mod:`algorank.recommender.registry` or a Strategy object) is fitted on the meta-data,
 its policy for the new dataset is followed in a
-:class:`~evaluation.live.LiveEnvironment` by :func:`~evaluation.trace.run_policy`,
+:class:`~algorank.recommender.live.environment.LiveEnvironment` by :func:`~algorank.evaluation.meta.trace.run_policy`,
 and the result is the planned order, the trace of what really happened and the
 best learner found.
 
 Planned order.  Before anything runs, the policy is followed in a dry run where
 each learner "scores" what the meta-data expects on this dataset: the median
 accuracy and the median fit time over the ``neighbours`` prior datasets most
-similar by simple meta-features (see :mod:`recommender.similarity`), the time
+similar by simple meta-features (see :mod:`algorank.recommender.similarity`), the time
 turned into the time of a live test by the live time model.  For fixed-order
 strategies this is exactly the order that will be followed; for active testing
 the live order can differ, since it reacts to the real results.
@@ -23,10 +23,10 @@ ranks from LCDB instead (unscaled features, single fits, no predict times).
 
 Live time model (default).  A live test is ``cv`` fits and predictions plus a fixed
 cost.  With ``time_model="live"`` a strategy given as a spec ranks with
-``T = cv x t + time_overhead`` (:mod:`evaluation.live_time`), where ``t`` is the
+``T = cv x t + time_overhead`` (:mod:`algorank.evaluation.meta.time_model`), where ``t`` is the
 meta-data's fit plus predict time when it records predict times and the fit time
-otherwise (:func:`~evaluation.live_time.meta_time_kind`), and ``time_overhead`` defaults
-to the calibrated constant for that kind (:func:`~evaluation.live_time.default_overhead`); a spec that
+otherwise (:func:`~algorank.evaluation.meta.time_model.meta_time_kind`), and ``time_overhead`` defaults
+to the calibrated constant for that kind (:func:`~algorank.evaluation.meta.time_model.default_overhead`); a spec that
 sets ``overhead=``, ``scale=`` or ``time=`` itself is used as given, and
 ``time_model="fit"`` ranks with the recorded fit times.  Strategy objects are used as
 given.  The default strategy's P is the one nested leave-one-dataset-out picks on the
@@ -48,14 +48,14 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from evaluation.datasets import LoadedDataset, load_dataset
-from evaluation.live import LiveEnvironment
-from evaluation.live_time import TimeModel, live_model_for
-from evaluation.trace import Observation, Trace, run_policy
-from metadata.errors import InputError
-from metadata.learners import short_name
-from recommender.registry import parse_strategy
-from recommender.similarity import feature_center_scale, meta_feature_matrix, similarity_weights
+from algorank.evaluation.cv.datasets import LoadedDataset, load_dataset
+from algorank.recommender.live.environment import LiveEnvironment
+from algorank.evaluation.meta.time_model import TimeModel, live_model_for
+from algorank.evaluation.meta.trace import Observation, Trace, run_policy
+from algorank.metadata.errors import InputError
+from algorank.metadata.learners import short_name
+from algorank.recommender.registry import parse_strategy
+from algorank.recommender.similarity import feature_center_scale, meta_feature_matrix, similarity_weights
 
 __all__ = ["PlannedTest", "Recommendation", "recommend", "plan", "expected_performance", "prior_matches",
            "live_strategy", "DEFAULT_STRATEGY", "DEFAULT_META", "TIME_MODELS"]
@@ -68,7 +68,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_STRATEGY = "ar:p=1/16"
 
 #: Embedded meta-data used when none is given: the ``uci`` set measured by algorank's own evaluator
-#: in the live setting (see :mod:`metadata.snapshot`).
+#: in the live setting (see :mod:`algorank.metadata.snapshot`).
 DEFAULT_META = "uci"
 
 #: Accepted values of ``time_model``.
@@ -315,7 +315,7 @@ def recommend(
     Parameters
     ----------
     dataset : str or LoadedDataset
-        A path, ``sklearn:NAME`` or ``openml:ID`` (see :func:`evaluation.datasets.load_dataset`),
+        A path, ``sklearn:NAME`` or ``openml:ID`` (see :func:`algorank.evaluation.cv.datasets.load_dataset`),
         or a loaded dataset.
     strategy : str or Strategy
         A spec (``ar:p=1/16``, ``at:p=1/16,sim=tested``, ``lt:h=inf``, ...) or a strategy object.
@@ -342,12 +342,12 @@ def recommend(
     time_model : {"live", "fit"}
         ``"live"``: a strategy spec ranks with the time of a live test,
         ``cv x t + time_overhead`` with ``t`` the fit plus predict time when the meta-data
-        records predict times (:func:`~evaluation.live_time.meta_time_kind`), else the fit time
+        records predict times (:func:`~algorank.evaluation.meta.time_model.meta_time_kind`), else the fit time
         (unless the spec sets ``overhead=``/``scale=``/``time=``); ``"fit"``: with the recorded
         fit times.
     time_overhead : float, optional
         Seconds a live test costs on top of ``cv x t`` (default the calibrated
-        :func:`~evaluation.live_time.default_overhead` for that time).
+        :func:`~algorank.evaluation.meta.time_model.default_overhead` for that time).
     on_plan, on_start, on_observation : callable, optional
         Progress hooks: called with the plan, with each learner id before its test, and
         with each observation as it arrives.
@@ -368,7 +368,7 @@ def recommend(
         raise InputError(f"cv must be an integer >= 2; got {cv!r}")
     data = dataset if isinstance(dataset, LoadedDataset) else load_dataset(str(dataset), target=target)
     if meta is None:
-        from metadata.snapshot import load_meta
+        from algorank.metadata.snapshot import load_meta
 
         meta = load_meta(None, default=DEFAULT_META)
     excluded = tuple(str(d) for d in exclude_datasets)
@@ -412,7 +412,7 @@ def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time
         A spec or a strategy object (objects are used as given).
     meta : MetaDataset
         The meta-data it will be fitted on (decides the time kind,
-        :func:`~evaluation.live_time.meta_time_kind`).
+        :func:`~algorank.evaluation.meta.time_model.meta_time_kind`).
     time_model, cv, time_overhead, random_state
         As in :func:`recommend`.
 
@@ -447,7 +447,7 @@ def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time
 
 def _sets_time_model(spec: str) -> bool:
     """Whether a strategy spec sets ``overhead=``, ``scale=`` or ``time=`` itself."""
-    from recommender.registry import TIME_MODEL_KEYS
+    from algorank.recommender.registry import TIME_MODEL_KEYS
 
     _, _, rest = str(spec).partition(":")
     keys = {item.partition("=")[0].strip().lower() for item in rest.split(",") if "=" in item}

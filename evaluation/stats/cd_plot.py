@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 __all__ = ["plot_cd", "cd_groups"]
 

@@ -1,7 +1,7 @@
 """What a live test costs, from meta-data times: the live time model.
 
 The meta-data (LCDB) records the time of ONE fit of a learner on a dataset and no
-predict time.  A live test in :func:`recommender.recommend.recommend` is a ``k``-fold
+predict time.  A live test in :func:`algorank.recommender.live.recommend.recommend` is a ``k``-fold
 cross-validation: ``k`` fits, ``k`` predictions, plus a fixed cost per test (splitting,
 cloning, scoring several metrics, bookkeeping).  Ranking with the single-fit time makes
 learners whose cost is mostly prediction (kNN) or whose fit is a few milliseconds look
@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 __all__ = ["TimeModel", "LIVE_OVERHEAD", "LIVE_FIXED_OVERHEAD", "default_overhead", "calibrate_overhead",
            "live_time_model", "meta_time_kind", "live_model_for", "live_arrays"]
@@ -95,7 +95,7 @@ class TimeModel:
         return t * self.scale + self.overhead
 
     def arrays(self, arrays):
-        """A copy of a :class:`~evaluation.environments.MetaArrays` whose seconds are live test times.
+        """A copy of a :class:`~algorank.evaluation.meta.environments.MetaArrays` whose seconds are live test times.
 
         Used to simulate live tests in the leave-one-dataset-out benchmark (pass the result
         as the meta-data); the identity returns ``arrays`` itself.
@@ -213,7 +213,7 @@ def live_arrays(meta, *, folds: int = 5, overhead: float | None = None, metric: 
     model : TimeModel
     time_kind : str
     """
-    from evaluation.environments import meta_arrays
+    from algorank.evaluation.meta.environments import meta_arrays
 
     model, kind = live_model_for(meta, folds=folds, overhead=overhead)
     return model.arrays(meta_arrays(meta, metric=metric, time_kind=kind)), model, kind

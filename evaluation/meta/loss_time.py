@@ -13,7 +13,7 @@ finishes the loss is therefore ``100 * (best_d - baseline_d)`` as in METHODS.md.
 Counting the baseline as "found at time 0" (our choice; METHODS.md leaves the case
 open) keeps the curve non-increasing when a tested learner is worse than the
 majority-class predictor: the user would keep the default model.  The same rule makes
-the oracle's Pareto-front search exact (see :mod:`recommender.baselines`).
+the oracle's Pareto-front search exact (see :mod:`algorank.recommender.baselines`).
 
 The curve is a right-continuous step function of ``t``.  The MIL over
 ``[tmin, tmax]`` is the mean of ``loss(10 ** u)`` for ``u`` uniform on
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 __all__ = [
     "check_window",
@@ -282,7 +282,7 @@ class LossTimeCurve:
 
 
 def loss_time_curve(trace, env) -> LossTimeCurve:
-    """The loss-time curve of a :class:`~evaluation.trace.Trace` run in ``env``.
+    """The loss-time curve of a :class:`~algorank.evaluation.meta.trace.Trace` run in ``env``.
 
     Parameters
     ----------

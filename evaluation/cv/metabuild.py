@@ -3,7 +3,7 @@
 The embedded ``broad`` set is the ``uci`` protocol (the live-test protocol of
 ``recommend``) run on every classification dataset of ``../shared/datasets``:
 stratified 5-fold CV, one repetition, seed 0, per-fold preprocessing, the 20
-portfolio learners of :func:`metadata.learners.learner_ids`, accuracy and the
+portfolio learners of :func:`algorank.metadata.learners.learner_ids`, accuracy and the
 other fold metrics, fit and predict times per fold, one thread per process
 (run the build with ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1``).
 
@@ -13,7 +13,7 @@ the record JSON repeat it)
 1. Every row of ``MANIFEST.csv`` under ``uci/``, ``statlib/``, ``keel/`` and
    ``highdim/`` that names a target and has at least two classes; the target is
    the one MANIFEST names; no limit on rows or features.  (All of them load with
-   :func:`~evaluation.datasets.load_dataset`; a file the loader rejects would be
+   :func:`~algorank.evaluation.cv.datasets.load_dataset`; a file the loader rejects would be
    logged and left out.)
 2. Near-copies, i.e. the same records with the same target, only renamed,
    re-encoded, or with the rows that have missing values removed, are kept once:
@@ -43,9 +43,9 @@ Time cap and timing
 -------------------
 Each test (one learner's 5 folds) is capped at ``cap`` seconds (120) of wall time.
 A test runs in one child process of the evaluator's forkserver
-(:mod:`evaluation.evaluator`, "Per-fit timeout"): the child first fits the
+(:mod:`algorank.evaluation.cv.evaluator`, "Per-fit timeout"): the child first fits the
 learner once, untimed, on at most 100 training rows (a warm-up), then runs the
-folds one after the other with :func:`~evaluation.evaluator.evaluate_fold` (the
+folds one after the other with :func:`~algorank.evaluation.cv.evaluator.evaluate_fold` (the
 evaluator's own measurement: the same splits, fold seeds, preprocessing, metrics
 and fit/predict timers) and sends each fold back as it finishes.  When the cap is
 reached the child is killed: the running fold and the folds not started are
@@ -65,7 +65,7 @@ per test and the warm-up, the times agree with in-process evaluation.  With
 Persistence and resume
 ----------------------
 Each dataset is written, as soon as it completes, to ``<out>/<dataset>.parquet``
-(a one-dataset :class:`~metadata.dataset.MetaDataset`: its runs and its row of the
+(a one-dataset :class:`~algorank.metadata.dataset.MetaDataset`: its runs and its row of the
 datasets table, written to a temporary file and renamed).  A rerun skips every
 dataset whose file exists, so an interrupted build (or one moved to another
 machine) resumes where it stopped.  :func:`assemble_broad` concatenates the files
@@ -107,7 +107,7 @@ together before :func:`assemble_broad`::
 
     import joblib
     from distributed import Client
-    from evaluation.metabuild import build_meta
+    from algorank.evaluation.cv.metabuild import build_meta
 
     client = Client("tcp://scheduler:8786")          # or Client(LocalCluster(...))
     with joblib.parallel_backend("dask"):
@@ -133,8 +133,8 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from metadata.dataset import MetaDataset
-from metadata.errors import InputError
+from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.errors import InputError
 
 __all__ = [
     "COLLECTIONS",
@@ -240,7 +240,7 @@ SELECTION_RULE = (
 )
 PROTOCOL = (
     "algorank evaluator's evaluate_fold: stratified 5-fold CV, 1 repetition, seed 0, per-fold preprocessing, the 20 "
-    "learners of metadata.learners.learner_ids(), fit and predict seconds per fold, one thread per process; each "
+    "learners of algorank.metadata.learners.learner_ids(), fit and predict seconds per fold, one thread per process; each "
     "test (a learner's 5 folds) in one forkserver child after an untimed warm-up fit, killed at the cap; the "
     "running and unstarted folds of a killed test are 'timeout' rows whose fit_time is raised so that the test's "
     "folds sum to at least the cap (a lower bound)"
@@ -264,7 +264,7 @@ class BroadDataset:
     file : str
         Path under ``<shared>/datasets`` (``uci/iris.arff``), or an absolute path.
     dataset : str
-        Dataset id in the runs table (the file stem, as :func:`~evaluation.datasets.load_dataset` names it).
+        Dataset id in the runs table (the file stem, as :func:`~algorank.evaluation.cv.datasets.load_dataset` names it).
     target : str or None
         Target attribute (None: the loader's rule).
     collection : str
@@ -319,7 +319,7 @@ def default_shared_dir() -> Path | None:
 
 def default_out_dir() -> Path:
     """``metadata/data/broad`` of the checkout (where the per-dataset files are committed)."""
-    import metadata
+    import algorank.metadata as metadata
 
     return Path(metadata.__file__).resolve().parent / "data" / "broad"
 
@@ -468,7 +468,7 @@ def _landmark(X: np.ndarray, nominal: tuple, y: np.ndarray, estimator, *, folds:
     from sklearn.model_selection import StratifiedKFold
     from sklearn.pipeline import Pipeline
 
-    from .preprocessing import make_preprocessor
+    from algorank.evaluation.cv.preprocessing import make_preprocessor
 
     t0 = time.perf_counter()
     correct = 0
@@ -483,7 +483,7 @@ def _landmark(X: np.ndarray, nominal: tuple, y: np.ndarray, estimator, *, folds:
 
 
 def dataset_meta_features(data, *, max_rows: int = _LANDMARK_ROWS, random_state: int = _SEED) -> dict:
-    """Meta-features of a :class:`~evaluation.datasets.LoadedDataset` (see the module docstring).
+    """Meta-features of a :class:`~algorank.evaluation.cv.datasets.LoadedDataset` (see the module docstring).
 
     Parameters
     ----------
@@ -504,7 +504,7 @@ def dataset_meta_features(data, *, max_rows: int = _LANDMARK_ROWS, random_state:
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.tree import DecisionTreeClassifier
 
-    from .preprocessing import encode_features, make_preprocessor
+    from algorank.evaluation.cv.preprocessing import encode_features, make_preprocessor
 
     mf = dict(data.meta_features)
     X, nominal = encode_features(data.X)
@@ -586,8 +586,8 @@ _RUN_ORDER = ["dataset", "learner", "repeat", "fold", "accuracy", "fit_time", "p
 
 def _warm_up(recipe, X, y, split, *, n_classes: int, nominal: tuple, random_state: int) -> None:
     """One untimed fit+predict on at most 100 training and 20 test rows (class-proportional), result dropped."""
-    from .evaluator import evaluate_fold
-    from .resampling import Split
+    from algorank.evaluation.cv.evaluator import evaluate_fold
+    from algorank.evaluation.cv.resampling import Split
 
     def spread(rows, m):
         order = rows[np.argsort(y[rows], kind="stable")]
@@ -599,7 +599,7 @@ def _warm_up(recipe, X, y, split, *, n_classes: int, nominal: tuple, random_stat
 
 def _test_child(conn, recipe, X, y, splits, random_state, kwargs) -> None:
     """Child process of a capped test: warm up, then send ("ready", None) and one ("fold", record) per fold."""
-    from .evaluator import _fold_seed, _set_parent_death_signal, evaluate_fold
+    from algorank.evaluation.cv.evaluator import _fold_seed, _set_parent_death_signal, evaluate_fold
 
     _set_parent_death_signal()
     _warm_up(recipe, X, y, splits[0], random_state=random_state, **kwargs)
@@ -613,7 +613,7 @@ def _test_child(conn, recipe, X, y, splits, random_state, kwargs) -> None:
 def _preload_self(ctx) -> None:
     """Add this module to the forkserver's preload list (effective if the server has not started yet), so that
     children neither import it per test nor read a version edited on disk after the build started."""
-    from .evaluator import _PRELOAD
+    from algorank.evaluation.cv.evaluator import _PRELOAD
 
     if __name__ not in _PRELOAD:
         ctx.set_forkserver_preload(list(_PRELOAD) + [__name__])
@@ -622,7 +622,7 @@ def _preload_self(ctx) -> None:
 def _run_test(recipe, X, y, splits, *, n_classes: int, nominal: tuple, random_state: int,
               cap: float | None) -> list:
     """The fold records of one learner's test (see "Time cap and timing" in the module docstring)."""
-    from .evaluator import _deadline_context, _failed_fold, _fold_seed, evaluate_fold
+    from algorank.evaluation.cv.evaluator import _deadline_context, _failed_fold, _fold_seed, evaluate_fold
 
     kwargs = dict(n_classes=n_classes, nominal=nominal)
     if cap is None:
@@ -699,8 +699,8 @@ def evaluate_capped(data, learners: Sequence[str], *, cap: float | None = DEFAUL
     DataFrame
         The evaluator's run columns; timed-out tests censored by :func:`censor_timeouts`.
     """
-    from .preprocessing import encode_features, resolve_learner
-    from .resampling import make_resampler
+    from algorank.evaluation.cv.preprocessing import encode_features, resolve_learner
+    from algorank.evaluation.cv.resampling import make_resampler
 
     recipes = [resolve_learner(lid) for lid in learners]
     y = data.y_codes
@@ -752,10 +752,10 @@ def build_dataset(item: BroadDataset, *, out_dir: str | os.PathLike, datasets_di
         ``dataset``, ``path``, ``status`` (``built``), counts of ``ok``/``error``/``timeout``
         runs, ``wall_s``, ``calibration_s``.
     """
-    from metadata.learners import learner_ids
+    from algorank.metadata.learners import learner_ids
     from sklearn import __version__ as sklearn_version
 
-    from .datasets import load_dataset
+    from algorank.evaluation.cv.datasets import load_dataset
 
     start = time.perf_counter()
     calibration = calibrate_machine() if calibrate else math.nan
@@ -942,8 +942,8 @@ def assemble_broad(parts_dir: str | os.PathLike | None = None, out_dir: str | os
         ``cap_s``, ``calibration`` (workload, median/min/max seconds and how to apply
         it), ``missing``, ``complete`` and ``source``.
     """
-    from metadata.io import atomic_write_text, json_dumps
-    from metadata.snapshot import file_sha256
+    from algorank.metadata.io import atomic_write_text, json_dumps
+    from algorank.metadata.snapshot import file_sha256
 
     parts = Path(parts_dir) if parts_dir is not None else default_out_dir()
     files = sorted(p for p in parts.glob("*.parquet") if not p.name.startswith("."))
@@ -995,7 +995,7 @@ def assemble_broad(parts_dir: str | os.PathLike | None = None, out_dir: str | os
             "max_s": float(calib.max()) if len(calib) else None,
             "per_dataset": "datasets table, column calibration_s",
             "apply": "times from machine A on machine B's scale: multiply by calib_B / calib_A "
-                     "(evaluation.metabuild.rescale_times)",
+                     "(algorank.evaluation.cv.metabuild.rescale_times)",
             "machines": sorted(set(ds["build_machine"].dropna().astype(str))) if "build_machine" in ds else [],
         },
         "missing": missing,

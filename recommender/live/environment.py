@@ -1,9 +1,9 @@
 """The live environment: a test really runs the learner on the user's data (DESIGN.md, contract 3).
 
 :class:`LiveEnvironment` is the counterpart of
-:class:`~evaluation.environments.SimulatedEnvironment`: the same policy object,
-driven by :func:`~evaluation.trace.run_policy`, tests learners by running them
-with the repeated-CV :class:`~evaluation.evaluator.Evaluator` (fast default:
+:class:`~algorank.evaluation.meta.environments.SimulatedEnvironment`: the same policy object,
+driven by :func:`~algorank.evaluation.meta.trace.run_policy`, tests learners by running them
+with the repeated-CV :class:`~algorank.evaluation.cv.evaluator.Evaluator` (fast default:
 stratified 5-fold, one repetition).  The seconds of an observation are the
 wall-clock seconds the evaluation took (what the user waits for), not the sum
 of fit times.
@@ -20,7 +20,7 @@ times (``expected_seconds``, from the meta-data) are calibrated on this dataset 
 tests finish: they are multiplied by the median ratio of measured to expected
 seconds of the tests so far, when that ratio exceeds 1 (a dataset larger than the
 prior ones makes every test slower than expected).  Timeouts run each fold in a
-forked child (see :mod:`evaluation.evaluator`), which costs a start-up of about a
+forked child (see :mod:`algorank.evaluation.cv.evaluator`), which costs a start-up of about a
 second and some tens of ms per fold, so tests expected to take less than
 ``1 / guard`` of the budget left run in-process without one.
 """
@@ -35,11 +35,11 @@ from typing import Callable
 
 import numpy as np
 
-from evaluation.datasets import LoadedDataset
-from evaluation.evaluator import Evaluator
-from evaluation.resampling import make_resampler
-from evaluation.trace import Observation
-from metadata.errors import InputError
+from algorank.evaluation.cv.datasets import LoadedDataset
+from algorank.evaluation.cv.evaluator import Evaluator
+from algorank.evaluation.cv.resampling import make_resampler
+from algorank.evaluation.meta.trace import Observation
+from algorank.metadata.errors import InputError
 
 __all__ = ["LiveEnvironment"]
 
@@ -55,7 +55,7 @@ class _DropFailureWarnings(logging.Filter):
 
 @contextlib.contextmanager
 def _quiet_failures():
-    target = logging.getLogger("evaluation.evaluator")
+    target = logging.getLogger("algorank.evaluation.cv.evaluator")
     f = _DropFailureWarnings()
     target.addFilter(f)
     try:
@@ -108,7 +108,7 @@ class LiveEnvironment:
                  random_state: int = 0, budget_seconds: float | None = None, min_timeout: float = 1.0,
                  expected_seconds=None, guard: float = 4.0, clock: Callable[[], float] = time.perf_counter) -> None:
         if not isinstance(dataset, LoadedDataset):
-            raise InputError(f"dataset must be a LoadedDataset (see evaluation.datasets.load_dataset); "
+            raise InputError(f"dataset must be a LoadedDataset (see algorank.evaluation.cv.datasets.load_dataset); "
                              f"got {type(dataset).__name__}")
         if budget_seconds is not None and not (math.isfinite(budget_seconds) and budget_seconds > 0):
             raise InputError(f"budget_seconds must be a positive number of seconds; got {budget_seconds!r}")

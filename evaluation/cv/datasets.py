@@ -14,7 +14,7 @@ Target choice (``target=None``):
 2. else the last attribute, when it is nominal;
 3. else the only nominal attribute, when there is exactly one (e.g. spectf, whose
    class is the first column); a warning names it;
-4. else :class:`~metadata.errors.InputError` "no nominal target", listing the
+4. else :class:`~algorank.metadata.errors.InputError` "no nominal target", listing the
    nominal candidates for ``--target``.
 
 Rule 3 narrows DESIGN.md's "else the last nominal attribute": when the last column
@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 __all__ = ["LoadedDataset", "load_dataset", "dataset_from_frame", "SKLEARN_DATASETS"]
 

@@ -6,8 +6,8 @@ statistic of a test fold (imputation medians, category sets, scaling ranges)
 leaks into training:
 
 * numeric columns: median imputation, then scaling where the learner needs it
-  (:attr:`~metadata.learners.LearnerSpec.needs_scaling` -> standardisation,
-  :attr:`~metadata.learners.LearnerSpec.needs_nonnegative` -> min-max to [0, 1],
+  (:attr:`~algorank.metadata.learners.LearnerSpec.needs_scaling` -> standardisation,
+  :attr:`~algorank.metadata.learners.LearnerSpec.needs_nonnegative` -> min-max to [0, 1],
   clipped so unseen test values stay non-negative);
 * nominal columns: most-frequent imputation, then one-hot encoding (categories
   unseen in training are ignored: an all-zero row).
@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from metadata.errors import InputError
-from metadata.learners import LEARNERS, estimator_from_path, make_estimator, short_name
+from algorank.metadata.errors import InputError
+from algorank.metadata.learners import LEARNERS, estimator_from_path, make_estimator, short_name
 
 __all__ = ["LearnerRecipe", "resolve_learner", "encode_features", "FoldPreprocessor", "make_preprocessor",
            "make_pipeline", "SCALINGS"]

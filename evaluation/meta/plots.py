@@ -68,7 +68,7 @@ def plot_loss_time(results: Sequence, *, ax=None):
 
 
 def plot_mil_boxplots(sweep, *, ax=None):
-    """Boxplots of per-dataset MIL for each P of a :class:`~evaluation.benchmark.PSweepResult`."""
+    """Boxplots of per-dataset MIL for each P of a :class:`~algorank.evaluation.meta.benchmark.PSweepResult`."""
     ax = _axes(ax)
     data = [r.mil for r in sweep.results]
     ax.boxplot(data, showmeans=True)

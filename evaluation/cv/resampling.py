@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 __all__ = ["Split", "Resampler", "SCHEMES", "wilson_interval", "make_resampler"]
 

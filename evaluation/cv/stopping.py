@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 __all__ = [
     "STOP_RULES",

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from metadata.errors import InputError
+from algorank.metadata.errors import InputError
 
 __all__ = ["FoldRecord", "FoldStore", "config_key", "SCHEMA_VERSION"]
 

@@ -1,11 +1,11 @@
 """The repeated cross-validation evaluator (issue 5; seeds 000, 001, 003).
 
-:class:`Evaluator` runs learners on one :class:`~evaluation.datasets.LoadedDataset`
-with a seeded resampling scheme (:mod:`evaluation.resampling`), repeats it a fixed
-or adaptive number of times (:mod:`evaluation.adaptive`), persists every finished
-fold (:mod:`evaluation.store`) and returns an :class:`EvaluationResult` whose
+:class:`Evaluator` runs learners on one :class:`~algorank.evaluation.cv.datasets.LoadedDataset`
+with a seeded resampling scheme (:mod:`algorank.evaluation.cv.resampling`), repeats it a fixed
+or adaptive number of times (:mod:`algorank.evaluation.cv.stopping`), persists every finished
+fold (:mod:`algorank.evaluation.cv.store`) and returns an :class:`EvaluationResult` whose
 ``runs`` table is in the MetaDataset runs schema (DESIGN.md contract 4):
-``result.to_meta()`` is a :class:`~metadata.dataset.MetaDataset`.
+``result.to_meta()`` is a :class:`~algorank.metadata.dataset.MetaDataset`.
 
 Execution
 ---------
@@ -66,14 +66,14 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from metadata.dataset import MetaDataset
-from metadata.errors import InputError
+from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.errors import InputError
 
-from .adaptive import STOP_RULES, make_rule, reproducibility
-from .datasets import LoadedDataset
-from .preprocessing import LearnerRecipe, encode_features, make_pipeline, resolve_learner
-from .resampling import SCHEMES, Resampler, Split, make_resampler, wilson_interval
-from .store import FoldRecord, FoldStore, config_key
+from algorank.evaluation.cv.stopping import STOP_RULES, make_rule, reproducibility
+from algorank.evaluation.cv.datasets import LoadedDataset
+from algorank.evaluation.cv.preprocessing import LearnerRecipe, encode_features, make_pipeline, resolve_learner
+from algorank.evaluation.cv.resampling import SCHEMES, Resampler, Split, make_resampler, wilson_interval
+from algorank.evaluation.cv.store import FoldRecord, FoldStore, config_key
 
 __all__ = ["Evaluator", "EvaluationResult", "evaluate_fold", "DEFAULT_REPEATS", "parse_repeats", "default_store_path",
            "write_runs"]
@@ -146,7 +146,7 @@ def evaluate_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Sp
     ----------
     recipe : LearnerRecipe
     X : ndarray
-        Feature matrix from :func:`~evaluation.preprocessing.encode_features`.
+        Feature matrix from :func:`~algorank.evaluation.cv.preprocessing.encode_features`.
     y : ndarray of int
         Class codes ``0 .. n_classes - 1``.
     split : Split
@@ -215,7 +215,7 @@ def _child_main(conn, recipe, X, y, split, kwargs) -> None:
 
 _CONTEXT = None
 #: Modules the forkserver imports once, so that no child pays for importing them per fold.
-_PRELOAD = ["evaluation.evaluator", "sklearn.pipeline", "sklearn.metrics", "sklearn.dummy", "sklearn.svm",
+_PRELOAD = ["algorank.evaluation.cv.evaluator", "sklearn.pipeline", "sklearn.metrics", "sklearn.dummy", "sklearn.svm",
             "sklearn.discriminant_analysis", "sklearn.ensemble", "sklearn.linear_model", "sklearn.naive_bayes",
             "sklearn.neighbors", "sklearn.neural_network", "sklearn.tree"]
 
@@ -315,7 +315,7 @@ class EvaluationResult:
     dataset_row: dict = field(default_factory=dict, repr=False)
 
     def to_meta(self) -> MetaDataset:
-        """The runs as a :class:`~metadata.dataset.MetaDataset` (one dataset)."""
+        """The runs as a :class:`~algorank.metadata.dataset.MetaDataset` (one dataset)."""
         return MetaDataset(self.runs, pd.DataFrame([self.dataset_row]),
                            source=f"algorank evaluate ({self.config.get('scheme')})")
 
@@ -339,14 +339,14 @@ class Evaluator:
     Parameters
     ----------
     scheme : {"cv", "5x2", "holdout", "loo", "bootstrap"}
-        Resampling scheme (:mod:`evaluation.resampling`).
+        Resampling scheme (:mod:`algorank.evaluation.cv.resampling`).
     cv : int
         Folds per repetition of ``cv``.
     repeats : int, optional
         ``stop="fixed"``: number of repetitions (default :data:`DEFAULT_REPEATS`
         of the scheme); adaptive rules: default of ``max_repeats``.
     stop : {"fixed", "rank", "ks"}
-        Stopping rule (:mod:`evaluation.adaptive`).
+        Stopping rule (:mod:`algorank.evaluation.cv.stopping`).
     threshold : float, optional
         Rule threshold (default 1 - 1e-4 for rank, 0.1 for ks).
     min_repeats, max_repeats : int, optional
@@ -429,7 +429,7 @@ class Evaluator:
         dataset : LoadedDataset
         learners : list of str
             Portfolio ids, short names or import paths with JSON parameters
-            (:func:`~evaluation.preprocessing.resolve_learner`).
+            (:func:`~algorank.evaluation.cv.preprocessing.resolve_learner`).
 
         Raises
         ------
@@ -652,7 +652,7 @@ def default_store_path() -> Path:
 
 def write_runs(result: EvaluationResult, out_dir) -> list[str]:
     """Write ``runs.csv`` (+ ``runs.datasets.csv``) in the runs schema and ``summary.csv`` atomically."""
-    from metadata.io import atomic_path
+    from algorank.metadata.io import atomic_path
 
     out = Path(out_dir)
     if out.exists() and not out.is_dir():

@@ -1,0 +1,3 @@
+"""The live recommend loop: the live environment, ``recommend`` and its plot."""
+
+__all__: list[str] = []
