@@ -54,7 +54,7 @@ def _fmt_seconds(s: float) -> str:
 def _add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = False, meta_default: str = "lcdb") -> None:
     if meta:
         p.add_argument("--meta", metavar="PATH", action="append",
-                       help="meta-data file (.parquet or .csv), an ASlib scenario folder, or an embedded set: lcdb, uci "
+                       help="meta-data file (.parquet or .csv), an ASlib scenario folder, or an embedded set: lcdb, uci, broad "
                             f"(default: {meta_default}); repeat to join several with distinct datasets")
         p.set_defaults(meta_default=meta_default)
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
@@ -700,6 +700,73 @@ def _run_evaluate(args) -> None:
     _emit("\n".join(lines))
 
 
+# ---------------------------------------------------------------- build-meta
+def _add_build_meta(sub) -> None:
+    p = sub.add_parser("build-meta", help="build the broad evaluator meta-data from ../shared/datasets "
+                       "(one file per dataset, resumable), or assemble the embedded 'broad' set")
+    p.add_argument("--shared", metavar="DIR", help="folder with datasets/MANIFEST.csv "
+                   "(default $ALGORANK_SHARED, else ../shared)")
+    p.add_argument("--out", metavar="DIR", help="per-dataset files (default metadata/data/broad); "
+                   "datasets whose file exists are skipped")
+    p.add_argument("--cap", type=float, default=120.0, metavar="S", help="seconds per test (a learner's folds); "
+                   "a test beyond it is killed and recorded as 'timeout' with the cap as a lower bound (120)")
+    p.add_argument("--folds", type=int, default=5, metavar="K", help="stratified CV folds (5)")
+    p.add_argument("--n-jobs", type=int, default=1, metavar="N", help="datasets built in parallel (-1: all cores)")
+    p.add_argument("--datasets", nargs="+", metavar="ID", help="build only these dataset ids (default: the rule)")
+    p.add_argument("--no-calibrate", action="store_true", help="skip the machine-speed calibration per dataset")
+    p.add_argument("--list", action="store_true", help="print the selected datasets, cheapest first, and exit")
+    p.add_argument("--assemble", action="store_true", help="do not build: concatenate the files under --out into "
+                   "broad_evaluator.parquet + .json (the embedded 'broad' set)")
+    p.add_argument("--assemble-to", metavar="DIR", help="--assemble: where to write (default metadata/data)")
+    p.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or log messages")
+    p.set_defaults(func=_run_build_meta)
+
+
+def _run_build_meta(args) -> None:
+    from algorank.evaluation.cv import metabuild
+
+    if not args.quiet:  # one log line per finished dataset (the build runs for hours, often under nohup)
+        logging.getLogger(metabuild.__name__).setLevel(logging.INFO)
+    if args.list:
+        items = metabuild.select_datasets(args.shared, only=args.datasets)
+        if args.json:
+            _emit_json([vars(i) | {"source": i.source} for i in items])
+            return
+        w = max([7] + [len(i.dataset) for i in items]) + 2
+        f = max([6] + [len(i.family) for i in items]) + 2
+        lines = [f"{'dataset':<{w}}{'collection':<12}{'kind':<13}{'family':<{f}}{'rows':>7}{'features':>10}"]
+        lines += [f"{i.dataset:<{w}}{i.collection:<12}{i.kind:<13}{i.family:<{f}}{i.instances:>7}{i.features:>10}"
+                  for i in items]
+        lines.append(f"{len(items)} datasets")
+        _emit("\n".join(lines))
+        return
+    if args.assemble:
+        record = metabuild.assemble_broad(args.out, args.assemble_to, shared_dir=args.shared)
+        if args.json:
+            _emit_json(record)
+            return
+        keys = ("file", "sha256", "bytes", "datasets", "learners", "cells", "runs", "ok_runs", "error_runs",
+                "timeout_runs", "timeout_tests", "collections", "complete")
+        lines = [f"{k:<14}{record[k]}" for k in keys]
+        if record["missing"]:
+            lines.append(f"{'missing':<14}{len(record['missing'])}: {', '.join(record['missing'][:10])}"
+                         f"{' ...' if len(record['missing']) > 10 else ''}")
+        _emit("\n".join(lines))
+        return
+    summary = metabuild.build_meta(only=args.datasets, shared_dir=args.shared, out_dir=args.out, cap=args.cap,
+                                   folds=args.folds, n_jobs=args.n_jobs, calibrate=not args.no_calibrate,
+                                   progress=not args.quiet)
+    if args.json:
+        _emit_json(summary.to_dict())
+        return
+    lines = [f"built {len(summary.built)}, skipped {len(summary.skipped)} (already built), failed "
+             f"{len(summary.failed)} of {summary.selected} datasets in {_fmt_seconds(summary.wall_s)}; "
+             f"files in {summary.out_dir}"]
+    lines += [f"failed: {f['dataset']}: {f['message']}" for f in summary.failed]
+    _emit("\n".join(lines))
+
+
 # ---------------------------------------------------------------- recommend
 def _add_recommend(sub) -> None:
     p = sub.add_parser("recommend", help="rank learners for a dataset from the meta-data, then really run them")
@@ -833,6 +900,7 @@ _COMMANDS: list[Callable] = [
     _add_benchmark,
     _add_tune_p,
     _add_evaluate,
+    _add_build_meta,
     _add_recommend,
 ]
 

@@ -1,6 +1,6 @@
-"""The embedded meta-datasets: the LCDB snapshot and the evaluator-built UCI set.
+"""The embedded meta-datasets: the LCDB snapshot and the evaluator-built UCI and broad sets.
 
-Two meta-datasets ship inside the ``metadata`` package, each a Parquet file with a
+Three meta-datasets ship inside the ``metadata`` package, each a Parquet file with a
 JSON record of its SHA-256 checksum and basic counts next to it:
 
 ``lcdb`` (``metadata/data/lcdb_snapshot.parquet``)
@@ -14,8 +14,15 @@ JSON record of its SHA-256 checksum and basic counts next to it:
     ``../shared/datasets`` selected by a fixed rule
     (``tests/benchmarks/bench_live_recommend.py``, which also rebuilds it).  Meta-data
     measured the way a live test is run; the default of ``recommend``.
+``broad`` (``metadata/data/broad_evaluator.parquet``)
+    The ``uci`` protocol on every classification dataset of ``../shared/datasets``
+    (``uci``, ``statlib``, ``keel``, ``highdim``; about 150 after near-copies, no row
+    limit) with a 120 s cap per test, timeouts kept as lower bounds, meta-features
+    and a machine-speed calibration per dataset.  Built per dataset into
+    ``metadata/data/broad/`` by ``algorank build-meta`` (resumable) and assembled
+    by ``algorank build-meta --assemble`` (:mod:`algorank.evaluation.cv.metabuild`).
 
-Either name is accepted wherever a meta-data path is (``--meta uci``).
+Each name is accepted wherever a meta-data path is (``--meta uci``).
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ SNAPSHOT_RECORD = "lcdb_snapshot.json"
 EMBEDDED = {
     "lcdb": (SNAPSHOT_FILE, SNAPSHOT_RECORD),
     "uci": ("uci_evaluator.parquet", "uci_evaluator.json"),
+    "broad": ("broad_evaluator.parquet", "broad_evaluator.json"),
 }
 
 
@@ -90,7 +98,11 @@ def embedded_path(name: str) -> Path:
 def embedded_record(name: str) -> dict:
     """The recorded checksum, counts and provenance of the embedded meta-dataset ``name``."""
     _, record = EMBEDDED[_embedded_name(name)]
-    return json.loads(resources.files(__package__).joinpath("data", record).read_text(encoding="utf-8"))
+    path = resources.files(__package__).joinpath("data", record)
+    if not path.is_file():
+        raise InputError(f"the embedded meta-data {name!r} is not built yet (no {record}); "
+                         "see 'algorank build-meta --help'")
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def load_embedded(name: str) -> MetaDataset:
@@ -109,7 +121,7 @@ def _load_embedded_file(name: str) -> MetaDataset:
 
 
 def load_meta(path=None, *, default: str = "lcdb") -> MetaDataset:
-    """Load meta-data from a file ``path``, an ASlib scenario folder, or an embedded name (``"lcdb"``, ``"uci"``).
+    """Load meta-data from a file ``path``, an ASlib scenario folder, or an embedded name (``"lcdb"``, ``"uci"``, ``"broad"``).
 
     ``None`` (or an empty list) loads the embedded meta-dataset ``default``; a list of paths
     and names loads each and joins them (:meth:`MetaDataset.concat`, dataset ids must not

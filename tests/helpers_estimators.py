@@ -2,7 +2,8 @@
 
 ``FailingClassifier`` raises in ``fit``; ``SlowClassifier`` sleeps ``delay`` seconds in
 ``fit`` then predicts the majority class, so it can outlast a timeout or let a test
-kill a run after a few folds are stored.
+kill a run after a few folds are stored; ``SlowOnLargeClassifier`` sleeps only when fitted
+on at least ``min_rows`` rows (so a small warm-up fit is fast and a real fold is not).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-__all__ = ["FailingClassifier", "SlowClassifier"]
+__all__ = ["FailingClassifier", "SlowClassifier", "SlowOnLargeClassifier"]
 
 
 class FailingClassifier(ClassifierMixin, BaseEstimator):
@@ -42,3 +43,18 @@ class SlowClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         return np.full(len(X), self.majority_)
+
+
+class SlowOnLargeClassifier(SlowClassifier):
+    """:class:`SlowClassifier` that sleeps only when fitted on at least ``min_rows`` rows."""
+
+    def __init__(self, delay: float = 1.0, min_rows: int = 100):
+        super().__init__(delay=delay)
+        self.min_rows = min_rows
+
+    def fit(self, X, y):
+        if len(X) < self.min_rows:
+            self.classes_, counts = np.unique(y, return_counts=True)
+            self.majority_ = self.classes_[np.argmax(counts)]
+            return self
+        return super().fit(X, y)

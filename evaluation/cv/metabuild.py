@@ -1,0 +1,1011 @@
+"""Build the broad evaluator meta-data (issue 12, part 1): every shared classification dataset, resumable.
+
+The embedded ``broad`` set is the ``uci`` protocol (the live-test protocol of
+``recommend``) run on every classification dataset of ``../shared/datasets``:
+stratified 5-fold CV, one repetition, seed 0, per-fold preprocessing, the 20
+portfolio learners of :func:`algorank.metadata.learners.learner_ids`, accuracy and the
+other fold metrics, fit and predict times per fold, one thread per process
+(run the build with ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1``).
+
+Selection rule (written down once, here; ``metadata/data/broad/SELECTION.md`` and
+the record JSON repeat it)
+--------------------------------------------------------------------------------
+1. Every row of ``MANIFEST.csv`` under ``uci/``, ``statlib/``, ``keel/`` and
+   ``highdim/`` that names a target and has at least two classes; the target is
+   the one MANIFEST names; no limit on rows or features.  (All of them load with
+   :func:`~algorank.evaluation.cv.datasets.load_dataset`; a file the loader rejects would be
+   logged and left out.)
+2. Near-copies, i.e. the same records with the same target, only renamed,
+   re-encoded, or with the rows that have missing values removed, are kept once:
+   the ``uci/`` copy is kept (then ``statlib/``, then ``keel/``).  The dropped files
+   and the copy kept for each are :data:`NEAR_COPIES`: the eight that the datasets
+   README names (letter, optdigits, mushroom, iris, wine, tic-tac-toe, tae,
+   pendigits = keel/penbased), the four of the ``uci`` set's rule (anneal.orig,
+   bridges.version2, prnn_fglass, cars_with_names) and eight more KEEL copies
+   of UCI sets found by comparing the data (heart = heart.statlog, pima =
+   diabetes, chess = kr.vs.kp, australian and crx = credit.a, breast =
+   breast.cancer, housevotes = vote, bands = cylinder.bands).
+3. Left out because the loaded data cannot be 5-fold cross-validated (:data:`EXCLUDED`):
+   ``statlib/wseries`` (87 of its 90 rows have no target value; 3 labelled rows
+   remain, fewer than the 5 folds).
+4. *Derived tasks* are kept: KEEL's one-vs-rest imbalanced variants (``kind`` =
+   ``one-vs-rest``) and different targets or partitions of the same records
+   (colic / colic.orig, hypothyroid / sick, spect(f).train / .test).  Each dataset
+   carries a ``family`` (:data:`FAMILIES`, else its own id) naming the base data,
+   so that a split or a leave-one-out can hold out a whole family at once.
+
+This gives 151 datasets: 51 from ``uci/``, 42 from ``statlib/``, 45 from ``keel/``
+(18 base sets, 27 one-vs-rest variants) and 13 from ``highdim/``.  Datasets are
+built from the cheapest (MANIFEST rows x features) to the most expensive, so many
+finish early.
+
+Time cap and timing
+-------------------
+Each test (one learner's 5 folds) is capped at ``cap`` seconds (120) of wall time.
+A test runs in one child process of the evaluator's forkserver
+(:mod:`algorank.evaluation.cv.evaluator`, "Per-fit timeout"): the child first fits the
+learner once, untimed, on at most 100 training rows (a warm-up), then runs the
+folds one after the other with :func:`~algorank.evaluation.cv.evaluator.evaluate_fold` (the
+evaluator's own measurement: the same splits, fold seeds, preprocessing, metrics
+and fit/predict timers) and sends each fold back as it finishes.  When the cap is
+reached the child is killed: the running fold and the folds not started are
+recorded as ``timeout``, and :func:`censor_timeouts` raises their ``fit_time`` so
+that the test's folds sum to at least ``cap`` (``fit_time + predict_time``, NaN as
+0): a timed-out test is "at least ``cap`` seconds", a lower bound, never a missing
+value.  A child that dies (e.g. out of memory) gives ``error`` rows.
+
+Why not the evaluator's per-fold timeout (one fresh child per fold): measured on
+this machine, the first fit in a freshly forked child costs about 10 ms more
+(copy-on-write page faults of the interpreter's heap), which would add 10 ms to
+every fold of the fast learners (2 ms -> 12 ms for a tree on diabetes) and make
+the times disagree with the in-process times of the ``uci`` set.  With one child
+per test and the warm-up, the times agree with in-process evaluation.  With
+``cap=None`` the folds run in-process (after the same warm-up).
+
+Persistence and resume
+----------------------
+Each dataset is written, as soon as it completes, to ``<out>/<dataset>.parquet``
+(a one-dataset :class:`~algorank.metadata.dataset.MetaDataset`: its runs and its row of the
+datasets table, written to a temporary file and renamed).  A rerun skips every
+dataset whose file exists, so an interrupted build (or one moved to another
+machine) resumes where it stopped.  :func:`assemble_broad` concatenates the files
+into the embedded ``metadata/data/broad_evaluator.parquet`` and its JSON record
+(checksum, counts, selection rule, protocol, calibration).
+
+Datasets table
+--------------
+The loader's meta-features (``n_instances``, ``n_features``, ``n_classes``,
+``majority_fraction``, ``n_nominal_features``, ``missing_fraction``,
+``dropped_rows``) plus ``n_features_onehot`` (columns after one-hot encoding the
+nominal features), ``nominal_fraction``, ``class_entropy`` (bits) and
+``class_entropy_normalized`` (divided by log2 of the number of classes), two
+landmarkers on a random subsample of at most 2,000 rows (seed 0) scored by
+stratified 5-fold CV with the evaluator's preprocessing: ``landmark_1nn`` (1-NN
+accuracy) and ``landmark_stump`` (depth-1 decision tree accuracy), their CPU cost
+``landmark_1nn_time`` / ``landmark_stump_time`` (seconds for the 5 folds) and
+``landmark_rows``; and the provenance: ``collection``, ``family``, ``kind``,
+``calibration_s`` (:func:`calibrate_machine` at the dataset's start),
+``build_cap_s``, ``build_folds``, ``build_seed``, ``build_wall_s``,
+``build_sklearn``.
+
+Machine-speed calibration
+-------------------------
+:func:`calibrate_machine` times a fixed reference workload (fixed-seed numpy and
+scikit-learn fits, about 0.3 s, median of 3).  Times measured on machine A are put
+on machine B's scale by multiplying them by ``calib_B / calib_A``
+(:func:`rescale_times`), e.g. when meta-data from two machines are joined or when
+a live run predicts its own test times from meta-data built elsewhere.
+
+Parallel and distributed builds
+-------------------------------
+Datasets are independent joblib tasks.  On a bigger machine use ``n_jobs``
+(``algorank build-meta --n-jobs 8``: one dataset per process, each single-threaded).
+On a Dask cluster, run :func:`build_meta` inside joblib's Dask backend; every worker
+needs the shared datasets at the same path and writes to the same ``out_dir`` (a
+shared file system), or give each machine its own ``out_dir`` and copy the files
+together before :func:`assemble_broad`::
+
+    import joblib
+    from distributed import Client
+    from algorank.evaluation.cv.metabuild import build_meta
+
+    client = Client("tcp://scheduler:8786")          # or Client(LocalCluster(...))
+    with joblib.parallel_backend("dask"):
+        build_meta(shared_dir="/data/shared", out_dir="/data/broad", n_jobs=-1)
+
+Record the calibration of every machine (it is stored per dataset) so that the
+times can be put on one scale.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import platform
+import sys
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.errors import InputError
+
+__all__ = [
+    "COLLECTIONS",
+    "NEAR_COPIES",
+    "EXCLUDED",
+    "FAMILIES",
+    "SELECTION_RULE",
+    "PROTOCOL",
+    "BROAD_SOURCE",
+    "DEFAULT_CAP",
+    "CALIBRATION_WORKLOAD",
+    "BroadDataset",
+    "BuildSummary",
+    "select_datasets",
+    "default_shared_dir",
+    "default_out_dir",
+    "calibrate_machine",
+    "rescale_times",
+    "dataset_meta_features",
+    "censor_timeouts",
+    "evaluate_capped",
+    "build_dataset",
+    "build_meta",
+    "assemble_broad",
+]
+
+logger = logging.getLogger(__name__)
+
+#: MANIFEST collections the broad set draws from.
+COLLECTIONS = ("uci", "statlib", "keel", "highdim")
+#: Default per-test time cap in seconds (all folds of one learner together).
+DEFAULT_CAP = 120.0
+_LANDMARK_ROWS = 2000
+_FOLDS = 5
+_SEED = 0
+
+#: Dropped near-copy -> (the file kept instead, why they are the same data).
+NEAR_COPIES = {
+    # named by ../shared/datasets/README.md
+    "keel/letter.csv": ("uci/letter.arff", "README: same data in uci/ and keel/"),
+    "keel/optdigits.csv": ("uci/optdigits.arff", "README: same data in uci/ and keel/"),
+    "keel/mushroom.csv": ("uci/mushroom.arff", "README: same data (KEEL removed the rows with missing values)"),
+    "keel/iris.csv": ("uci/iris.arff", "README: same data in uci/ and keel/"),
+    "keel/wine.csv": ("uci/wine.arff", "README: same data in uci/ and keel/"),
+    "keel/tic-tac-toe.csv": ("uci/tic-tac-toe.arff", "README: same data in uci/ and keel/"),
+    "keel/tae.csv": ("uci/tae.arff", "README: same data in uci/ and keel/"),
+    "keel/penbased.csv": ("uci/pendigits.arff", "README: pendigits = keel/penbased"),
+    # the near-copies of the uci set's rule (tests/benchmarks/bench_live_recommend.py DUPLICATES)
+    "uci/anneal.orig.arff": ("uci/anneal.arff", "same records and target, original encoding"),
+    "uci/bridges.version2.arff": ("uci/bridges.version1.arff", "same records and target, discretised attributes"),
+    "statlib/prnn_fglass.arff": ("uci/glass.arff", "the glass data (StatLib copy from Ripley's book)"),
+    "statlib/cars_with_names.arff": ("statlib/cars.arff", "cars plus a name column"),
+    # KEEL copies of UCI sets, found by comparing the data (rows, class counts, column means)
+    "keel/heart.csv": ("uci/heart.statlog.arff", "identical: 270 rows, class counts 150/120, same column means"),
+    "keel/pima.csv": ("uci/diabetes.arff", "identical: 768 rows, class counts 500/268, same column means"),
+    "keel/chess.csv": ("uci/kr.vs.kp.arff", "identical: 3196 rows, class counts 1669/1527, same value counts"),
+    "keel/australian.csv": ("uci/credit.a.arff", "Statlog Australian credit: the 690 credit.a records re-encoded"),
+    "keel/crx.csv": ("uci/credit.a.arff", "credit.a without its 37 rows with missing values"),
+    "keel/breast.csv": ("uci/breast.cancer.arff", "breast.cancer without its 9 rows with missing values"),
+    "keel/housevotes.csv": ("uci/vote.arff", "vote without its rows with missing values"),
+    "keel/bands.csv": ("uci/cylinder.bands.arff", "cylinder.bands without its rows with missing values"),
+}
+
+#: Files the rule would select but the loaded data cannot be evaluated with 5-fold CV -> why.
+EXCLUDED = {
+    "statlib/wseries.arff": "87 of its 90 rows have no target value: 3 labelled rows, fewer than the 5 folds",
+}
+
+#: File -> family (the base data a derived task comes from); every other dataset is its own family.
+FAMILIES = {
+    "uci/spect.train.arff": "spect", "uci/spect.test.arff": "spect",
+    "uci/spectf.train.arff": "spect", "uci/spectf.test.arff": "spect",
+    "uci/colic.arff": "colic", "uci/colic.orig.arff": "colic",
+    "uci/hypothyroid.arff": "thyroid-garavan", "uci/sick.arff": "thyroid-garavan",
+    "uci/heart.c.arff": "heart-cleveland", "uci/heart.statlog.arff": "heart-cleveland",
+    "keel/cleveland-0_vs_4.csv": "heart-cleveland",
+    "uci/car.arff": "car", "keel/car-good.csv": "car", "keel/car-vgood.csv": "car",
+    "uci/ecoli.arff": "ecoli", "keel/ecoli1.csv": "ecoli", "keel/ecoli3.csv": "ecoli",
+    "uci/glass.arff": "glass", "keel/glass1.csv": "glass", "keel/glass4.csv": "glass",
+    "uci/lymph.arff": "lymph", "keel/lymphography-normal-fibrosis.csv": "lymph",
+    "uci/solar.flare2.arff": "solar.flare2", "keel/flare-F.csv": "solar.flare2",
+    "keel/led7digit.csv": "led7digit", "keel/led7digit-0-2-4-5-6-7-8-9_vs_1.csv": "led7digit",
+    "keel/zoo-3.csv": "zoo",
+    "keel/kr-vs-k-three_vs_eleven.csv": "kr-vs-k", "keel/kr-vs-k-zero-one_vs_draw.csv": "kr-vs-k",
+    "keel/abalone19.csv": "abalone", "keel/abalone9-18.csv": "abalone",
+    "keel/yeast1.csv": "yeast", "keel/yeast3.csv": "yeast", "keel/yeast4.csv": "yeast",
+    "keel/shuttle-2_vs_5.csv": "shuttle", "keel/shuttle-c0-vs-c4.csv": "shuttle",
+    "keel/poker-8-9_vs_5.csv": "poker", "keel/poker-9_vs_7.csv": "poker",
+    "keel/kddcup-buffer_overflow_vs_back.csv": "kddcup", "keel/kddcup-rootkit-imap_vs_back.csv": "kddcup",
+    "keel/winequality-red-4.csv": "winequality-red", "keel/winequality-white-3_vs_7.csv": "winequality-white",
+    "keel/new-thyroid1.csv": "new-thyroid",
+    "statlib/prnn_virus3.arff": "prnn_viruses", "statlib/prnn_viruses.arff": "prnn_viruses",
+}
+
+SELECTION_RULE = (
+    "every MANIFEST.csv row under uci/, statlib/, keel/, highdim/ that names a target with >= 2 classes "
+    "(target as MANIFEST names it, no row or feature limit), minus near-copies (same records and target, "
+    "renamed, re-encoded or without the rows with missing values), the uci/ copy kept, then statlib/, then keel/: "
+    + ", ".join(sorted(NEAR_COPIES))
+    + "; minus files whose labelled rows are fewer than the 5 folds: " + ", ".join(sorted(EXCLUDED))
+    + "; derived tasks (KEEL one-vs-rest variants, other targets or partitions of the same records) kept, "
+      "grouped by the datasets table's 'family' column"
+)
+PROTOCOL = (
+    "algorank evaluator's evaluate_fold: stratified 5-fold CV, 1 repetition, seed 0, per-fold preprocessing, the 20 "
+    "learners of algorank.metadata.learners.learner_ids(), fit and predict seconds per fold, one thread per process; each "
+    "test (a learner's 5 folds) in one forkserver child after an untimed warm-up fit, killed at the cap; the "
+    "running and unstarted folds of a killed test are 'timeout' rows whose fit_time is raised so that the test's "
+    "folds sum to at least the cap (a lower bound)"
+)
+BROAD_SOURCE = ("algorank evaluator (stratified 5-fold CV x1, seed 0, 120 s cap per test) on every classification "
+                "dataset of shared/datasets (uci, statlib, keel, highdim; evaluation/metabuild.py)")
+_EMBEDDED_FILE = "broad_evaluator.parquet"
+_EMBEDDED_RECORD = "broad_evaluator.json"
+#: Version tag of the calibration workload: times calibrated with different workloads do not compare.
+CALIBRATION_WORKLOAD = ("v1: decision tree, logistic regression, 5-NN and a 10-tree forest on 3000x20 Gaussian data; "
+                        "ten 300x300 matrix products")
+
+
+# ====================================================================== selection
+@dataclass(frozen=True)
+class BroadDataset:
+    """One dataset of the build.
+
+    Attributes
+    ----------
+    file : str
+        Path under ``<shared>/datasets`` (``uci/iris.arff``), or an absolute path.
+    dataset : str
+        Dataset id in the runs table (the file stem, as :func:`~algorank.evaluation.cv.datasets.load_dataset` names it).
+    target : str or None
+        Target attribute (None: the loader's rule).
+    collection : str
+        ``uci``, ``statlib``, ``keel``, ``highdim`` (or any label for other files).
+    family : str
+        Base data of a derived task (:data:`FAMILIES`), else ``dataset``.
+    kind : str
+        ``base`` or ``one-vs-rest`` (KEEL's imbalanced variants).
+    instances, features : int
+        Size as MANIFEST gives it (orders the build, cheapest first).
+    """
+
+    file: str
+    dataset: str
+    target: str | None = None
+    collection: str = ""
+    family: str = ""
+    kind: str = "base"
+    instances: int = 0
+    features: int = 0
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, *, target: str | None = None, collection: str = "file",
+                  family: str | None = None) -> "BroadDataset":
+        """A dataset outside the MANIFEST (any file the loader reads), e.g. for a small test build."""
+        p = Path(path).resolve()
+        return cls(file=str(p), dataset=p.stem, target=target, collection=collection, family=family or p.stem)
+
+    def location(self, datasets_dir: str | os.PathLike | None) -> Path:
+        """Absolute path of the file (``file`` joined to ``datasets_dir`` unless absolute)."""
+        p = Path(self.file)
+        if p.is_absolute() or datasets_dir is None:
+            return p
+        return Path(datasets_dir) / p
+
+    @property
+    def source(self) -> str:
+        """``shared/datasets/<file>`` for MANIFEST files, ``file:<name>`` otherwise."""
+        return f"file:{Path(self.file).name}" if Path(self.file).is_absolute() else f"shared/datasets/{self.file}"
+
+
+def default_shared_dir() -> Path | None:
+    """``$ALGORANK_SHARED``, else ``../shared`` next to the working directory or the checkout (None if absent)."""
+    env = os.environ.get("ALGORANK_SHARED")
+    candidates = [Path(env)] if env else []
+    candidates += [Path.cwd().parent / "shared", Path(__file__).resolve().parents[2] / "shared"]
+    for c in candidates:
+        if (c / "datasets" / "MANIFEST.csv").is_file():
+            return c
+    return None
+
+
+def default_out_dir() -> Path:
+    """``metadata/data/broad`` of the checkout (where the per-dataset files are committed)."""
+    import algorank.metadata as metadata
+
+    return Path(metadata.__file__).resolve().parent / "data" / "broad"
+
+
+def _resolve_shared(shared_dir) -> Path:
+    shared = Path(shared_dir) if shared_dir is not None else default_shared_dir()
+    if shared is None:
+        raise InputError("shared_dir is not given and no ../shared/datasets/MANIFEST.csv was found; "
+                         "pass --shared DIR or set ALGORANK_SHARED")
+    if not (shared / "datasets" / "MANIFEST.csv").is_file():
+        raise InputError(f"shared_dir must hold datasets/MANIFEST.csv; not found under {str(shared)!r}")
+    return shared
+
+
+def select_datasets(shared_dir: str | os.PathLike | None = None, *,
+                    only: Sequence[str] | None = None) -> list[BroadDataset]:
+    """The datasets of the broad set by the selection rule (module docstring), cheapest first.
+
+    Parameters
+    ----------
+    shared_dir : path, optional
+        Folder holding ``datasets/MANIFEST.csv`` (default :func:`default_shared_dir`).
+    only : list of str, optional
+        Keep just these dataset ids (each must be selected by the rule).
+
+    Returns
+    -------
+    list of BroadDataset
+        Ordered by MANIFEST ``instances x features``, then by file.
+
+    Raises
+    ------
+    InputError
+        No MANIFEST, two selected files with the same dataset id, or an id in
+        ``only`` that the rule does not select.
+    """
+    shared = _resolve_shared(shared_dir)
+    m = pd.read_csv(shared / "datasets" / "MANIFEST.csv", dtype={"file": str, "target": str, "note": str})
+    items = []
+    for row in m.itertuples(index=False):
+        collection = row.file.split("/", 1)[0]
+        target = row.target if isinstance(row.target, str) and row.target.strip() else None
+        if (collection not in COLLECTIONS or target is None or not (row.classes >= 2) or row.file in NEAR_COPIES
+                or row.file in EXCLUDED):
+            continue
+        stem = Path(row.file).stem
+        note = row.note if isinstance(row.note, str) else ""
+        items.append(BroadDataset(file=row.file, dataset=stem, target=target, collection=collection,
+                                  family=FAMILIES.get(row.file, stem),
+                                  kind="one-vs-rest" if "one-vs-rest" in note else "base",
+                                  instances=int(row.instances), features=int(row.features)))
+    ids = [i.dataset for i in items]
+    dup = sorted({d for d in ids if ids.count(d) > 1})
+    if dup:
+        raise InputError(f"the selection gives two files the same dataset id: {', '.join(dup)}")
+    if only is not None:
+        wanted = [str(d) for d in only]
+        unknown = [d for d in wanted if d not in ids]
+        if unknown:
+            raise InputError(f"datasets must be ids the selection rule selects; unknown or excluded: "
+                             f"{', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}")
+        items = [i for i in items if i.dataset in set(wanted)]
+    return sorted(items, key=lambda i: (i.instances * i.features, i.file))
+
+
+# ====================================================================== calibration
+def _reference_workload() -> None:
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(12345)
+    X = rng.normal(size=(3000, 20))
+    y = (X[:, 0] + X[:, 1] ** 2 - X[:, 2] * X[:, 3] + rng.normal(size=3000) > 1).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        DecisionTreeClassifier(random_state=0).fit(X, y)
+        LogisticRegression(max_iter=200).fit(X, y)
+        KNeighborsClassifier().fit(X[:2000], y[:2000]).predict(X[2000:])
+        RandomForestClassifier(n_estimators=10, random_state=0, n_jobs=1).fit(X, y)
+    a = rng.normal(size=(300, 300))
+    for _ in range(10):
+        a = np.tanh(a @ a / 300.0)
+
+
+def calibrate_machine(*, repeats: int = 3) -> float:
+    """Seconds this machine takes for a fixed reference workload (median of ``repeats`` runs).
+
+    The workload (:data:`CALIBRATION_WORKLOAD`) is fixed-seed numpy and scikit-learn
+    work of the kinds the portfolio does (a tree, a linear model, nearest neighbours,
+    a small forest, a matrix product), about 0.3 s on the build machine, run in the
+    calling process with its thread settings (single-threaded for the build).  Times
+    from machine A are put on machine B's scale with ``calib_B / calib_A``
+    (:func:`rescale_times`).
+
+    Parameters
+    ----------
+    repeats : int
+        Runs timed; the median is returned.
+    """
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise InputError(f"repeats must be an integer >= 1, got {repeats!r}")
+    import sklearn.ensemble  # noqa: F401 - imports outside the timing
+    import sklearn.linear_model  # noqa: F401
+    import sklearn.neighbors  # noqa: F401
+
+    times = []
+    for _ in range(int(repeats)):
+        t0 = time.perf_counter()
+        _reference_workload()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def rescale_times(runs: pd.DataFrame, *, from_calibration: float, to_calibration: float) -> pd.DataFrame:
+    """Put run times measured on one machine on another machine's scale.
+
+    ``fit_time`` and ``predict_time`` are multiplied by ``to_calibration /
+    from_calibration`` (both from :func:`calibrate_machine`, same workload version).
+
+    Returns
+    -------
+    DataFrame
+        A copy of ``runs`` with scaled times.
+    """
+    for name, v in (("from_calibration", from_calibration), ("to_calibration", to_calibration)):
+        if not isinstance(v, (int, float, np.floating)) or not math.isfinite(v) or v <= 0:
+            raise InputError(f"{name} must be a positive number of seconds, got {v!r}")
+    factor = float(to_calibration) / float(from_calibration)
+    out = runs.copy()
+    for col in ("fit_time", "predict_time"):
+        if col in out.columns:
+            out[col] = out[col] * factor
+    return out
+
+
+# ====================================================================== meta-features
+def _entropy_bits(counts: np.ndarray) -> float:
+    p = counts[counts > 0] / counts.sum()
+    return float(-(p * np.log2(p)).sum()) if len(p) else 0.0
+
+
+def _landmark(X: np.ndarray, nominal: tuple, y: np.ndarray, estimator, *, folds: int, random_state: int):
+    """(accuracy, seconds) of ``estimator`` behind the evaluator's preprocessing, stratified k-fold CV."""
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.pipeline import Pipeline
+
+    from algorank.evaluation.cv.preprocessing import make_preprocessor
+
+    t0 = time.perf_counter()
+    correct = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cv = StratifiedKFold(n_splits=folds, shuffle=True, random_state=random_state)
+        for train, test in cv.split(X, y):
+            pipe = Pipeline([("prep", make_preprocessor(nominal, scaling="standard")), ("model", estimator)])
+            pipe.fit(X[train], y[train])
+            correct += int(np.sum(pipe.predict(X[test]) == y[test]))
+    return correct / len(y), time.perf_counter() - t0
+
+
+def dataset_meta_features(data, *, max_rows: int = _LANDMARK_ROWS, random_state: int = _SEED) -> dict:
+    """Meta-features of a :class:`~algorank.evaluation.cv.datasets.LoadedDataset` (see the module docstring).
+
+    Parameters
+    ----------
+    data : LoadedDataset
+    max_rows : int
+        Rows of the random subsample the landmarkers run on.
+    random_state : int
+        Seed of the subsample and the landmarkers' folds.
+
+    Returns
+    -------
+    dict
+        The loader's meta-features plus ``n_features_onehot``, ``nominal_fraction``,
+        ``class_entropy``, ``class_entropy_normalized``, ``landmark_1nn``,
+        ``landmark_stump`` (NaN when the data is too small for 2-fold CV), their
+        ``*_time`` and ``landmark_rows``.
+    """
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    from algorank.evaluation.cv.preprocessing import encode_features, make_preprocessor
+
+    mf = dict(data.meta_features)
+    X, nominal = encode_features(data.X)
+    y = data.y_codes
+    n, d = X.shape
+    onehot = make_preprocessor(nominal, scaling="none").fit(X).transform(X[:1]).shape[1] if n else 0
+    counts = np.bincount(y, minlength=len(data.classes)).astype(float)
+    k = len(data.classes)
+    entropy = _entropy_bits(counts)
+    mf.update({
+        "n_features_onehot": int(onehot),
+        "nominal_fraction": float(sum(nominal) / d) if d else 0.0,
+        "class_entropy": entropy,
+        "class_entropy_normalized": entropy / math.log2(k) if k > 1 else 0.0,
+    })
+    rows = np.arange(n)
+    if n > max_rows:
+        rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_rows, replace=False))
+    Xs, ys = X[rows], y[rows]
+    folds = min(_FOLDS, int(np.bincount(ys).max()))  # StratifiedKFold needs n_splits <= the largest class
+    mf["landmark_rows"] = int(len(rows))
+    for name, est in (("landmark_1nn", KNeighborsClassifier(n_neighbors=1)),
+                      ("landmark_stump", DecisionTreeClassifier(max_depth=1, random_state=random_state))):
+        if folds >= 2 and len(np.unique(ys)) >= 2:
+            acc, sec = _landmark(Xs, nominal, ys, est, folds=folds, random_state=random_state)
+        else:
+            acc, sec = math.nan, 0.0
+        mf[name], mf[f"{name}_time"] = float(acc), float(sec)
+    return mf
+
+
+# ====================================================================== timeouts
+def censor_timeouts(runs: pd.DataFrame, cap: float) -> pd.DataFrame:
+    """Make every timed-out test at least ``cap`` seconds long (a lower bound, never NaN).
+
+    For each (dataset, learner) with a ``timeout`` row, the ``fit_time`` of its
+    timeout rows is raised so that the test's ``fit_time + predict_time`` (NaN as 0)
+    over all its rows is at least ``cap``: each timeout row gets at least an equal
+    share of ``cap`` minus the other rows' time, and never less than its measured
+    time.  ``predict_time`` of timeout rows stays NaN (never
+    measured).  Other tests are unchanged.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        Runs-schema rows (``dataset``, ``learner``, ``fit_time``, ``predict_time``, ``status``).
+    cap : float
+        The test's time cap in seconds.
+
+    Returns
+    -------
+    DataFrame
+        A copy with the censored times.
+    """
+    if not isinstance(cap, (int, float, np.floating)) or not math.isfinite(cap) or cap <= 0:
+        raise InputError(f"cap must be a positive number of seconds, got {cap!r}")
+    out = runs.copy()
+    out["fit_time"] = out["fit_time"].astype(float)
+    timeout = (out["status"] == "timeout").to_numpy()
+    if not timeout.any():
+        return out
+    measured = (out["fit_time"].fillna(0.0) + out["predict_time"].fillna(0.0)).to_numpy()
+    fit = out["fit_time"].to_numpy(copy=True)
+    for idx in out.groupby(["dataset", "learner"], sort=False).indices.values():
+        hit = idx[timeout[idx]]
+        if not len(hit):
+            continue
+        others = float(measured[idx[~timeout[idx]]].sum())
+        share = max(0.0, float(cap) - others) / len(hit)  # the rows' sum reaches cap - others
+        fit[hit] = np.maximum(np.nan_to_num(fit[hit], nan=0.0), share)
+    out["fit_time"] = fit
+    return out
+
+
+# ====================================================================== one dataset
+_RUN_ORDER = ["dataset", "learner", "repeat", "fold", "accuracy", "fit_time", "predict_time", "status",
+              "balanced_accuracy", "auc", "log_loss", "model_bytes", "message"]
+
+
+def _warm_up(recipe, X, y, split, *, n_classes: int, nominal: tuple, random_state: int) -> None:
+    """One untimed fit+predict on at most 100 training and 20 test rows (class-proportional), result dropped."""
+    from algorank.evaluation.cv.evaluator import evaluate_fold
+    from algorank.evaluation.cv.resampling import Split
+
+    def spread(rows, m):
+        order = rows[np.argsort(y[rows], kind="stable")]
+        return np.unique(order[np.linspace(0, len(order) - 1, min(m, len(order))).astype(int)])
+
+    mini = Split(split.repeat, split.fold, spread(split.train, 100), spread(split.test, 20))
+    evaluate_fold(recipe, X, y, mini, n_classes=n_classes, random_state=random_state, nominal=nominal)
+
+
+def _test_child(conn, recipe, X, y, splits, random_state, kwargs) -> None:
+    """Child process of a capped test: warm up, then send ("ready", None) and one ("fold", record) per fold."""
+    from algorank.evaluation.cv.evaluator import _fold_seed, _set_parent_death_signal, evaluate_fold
+
+    _set_parent_death_signal()
+    _warm_up(recipe, X, y, splits[0], random_state=random_state, **kwargs)
+    conn.send(("ready", None))
+    for s in splits:
+        conn.send(("fold", evaluate_fold(recipe, X, y, s, random_state=_fold_seed(random_state, s.repeat, s.fold),
+                                         **kwargs)))
+    conn.close()
+
+
+def _preload_self(ctx) -> None:
+    """Add this module to the forkserver's preload list (effective if the server has not started yet), so that
+    children neither import it per test nor read a version edited on disk after the build started."""
+    from algorank.evaluation.cv.evaluator import _PRELOAD
+
+    if __name__ not in _PRELOAD:
+        ctx.set_forkserver_preload(list(_PRELOAD) + [__name__])
+
+
+def _run_test(recipe, X, y, splits, *, n_classes: int, nominal: tuple, random_state: int,
+              cap: float | None) -> list:
+    """The fold records of one learner's test (see "Time cap and timing" in the module docstring)."""
+    from algorank.evaluation.cv.evaluator import _deadline_context, _failed_fold, _fold_seed, evaluate_fold
+
+    kwargs = dict(n_classes=n_classes, nominal=nominal)
+    if cap is None:
+        _warm_up(recipe, X, y, splits[0], random_state=random_state, **kwargs)
+        return [evaluate_fold(recipe, X, y, s, random_state=_fold_seed(random_state, s.repeat, s.fold), **kwargs)
+                for s in splits]
+    ctx = _deadline_context()
+    _preload_self(ctx)
+    receive, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_test_child, args=(send, recipe, X, y, splits, random_state, kwargs), daemon=True)
+    proc.start()
+    send.close()
+    records: list = []
+    outcome = "done"
+    fold_start = None  # None while the child warms up
+    deadline = time.perf_counter() + cap  # the warm-up may not take longer than the whole test
+    try:
+        while len(records) < len(splits):
+            if not receive.poll(max(0.0, deadline - time.perf_counter())):
+                outcome = "timeout"
+                break
+            try:
+                kind, rec = receive.recv()
+            except (EOFError, OSError):
+                outcome = "died"
+                break
+            now = time.perf_counter()
+            if kind == "ready":
+                deadline = now + cap
+            else:
+                records.append(rec)
+            fold_start = now
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        receive.close()
+    if outcome == "done":
+        return records
+    now = time.perf_counter()
+    running = splits[len(records)]
+    if outcome == "timeout":
+        records.append(_failed_fold(recipe, running, "timeout",
+                                    f"the test exceeded the {cap:g} s cap; the fit process was killed",
+                                    fit_time=0.0 if fold_start is None else now - fold_start))
+        why, status = "not run: the test's time cap was reached", "timeout"
+    else:
+        code = proc.exitcode
+        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        records.append(_failed_fold(recipe, running, "error", f"the fit process died ({how}; out of memory?)",
+                                    fit_time=0.0 if fold_start is None else now - fold_start))
+        why, status = "not run: the fit process died on an earlier fold", "error"
+    records += [_failed_fold(recipe, s, status, why) for s in splits[len(records):]]
+    return records
+
+
+def evaluate_capped(data, learners: Sequence[str], *, cap: float | None = DEFAULT_CAP, folds: int = _FOLDS,
+                    random_state: int = _SEED, allow_modules: Sequence[str] = ()) -> pd.DataFrame:
+    """Runs-schema rows of every learner on ``data`` under the broad protocol (one capped child per test).
+
+    Parameters
+    ----------
+    data : LoadedDataset
+    learners : list of str
+        Portfolio ids, short names or import paths with JSON parameters.
+    cap : float or None
+        Seconds per test (None: in-process, no cap).
+    folds : int
+        Stratified CV folds, one repetition (the evaluator's splits and fold seeds).
+    random_state : int
+    allow_modules : sequence of str
+        Packages besides scikit-learn whose classes learner ids may name.
+
+    Returns
+    -------
+    DataFrame
+        The evaluator's run columns; timed-out tests censored by :func:`censor_timeouts`.
+    """
+    from algorank.evaluation.cv.preprocessing import encode_features, resolve_learner
+    from algorank.evaluation.cv.resampling import make_resampler
+
+    recipes = [resolve_learner(lid, allow_modules=allow_modules) for lid in learners]
+    y = data.y_codes
+    X, nominal = encode_features(data.X)
+    splits = make_resampler("cv", cv=folds, n_rows=len(y), random_state=random_state).repetition(0, y)
+    rows = []
+    for recipe in recipes:
+        recs = _run_test(recipe, X, y, splits, n_classes=len(data.classes), nominal=nominal,
+                         random_state=random_state, cap=cap)
+        rows.extend({"dataset": data.name, **r.as_row()} for r in recs)
+        bad = [r for r in recs if r.status != "ok"]
+        if bad:
+            logger.debug("%s on %s: %s", recipe.id, data.name, bad[0].message)
+    runs = pd.DataFrame(rows, columns=_RUN_ORDER).astype({"repeat": np.int64, "fold": np.int64})
+    runs["message"] = runs["message"].fillna("").astype(str)
+    return runs if cap is None else censor_timeouts(runs, float(cap))
+
+
+def _part_path(out_dir: Path, item: BroadDataset) -> Path:
+    return out_dir / f"{item.dataset}.parquet"
+
+
+def build_dataset(item: BroadDataset, *, out_dir: str | os.PathLike, datasets_dir: str | os.PathLike | None = None,
+                  cap: float | None = DEFAULT_CAP, folds: int = _FOLDS, learners: Sequence[str] | None = None,
+                  random_state: int = _SEED, calibrate: bool = True) -> dict:
+    """Evaluate every learner on one dataset and write ``<out_dir>/<dataset>.parquet`` atomically.
+
+    Parameters
+    ----------
+    item : BroadDataset
+    out_dir : path
+        Folder of the per-dataset files.
+    datasets_dir : path, optional
+        ``<shared>/datasets`` (relative ``item.file`` is joined to it).
+    cap : float or None
+        Per-test time cap in seconds; None: no cap, folds run in-process (tests).
+    folds : int
+        Stratified CV folds (one repetition).
+    learners : list of str, optional
+        Default: the 20 portfolio learners.
+    random_state : int
+        Seed of the splits and learners.
+    calibrate : bool
+        Measure :func:`calibrate_machine` at the start (NaN otherwise).
+
+    Returns
+    -------
+    dict
+        ``dataset``, ``path``, ``status`` (``built``), counts of ``ok``/``error``/``timeout``
+        runs, ``wall_s``, ``calibration_s``.
+    """
+    from algorank.metadata.learners import learner_ids
+    from sklearn import __version__ as sklearn_version
+
+    from algorank.evaluation.cv.datasets import load_dataset
+
+    start = time.perf_counter()
+    calibration = calibrate_machine() if calibrate else math.nan
+    data = load_dataset(str(item.location(datasets_dir)), target=item.target)
+    if data.name != item.dataset:
+        raise InputError(f"dataset id mismatch: {item.file} loads as {data.name!r}, expected {item.dataset!r}")
+    features = dataset_meta_features(data, random_state=random_state)
+    runs = evaluate_capped(data, list(learners) if learners is not None else learner_ids(), cap=cap, folds=folds,
+                           random_state=random_state)
+    wall = time.perf_counter() - start
+    row = {"dataset": item.dataset, "name": item.dataset, "source": item.source, **features,
+           "collection": item.collection, "family": item.family or item.dataset, "kind": item.kind,
+           "calibration_s": calibration, "build_cap_s": math.nan if cap is None else float(cap),
+           "build_folds": int(folds), "build_seed": int(random_state), "build_wall_s": wall,
+           "build_sklearn": sklearn_version,
+           "build_machine": f"{platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}"}
+    meta = MetaDataset(runs, pd.DataFrame([row]), source=BROAD_SOURCE)
+    path = meta.save(_part_path(Path(out_dir), item))
+    counts = runs["status"].value_counts()
+    return {"dataset": item.dataset, "file": item.file, "path": str(path), "status": "built",
+            "ok": int(counts.get("ok", 0)), "error": int(counts.get("error", 0)),
+            "timeout": int(counts.get("timeout", 0)), "wall_s": wall, "calibration_s": calibration}
+
+
+def _build_task(item, out_dir, datasets_dir, cap, folds, learners, random_state, calibrate) -> dict:
+    """joblib task: :func:`build_dataset`, with a dataset that cannot be built reported, not raised."""
+    try:
+        return build_dataset(item, out_dir=out_dir, datasets_dir=datasets_dir, cap=cap, folds=folds,
+                             learners=learners, random_state=random_state, calibrate=calibrate)
+    except InputError as exc:  # the loader rejects the file, too few rows for the folds, ...
+        return {"dataset": item.dataset, "file": item.file, "path": None, "status": "failed",
+                "message": " ".join(str(exc).split())[:300]}
+
+
+# ====================================================================== many datasets
+@dataclass(frozen=True)
+class BuildSummary:
+    """What :func:`build_meta` did.
+
+    Attributes
+    ----------
+    out_dir : str
+    selected : int
+        Datasets asked for.
+    built, skipped, failed : list of dict
+        Per dataset: built now (with run counts and wall seconds), skipped because
+        their file existed, or failed to build (with a message).
+    wall_s : float
+    """
+
+    out_dir: str
+    selected: int
+    built: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)
+    failed: list = field(default_factory=list)
+    wall_s: float = 0.0
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict."""
+        return asdict(self)
+
+
+def build_meta(datasets: Iterable[BroadDataset] | None = None, *, only: Sequence[str] | None = None,
+               shared_dir: str | os.PathLike | None = None,
+               out_dir: str | os.PathLike | None = None, cap: float | None = DEFAULT_CAP, folds: int = _FOLDS,
+               learners: Sequence[str] | None = None, n_jobs: int | None = None, random_state: int = _SEED,
+               calibrate: bool = True, progress: bool = True) -> BuildSummary:
+    """Build (or resume) the per-dataset files of the broad meta-data.
+
+    Parameters
+    ----------
+    datasets : list of BroadDataset, optional
+        Default: :func:`select_datasets` (needs ``shared_dir``).
+    only : list of str, optional
+        Default selection only: keep just these dataset ids (see :func:`select_datasets`).
+    shared_dir : path, optional
+        Folder with ``datasets/`` (default :func:`default_shared_dir`); needed for
+        MANIFEST datasets, not for :meth:`BroadDataset.from_file` ones.
+    out_dir : path, optional
+        Folder of the per-dataset files (default :func:`default_out_dir`).  A dataset
+        whose file exists there is skipped.
+    cap : float or None
+        Per-test time cap in seconds (default 120; None: no cap).
+    folds : int
+        Stratified CV folds.
+    learners : list of str, optional
+        Default: the 20 portfolio learners.
+    n_jobs : int or None
+        joblib workers over datasets; None takes the active joblib backend's default
+        (1, or every Dask worker inside ``joblib.parallel_backend("dask")``).
+    random_state : int
+    calibrate : bool
+        Time :func:`calibrate_machine` at each dataset's start.
+    progress : bool
+        tqdm bar on stderr (only when stderr is a terminal).
+
+    Returns
+    -------
+    BuildSummary
+    """
+    from joblib import Parallel, delayed
+    from tqdm.auto import tqdm
+
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap)
+                            or cap <= 0):
+        raise InputError(f"cap must be a positive number of seconds, got {cap!r}")
+    if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
+        raise InputError(f"folds must be an integer >= 2, got {folds!r}")
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0):
+        raise InputError(f"n_jobs must be a non-zero integer (-1 = all cores) or None, got {n_jobs!r}")
+    datasets_dir = None
+    if datasets is None:
+        shared = _resolve_shared(shared_dir)
+        datasets = select_datasets(shared, only=only)
+        datasets_dir = shared / "datasets"
+    else:
+        if only is not None:
+            raise InputError("only selects from the default selection; filter the datasets list instead")
+        shared = Path(shared_dir) if shared_dir is not None else default_shared_dir()
+        datasets_dir = None if shared is None else shared / "datasets"
+    items = list(datasets)
+    ids = [i.dataset for i in items]
+    if len(set(ids)) != len(ids):
+        raise InputError(f"datasets must have distinct ids; repeated: {sorted({d for d in ids if ids.count(d) > 1})}")
+    out = Path(out_dir) if out_dir is not None else default_out_dir()
+    if out.exists() and not out.is_dir():
+        raise InputError(f"out_dir must be a folder, but {str(out)!r} is a file")
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    skipped = [{"dataset": i.dataset, "file": i.file, "path": str(_part_path(out, i)), "status": "skipped"}
+               for i in items if _part_path(out, i).is_file()]
+    done = {s["dataset"] for s in skipped}
+    todo = [i for i in items if i.dataset not in done]
+    logger.info("build-meta: %d dataset(s) selected, %d already built in %s, %d to build (cap %s s, %d folds)",
+                len(items), len(skipped), out, len(todo), "none" if cap is None else f"{cap:g}", folds)
+    built, failed = [], []
+    bar = tqdm(total=len(todo), unit="dataset", desc="build-meta", file=sys.stderr,
+               disable=not progress or not sys.stderr.isatty())
+    try:
+        tasks = (delayed(_build_task)(i, str(out), None if datasets_dir is None else str(datasets_dir), cap, folds,
+                                      None if learners is None else list(learners), random_state, calibrate)
+                 for i in todo)
+        for res in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks):
+            if res["status"] == "built":
+                built.append(res)
+                logger.info("built %s (%d/%d): %d ok, %d error, %d timeout runs in %.1f s (calibration %.3f s)",
+                            res["dataset"], len(built) + len(failed), len(todo), res["ok"], res["error"],
+                            res["timeout"], res["wall_s"], res["calibration_s"])
+            else:
+                failed.append(res)
+                logger.warning("could not build %s: %s", res["dataset"], res["message"])
+            bar.update(1)
+    finally:
+        bar.close()
+    return BuildSummary(out_dir=str(out), selected=len(items), built=built, skipped=skipped, failed=failed,
+                        wall_s=time.perf_counter() - start)
+
+
+# ====================================================================== assemble
+def assemble_broad(parts_dir: str | os.PathLike | None = None, out_dir: str | os.PathLike | None = None, *,
+                   shared_dir: str | os.PathLike | None = None, max_bytes: int = 15_000_000) -> dict:
+    """Concatenate the per-dataset files into the embedded ``broad`` meta-data and its JSON record.
+
+    Parameters
+    ----------
+    parts_dir : path, optional
+        Folder of the per-dataset files (default :func:`default_out_dir`).
+    out_dir : path, optional
+        Where ``broad_evaluator.parquet`` and ``broad_evaluator.json`` go (default:
+        the ``metadata/data`` folder of the checkout).
+    shared_dir : path, optional
+        When the MANIFEST is found (default :func:`default_shared_dir`), the record
+        lists the selected datasets that have no file yet (``missing``).
+    max_bytes : int
+        Size limit of the embedded file; a larger file is an error (15 MB).
+
+    Returns
+    -------
+    dict
+        The written record: ``file``, ``sha256``, ``bytes``, counts (``datasets``,
+        ``learners``, ``cells``, ``runs``, ``ok_runs``, ``error_runs``,
+        ``timeout_runs``, ``timeout_tests``, ``error_tests``), ``collections``,
+        ``kinds``, ``families``, ``selection``, ``near_copies``, ``protocol``,
+        ``cap_s``, ``calibration`` (workload, median/min/max seconds and how to apply
+        it), ``missing``, ``complete`` and ``source``.
+    """
+    from algorank.metadata.io import atomic_write_text, json_dumps
+    from algorank.metadata.snapshot import file_sha256
+
+    parts = Path(parts_dir) if parts_dir is not None else default_out_dir()
+    files = sorted(p for p in parts.glob("*.parquet") if not p.name.startswith("."))
+    if not files:
+        raise InputError(f"no per-dataset .parquet files in {str(parts)!r}; run 'algorank build-meta' first")
+    metas = [MetaDataset.load(p) for p in files]
+    meta = MetaDataset.concat(metas)
+    meta = MetaDataset(meta.runs, meta.datasets, source=BROAD_SOURCE)
+    target_dir = Path(out_dir) if out_dir is not None else default_out_dir().parent
+    target = target_dir / _EMBEDDED_FILE
+    meta.save(target)
+    size = target.stat().st_size
+    if size > max_bytes:
+        target.unlink()
+        raise InputError(f"the assembled file is {size} bytes, above max_bytes={max_bytes}")
+    runs = meta.runs
+    status = runs["status"].value_counts()
+    tests = runs.groupby(["dataset", "learner"])["status"]
+    ds = meta.datasets
+    calib = pd.to_numeric(ds.get("calibration_s", pd.Series(dtype=float)), errors="coerce").dropna()
+    caps = sorted(set(pd.to_numeric(ds.get("build_cap_s", pd.Series(dtype=float)), errors="coerce").dropna()))
+    missing = []
+    shared = Path(shared_dir) if shared_dir is not None else default_shared_dir()
+    if shared is not None and (shared / "datasets" / "MANIFEST.csv").is_file():
+        have = set(meta.dataset_ids)
+        missing = [i.file for i in select_datasets(shared) if i.dataset not in have]
+    desc = meta.describe()
+
+    def counts(col):
+        return {str(k): int(v) for k, v in ds[col].value_counts().sort_index().items()} if col in ds else {}
+
+    record = {
+        "file": _EMBEDDED_FILE, "sha256": file_sha256(target), "bytes": int(size),
+        "datasets": desc.datasets, "learners": desc.learners, "cells": desc.cells, "runs": desc.runs,
+        "ok_runs": int(status.get("ok", 0)), "error_runs": int(status.get("error", 0)),
+        "timeout_runs": int(status.get("timeout", 0)),
+        "timeout_tests": int(tests.apply(lambda s: (s == "timeout").any()).sum()),
+        "error_tests": int(tests.apply(lambda s: (s == "error").any() and not (s == "timeout").any()).sum()),
+        "collections": counts("collection"), "kinds": counts("kind"),
+        "families": int(ds["family"].nunique()) if "family" in ds else desc.datasets,
+        "selection": SELECTION_RULE,
+        "near_copies": {k: v[0] for k, v in sorted(NEAR_COPIES.items())},
+        "protocol": PROTOCOL,
+        "cap_s": caps[0] if len(caps) == 1 else caps,
+        "calibration": {
+            "workload": CALIBRATION_WORKLOAD,
+            "median_s": float(calib.median()) if len(calib) else None,
+            "min_s": float(calib.min()) if len(calib) else None,
+            "max_s": float(calib.max()) if len(calib) else None,
+            "per_dataset": "datasets table, column calibration_s",
+            "apply": "times from machine A on machine B's scale: multiply by calib_B / calib_A "
+                     "(algorank.evaluation.cv.metabuild.rescale_times)",
+            "machines": sorted(set(ds["build_machine"].dropna().astype(str))) if "build_machine" in ds else [],
+        },
+        "missing": missing,
+        "complete": not missing,
+        "source": BROAD_SOURCE,
+    }
+    atomic_write_text(target_dir / _EMBEDDED_RECORD, json_dumps(record) + "\n")
+    logger.info("wrote %s: %d datasets, %d runs (%d timeout), %d bytes; %d selected dataset(s) missing",
+                target, desc.datasets, desc.runs, record["timeout_runs"], size, len(missing))
+    return record
+
