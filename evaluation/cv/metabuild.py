@@ -310,7 +310,7 @@ def default_shared_dir() -> Path | None:
     """``$ALGORANK_SHARED``, else ``../shared`` next to the working directory or the checkout (None if absent)."""
     env = os.environ.get("ALGORANK_SHARED")
     candidates = [Path(env)] if env else []
-    candidates += [Path.cwd().parent / "shared", Path(__file__).resolve().parents[2] / "shared"]
+    candidates += [Path.cwd().parent / "shared"] + [p / "shared" for p in Path(__file__).resolve().parents]
     for c in candidates:
         if (c / "datasets" / "MANIFEST.csv").is_file():
             return c

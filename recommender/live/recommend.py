@@ -456,6 +456,17 @@ def recommend(
                                             time_overhead=time_overhead, random_state=random_state)
     strat.fit(meta)
     info = _dataset_info(data)
+    if getattr(strat, "landmarks_", ()):  # the strategy conditions on landmarkers: measure them here (cheap)
+        import time
+
+        from algorank.evaluation.cv.metabuild import dataset_meta_features
+
+        start = time.perf_counter()
+        info.update({k: v for k, v in dataset_meta_features(data, random_state=random_state).items()
+                     if k not in ("n_instances", "n_features", "n_classes", "majority_fraction")})
+        info["landmark_seconds"] = time.perf_counter() - start
+        if budget is not None:  # the landmarkers are paid from the budget
+            budget = max(budget - info["landmark_seconds"], 1e-3)
     matches = prior_matches(meta, info)
     if matches:
         logger.warning("dataset %s looks like prior dataset(s) %s of the meta-data, whose results inform this "
