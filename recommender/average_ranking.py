@@ -17,6 +17,9 @@ Missing cells (documented rule)
   every sufficiently covered learner (still in order of its own mean rank).
   Learners with no result on any prior dataset are not recommended at all.
 * Ties in the mean rank are broken by learner id (ascending), so orders are stable.
+* A timed-out (censored) test is never missing: it is ranked with its lower-bound time
+  and the dataset's baseline accuracy (majority-class fraction), see
+  :meth:`~algorank.evaluation.meta.environments.MetaArrays.censored_as_baseline`.
 
 Live time model
 ---------------
@@ -191,8 +194,9 @@ class AverageRanking:
         key = (id(arrays), arrays.shape)
         if self._cache is not None and self._cache[0] == key and self._cache[1] is arrays:
             return self._cache[2], self._cache[3]
-        scores = self.dataset_scores(arrays.accuracy, arrays.seconds)
-        scores[~arrays.available] = np.nan
+        prior = arrays.censored_as_baseline()  # a timeout: at least that slow, no better than the default
+        scores = self.dataset_scores(prior.accuracy, prior.seconds)
+        scores[~prior.available] = np.nan
         units, present = rescaled_rank_units(scores)
         self._cache = (key, arrays, units, present)
         return units, present

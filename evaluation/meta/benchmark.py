@@ -47,6 +47,13 @@ from algorank.evaluation.meta.loss_time import (
     spearman_rows,
 )
 from algorank.evaluation.meta.trace import run_policy
+from algorank.evaluation.meta.user_metrics import (
+    DEFAULT_BUDGETS,
+    DEFAULT_EPS,
+    check_budgets,
+    check_eps,
+    metrics_report,
+)
 from algorank.metadata.errors import InputError
 
 __all__ = [
@@ -62,6 +69,7 @@ __all__ = [
     "tune_p_nested",
     "BenchmarkSuite",
     "benchmark_strategies",
+    "join_test_meta",
 ]
 
 logger = logging.getLogger(__name__)
@@ -91,7 +99,7 @@ def default_window(meta, *, metric: str = "accuracy", time_kind: str = "fit_time
     ``tmin >= tmax``, ``tmax = 1000 * tmin``.
     """
     arrays = _as_arrays(meta, metric, time_kind)
-    sec = np.where(arrays.available, arrays.seconds, np.nan)
+    sec = np.where(arrays.testable, arrays.seconds, np.nan)
     rows = arrays.available.any(axis=1)
     if not rows.any():
         raise InputError("no dataset has a learner with a result: cannot choose a time window")
@@ -241,11 +249,12 @@ def _prepare(strategy, tmin, tmax):
 
 
 def _compact(arrays: MetaArrays, orders: np.ndarray) -> np.ndarray:
-    """Keep, in order, the learners with a result on each row's dataset; -1 padding at the end."""
+    """Keep, in order, the learners testable on each row's dataset (a result or a censored timeout);
+    -1 padding at the end."""
     orders = np.asarray(orders, dtype=np.int64)
     valid = orders >= 0
     g = np.where(valid, orders, 0)
-    keep = valid & np.take_along_axis(arrays.available, g, axis=1)
+    keep = valid & np.take_along_axis(arrays.testable, g, axis=1)
     perm = np.argsort(~keep, axis=1, kind="stable")
     out = np.take_along_axis(np.where(keep, orders, -1), perm, axis=1)
     return out
@@ -260,15 +269,22 @@ def _generic_sequences(strategy, meta, arrays: MetaArrays, rows: np.ndarray, tra
         )
     index = {l: j for j, l in enumerate(arrays.learners)}
     seq = np.full(arrays.shape, -1, dtype=np.int64)
-    fitted = strategy.fit(meta) if getattr(strategy, "sees_held_out", False) else None
+    sees = getattr(strategy, "sees_held_out", False)
+    fitted = strategy.fit(meta) if sees else None
+    on_all_train = None  # datasets outside the training set (test meta-data) share one fit on all of it
     for d in _progress(rows, total=len(rows), desc=str(getattr(strategy, "name", "benchmark")), enabled=progress):
         dataset = arrays.datasets[d]
         env = SimulatedEnvironment(arrays, dataset)
-        if fitted is None or not getattr(strategy, "sees_held_out", False):
-            keep = [arrays.datasets[e] for e in np.flatnonzero(train) if e != d]
-            if not keep:
-                raise InputError("leave-one-dataset-out needs at least 2 datasets")
-            fitted = strategy.fit(meta.subset(datasets=keep))
+        if not sees:
+            if not train[d] and on_all_train is not None:
+                fitted = on_all_train
+            else:
+                keep = [arrays.datasets[e] for e in np.flatnonzero(train) if e != d]
+                if not keep:
+                    raise InputError("leave-one-dataset-out needs at least 2 datasets")
+                fitted = strategy.fit(meta.subset(datasets=keep))
+                if not train[d]:
+                    on_all_train = fitted
         policy = fitted.policy(meta.dataset_info(dataset))
         trace = run_policy(SkipUnavailable(policy, env.available), env, dataset=dataset)
         idx = [index[o.learner] for o in trace.observations]
@@ -316,9 +332,11 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
     best, baseline, kind = best[rows], baseline[rows], kind[rows]
     cum, losses, initial = loss_steps(acc, sec, best, baseline)
     mil = mil_rows(cum, losses, initial, tmin=tmin, tmax=tmax)
-    rho = spearman_rows(acc, valid)
+    nothing = valid & np.isnan(acc)  # timed-out tests found nothing: last in the ideal order
+    rho = spearman_rows(np.where(nothing, -np.inf, acc), valid)
     if hasattr(strategy, "dataset_scores"):
-        rho_s = spearman_rows(np.where(valid, strategy.dataset_scores(acc, sec), np.nan), valid)
+        scores = np.where(nothing, -np.inf, strategy.dataset_scores(np.where(nothing, 0.0, acc), sec))
+        rho_s = spearman_rows(np.where(valid, scores, np.nan), valid)
     else:
         rho_s = np.full(len(rows), np.nan)
     return BenchmarkResult(
@@ -367,8 +385,9 @@ def leave_one_dataset_out(
     fast: bool = True,
     progress: bool = False,
     time_model=None,
+    test_datasets: Sequence[str] | None = None,
 ) -> BenchmarkResult:
-    """Benchmark a strategy by leave-one-dataset-out on a meta-dataset.
+    """Benchmark a strategy by leave-one-dataset-out on a meta-dataset (or on test datasets).
 
     Parameters
     ----------
@@ -404,13 +423,77 @@ def leave_one_dataset_out(
     arrays = _as_arrays(meta, metric, time_kind)
     if time_model is not None:
         arrays = time_model.arrays(arrays)
-    rows = _rows(arrays)
-    lo, hi = _window(arrays, tmin, tmax)
+    rows, train = _split_rows(arrays, test_datasets)
+    lo, hi = _window(arrays if test_datasets is None else arrays.take(rows), tmin, tmax)
+    return _run(strategy, meta, arrays, rows, train, lo, hi, fast=fast, progress=progress, time_model=time_model)
+
+
+def _run(strategy, meta, arrays: MetaArrays, rows, train, lo, hi, *, fast: bool, progress: bool,
+         time_model) -> BenchmarkResult:
     strategy = _prepare(strategy, lo, hi)
-    train = np.ones(len(arrays.datasets), dtype=bool)
     seq, path = _sequences(strategy, meta, arrays, rows, train, fast=fast, progress=progress, time_model=time_model)
     name = str(getattr(strategy, "name", type(strategy).__name__))
     return _score(strategy, arrays, seq, rows, lo, hi, name, path)
+
+
+def _split_rows(arrays: MetaArrays, test_datasets) -> tuple[np.ndarray, np.ndarray]:
+    """(rows to score, training mask): leave-one-dataset-out over all datasets, or train on the datasets
+    outside ``test_datasets`` and score those."""
+    n = len(arrays.datasets)
+    if test_datasets is None:
+        return _rows(arrays), np.ones(n, dtype=bool)
+    test = [str(d) for d in test_datasets]
+    unknown = sorted(set(test) - set(arrays.datasets))
+    if unknown:
+        raise InputError(f"test dataset(s) {', '.join(unknown[:5])} are not in the meta-data")
+    is_test = np.zeros(n, dtype=bool)
+    is_test[[arrays.row(d) for d in test]] = True
+    train = ~is_test
+    has = arrays.available.any(axis=1)
+    if not (train & has).any():
+        raise InputError("no training dataset left: every dataset of the meta-data is a test dataset")
+    rows = np.flatnonzero(is_test & has)
+    if rows.size == 0:
+        raise InputError("no test dataset has a learner with a result: nothing to score")
+    skipped = int((is_test & ~has).sum())
+    if skipped:
+        logger.warning("%d test dataset(s) without any learner result are not scored", skipped)
+    return rows, train
+
+
+def join_test_meta(train, tests: Sequence) -> tuple:
+    """One meta-dataset of the training meta-data and the test meta-data, and the test dataset ids.
+
+    Parameters
+    ----------
+    train : MetaDataset
+        What strategies are fitted on.
+    tests : sequence of MetaDataset
+        Scored with their recorded runs (adaptive strategies query them as their environment).
+
+    Returns
+    -------
+    (MetaDataset, list of str)
+
+    Raises
+    ------
+    InputError
+        A dataset id in both the training and a test meta-data (exclude it from the training
+        meta-data first), or in two test meta-datasets.
+    """
+    tests = list(tests)
+    if not tests:
+        raise InputError("give at least one test meta-dataset")
+    have = set(train.dataset_ids)
+    both = sorted({d for t in tests for d in t.dataset_ids} & have)
+    if both:
+        more = f" and {len(both) - 5} more" if len(both) > 5 else ""
+        raise InputError(f"dataset(s) {', '.join(both[:5])}{more} are in both the training and the test meta-data; "
+                         f"exclude them from the training meta-data (--exclude-dataset ID / exclude_datasets=)")
+    from algorank.metadata.dataset import MetaDataset
+
+    test_ids = sorted({d for t in tests for d in t.dataset_ids})
+    return MetaDataset.concat([train, *tests]), test_ids
 
 
 @dataclass(frozen=True, eq=False)
@@ -600,6 +683,9 @@ class NestedTuneResult:
     mil : ndarray (n_datasets,)
         Outer MIL per dataset.
     tmin, tmax : float
+    result : BenchmarkResult
+        The outer traces (each dataset scored with its chosen P), named ``name``; the
+        user-facing metrics are computed from it.
     """
 
     grid: tuple
@@ -608,6 +694,7 @@ class NestedTuneResult:
     mil: np.ndarray
     tmin: float
     tmax: float
+    result: object = None
 
     @property
     def mean_mil(self) -> float:
@@ -632,6 +719,7 @@ def tune_p_nested(
     metric: str = "accuracy",
     time_kind: str = "fit_time",
     progress: bool = False,
+    name: str = "nested (P tuned per dataset)",
 ) -> NestedTuneResult:
     """Choose P by nested leave-one-dataset-out and report the outer MIL.
 
@@ -649,12 +737,14 @@ def tune_p_nested(
     in_rows[rows] = True
     chosen = np.empty(len(rows))
     outer = np.empty(len(rows))
+    outer_seq = np.full(arrays.shape, -1, dtype=np.int64)
     for i, d in enumerate(_progress(rows, total=len(rows), desc="nested P tuning", enabled=progress)):
         train = in_rows.copy()
         train[d] = False
         inner_rows = np.flatnonzero(train)
         inner_means = []
         outer_mils = []
+        outer_rows = []
         for s in strategies:
             seq, path = _sequences(s, meta, arrays, inner_rows, train, fast=True, progress=False)
             if path == "generic":  # row d is not in inner_rows: compute it too
@@ -663,9 +753,12 @@ def tune_p_nested(
             r = _score(s, arrays, seq, both, lo, hi, "", path)
             inner_means.append(float(np.mean(r.mil[:-1])))
             outer_mils.append(float(r.mil[-1]))
+            outer_rows.append(seq[d].copy())
         k = int(np.argmin(inner_means))
         chosen[i] = grid[k]
         outer[i] = outer_mils[k]
+        outer_seq[d] = outer_rows[k]
+    traces = _score(None, arrays, outer_seq, rows, lo, hi, name, "fast")
     return NestedTuneResult(
         grid=grid,
         datasets=tuple(arrays.datasets[d] for d in rows),
@@ -673,6 +766,7 @@ def tune_p_nested(
         mil=outer,
         tmin=lo,
         tmax=hi,
+        result=traces,
     )
 
 
@@ -695,17 +789,24 @@ class BenchmarkSuite:
     tmin: float
     tmax: float
     time_model: str = "recorded fit times"
+    metrics: object = None
+    setting: str = "leave-one-dataset-out"
+    n_train: int | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """Same as :meth:`per_dataset_table`."""
         return self.per_dataset_table()
 
     def to_dict(self) -> dict:
-        """``{"tmin", "tmax", "time_model", "strategies": {name: {mean_mil, ..., per_dataset}}, "comparison"}``."""
+        """``{"tmin", "tmax", "time_model", "setting", "strategies": {name: {mean_mil, ..., per_dataset}},
+        "comparison", "user_metrics"}``."""
         out = {
             "tmin": self.tmin,
             "tmax": self.tmax,
             "time_model": self.time_model,
+            "setting": self.setting,
+            "n_datasets": len(self.results[0].datasets),
+            "n_train_datasets": self.n_train,
             "strategies": {
                 r.strategy: {
                     "mean_mil": r.mean_mil,
@@ -720,13 +821,19 @@ class BenchmarkSuite:
         }
         if self.comparison is not None:
             out["comparison"] = self.comparison.to_dict()
+        if self.metrics is not None:
+            out["user_metrics"] = self.metrics.to_dict()
         return out
 
     def per_dataset_table(self) -> pd.DataFrame:
-        """Long table: strategy, dataset, mil, spearman, spearman_score, n_tests, baseline_kind, first."""
+        """Long table: strategy, dataset, mil, spearman, spearman_score, n_tests, baseline_kind, first, and
+        the user-facing metrics (time_to_eps, eps_reached, loss@B, mil_to_B, total_time) when computed."""
         frames = []
         for r in self.results:
             f = r.per_dataset()
+            if self.metrics is not None:
+                m = self.metrics.get(r.strategy).per_dataset().drop(columns=["dataset", "mil"])
+                f = pd.concat([f, m], axis=1)
             f.insert(0, "strategy", r.strategy)
             frames.append(f)
         return pd.concat(frames, ignore_index=True)
@@ -743,12 +850,25 @@ def benchmark_strategies(
     posthoc_method: str = "holm",
     progress: bool = False,
     time_model=None,
+    test_datasets: Sequence[str] | None = None,
+    eps: float = DEFAULT_EPS,
+    budgets: Sequence[float] = DEFAULT_BUDGETS,
+    reference: str | None = None,
+    time_words: str = "recorded fit times",
+    setting: str | None = None,
 ) -> BenchmarkSuite:
-    """Leave-one-dataset-out benchmark of several strategies plus a significance test.
+    """Benchmark several strategies on the same datasets: MIL, a significance test, user-facing metrics.
 
+    Leave-one-dataset-out over ``meta`` by default; with ``test_datasets``, every strategy is
+    fitted on the other datasets and scored on those (see :func:`leave_one_dataset_out`).
     Two strategies are compared with the Wilcoxon signed-rank test on per-dataset MIL,
     more with Friedman and an all-pairwise post hoc (see :func:`compare_strategies`).
     ``time_model`` simulates live test times as in :func:`leave_one_dataset_out`.
+
+    The user-facing metrics (:mod:`algorank.evaluation.meta.user_metrics`: time to ``eps``
+    accuracy points of the best, loss at each of ``budgets`` seconds, MIL from the cheapest test
+    to each budget) are computed from the same traces, with the oracle bounds and the
+    comparison of every strategy against ``reference`` (a strategy name; default the first).
     """
     strategies = list(strategies)
     if not strategies:
@@ -757,17 +877,23 @@ def benchmark_strategies(
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise InputError(f"strategies must be distinct; repeated: {', '.join(dup)}")
+    if reference is not None and str(reference) not in names:
+        raise InputError(f"reference must name one of the strategies ({', '.join(names)}); got {reference!r}")
+    eps = check_eps(eps)
+    budgets = check_budgets(budgets)
     arrays = _as_arrays(meta, metric, time_kind)
-    if time_model is not None:
-        live = time_model.arrays(arrays)
-    else:
-        live = arrays
-    _rows(live)
-    lo, hi = _window(live, tmin, tmax)
+    live = time_model.arrays(arrays) if time_model is not None else arrays
+    rows, train = _split_rows(live, test_datasets)
+    lo, hi = _window(live if test_datasets is None else live.take(rows), tmin, tmax)
     results = []
     for s in strategies:
-        source = arrays if hasattr(s, "loo_orders") else meta
-        results.append(leave_one_dataset_out(s, source, tmin=lo, tmax=hi, metric=metric, time_kind=time_kind,
-                                             progress=progress, time_model=time_model))
+        results.append(_run(s, meta, live, rows, train, lo, hi, fast=True, progress=progress,
+                            time_model=time_model))
     comparison = compare_strategies(results, posthoc_method=posthoc_method) if len(results) > 1 else None
-    return BenchmarkSuite(results=tuple(results), comparison=comparison, tmin=lo, tmax=hi)
+    report = metrics_report(results, live, eps=eps, budgets=budgets, reference=reference, time_axis=time_words)
+    if setting is None:
+        setting = ("leave-one-dataset-out" if test_datasets is None else
+                   f"trained on {int(train.sum())} datasets, scored on {len(rows)} test datasets")
+    return BenchmarkSuite(results=tuple(results), comparison=comparison, tmin=lo, tmax=hi, time_model=time_words,
+                          metrics=report, setting=setting,
+                          n_train=int(train.sum()) if test_datasets is not None else None)
