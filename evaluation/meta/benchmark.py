@@ -889,7 +889,9 @@ def benchmark_strategies(
     for s in strategies:
         results.append(_run(s, meta, live, rows, train, lo, hi, fast=True, progress=progress,
                             time_model=time_model))
-    comparison = compare_strategies(results, posthoc_method=posthoc_method) if len(results) > 1 else None
+    # the MIL comparison needs two datasets (a single test dataset still gets its metrics)
+    comparison = compare_strategies(results, posthoc_method=posthoc_method) if len(results) > 1 and len(rows) > 1 \
+        else None
     report = metrics_report(results, live, eps=eps, budgets=budgets, reference=reference, time_axis=time_words)
     if setting is None:
         setting = ("leave-one-dataset-out" if test_datasets is None else
