@@ -224,3 +224,13 @@ def test_timeouts_make_a_learner_slow_not_missing():
     assert parse_strategy("fastest").fit(meta).order_ == ["Y", "X"]  # mean time (0.1 + 50 + 50) / 3 > 1
     assert parse_strategy("best-accuracy").fit(meta).order_[0] == "Y"
     assert parse_strategy("ar:p=0").fit(meta).order_ == ["Y", "X"]
+
+
+def test_live_plan_expects_a_timed_out_learner_to_be_slow():
+    from algorank.recommender.live.recommend import expected_performance
+
+    rows = [run("p1", "X", np.nan, 50.0, "timeout"), run("p1", "Y", 0.8, 1.0)]
+    meta = MetaDataset(pd.DataFrame(rows), pd.DataFrame({"dataset": ["p1"], "majority_fraction": [0.6],
+                                                         "n_instances": [100]}))
+    exp = expected_performance(meta, {"n_instances": 100}, folds=5, overhead=0.0)
+    assert exp["X"] == (0.6, 250.0) and exp["Y"] == (0.8, 5.0)
