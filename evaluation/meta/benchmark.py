@@ -18,6 +18,16 @@ Two paths give the same result:
 Strategies with ``sees_held_out = True`` (the oracle) are fitted on the full meta-data;
 those with ``needs_window = True`` get the window through ``with_window(tmin, tmax)``.
 
+Train on one set, score another: with ``test_datasets`` (a frozen held-out split,
+:mod:`algorank.metadata.splits`, or test meta-data joined by :func:`join_test_meta`) every
+strategy is fitted on the datasets outside the list and followed on each listed dataset in the
+same simulated environment (adaptive strategies query its recorded runs); the fast paths get
+``train`` as the mask of prior datasets, so both settings share one code path.
+
+:func:`benchmark_strategies` also computes the user-facing metrics
+(:mod:`algorank.evaluation.meta.user_metrics`) from the same traces.  A timed-out test
+(status ``timeout``) is in the traces: it costs its lower-bound time and finds nothing.
+
 Default window (:func:`default_window`): ``tmin`` is the median over datasets of the
 fastest learner's time, ``tmax`` the median over datasets of the time to run every
 learner, rounded outwards to powers of ten.  On the embedded LCDB snapshot (single-fit
