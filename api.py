@@ -8,12 +8,14 @@ functions; ``--json`` prints ``to_dict()``.
 
 from __future__ import annotations
 
-import dataclasses
+import logging
 from dataclasses import dataclass, field
 from typing import Sequence
 
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["load_meta", "recommend", "evaluate", "benchmark", "tune_p", "multitest", "pull", "TuneResult",
            "time_model_arrays"]
@@ -147,46 +149,133 @@ def time_model_arrays(meta: MetaDataset, *, time_model: str = "fit", cv: int = 5
     return arrays, model, kind, "live tests, " + model.describe(kind)
 
 
-def benchmark(strategies: Sequence, meta="lcdb", *, tmin: float | None = None, tmax: float | None = None,
+def _meta_name(meta) -> str | None:
+    """The embedded-set name ``meta`` was given as (``"lcdb"``, ``["uci"]``), for finding its frozen split."""
+    if isinstance(meta, (list, tuple)) and len(meta) == 1:
+        meta = meta[0]
+    if meta is None:
+        return "lcdb"
+    return meta.strip().lower() if isinstance(meta, str) else None
+
+
+def _heldout_ids(heldout, meta, meta_name):
+    from algorank.metadata.splits import resolve_heldout, split_meta
+
+    return split_meta(meta, resolve_heldout(heldout, meta_name=meta_name))
+
+
+def _as_list(x) -> list:
+    if x is None:
+        return []
+    return [x] if isinstance(x, (str, MetaDataset)) or not isinstance(x, (list, tuple)) else list(x)
+
+
+def benchmark(strategies: Sequence, meta="lcdb", *, test_meta=None, heldout=None,
+              exclude_datasets: Sequence[str] = (), reference=None, eps: float = 1.0,
+              budgets: Sequence[float] = (1.0, 10.0, 60.0), tmin: float | None = None, tmax: float | None = None,
               time_model: str = "fit", cv: int = 5, time_overhead: float | None = None, random_state: int = 0,
-              progress: bool = False):
-    """Leave-one-dataset-out loss-time benchmark of ordering strategies.
+              progress: bool = False, axis: str = "time", max_tests: int | None = None):
+    """Loss-time benchmark of ordering strategies: leave-one-dataset-out, or train on one set and test on another.
 
     Parameters
     ----------
     strategies : sequence of str or Strategy
         Specs (``"ar:p=1/16"``, ``"ar:p=0"``, ``"oracle"``, ...) or strategy objects.
     meta : str, path, MetaDataset or list
-        Prior runs (default the embedded LCDB snapshot).
+        Prior runs the strategies are fitted on (default the embedded LCDB snapshot).
+    test_meta : str, path, MetaDataset or list, optional
+        Score the strategies on every dataset of this meta-data (its recorded runs; adaptive
+        strategies query them as their environment, as in leave-one-out), fitted on ``meta``.
+        A dataset in both is an error unless ``exclude_datasets`` removes it from ``meta``.
+    heldout : True, str, path or list of str, optional
+        Score on a frozen held-out split and train on the rest of ``meta``: ``True`` = the
+        split of the embedded set named by ``meta`` (:func:`algorank.metadata.splits.heldout`),
+        a split name, a text file of dataset ids, or the ids.  Not with ``test_meta``.
+    exclude_datasets : sequence of str
+        Datasets removed from ``meta`` (the training meta-data) first.
+    reference : str or Strategy, optional
+        The strategy every other one is compared with in the user-facing metrics (default
+        the first; a spec not among ``strategies`` is added in front).
+    eps : float
+        Accuracy points for "time to reach within eps of the best learner" (default 1).
+    budgets : sequence of float
+        Seconds of test time for the loss at budget and the MIL from the cheapest test to the
+        budget (default 1, 10, 60; on the benchmark's time axis, i.e. live-test time with
+        ``time_model="live"``).
     tmin, tmax : float, optional
         MIL window in seconds (default: the data-driven rule, stated in the result).
     time_model, cv, time_overhead
         Test times as recorded (``"fit"``) or as a live ``cv``-fold test costs (``"live"``).
     random_state : int
         Seed of randomised strategies whose spec gives none.
+    axis : {"time", "tests"}
+        x axis: test time (loss-time curves, MIL, user-facing metrics) or number of tests (the
+        paper's loss curve; needs no times, so it runs on accuracy-only meta-data).
+    max_tests : int, optional
+        ``axis="tests"``: K of the mean loss over tests 1..K (default: the number of learners).
 
     Returns
     -------
     BenchmarkSuite
-        ``results`` per strategy, ``comparison`` (Wilcoxon / Friedman + Holm), ``to_dict()``,
-        ``per_dataset_table()`` / ``to_frame()``.
+        ``results`` per strategy, ``comparison`` (Wilcoxon / Friedman + Holm), ``metrics``
+        (user-facing metrics with the oracle bounds and tests against the reference),
+        ``to_dict()``, ``per_dataset_table()`` / ``to_frame()``.
     """
-    from algorank.evaluation.meta.benchmark import benchmark_strategies
+    from algorank.evaluation.meta.benchmark import benchmark_strategies, join_test_meta
+    from algorank.evaluation.meta.time_model import meta_time_kind
     from algorank.recommender.registry import parse_strategy
 
     if isinstance(strategies, str):
         strategies = [strategies]
     objs = [parse_strategy(s, random_state=random_state) if isinstance(s, str) else s for s in strategies]
-    meta = load_meta(meta)
-    _, model, kind, words = time_model_arrays(meta, time_model=time_model, cv=cv, time_overhead=time_overhead)
-    suite = benchmark_strategies(objs, meta, tmin=tmin, tmax=tmax, time_kind=kind, time_model=model,
-                                 progress=progress)
-    return dataclasses.replace(suite, time_model=words)
+    names = [str(getattr(s, "name", type(s).__name__)) for s in objs]
+    ref_name = None
+    if reference is not None:
+        ref_name = reference.strip() if isinstance(reference, str) else str(getattr(reference, "name", reference))
+        if ref_name not in names:
+            objs.insert(0, parse_strategy(reference, random_state=random_state) if isinstance(reference, str)
+                        else reference)
+    train = load_meta(meta)
+    excluded = [str(d) for d in exclude_datasets]
+    if excluded:
+        train = train.exclude(datasets=excluded)
+    if heldout is not None and heldout is not False and test_meta is not None:
+        raise InputError("give either test_meta or heldout, not both")
+    test_datasets = None
+    setting = None
+    if test_meta is not None:
+        tests = [load_meta(t) for t in _as_list(test_meta)]
+        if not tests:
+            raise InputError("test_meta is empty")
+        joined, test_datasets = join_test_meta(train, tests)
+        kinds = {meta_time_kind(train), *(meta_time_kind(t) for t in tests)}
+        if len(kinds) > 1:
+            logger.warning("training and test meta-data record different times (%s); the joined set uses %s",
+                           ", ".join(sorted(kinds)), meta_time_kind(joined))
+        setting = (f"trained on {len(train.dataset_ids)} datasets of the training meta-data, scored on "
+                   f"{len(test_datasets)} datasets of the test meta-data")
+        full = joined
+    elif heldout is not None and heldout is not False:
+        _, test_datasets = _heldout_ids(heldout, train, _meta_name(meta))
+        name = heldout if isinstance(heldout, str) else (_meta_name(meta) if heldout is True else "given list")
+        setting = (f"frozen held-out split ({name}): trained on {len(train.dataset_ids) - len(test_datasets)} "
+                   f"datasets, scored on {len(test_datasets)} held-out datasets")
+        full = train
+    else:
+        full = train
+    if axis == "tests":
+        model, kind, words = None, "fit_time", "tests (each test counts 1)"
+    else:
+        _, model, kind, words = time_model_arrays(full, time_model=time_model, cv=cv, time_overhead=time_overhead)
+    return benchmark_strategies(objs, full, tmin=tmin, tmax=tmax, time_kind=kind, time_model=model,
+                                progress=progress, test_datasets=test_datasets, eps=eps, budgets=budgets,
+                                reference=ref_name, time_words=words, setting=setting, axis=axis,
+                                max_tests=max_tests)
 
 
 @dataclass(frozen=True)
 class TuneResult:
-    """What :func:`tune_p` returns: the P sweep and, optionally, the nested estimate.
+    """What :func:`tune_p` returns: the P sweep, optionally the nested estimate, and the user-facing metrics.
 
     Attributes
     ----------
@@ -196,20 +285,31 @@ class TuneResult:
         Honest estimate with P tuned without the scored dataset.
     time_model : str
         The test-time model in words.
+    metrics : MetricsReport or None
+        Time to eps, loss at budgets and MIL to budgets of every P (and of the nested
+        estimate), against the reference P, with the oracle bounds.
+    excluded : tuple of str
+        Datasets left out of all tuning (the frozen held-out split, ``exclude_datasets``).
     """
 
     sweep: object
     nested: object = None
     time_model: str = "recorded fit times"
     extra: dict = field(default_factory=dict, repr=False)
+    metrics: object = None
+    excluded: tuple = ()
 
     @property
     def best_p(self) -> float:
         return self.sweep.best_p
 
     def to_frame(self):
-        """One row per P: p, mean_mil, median_mil, mean_spearman."""
-        return self.sweep.table()
+        """One row per P: p, mean_mil, median_mil, mean_spearman (and the user-facing metric totals)."""
+        table = self.sweep.table()
+        if self.metrics is not None:
+            totals = self.metrics.summary_table().drop(columns=["strategy"]).iloc[: len(table)]
+            table = table.join(totals.drop(columns=["mil_mean"]).reset_index(drop=True))
+        return table
 
     def to_dict(self) -> dict:
         from algorank.recommender.average_ranking import format_p
@@ -219,16 +319,20 @@ class TuneResult:
              "results": [{"p": float(r.p), "p_label": format_p(r.p), "mean_mil": float(r.mean_mil),
                           "median_mil": float(r.median_mil), "mean_spearman": float(r.mean_spearman)}
                          for r in sweep.table().itertuples()],
-             "best_p": sweep.best_p, "time_model": self.time_model}
+             "best_p": sweep.best_p, "time_model": self.time_model,
+             "excluded_datasets": list(self.excluded)}
         if self.nested is not None:
             d["nested"] = {"mean_mil": self.nested.mean_mil, "median_mil": self.nested.median_mil,
                            "p_counts": {format_p(p): c for p, c in self.nested.p_counts().items()}}
+        if self.metrics is not None:
+            d["user_metrics"] = self.metrics.to_dict()
         return d
 
 
 def tune_p(meta="lcdb", *, grid: Sequence[float] | None = None, nested: bool = False, tmin: float | None = None,
            tmax: float | None = None, time_model: str = "fit", cv: int = 5, time_overhead: float | None = None,
-           progress: bool = False) -> TuneResult:
+           exclude_heldout=None, exclude_datasets: Sequence[str] = (), reference=None, eps: float = 1.0,
+           budgets: Sequence[float] = (1.0, 10.0, 60.0), progress: bool = False) -> TuneResult:
     """Sweep the A3R exponent P by leave-one-dataset-out MIL (``nested=True`` adds the honest estimate).
 
     Parameters
@@ -241,23 +345,49 @@ def tune_p(meta="lcdb", *, grid: Sequence[float] | None = None, nested: bool = F
         Also tune P inside each outer fold.
     tmin, tmax, time_model, cv, time_overhead
         As in :func:`benchmark`.
+    exclude_heldout : True, str, path or list of str, optional
+        Leave a frozen held-out split out of all tuning (``True``: the split of the embedded
+        set named by ``meta``; or a split name, a file of ids, the ids).
+    exclude_datasets : sequence of str
+        Further datasets to leave out.
+    reference : float or str, optional
+        The P the others are compared with in the user-facing metrics (default the first of the grid).
+    eps, budgets
+        As in :func:`benchmark`.
 
     Returns
     -------
     TuneResult
     """
     from algorank.evaluation.meta.benchmark import PAPER_P_GRID, p_sweep, tune_p_nested
+    from algorank.evaluation.meta.environments import MetaArrays, meta_arrays
+    from algorank.evaluation.meta.user_metrics import metrics_report
+    from algorank.recommender.average_ranking import format_p
     from algorank.recommender.registry import make_ar
     from algorank.recommender.spec import parse_p
 
     values = PAPER_P_GRID if grid is None else [parse_p(p) for p in grid]
-    arrays, _, _, words = time_model_arrays(load_meta(meta), time_model=time_model, cv=cv, time_overhead=time_overhead)
+    data = load_meta(meta)
+    excluded = [str(d) for d in exclude_datasets]
+    if excluded:
+        data = data.exclude(datasets=excluded)
+    if exclude_heldout is not None and exclude_heldout is not False:
+        data, held = _heldout_ids(exclude_heldout, data, _meta_name(meta))
+        excluded += held
+    arrays, _, _, words = time_model_arrays(data, time_model=time_model, cv=cv, time_overhead=time_overhead)
     sweep = p_sweep(arrays, make_strategy=make_ar, grid=values, tmin=tmin, tmax=tmax)
     honest = None
     if nested:
         honest = tune_p_nested(arrays, make_strategy=make_ar, grid=values, tmin=sweep.tmin, tmax=sweep.tmax,
                                progress=progress)
-    return TuneResult(sweep=sweep, nested=honest, time_model=words)
+    ref = f"ar:p={format_p(values[0] if reference is None else parse_p(reference))}"
+    names = [r.strategy for r in sweep.results]
+    if ref not in names:
+        raise InputError(f"reference P must be one of the grid ({', '.join(n[5:] for n in names)}); got {reference!r}")
+    results = list(sweep.results) + ([honest.result] if honest is not None else [])
+    scored = arrays if isinstance(arrays, MetaArrays) else meta_arrays(arrays)
+    report = metrics_report(results, scored, eps=eps, budgets=budgets, reference=ref, time_axis=words)
+    return TuneResult(sweep=sweep, nested=honest, time_model=words, metrics=report, excluded=tuple(excluded))
 
 
 def multitest(meta="lcdb", *, learners: Sequence[str] | None = None, **options):

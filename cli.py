@@ -76,17 +76,6 @@ def _add_time_model(p: argparse.ArgumentParser) -> None:
                    help="--time-model live: seconds per test on top of K x t (default: the calibrated constant)")
 
 
-def _time_model(args, meta):
-    """(arrays-or-meta for the sweep, TimeModel or None, time kind, words) from the --time-model flags."""
-    if args.time_model == "fit":
-        return meta, None, "fit_time", "recorded fit times"
-    from algorank.evaluation.meta.time_model import live_arrays
-
-    arrays, model, kind = live_arrays(meta, folds=args.cv, overhead=args.time_overhead)
-    words = "live tests, " + model.describe(kind)
-    return arrays, model, kind, words
-
-
 def _save_figure(ax, target) -> str:
     """Save ``ax``'s figure to ``target`` atomically (PNG), close it, return the path."""
     import matplotlib.pyplot as plt
@@ -472,11 +461,45 @@ def _run_rank(args) -> None:
 
 
 # ---------------------------------------------------------------- benchmark
+def _add_metrics_options(p: argparse.ArgumentParser, *, reference_help: str) -> None:
+    p.add_argument("--eps", type=float, default=1.0, metavar="POINTS",
+                   help="time to reach within POINTS accuracy points of the best learner (default 1)")
+    p.add_argument("--budgets", nargs="+", default=None, metavar="S",
+                   help="budgets in seconds of test time for the loss at budget and the MIL from the cheapest "
+                        "test to the budget (default 1 10 60; space- or comma-separated)")
+    p.add_argument("--reference", default=None, metavar="SPEC", help=reference_help)
+    p.add_argument("--exclude-dataset", action="append", default=[], metavar="ID",
+                   help="leave this dataset out of the (training) meta-data (repeatable)")
+
+
+def _budgets(args):
+    if args.budgets is None:
+        return (1.0, 10.0, 60.0)
+    out = []
+    for item in args.budgets:
+        for x in item.split(","):
+            if x.strip():
+                try:
+                    out.append(float(x))
+                except ValueError:
+                    raise InputError(f"--budgets must be numbers of seconds; got {x!r}") from None
+    return out
+
+
 def _add_benchmark(sub) -> None:
-    p = sub.add_parser("benchmark", help="leave-one-dataset-out loss-time benchmark of ordering strategies")
+    p = sub.add_parser("benchmark", help="loss-time benchmark of ordering strategies (leave-one-dataset-out, a "
+                                         "frozen held-out split, or other test meta-data)")
     _add_common(p, out=True)
     p.add_argument("--strategy", action="append", required=True, metavar="SPEC",
                    help="ar:p=1/16, ar:p=0, random:seed=0, fastest, best-accuracy, oracle (repeat for several)")
+    p.add_argument("--test-meta", action="append", default=None, metavar="FILE",
+                   help="fit the strategies on --meta and score them on every dataset of this meta-data (file or "
+                        "embedded name; repeatable); a dataset in both is an error unless --exclude-dataset")
+    p.add_argument("--heldout", nargs="?", const=True, default=None, metavar="NAME|FILE",
+                   help="train on the rest of --meta and score its frozen held-out datasets (the split of the "
+                        "embedded set named by --meta, or a split name, or a file of dataset ids)")
+    _add_metrics_options(p, reference_help="strategy the others are compared with (default: the first --strategy; "
+                                           "added when not among them)")
     _add_window(p)
     _add_time_model(p)
     p.add_argument("--seed", type=int, default=0, help="seed for strategies with randomness when the spec gives none")
@@ -488,18 +511,48 @@ def _add_benchmark(sub) -> None:
     p.set_defaults(func=_run_benchmark)
 
 
+def _metrics_lines(report) -> list[str]:
+    """The user-facing metrics as text: totals per strategy and the oracle, then the tests against the reference."""
+    from algorank.evaluation.meta.user_metrics import budget_label
+
+    bl = [budget_label(b) for b in report.budgets]
+    last = bl[-1]
+    lines = ["", f"user-facing metrics (time on the benchmark's axis: {report.time_axis}); eps = {report.eps:g} "
+                 f"accuracy point(s); losses in points",
+             f"{'strategy':<28}{'t_eps sum':>11}{'median':>9}{'not reached':>12}"
+             + "".join(f"{'loss@' + b:>11}" for b in bl) + f"{'MIL to ' + last:>12}{'MIL':>8}"]
+    for m in (*report.metrics, report.oracle):
+        t = m.totals()
+        lines.append(f"{m.strategy[:27]:<28}{_fmt_seconds(t['time_to_eps_sum']):>11}"
+                     f"{_fmt_seconds(t['time_to_eps_median']):>9}{t['eps_not_reached']:>12d}"
+                     + "".join(f"{t[f'loss@{b}_mean']:>11.3f}" for b in bl)
+                     + f"{t[f'mil_to_{last}_mean']:>12.3f}{t['mil_mean']:>8.3f}")
+    if report.comparisons:
+        lines += ["", f"against the reference {report.reference} (lower is better; W/T/L = datasets where the "
+                      f"strategy is better / tied / worse; p: sign test, Wilcoxon; gap = share of the reference's "
+                      f"distance to the oracle closed)",
+                  f"{'strategy':<28}{'metric':<14}{'W/T/L':>11}{'sign p':>9}{'Wilcoxon p':>12}{'gap':>8}"]
+        for c in report.comparisons:
+            if c.metric.startswith("mil_to_") and c.metric != f"mil_to_{last}":
+                continue
+            gap = "n/a" if c.gap_closed != c.gap_closed else f"{c.gap_closed:.2f}"
+            lines.append(f"{c.strategy[:27]:<28}{c.metric:<14}{f'{c.wins}/{c.ties}/{c.losses}':>11}"
+                         f"{c.sign.pvalue:>9.3g}{c.wilcoxon.pvalue:>12.3g}{gap:>8}")
+    return lines
+
+
 def _run_benchmark(args) -> None:
     from pathlib import Path
 
-    from algorank.evaluation.meta.benchmark import benchmark_strategies
-    from algorank.recommender.registry import parse_strategy
+    from algorank.api import benchmark
 
-    strategies = [parse_strategy(s, random_state=args.seed) for s in args.strategy]
-    meta = _load_meta(args)
-    _, model, kind, words = _time_model(args, meta)
-    suite = benchmark_strategies(strategies, meta, tmin=args.tmin, tmax=args.tmax, time_kind=kind, time_model=model,
-                                 progress=not args.quiet and sys.stderr.isatty(), axis=args.axis,
-                                 max_tests=args.max_tests)
+    suite = benchmark(args.strategy, meta=args.meta, test_meta=args.test_meta, heldout=args.heldout,
+                      exclude_datasets=[x for item in args.exclude_dataset for x in item.split(",") if x.strip()],
+                      reference=args.reference, eps=args.eps, budgets=_budgets(args), tmin=args.tmin, tmax=args.tmax,
+                      time_model=args.time_model, cv=args.cv, time_overhead=args.time_overhead,
+                      random_state=args.seed, progress=not args.quiet and sys.stderr.isatty(),
+                      axis=args.axis, max_tests=args.max_tests)
+    words = suite.time_model
     written = []
     if args.out:
         import matplotlib
@@ -513,17 +566,24 @@ def _run_benchmark(args) -> None:
         with atomic_path(target) as tmp:
             suite.per_dataset_table().to_csv(tmp, index=False, float_format="%.10g")
         written.append(str(target))
+        if suite.metrics is not None:
+            for fname, frame in (("user_metrics.csv", suite.metrics.summary_table()),
+                                 ("user_metrics_tests.csv", suite.metrics.comparison_table())):
+                with atomic_path(out / fname) as tmp:
+                    frame.to_csv(tmp, index=False, float_format="%.10g")
+                written.append(str(out / fname))
         if suite.axis == "time":
             written.append(_save_figure(plot_loss_time(suite.results), out / "loss_time.png"))
         written.append(_save_figure(plot_loss_by_tests(suite.results), out / "loss_by_tests.png"))
     d = suite.to_dict()
     if args.json:
         d["written"] = written
-        d["time_model"] = words if suite.axis == "time" else "tests (each test counts 1)"
         _emit_json(d)
         return
+    where = (f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets" if suite.n_train is None
+             else suite.setting)
     if suite.axis == "tests":
-        lines = [f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets, x axis = number of tests; "
+        lines = [f"{where}, x axis = number of tests; "
                  f"score = mean loss over tests 1..{int(suite.tmax)} (accuracy points)",
                  f"{'strategy':<20}{'mean loss':>10}{'median':>12}{'Spearman':>10}   loss after 1, 2, 3, 5, 10 tests"]
         for r in suite.results:
@@ -531,7 +591,7 @@ def _run_benchmark(args) -> None:
             at = " ".join(f"{curve[min(i, curve.size - 1)]:.2f}" for i in (1, 2, 3, 5, 10))
             lines.append(f"{r.strategy:<20}{r.mean_mil:>10.3f}{r.median_mil:>12.3f}{r.mean_spearman:>10.3f}   {at}")
     else:
-        lines = [f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets ({words}), "
+        lines = [f"{where} ({words}), "
                  f"MIL window tmin = {suite.tmin:g} s, tmax = {suite.tmax:g} s (loss in accuracy points)",
                  f"{'strategy':<20}{'mean MIL':>10}{'median MIL':>12}{'Spearman':>10}"]
         for r in suite.results:
@@ -553,7 +613,9 @@ def _run_benchmark(args) -> None:
             pairs = [f"  {c.names[i]} vs {c.names[j]}: p = {c.posthoc.adjusted[i, j]:.3g}"
                      for i in range(k) for j in range(i + 1, k) if c.posthoc.significant[i, j]]
             lines.extend(pairs or ["  none"])
-    if any(s.strip().startswith("oracle") for s in args.strategy):
+    if suite.metrics is not None:
+        lines += _metrics_lines(suite.metrics)
+    if any(r.strategy.strip().startswith("oracle") for r in suite.results):
         lines.append("note: 'oracle' sees the held-out dataset; it is a lower bound, not a usable strategy")
     for w in written:
         lines.append(f"wrote {w}")
@@ -569,6 +631,11 @@ def _add_tune_p(sub) -> None:
     _add_window(p)
     p.add_argument("--nested", action="store_true",
                    help="also estimate the MIL of tuned P honestly by nested leave-one-dataset-out")
+    p.add_argument("--exclude-heldout", nargs="?", const=True, default=None, metavar="NAME|FILE",
+                   help="leave the frozen held-out split out of all tuning (the split of the embedded set named by "
+                        "--meta, or a split name, or a file of dataset ids)")
+    _add_metrics_options(p, reference_help="P the others are compared with in the user-facing metrics "
+                                           "(default: the first of the grid)")
     _add_time_model(p)
     p.set_defaults(func=_run_tune_p)
 
@@ -576,17 +643,17 @@ def _add_tune_p(sub) -> None:
 def _run_tune_p(args) -> None:
     from pathlib import Path
 
-    from algorank.evaluation.meta.benchmark import PAPER_P_GRID, p_sweep, tune_p_nested
+    from algorank.api import tune_p
     from algorank.recommender.average_ranking import format_p
-    from algorank.recommender.registry import make_ar, parse_p
 
-    grid = PAPER_P_GRID if args.p_grid is None else [parse_p(x) for item in args.p_grid for x in item.split(",") if x.strip()]
-    meta, _, _, words = _time_model(args, _load_meta(args))
-    sweep = p_sweep(meta, make_strategy=make_ar, grid=grid, tmin=args.tmin, tmax=args.tmax)
-    nested = None
-    if args.nested:
-        nested = tune_p_nested(meta, make_strategy=make_ar, grid=grid, tmin=sweep.tmin, tmax=sweep.tmax,
-                               progress=not args.quiet and sys.stderr.isatty())
+    grid = None if args.p_grid is None else [x for item in args.p_grid for x in item.split(",") if x.strip()]
+    res = tune_p(args.meta, grid=grid, nested=args.nested, tmin=args.tmin, tmax=args.tmax,
+                 time_model=args.time_model, cv=args.cv, time_overhead=args.time_overhead,
+                 exclude_heldout=args.exclude_heldout,
+                 exclude_datasets=[x for item in args.exclude_dataset for x in item.split(",") if x.strip()],
+                 reference=args.reference, eps=args.eps, budgets=_budgets(args),
+                 progress=not args.quiet and sys.stderr.isatty())
+    sweep, nested, words = res.sweep, res.nested, res.time_model
     table = sweep.table()
     written = []
     if args.out:
@@ -599,24 +666,20 @@ def _run_tune_p(args) -> None:
         out = Path(args.out)
         target = out / "p_sweep.csv"
         with atomic_path(target) as tmp:
-            table.to_csv(tmp, index=False, float_format="%.10g")
+            res.to_frame().to_csv(tmp, index=False, float_format="%.10g")
         written.append(str(target))
         written.append(_save_figure(plot_mil_boxplots(sweep), out / "mil_boxplots.png"))
         written.append(_save_figure(plot_loss_time(sweep.results), out / "loss_time.png"))
     if args.json:
-        d = {"tmin": sweep.tmin, "tmax": sweep.tmax, "n_datasets": len(sweep.results[0].datasets),
-             "results": [{"p": float(r.p), "p_label": format_p(r.p), "mean_mil": float(r.mean_mil),
-                          "median_mil": float(r.median_mil), "mean_spearman": float(r.mean_spearman)}
-                         for r in table.itertuples()],
-             "best_p": sweep.best_p, "time_model": words, "written": written}
-        if nested is not None:
-            d["nested"] = {"mean_mil": nested.mean_mil, "median_mil": nested.median_mil,
-                           "p_counts": {format_p(p): c for p, c in nested.p_counts().items()}}
+        d = res.to_dict()
+        d["written"] = written
         _emit_json(d)
         return
     lines = [f"AR-A3R P sweep, leave-one-dataset-out on {len(sweep.results[0].datasets)} datasets ({words}), "
-             f"MIL window tmin = {sweep.tmin:g} s, tmax = {sweep.tmax:g} s",
-             f"{'P':>8}{'mean MIL':>10}{'median MIL':>12}{'Spearman':>10}"]
+             f"MIL window tmin = {sweep.tmin:g} s, tmax = {sweep.tmax:g} s"]
+    if res.excluded:
+        lines.append(f"left out of all tuning: {len(res.excluded)} datasets (held-out split / --exclude-dataset)")
+    lines.append(f"{'P':>8}{'mean MIL':>10}{'median MIL':>12}{'Spearman':>10}")
     for r in table.itertuples():
         mark = "  <- best" if r.p == sweep.best_p else ""
         lines.append(f"{format_p(r.p):>8}{r.mean_mil:>10.3f}{r.median_mil:>12.3f}{r.mean_spearman:>10.3f}{mark}")
@@ -625,6 +688,8 @@ def _run_tune_p(args) -> None:
         counts = ", ".join(f"{format_p(p)}: {c}" for p, c in nested.p_counts().items() if c)
         lines.append(f"nested leave-one-dataset-out (P tuned without the scored dataset): mean MIL "
                      f"{nested.mean_mil:.3f}, median {nested.median_mil:.3f}; P chosen {counts}")
+    if res.metrics is not None:
+        lines += _metrics_lines(res.metrics)
     for w in written:
         lines.append(f"wrote {w}")
     _emit("\n".join(lines))

@@ -16,8 +16,10 @@ from .dataset import (
 from .errors import AlgorankError, InputError, ValidationError
 from .learners import LEARNERS, LearnerSpec, estimator_from_path, learner_ids, make_estimator, short_name
 from .snapshot import build_snapshot, load_meta, load_snapshot, snapshot_path, snapshot_record
+from . import splits
 
 __all__ = [
+    "splits",
     "COST_KINDS",
     "DATASET_COLUMNS",
     "OPTIONAL_RUN_COLUMNS",

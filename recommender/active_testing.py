@@ -317,7 +317,7 @@ class ActiveTesting:
         arrays = meta if isinstance(meta, MetaArrays) else meta_arrays(meta, metric=self.metric,
                                                                           time_kind=self.time_kind)
         require_times(arrays, who=f"active testing ({self.name})")
-        arrays = self.time_model.arrays(arrays)
+        arrays = self.time_model.arrays(arrays).censored_as_baseline()
         self.learners_ = list(arrays.learners)
         self.acc_, self.time_ = self._matrices(arrays)
         ranked = AverageRanking(self.metric, p=self.p, time_kind=self.time_kind, time_floor=self.min_time).fit(
@@ -344,19 +344,24 @@ class ActiveTesting:
         Row ``d`` is the sequence active testing follows on dataset ``d`` when fitted on
         ``train`` minus ``d``, simulated with ``d``'s own results; learners without a
         result on ``d`` are skipped exactly as :class:`~algorank.evaluation.meta.environments.SkipUnavailable`
-        does (the policy sees them as failed tests).  Same sequences as refitting per dataset.
+        does (the policy sees them as failed tests); a censored (timed-out) learner on ``d`` is
+        tested: it costs its time and the policy sees a ``timeout`` observation.  Prior datasets
+        count their timeouts as :meth:`~algorank.evaluation.meta.environments.MetaArrays.censored_as_baseline`
+        says.  Same sequences as refitting per dataset.
         """
         n, k = arrays.shape
         t = np.ones(n, dtype=bool) if train is None else np.asarray(train, dtype=bool)
         require_times(arrays, who=f"active testing ({self.name})")
-        arrays = self.time_model.arrays(arrays)
+        raw = self.time_model.arrays(arrays)
+        arrays = raw.censored_as_baseline()
         self.learners_ = list(arrays.learners)
         acc, time = self._matrices(arrays)
         ar = AverageRanking(self.metric, p=self.p, time_kind=self.time_kind, time_floor=self.min_time)
         ar_orders = ar.loo_orders(arrays, train=t)
         out = np.full((n, k), -1, dtype=np.int64)
         for d in range(n):
-            avail = arrays.available[d]
+            avail = raw.available[d]
+            timed_out = raw.testable[d] & ~avail
             if not avail.any():
                 continue
             prior = t.astype(float)
@@ -371,7 +376,12 @@ class ActiveTesting:
                     break
                 j = self.learners_.index(learner)
                 if avail[j]:
-                    history.append(Observation(learner, float(arrays.accuracy[d, j]), float(arrays.seconds[d, j])))
+                    history.append(Observation(learner, float(raw.accuracy[d, j]), float(raw.seconds[d, j])))
+                    out[d, pos] = j
+                    pos += 1
+                elif timed_out[j]:
+                    history.append(Observation(learner, float("nan"), float(raw.seconds[d, j]), "timeout",
+                                               "timed out in the meta-data"))
                     out[d, pos] = j
                     pos += 1
                 else:

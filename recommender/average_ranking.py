@@ -22,6 +22,10 @@ Missing cells (documented rule)
 * ``P = 0`` needs no time: a cell with an accuracy but no time counts as a result.
   ``P > 0`` on meta-data without any time is an InputError naming the time column.
 
+* A timed-out (censored) test is never missing: it is ranked with its lower-bound time
+  and the dataset's baseline accuracy (majority-class fraction), see
+  :meth:`~algorank.evaluation.meta.environments.MetaArrays.censored_as_baseline`.
+
 Live time model
 ---------------
 ``time_overhead`` and ``time_scale`` (keyword-only, defaults 0 and 1 = the recorded
@@ -267,12 +271,13 @@ class AverageRanking:
         key = (id(arrays), arrays.shape)
         if self._cache is not None and self._cache[0] == key and self._cache[1] is arrays:
             return self._cache[2], self._cache[3], self._cache[4]
+        prior = arrays.censored_as_baseline()  # a timeout: at least that slow, no better than the default
         if self.uses_time:
-            require_times(arrays, who=f"average ranking with P = {format_p(self.p)} ({self.name})")
-            scores = self.dataset_scores(arrays.accuracy, arrays.seconds)
-            scores[~arrays.available] = np.nan
+            require_times(prior, who=f"average ranking with P = {format_p(self.p)} ({self.name})")
+            scores = self.dataset_scores(prior.accuracy, prior.seconds)
+            scores[~prior.available] = np.nan
         else:  # accuracy only: a cell without a time is still a result
-            scores = np.where(arrays.has_accuracy, arrays.accuracy, np.nan)
+            scores = np.where(prior.has_accuracy, prior.accuracy, np.nan)
         units, present, denominator = rescaled_rank_units(scores)
         self._cache = (key, arrays, units, present, denominator)
         return units, present, denominator

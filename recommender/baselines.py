@@ -15,20 +15,16 @@ break ties by learner id.  Their means are accumulated as fixed-point integers
 leave-one-dataset-out fast path (totals minus the held-out row) equals refitting bit
 for bit.
 
-Oracle search (exact)
----------------------
-Only the dataset's (time, accuracy) Pareto front matters: in any order, replace each
-test that raises the best accuracy found so far by a front learner that is at least
-as fast and at least as accurate and drop every other test; no test finishes later
-and the best accuracy found by any time is no lower, so the loss is nowhere higher
-(the loss counts the majority-class baseline as found at time 0, so it never
-increases).  On the front, accuracy grows with time, so a useful subset is run in
-increasing time.  The search over subsets is a dynamic programme over the front in
-increasing time whose states (finish time ``t``, integral so far ``C``) for the same
-last learner are pruned by exact dominance: state A beats B when ``t_A <= t_B`` and
-``C_A - L*u(t_A) <= C_B - L*u(t_B)`` (``u = log10`` clipped to the window, ``L`` the
-loss after that learner).  The learners not chosen follow by accuracy (descending),
-then time.
+Oracle search: :func:`algorank.evaluation.meta.oracle.oracle_order` (exact, over the
+dataset's Pareto front).
+
+Censored (timed-out) cells
+--------------------------
+Every baseline learns from :meth:`~algorank.evaluation.meta.environments.MetaArrays.censored_as_baseline`:
+a timed-out test counts with its lower-bound time and the dataset's baseline accuracy
+("at least that slow, nothing better than the default model").  The oracle never
+chooses a timed-out learner (it finds nothing); it appends them after the others,
+fastest first.
 """
 
 from __future__ import annotations
@@ -41,6 +37,7 @@ import numpy as np
 
 from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
 from algorank.evaluation.meta.loss_time import check_window
+from algorank.evaluation.meta.oracle import oracle_order
 from algorank.metadata.errors import InputError
 from algorank.recommender.base import OrderPolicy
 
@@ -81,7 +78,7 @@ class _MeanBaseline:
         raise NotImplementedError
 
     def fit(self, meta) -> "_MeanBaseline":
-        arrays = _arrays(meta, self.metric, self.time_kind)
+        arrays = _arrays(meta, self.metric, self.time_kind).censored_as_baseline()
         units, present = self._units(arrays)
         order = _mean_orders(units.sum(axis=0)[None, :], present.sum(axis=0)[None, :], descending=self._descending)[0]
         self.order_ = [arrays.learners[j] for j in order if j >= 0]
@@ -94,7 +91,7 @@ class _MeanBaseline:
 
     def loo_orders(self, arrays: MetaArrays, *, train: np.ndarray | None = None) -> np.ndarray:
         """Leave-one-dataset-out orders (row d: fitted on ``train`` minus d), -1 padded."""
-        units, present = self._units(arrays)
+        units, present = self._units(arrays.censored_as_baseline())
         t = np.ones(units.shape[0], dtype=bool) if train is None else np.asarray(train, dtype=bool)
         tu = np.where(t[:, None], units, 0)
         tp = (present & t[:, None]).astype(np.int64)
@@ -146,7 +143,7 @@ class RandomOrder:
 
     def fit(self, meta) -> "RandomOrder":
         arrays = _arrays(meta, self.metric, self.time_kind)
-        known = arrays.has_accuracy.any(axis=0)
+        known = (arrays.has_accuracy | arrays.testable).any(axis=0)
         self.learners_ = [l for l, k in zip(arrays.learners, known) if k]
         return self
 
@@ -161,7 +158,7 @@ class RandomOrder:
         return OrderPolicy(self._order(self.learners_, dataset))
 
     def loo_orders(self, arrays: MetaArrays, *, train: np.ndarray | None = None) -> np.ndarray:
-        avail = arrays.has_accuracy
+        avail = arrays.has_accuracy | arrays.testable
         n, k = avail.shape
         t = np.ones(n, dtype=bool) if train is None else np.asarray(train, dtype=bool)
         counts = (avail & t[:, None]).sum(axis=0)[None, :] - (avail & t[:, None])
@@ -171,75 +168,6 @@ class RandomOrder:
             order = self._order(list(known), arrays.datasets[d])
             out[d, : len(order)] = order
         return out
-
-
-def oracle_order(accuracy, seconds, *, baseline: float, tmin: float, tmax: float) -> tuple[np.ndarray, float]:
-    """The order of smallest MIL on one dataset, by exact search over its Pareto front.
-
-    Parameters
-    ----------
-    accuracy, seconds : array (n_learners,)
-        True results on the dataset; NaN = no result (such learners are left out).
-    baseline : float
-        Accuracy known before any test (majority fraction or worst learner).
-    tmin, tmax : float
-        The MIL window.
-
-    Returns
-    -------
-    order : int array
-        Indices of the learners with a result: the chosen front subset in
-        increasing time, then the others by accuracy (desc), time, index.
-    mil : float
-        The MIL of that order (percentage points).
-    """
-    lo, hi = check_window(tmin, tmax)
-    a, b = math.log10(lo), math.log10(hi)
-    acc = np.asarray(accuracy, dtype=float)
-    sec = np.asarray(seconds, dtype=float)
-    avail = np.flatnonzero(np.isfinite(acc) & np.isfinite(sec))
-    if avail.size == 0:
-        raise InputError("oracle_order: no learner has a result on this dataset")
-    best = float(acc[avail].max())
-
-    def loss(x: float) -> float:
-        return 100.0 * max(0.0, best - max(baseline, x))
-
-    def u(t: float) -> float:
-        return a if t <= 0 else min(max(math.log10(t), a), b)
-
-    by_time = sorted(avail.tolist(), key=lambda j: (sec[j], -acc[j], j))
-    front, top = [], -math.inf
-    for j in by_time:
-        if acc[j] > top:
-            front.append(j)
-            top = acc[j]
-    initial = loss(-math.inf)
-    # states[i]: list of (t, C, path) ending with front[i]; start state separately.
-    start = (0.0, 0.0, ())
-    best_total, best_path = initial * (b - a), ()
-    states: list[list] = []
-    for i, j in enumerate(front):
-        lj = loss(acc[j])
-        cands = []
-        for prev_loss, plist in [(initial, [start])] + [(loss(acc[front[q]]), states[q]) for q in range(i)]:
-            for t, c, path in plist:
-                t2 = t + sec[j]
-                cands.append((t2, c + prev_loss * (u(t2) - u(t)), path + (j,)))
-        cands.sort(key=lambda s: (s[0], s[1]))
-        kept, best_v = [], math.inf
-        for t2, c2, path in cands:
-            v = c2 - lj * u(t2)
-            if v < best_v:
-                kept.append((t2, c2, path))
-                best_v = v
-        states.append(kept)
-        for t2, c2, path in kept:
-            total = c2 + lj * (b - u(t2))
-            if total < best_total:
-                best_total, best_path = total, path
-    rest = sorted((j for j in avail.tolist() if j not in best_path), key=lambda j: (-acc[j], sec[j], j))
-    return np.array(list(best_path) + rest, dtype=np.int64), best_total / (b - a)
 
 
 class Oracle:
@@ -285,7 +213,11 @@ class Oracle:
         avail = arrays.available[d]
         maj = arrays.majority[d]
         baseline = float(np.min(acc[avail])) if math.isnan(maj) else float(maj)
-        return oracle_order(np.where(avail, acc, np.nan), sec, baseline=baseline, tmin=self.tmin, tmax=self.tmax)[0]
+        order = oracle_order(np.where(avail, acc, np.nan), sec, baseline=baseline, tmin=self.tmin, tmax=self.tmax)[0]
+        timed_out = np.flatnonzero(arrays.testable[d] & ~avail)
+        if timed_out.size:  # they find nothing: last, fastest first
+            order = np.concatenate([order, timed_out[np.lexsort((timed_out, sec[timed_out]))]])
+        return order
 
     def policy(self, dataset_info: Mapping | None = None) -> OrderPolicy:
         self._check()

@@ -309,7 +309,7 @@ class LossTimeOrder:
         arrays = meta if isinstance(meta, MetaArrays) else meta_arrays(meta, metric=self.metric,
                                                                           time_kind=self.time_kind)
         feats = self._features(meta, arrays) if features is None else np.asarray(features, dtype=float)
-        arrays = self.time_model.arrays(arrays)
+        arrays = self.time_model.arrays(arrays).censored_as_baseline()  # timeouts: slow, find nothing
         self._data = self._prepare(arrays, feats)
         self.learners_ = tuple(arrays.learners)
         train = np.ones(len(arrays.datasets), dtype=bool)

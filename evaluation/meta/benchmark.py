@@ -28,6 +28,16 @@ runs on accuracy-only meta-data; the time axis there is an InputError naming the
 missing time column.  Strategies still rank with their own data (AR with P > 0 uses
 the recorded times on either axis, and fails on meta-data without any).
 
+Train on one set, score another: with ``test_datasets`` (a frozen held-out split,
+:mod:`algorank.metadata.splits`, or test meta-data joined by :func:`join_test_meta`) every
+strategy is fitted on the datasets outside the list and followed on each listed dataset in the
+same simulated environment (adaptive strategies query its recorded runs); the fast paths get
+``train`` as the mask of prior datasets, so both settings share one code path.
+
+:func:`benchmark_strategies` also computes the user-facing metrics
+(:mod:`algorank.evaluation.meta.user_metrics`) from the same traces.  A timed-out test
+(status ``timeout``) is in the traces: it costs its lower-bound time and finds nothing.
+
 Default window (:func:`default_window`): ``tmin`` is the median over datasets of the
 fastest learner's time, ``tmax`` the median over datasets of the time to run every
 learner, rounded outwards to powers of ten.  On the embedded LCDB snapshot (single-fit
@@ -65,6 +75,13 @@ from algorank.evaluation.meta.loss_time import (
     spearman_rows,
 )
 from algorank.evaluation.meta.trace import run_policy
+from algorank.evaluation.meta.user_metrics import (
+    DEFAULT_BUDGETS,
+    DEFAULT_EPS,
+    check_budgets,
+    check_eps,
+    metrics_report,
+)
 from algorank.metadata.errors import InputError
 
 __all__ = [
@@ -83,6 +100,7 @@ __all__ = [
     "tune_p_nested",
     "BenchmarkSuite",
     "benchmark_strategies",
+    "join_test_meta",
 ]
 
 logger = logging.getLogger(__name__)
@@ -114,7 +132,7 @@ def default_window(meta, *, metric: str = "accuracy", time_kind: str = "fit_time
     ``tmin >= tmax``, ``tmax = 1000 * tmin``.
     """
     arrays = _as_arrays(meta, metric, time_kind)
-    sec = np.where(arrays.available, arrays.seconds, np.nan)
+    sec = np.where(arrays.testable, arrays.seconds, np.nan)
     rows = arrays.available.any(axis=1)
     if not rows.any():
         raise InputError("no dataset has a learner with a result: cannot choose a time window")
@@ -270,11 +288,12 @@ def _prepare(strategy, tmin, tmax):
 
 
 def _compact(arrays: MetaArrays, orders: np.ndarray) -> np.ndarray:
-    """Keep, in order, the learners with a result on each row's dataset; -1 padding at the end."""
+    """Keep, in order, the learners testable on each row's dataset (a result or a censored timeout);
+    -1 padding at the end."""
     orders = np.asarray(orders, dtype=np.int64)
     valid = orders >= 0
     g = np.where(valid, orders, 0)
-    keep = valid & np.take_along_axis(arrays.available, g, axis=1)
+    keep = valid & np.take_along_axis(arrays.testable, g, axis=1)
     perm = np.argsort(~keep, axis=1, kind="stable")
     out = np.take_along_axis(np.where(keep, orders, -1), perm, axis=1)
     return out
@@ -289,15 +308,22 @@ def _generic_sequences(strategy, meta, arrays: MetaArrays, rows: np.ndarray, tra
         )
     index = {l: j for j, l in enumerate(arrays.learners)}
     seq = np.full(arrays.shape, -1, dtype=np.int64)
-    fitted = strategy.fit(meta) if getattr(strategy, "sees_held_out", False) else None
+    sees = getattr(strategy, "sees_held_out", False)
+    fitted = strategy.fit(meta) if sees else None
+    on_all_train = None  # datasets outside the training set (test meta-data) share one fit on all of it
     for d in _progress(rows, total=len(rows), desc=str(getattr(strategy, "name", "benchmark")), enabled=progress):
         dataset = arrays.datasets[d]
         env = SimulatedEnvironment(arrays, dataset)
-        if fitted is None or not getattr(strategy, "sees_held_out", False):
-            keep = [arrays.datasets[e] for e in np.flatnonzero(train) if e != d]
-            if not keep:
-                raise InputError("leave-one-dataset-out needs at least 2 datasets")
-            fitted = strategy.fit(meta.subset(datasets=keep))
+        if not sees:
+            if not train[d] and on_all_train is not None:
+                fitted = on_all_train
+            else:
+                keep = [arrays.datasets[e] for e in np.flatnonzero(train) if e != d]
+                if not keep:
+                    raise InputError("leave-one-dataset-out needs at least 2 datasets")
+                fitted = strategy.fit(meta.subset(datasets=keep))
+                if not train[d]:
+                    on_all_train = fitted
         policy = fitted.policy(meta.dataset_info(dataset))
         trace = run_policy(SkipUnavailable(policy, env.available), env, dataset=dataset)
         idx = [index[o.learner] for o in trace.observations]
@@ -362,9 +388,11 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
         mil = mean_loss_over_tests(losses, valid.sum(axis=1), int(tmax))
     else:
         mil = mil_rows(cum, losses, initial, tmin=tmin, tmax=tmax)
-    rho = spearman_rows(acc, valid)
+    nothing = valid & np.isnan(acc)  # timed-out tests found nothing: last in the ideal order
+    rho = spearman_rows(np.where(nothing, -np.inf, acc), valid)
     if hasattr(strategy, "dataset_scores"):
-        rho_s = spearman_rows(np.where(valid, strategy.dataset_scores(acc, sec), np.nan), valid)
+        scores = np.where(nothing, -np.inf, strategy.dataset_scores(np.where(nothing, 0.0, acc), sec))
+        rho_s = spearman_rows(np.where(valid, scores, np.nan), valid)
     else:
         rho_s = np.full(len(rows), np.nan)
     return BenchmarkResult(
@@ -403,6 +431,17 @@ def _rows(arrays: MetaArrays) -> np.ndarray:
     return rows
 
 
+def _check_axis(arrays: MetaArrays, axis: str) -> None:
+    """The axis is known, and the time axis has times to work with."""
+    if axis not in AXES:
+        raise InputError(f"axis must be one of {', '.join(AXES)}; got {axis!r}")
+    if axis == "time" and not arrays.has_times:
+        column = arrays.time_kind.partition(":")[0]
+        raise InputError(f"loss-time curves and MIL need test times, but the meta-data has no '{column}' values "
+                         "(accuracy only); the loss curve by number of tests needs none: benchmark --axis tests "
+                         "(axis='tests')")
+
+
 def _axis_setup(arrays: MetaArrays, axis: str, tmin, tmax, max_tests) -> tuple[MetaArrays, float, float]:
     """(scoring arrays, lo, hi) for an axis; validates the axis and the window or the number of tests."""
     if axis not in AXES:
@@ -414,14 +453,8 @@ def _axis_setup(arrays: MetaArrays, axis: str, tmin, tmax, max_tests) -> tuple[M
             max_tests = k
         if isinstance(max_tests, bool) or not isinstance(max_tests, (int, np.integer)) or max_tests < 1:
             raise InputError(f"max_tests must be a positive integer (number of tests); got {max_tests!r}")
-        _rows(scoring)
         return scoring, 1.0, float(int(max_tests))
-    if not arrays.has_times:
-        column = arrays.time_kind.partition(":")[0]
-        raise InputError(f"loss-time curves and MIL need test times, but the meta-data has no '{column}' values "
-                         "(accuracy only); the loss curve by number of tests needs none: benchmark --axis tests "
-                         "(axis='tests')")
-    _rows(arrays)
+    _check_axis(arrays, axis)
     lo, hi = _window(arrays, tmin, tmax)
     return arrays, lo, hi
 
@@ -439,8 +472,9 @@ def leave_one_dataset_out(
     time_model=None,
     axis: str = "time",
     max_tests: int | None = None,
+    test_datasets: Sequence[str] | None = None,
 ) -> BenchmarkResult:
-    """Benchmark a strategy by leave-one-dataset-out on a meta-dataset.
+    """Benchmark a strategy by leave-one-dataset-out on a meta-dataset (or on test datasets).
 
     Parameters
     ----------
@@ -482,14 +516,83 @@ def leave_one_dataset_out(
     arrays = _as_arrays(meta, metric, time_kind)
     if time_model is not None:
         arrays = time_model.arrays(arrays)
-    scoring, lo, hi = _axis_setup(arrays, axis, tmin, tmax, max_tests)
-    rows = _rows(scoring)
+    _check_axis(arrays, axis)
+    scoring = tests_axis(arrays) if axis == "tests" else arrays
+    rows, train = _split_rows(scoring, test_datasets)
+    scope = scoring if test_datasets is None else scoring.take(rows)
+    _, lo, hi = _axis_setup(scope, axis, tmin, tmax, max_tests)
+    return _run(strategy, meta, arrays, rows, train, lo, hi, fast=fast, progress=progress, time_model=time_model,
+                scoring=scoring, axis=axis)
+
+
+def _run(strategy, meta, arrays: MetaArrays, rows, train, lo, hi, *, fast: bool, progress: bool,
+         time_model, scoring: MetaArrays | None = None, axis: str = "time") -> BenchmarkResult:
+    scoring = arrays if scoring is None else scoring
     strategy = _prepare(strategy, lo, hi)
-    train = np.ones(len(arrays.datasets), dtype=bool)
     seq, path = _sequences(strategy, meta, arrays, rows, train, fast=fast, progress=progress, time_model=time_model,
                            scoring=scoring)
     name = str(getattr(strategy, "name", type(strategy).__name__))
     return _score(strategy, scoring, seq, rows, lo, hi, name, path, axis=axis)
+
+
+def _split_rows(arrays: MetaArrays, test_datasets) -> tuple[np.ndarray, np.ndarray]:
+    """(rows to score, training mask): leave-one-dataset-out over all datasets, or train on the datasets
+    outside ``test_datasets`` and score those."""
+    n = len(arrays.datasets)
+    if test_datasets is None:
+        return _rows(arrays), np.ones(n, dtype=bool)
+    test = [str(d) for d in test_datasets]
+    unknown = sorted(set(test) - set(arrays.datasets))
+    if unknown:
+        raise InputError(f"test dataset(s) {', '.join(unknown[:5])} are not in the meta-data")
+    is_test = np.zeros(n, dtype=bool)
+    is_test[[arrays.row(d) for d in test]] = True
+    train = ~is_test
+    has = arrays.available.any(axis=1)
+    if not (train & has).any():
+        raise InputError("no training dataset left: every dataset of the meta-data is a test dataset")
+    rows = np.flatnonzero(is_test & has)
+    if rows.size == 0:
+        raise InputError("no test dataset has a learner with a result: nothing to score")
+    skipped = int((is_test & ~has).sum())
+    if skipped:
+        logger.warning("%d test dataset(s) without any learner result are not scored", skipped)
+    return rows, train
+
+
+def join_test_meta(train, tests: Sequence) -> tuple:
+    """One meta-dataset of the training meta-data and the test meta-data, and the test dataset ids.
+
+    Parameters
+    ----------
+    train : MetaDataset
+        What strategies are fitted on.
+    tests : sequence of MetaDataset
+        Scored with their recorded runs (adaptive strategies query them as their environment).
+
+    Returns
+    -------
+    (MetaDataset, list of str)
+
+    Raises
+    ------
+    InputError
+        A dataset id in both the training and a test meta-data (exclude it from the training
+        meta-data first), or in two test meta-datasets.
+    """
+    tests = list(tests)
+    if not tests:
+        raise InputError("give at least one test meta-dataset")
+    have = set(train.dataset_ids)
+    both = sorted({d for t in tests for d in t.dataset_ids} & have)
+    if both:
+        more = f" and {len(both) - 5} more" if len(both) > 5 else ""
+        raise InputError(f"dataset(s) {', '.join(both[:5])}{more} are in both the training and the test meta-data; "
+                         f"exclude them from the training meta-data (--exclude-dataset ID / exclude_datasets=)")
+    from algorank.metadata.dataset import MetaDataset
+
+    test_ids = sorted({d for t in tests for d in t.dataset_ids})
+    return MetaDataset.concat([train, *tests]), test_ids
 
 
 @dataclass(frozen=True, eq=False)
@@ -730,6 +833,9 @@ class NestedTuneResult:
     mil : ndarray (n_datasets,)
         Outer MIL per dataset.
     tmin, tmax : float
+    result : BenchmarkResult
+        The outer traces (each dataset scored with its chosen P), named ``name``; the
+        user-facing metrics are computed from it.
     """
 
     grid: tuple
@@ -738,6 +844,7 @@ class NestedTuneResult:
     mil: np.ndarray
     tmin: float
     tmax: float
+    result: object = None
 
     @property
     def mean_mil(self) -> float:
@@ -762,6 +869,7 @@ def tune_p_nested(
     metric: str = "accuracy",
     time_kind: str = "fit_time",
     progress: bool = False,
+    name: str = "nested (P tuned per dataset)",
 ) -> NestedTuneResult:
     """Choose P by nested leave-one-dataset-out and report the outer MIL.
 
@@ -779,12 +887,14 @@ def tune_p_nested(
     in_rows[rows] = True
     chosen = np.empty(len(rows))
     outer = np.empty(len(rows))
+    outer_seq = np.full(arrays.shape, -1, dtype=np.int64)
     for i, d in enumerate(_progress(rows, total=len(rows), desc="nested P tuning", enabled=progress)):
         train = in_rows.copy()
         train[d] = False
         inner_rows = np.flatnonzero(train)
         inner_means = []
         outer_mils = []
+        outer_rows = []
         for s in strategies:
             seq, path = _sequences(s, meta, arrays, inner_rows, train, fast=True, progress=False)
             if path == "generic":  # row d is not in inner_rows: compute it too
@@ -793,9 +903,12 @@ def tune_p_nested(
             r = _score(s, arrays, seq, both, lo, hi, "", path)
             inner_means.append(float(np.mean(r.mil[:-1])))
             outer_mils.append(float(r.mil[-1]))
+            outer_rows.append(seq[d].copy())
         k = int(np.argmin(inner_means))
         chosen[i] = grid[k]
         outer[i] = outer_mils[k]
+        outer_seq[d] = outer_rows[k]
+    traces = _score(None, arrays, outer_seq, rows, lo, hi, name, "fast")
     return NestedTuneResult(
         grid=grid,
         datasets=tuple(arrays.datasets[d] for d in rows),
@@ -803,6 +916,7 @@ def tune_p_nested(
         mil=outer,
         tmin=lo,
         tmax=hi,
+        result=traces,
     )
 
 
@@ -826,20 +940,26 @@ class BenchmarkSuite:
     tmax: float
     axis: str = "time"
     time_model: str = "recorded fit times"
+    metrics: object = None
+    setting: str = "leave-one-dataset-out"
+    n_train: int | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """Same as :meth:`per_dataset_table`."""
         return self.per_dataset_table()
 
     def to_dict(self) -> dict:
-        """``{"tmin", "tmax", "axis", "time_model", "strategies": {name: {mean_mil, median_mil, mean_spearman,
-        per_dataset}}, "comparison"}``; on the tests axis each strategy also has ``mean_loss_by_tests`` (after
-        0, 1, ... tests) and ``mean_mil`` is the mean loss over tests 1..K."""
+        """``{"tmin", "tmax", "axis", "time_model", "setting", "strategies": {name: {mean_mil, median_mil,
+        mean_spearman, per_dataset}}, "comparison", "user_metrics"}``; on the tests axis each strategy also has
+        ``mean_loss_by_tests`` (after 0, 1, ... tests) and ``mean_mil`` is the mean loss over tests 1..K."""
         out = {
             "tmin": self.tmin,
             "tmax": self.tmax,
             "time_model": self.time_model,
             "axis": self.axis,
+            "setting": self.setting,
+            "n_datasets": len(self.results[0].datasets),
+            "n_train_datasets": self.n_train,
             "strategies": {
                 r.strategy: {
                     "mean_mil": r.mean_mil,
@@ -855,13 +975,19 @@ class BenchmarkSuite:
         }
         if self.comparison is not None:
             out["comparison"] = self.comparison.to_dict()
+        if self.metrics is not None:
+            out["user_metrics"] = self.metrics.to_dict()
         return out
 
     def per_dataset_table(self) -> pd.DataFrame:
-        """Long table: strategy, dataset, mil, spearman, spearman_score, n_tests, baseline_kind, first."""
+        """Long table: strategy, dataset, mil, spearman, spearman_score, n_tests, baseline_kind, first, and
+        the user-facing metrics (time_to_eps, eps_reached, loss@B, mil_to_B, total_time) when computed."""
         frames = []
         for r in self.results:
             f = r.per_dataset()
+            if self.metrics is not None:
+                m = self.metrics.get(r.strategy).per_dataset().drop(columns=["dataset", "mil"])
+                f = pd.concat([f, m], axis=1)
             f.insert(0, "strategy", r.strategy)
             frames.append(f)
         return pd.concat(frames, ignore_index=True)
@@ -880,13 +1006,26 @@ def benchmark_strategies(
     time_model=None,
     axis: str = "time",
     max_tests: int | None = None,
+    test_datasets: Sequence[str] | None = None,
+    eps: float = DEFAULT_EPS,
+    budgets: Sequence[float] = DEFAULT_BUDGETS,
+    reference: str | None = None,
+    time_words: str = "recorded fit times",
+    setting: str | None = None,
 ) -> BenchmarkSuite:
-    """Leave-one-dataset-out benchmark of several strategies plus a significance test.
+    """Benchmark several strategies on the same datasets: MIL, a significance test, user-facing metrics.
 
+    Leave-one-dataset-out over ``meta`` by default; with ``test_datasets``, every strategy is
+    fitted on the other datasets and scored on those (see :func:`leave_one_dataset_out`).
     Two strategies are compared with the Wilcoxon signed-rank test on per-dataset MIL,
     more with Friedman and an all-pairwise post hoc (see :func:`compare_strategies`).
     ``time_model`` simulates live test times, ``axis`` and ``max_tests`` choose the x
     axis, as in :func:`leave_one_dataset_out`.
+
+    The user-facing metrics (:mod:`algorank.evaluation.meta.user_metrics`: time to ``eps``
+    accuracy points of the best, loss at each of ``budgets`` seconds, MIL from the cheapest test
+    to each budget) are computed from the same traces on the time axis, with the oracle bounds
+    and the comparison of every strategy against ``reference`` (a strategy name; default the first).
     """
     strategies = list(strategies)
     if not strategies:
@@ -895,17 +1034,29 @@ def benchmark_strategies(
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise InputError(f"strategies must be distinct; repeated: {', '.join(dup)}")
+    if reference is not None and str(reference) not in names:
+        raise InputError(f"reference must name one of the strategies ({', '.join(names)}); got {reference!r}")
+    eps = check_eps(eps)
+    budgets = check_budgets(budgets)
     arrays = _as_arrays(meta, metric, time_kind)
-    if time_model is not None:
-        live = time_model.arrays(arrays)
-    else:
-        live = arrays
-    _, lo, hi = _axis_setup(live, axis, tmin, tmax, max_tests)
+    live = time_model.arrays(arrays) if time_model is not None else arrays
+    _check_axis(live, axis)
+    scoring = tests_axis(live) if axis == "tests" else live
+    rows, train = _split_rows(scoring, test_datasets)
+    _, lo, hi = _axis_setup(scoring if test_datasets is None else scoring.take(rows), axis, tmin, tmax, max_tests)
     results = []
     for s in strategies:
-        source = arrays if hasattr(s, "loo_orders") else meta
-        results.append(leave_one_dataset_out(s, source, tmin=lo, tmax=hi, metric=metric, time_kind=time_kind,
-                                             progress=progress, time_model=time_model, axis=axis,
-                                             max_tests=int(hi) if axis == "tests" else None))
-    comparison = compare_strategies(results, posthoc_method=posthoc_method) if len(results) > 1 else None
-    return BenchmarkSuite(results=tuple(results), comparison=comparison, tmin=lo, tmax=hi, axis=axis)
+        results.append(_run(s, meta, live, rows, train, lo, hi, fast=True, progress=progress,
+                            time_model=time_model, scoring=scoring, axis=axis))
+    # the MIL comparison needs two datasets (a single test dataset still gets its metrics)
+    comparison = compare_strategies(results, posthoc_method=posthoc_method) if len(results) > 1 and len(rows) > 1 \
+        else None
+    report = (metrics_report(results, live, eps=eps, budgets=budgets, reference=reference, time_axis=time_words)
+              if axis == "time" else None)
+    if setting is None:
+        setting = ("leave-one-dataset-out" if test_datasets is None else
+                   f"trained on {int(train.sum())} datasets, scored on {len(rows)} test datasets")
+    return BenchmarkSuite(results=tuple(results), comparison=comparison, tmin=lo, tmax=hi, axis=axis,
+                          time_model=time_words if axis == "time" else "tests (each test counts 1)",
+                          metrics=report, setting=setting,
+                          n_train=int(train.sum()) if test_datasets is not None else None)

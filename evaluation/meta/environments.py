@@ -17,6 +17,22 @@ accuracy first, random, the loss curve by number of tests, :func:`tests_axis`) s
 uses it; what needs time calls :func:`require_times`, which raises an InputError
 naming the missing column.
 
+Censored tests (timeouts)
+-------------------------
+A cell with a run of status ``timeout`` is *censored*: the test was stopped at a time
+cap, so its recorded time is a lower bound and it produced no model.  It is never
+treated as missing:
+
+* in the arrays its accuracy is NaN, its time the mean over **all** its runs (the
+  timed-out folds included, whose recorded time is the cap's share: "at least that
+  slow"), and ``censored`` marks it; ``testable = available | censored``;
+* a simulated test of it costs that time and finds nothing (an observation of status
+  ``"timeout"``, accuracy NaN);
+* strategies learn from :meth:`MetaArrays.censored_as_baseline`: the censored cell
+  counts as a result whose time is the lower bound and whose accuracy is the
+  dataset's baseline (the majority-class fraction, else the worst learner's accuracy),
+  i.e. "took at least this long and gave nothing better than the default model".
+
 :class:`MetaArrays` is the dense, array form of the same lookups for all datasets at
 once (datasets x learners), used by the vectorised fast paths of the benchmark and the
 strategies.
@@ -25,10 +41,11 @@ strategies.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
 
 from algorank.metadata.errors import InputError
 from algorank.evaluation.meta.trace import Observation
@@ -59,6 +76,8 @@ class MetaArrays:
         Majority-class fraction of each dataset (NaN when unknown).
     metric, time_kind : str
         What ``accuracy`` and ``seconds`` hold.
+    censored : bool ndarray (n_datasets, n_learners), optional
+        Timed-out tests: accuracy NaN, ``seconds`` a lower bound (default: none).
     """
 
     datasets: tuple
@@ -68,6 +87,11 @@ class MetaArrays:
     majority: np.ndarray = field(repr=False)
     metric: str = "accuracy"
     time_kind: str = "fit_time"
+    censored: np.ndarray = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.censored is None:
+            object.__setattr__(self, "censored", np.zeros(np.shape(self.accuracy), dtype=bool))
 
     @property
     def available(self) -> np.ndarray:
@@ -83,6 +107,37 @@ class MetaArrays:
     def has_times(self) -> bool:
         """Whether any cell has a time (False for accuracy-only meta-data)."""
         return bool(np.isfinite(self.seconds).any())
+
+    @property
+    def testable(self) -> np.ndarray:
+        """Boolean (n_datasets, n_learners): a test can be simulated (a result, or a censored timeout)."""
+        return self.available | (self.censored & np.isfinite(self.seconds))
+
+    def baselines(self) -> np.ndarray:
+        """Accuracy before any test per dataset: the majority fraction, else the worst result (NaN if none)."""
+        with np.errstate(all="ignore"):
+            worst = np.min(np.where(self.available, self.accuracy, np.inf), axis=1)
+        worst = np.where(np.isfinite(worst), worst, np.nan)
+        return np.where(np.isnan(self.majority), worst, self.majority)
+
+    def censored_as_baseline(self) -> "MetaArrays":
+        """The arrays strategies learn from: every censored cell becomes a result with its lower-bound
+        time and the dataset's baseline accuracy (0 when the dataset has no baseline at all).
+
+        Returns ``self`` when nothing is censored.
+        """
+        cens = self.censored & np.isfinite(self.seconds)
+        if not cens.any():
+            return self
+        base = np.nan_to_num(self.baselines(), nan=0.0)
+        acc = np.where(cens, base[:, None], self.accuracy)
+        return replace(self, accuracy=acc, censored=np.zeros(self.accuracy.shape, dtype=bool))
+
+    def take(self, rows) -> "MetaArrays":
+        """The arrays of the datasets at ``rows`` (indices or a boolean mask), in that order."""
+        idx = np.flatnonzero(rows) if np.asarray(rows).dtype == bool else np.asarray(rows, dtype=int)
+        return replace(self, datasets=tuple(self.datasets[i] for i in idx), accuracy=self.accuracy[idx],
+                       seconds=self.seconds[idx], majority=self.majority[idx], censored=self.censored[idx])
 
     @property
     def shape(self) -> tuple:
@@ -113,7 +168,9 @@ def meta_arrays(meta, *, metric: str = "accuracy", time_kind: str = "fit_time") 
     -------
     MetaArrays
         ``seconds`` is NaN where the accuracy or the time is missing; ``accuracy``
-        only where the accuracy is (see ``available`` and ``has_accuracy``).
+        only where the accuracy is (see ``available`` and ``has_accuracy``).  A cell with a
+        ``timeout`` run is censored: accuracy NaN, time = the mean over all its runs
+        (missing times count as 0), ``censored`` True.
     """
     if time_kind not in TIME_KINDS:
         raise InputError(f"time_kind must be one of {', '.join(TIME_KINDS)}; got {time_kind!r}")
@@ -123,6 +180,24 @@ def meta_arrays(meta, *, metric: str = "accuracy", time_kind: str = "fit_time") 
     s = sec.to_numpy(dtype=float, copy=True)
     a[~np.isfinite(a)] = np.nan
     s[~(np.isfinite(a) & np.isfinite(s))] = np.nan
+    censored = np.zeros(a.shape, dtype=bool)
+    runs = meta.runs
+    timeout = (runs["status"] == "timeout").to_numpy()
+    if timeout.any():
+        cells = runs.loc[timeout, ["dataset", "learner"]].drop_duplicates()
+        key = pd.MultiIndex.from_frame(runs[["dataset", "learner"]])
+        sub = runs[key.isin(pd.MultiIndex.from_frame(cells))]
+        t = sub["fit_time"].astype(float).fillna(0.0)
+        if time_kind == "fit_predict_time":
+            t = t + sub["predict_time"].astype(float).fillna(0.0)
+        mean = t.groupby([sub["dataset"], sub["learner"]]).mean()
+        rows = {d: i for i, d in enumerate(acc.index)}
+        cols = {l: j for j, l in enumerate(acc.columns)}
+        for (d, l), v in mean.items():
+            i, j = rows[d], cols[l]
+            censored[i, j] = True
+            a[i, j] = np.nan
+            s[i, j] = float(v)
     ds = meta.datasets.set_index("dataset")["majority_fraction"]
     majority = ds.reindex(list(acc.index)).to_numpy(dtype=float)
     return MetaArrays(
@@ -133,6 +208,7 @@ def meta_arrays(meta, *, metric: str = "accuracy", time_kind: str = "fit_time") 
         majority=majority,
         metric=metric,
         time_kind=time_kind,
+        censored=censored,
     )
 
 
@@ -184,7 +260,9 @@ class SimulatedEnvironment:
     Attributes
     ----------
     available : tuple of str
-        Learners with a result on ``dataset`` (sorted).
+        Learners that can be tested on ``dataset`` (sorted): those with a result and
+        the censored (timed-out) ones, whose test costs its lower-bound time and finds
+        nothing (status ``"timeout"``).
     best_accuracy : float
         Highest mean accuracy among them.
     baseline : float
@@ -200,9 +278,11 @@ class SimulatedEnvironment:
         avail = arrays.available[i]
         if not avail.any():
             raise InputError(f"dataset {dataset!r} has no learner with a result; it cannot be simulated")
+        testable = arrays.testable[i]
         self._acc = {l: float(arrays.accuracy[i, j]) for j, l in enumerate(arrays.learners) if avail[j]}
-        self._sec = {l: float(arrays.seconds[i, j]) for j, l in enumerate(arrays.learners) if avail[j]}
-        self.available = tuple(l for j, l in enumerate(arrays.learners) if avail[j])
+        self._sec = {l: float(arrays.seconds[i, j]) for j, l in enumerate(arrays.learners) if testable[j]}
+        self.censored = tuple(l for j, l in enumerate(arrays.learners) if testable[j] and not avail[j])
+        self.available = tuple(l for j, l in enumerate(arrays.learners) if testable[j])
         self.best_accuracy = max(self._acc.values())
         maj = float(arrays.majority[i])
         if math.isnan(maj):
@@ -211,8 +291,8 @@ class SimulatedEnvironment:
             self.baseline, self.baseline_kind = maj, "majority"
 
     def accuracy(self, learner: str) -> float:
-        """Mean accuracy of an available learner."""
-        return self._acc[learner]
+        """Mean accuracy of an available learner (NaN for a censored one)."""
+        return self._acc.get(learner, float("nan")) if learner in self._sec else self._acc[learner]
 
     def seconds(self, learner: str) -> float:
         """Mean time of an available learner."""
@@ -227,8 +307,11 @@ class SimulatedEnvironment:
             When the learner has no result on this dataset (wrap the policy in
             :class:`SkipUnavailable` to skip such learners).
         """
-        if learner not in self._acc:
+        if learner not in self._sec:
             raise InputError(f"learner {learner!r} has no result on dataset {self.dataset!r}; it cannot be tested")
+        if learner not in self._acc:  # censored: at least this slow, no model
+            return Observation(learner=learner, accuracy=float("nan"), seconds=self._sec[learner], status="timeout",
+                               message="timed out in the meta-data (time is a lower bound)")
         return Observation(learner=learner, accuracy=self._acc[learner], seconds=self._sec[learner])
 
 

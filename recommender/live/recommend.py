@@ -51,6 +51,7 @@ import numpy as np
 from algorank.evaluation.cv.datasets import LoadedDataset, as_dataset
 from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
 from algorank.recommender.live.environment import LiveEnvironment
+from algorank.evaluation.meta.environments import meta_arrays
 from algorank.evaluation.meta.time_model import TimeModel, live_model_for
 from algorank.evaluation.meta.trace import Observation, Trace, run_policy
 from algorank.metadata.errors import InputError
@@ -276,6 +277,13 @@ def expected_performance(meta, dataset_info: Mapping, *, neighbours: int = 10, f
     """
     acc = meta.matrix("accuracy")
     sec = meta.matrix(time_kind).reindex(index=acc.index, columns=acc.columns)
+    a_all = acc.to_numpy(dtype=float, copy=True)
+    s_all = sec.to_numpy(dtype=float, copy=True)
+    arrays = meta_arrays(meta, time_kind=time_kind)
+    if arrays.censored.any():  # a timed-out test: at least that slow, nothing better than the default model
+        prior = arrays.censored_as_baseline()
+        cens = arrays.censored & np.isfinite(arrays.seconds)
+        a_all[cens], s_all[cens] = prior.accuracy[cens], prior.seconds[cens]
     table = meta.datasets.set_index("dataset")
     rows = [table.loc[d].to_dict() if d in table.index else {} for d in acc.index]
     feats = meta_feature_matrix(rows)
@@ -283,8 +291,8 @@ def expected_performance(meta, dataset_info: Mapping, *, neighbours: int = 10, f
     center, scale = feature_center_scale(feats)
     w = similarity_weights(feats, query, h=1.0, center=center, scale=scale)
     near = np.argsort(-w, kind="stable")[: max(1, int(neighbours))]
-    a = acc.to_numpy(dtype=float)[near]
-    s = sec.to_numpy(dtype=float)[near]
+    a = a_all[near]
+    s = s_all[near]
     out = {}
     with np.errstate(all="ignore"):
         import warnings
