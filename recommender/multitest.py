@@ -62,7 +62,7 @@ from algorank.metadata.dataset import COST_KINDS
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import short_name
 
-from algorank.recommender.base import OrderPolicy
+from algorank.recommender.base import OrderPolicy, StrategyBase
 
 __all__ = [
     "LCDB_TEST_TRAIN_RATIO",
@@ -811,7 +811,7 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
 
 
 # ---------------------------------------------------------------- strategies (DESIGN.md contract 2)
-class Multi2Test:
+class Multi2Test(StrategyBase):
     """Multi2Test as a strategy: fitted on prior meta-data, it recommends one fixed order.
 
     Parameters
@@ -830,7 +830,7 @@ class Multi2Test:
 
     def __init__(self, *, cost="fit_time", pairwise: str = "auto", correction: str = "holm",
                  posthoc_method: str = "bergmann", alpha: float = 0.05, learners: Sequence[str] | None = None,
-                 test_train_ratio: float | None = None, missing: str = "auto") -> None:
+                 test_train_ratio: float | None = None, missing: str = "auto", name: str | None = None) -> None:
         self.missing = check_choice("missing", missing, MISSING_POLICIES)
         self.cost = cost
         self.pairwise = pairwise
@@ -839,8 +839,11 @@ class Multi2Test:
         self.alpha = check_alpha(alpha)
         self.learners = None if learners is None else list(learners)
         self.test_train_ratio = test_train_ratio
-        self.name = f"multi2test:cost={cost if isinstance(cost, str) else 'user'},posthoc={posthoc_method}"
+        self._name = name
         self.result_: Multi2TestResult | None = None
+
+    def default_name(self) -> str:
+        return f"multi2test:cost={self.cost if isinstance(self.cost, str) else 'user'},posthoc={self.posthoc_method}"
 
     def fit(self, meta) -> "Multi2Test":
         """Run Multi2Test on ``meta``; the result is kept in ``result_``."""
@@ -856,7 +859,7 @@ class Multi2Test:
         return OrderPolicy(self.result_.order)
 
 
-class MultiTest:
+class MultiTest(StrategyBase):
     """MultiTest as a strategy for a dataset that already has paired runs in the meta-data.
 
     Typical use: the evaluator's own results on the user's dataset (DESIGN.md
@@ -867,15 +870,18 @@ class MultiTest:
 
     def __init__(self, *, cost="fit_time", pairwise: str = "auto", correction: str = "holm",
                  alpha: float = 0.05, learners: Sequence[str] | None = None,
-                 test_train_ratio: float | None = None) -> None:
+                 test_train_ratio: float | None = None, name: str | None = None) -> None:
         self.cost = cost
         self.pairwise = pairwise
         self.correction = correction
         self.alpha = check_alpha(alpha)
         self.learners = None if learners is None else list(learners)
         self.test_train_ratio = test_train_ratio
-        self.name = f"multitest:cost={cost if isinstance(cost, str) else 'user'}"
+        self._name = name
         self._meta = None
+
+    def default_name(self) -> str:
+        return f"multitest:cost={self.cost if isinstance(self.cost, str) else 'user'}"
 
     def fit(self, meta) -> "MultiTest":
         """Keep the meta-data (MultiTest works per dataset, at policy time)."""
@@ -896,7 +902,7 @@ class MultiTest:
         return OrderPolicy(res.order)
 
 
-def multi2test_factory(params: dict, random_state=None) -> Multi2Test:
+def multi2test_factory(params: dict, random_state=None, name: str | None = None) -> Multi2Test:
     """Registry factory for specs like ``multi2test:cost=fit_time,posthoc=shaffer,alpha=0.05``.
 
     Pops the keys it understands (``cost``, ``posthoc``, ``pairwise``, ``correction``,
@@ -916,4 +922,4 @@ def multi2test_factory(params: dict, random_state=None) -> Multi2Test:
     correction = check_choice("correction", params.pop("correction", "holm"), CORRECTIONS)
     missing = check_choice("missing", params.pop("missing", "auto"), MISSING_POLICIES)
     return Multi2Test(cost=cost, pairwise=pairwise, correction=correction, posthoc_method=posthoc_method,
-                      alpha=alpha, test_train_ratio=ratio, missing=missing)
+                      alpha=alpha, test_train_ratio=ratio, missing=missing, name=name)

@@ -11,12 +11,16 @@ Two paths give the same result:
 
 * **generic** (reference, any strategy): ``strategy.fit(meta without d).policy(info)``
   run through :func:`~algorank.evaluation.meta.trace.run_policy`;
-* **fast** (duck-typed): a strategy with ``loo_orders(arrays, *, train=None)`` returns all
-  held-out orders at once (average ranking: total rank sums minus the held-out row), and
-  the benchmark scores them vectorised.  The tests check that both paths agree exactly.
+* **fast**: a strategy that declares ``fast_loo = True`` has ``loo_orders(arrays, *, train=None)``,
+  which returns all held-out orders at once (average ranking: total rank sums minus the held-out
+  row), and the benchmark scores them vectorised.  The tests check that both paths agree exactly.
 
-Strategies with ``sees_held_out = True`` (the oracle) are fitted on the full meta-data;
-those with ``needs_window = True`` get the window through ``with_window(tmin, tmax)``.
+Strategies declare their capabilities as class attributes (``algorank.recommender.base.CAPABILITIES``;
+an undeclared one is False) and the benchmark reads those, it does not probe for methods:
+``sees_held_out = True`` (the oracle) is fitted on the full meta-data; ``needs_window = True``
+gets the window through ``with_window(tmin, tmax)``; ``time_model_aware = True`` gets a live
+time model through ``with_time_model``; ``has_dataset_scores = True`` is also scored against
+its own ``dataset_scores``.
 
 Two x axes (``axis``): ``"time"`` (default) charges each test its recorded time and
 scores the MIL over the log-time window; ``"tests"`` counts tests (every test costs one
@@ -309,12 +313,12 @@ def _sequences(strategy, meta, arrays, rows, train, *, fast: bool, progress: boo
                time_model=None, scoring: MetaArrays | None = None) -> tuple[np.ndarray, str]:
     """Test sequences; ``arrays`` are what strategies rank with, ``scoring`` what the tests cost (default the same)."""
     scoring = arrays if scoring is None else scoring
-    if fast and hasattr(strategy, "loo_orders"):
+    if fast and getattr(strategy, "fast_loo", False):
         # the arrays already carry the (live) test times the strategy ranks with; a strategy that sees the
         # held-out dataset (the oracle) optimises what is scored
         source = scoring if getattr(strategy, "sees_held_out", False) else arrays
         return _compact(scoring, strategy.loo_orders(source, train=train)), "fast"
-    if time_model is not None and hasattr(strategy, "with_time_model"):
+    if time_model is not None and getattr(strategy, "time_model_aware", False):
         # fitted on the MetaDataset, the strategy must apply the same time model itself
         strategy = strategy.with_time_model(time_overhead=time_model.overhead, time_scale=time_model.scale,
                                             time_kind=_base_time_kind(arrays))
@@ -363,7 +367,7 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
     else:
         mil = mil_rows(cum, losses, initial, tmin=tmin, tmax=tmax)
     rho = spearman_rows(acc, valid)
-    if hasattr(strategy, "dataset_scores"):
+    if getattr(strategy, "has_dataset_scores", False):
         rho_s = spearman_rows(np.where(valid, strategy.dataset_scores(acc, sec), np.nan), valid)
     else:
         rho_s = np.full(len(rows), np.nan)
@@ -445,8 +449,9 @@ def leave_one_dataset_out(
     Parameters
     ----------
     strategy : Strategy
-        Any object with ``fit(meta)`` and ``policy(dataset_info)``; optionally
-        ``loo_orders`` (fast path), ``dataset_scores``, ``sees_held_out``, ``needs_window``.
+        Any object with ``name``, ``fit(meta)`` and ``policy(dataset_info)``; declared
+        capabilities (module docstring) switch on ``loo_orders`` (fast path), ``dataset_scores``,
+        ``with_window`` and ``with_time_model``.
     meta : MetaDataset or MetaArrays
         All datasets (MetaArrays only works with the fast path).
     tmin, tmax : float, optional
@@ -454,15 +459,15 @@ def leave_one_dataset_out(
     metric, time_kind : str
         What the simulated tests report.
     fast : bool
-        Use the strategy's ``loo_orders`` when it has one (default); False forces
+        Use the strategy's ``loo_orders`` when it declares ``fast_loo`` (default); False forces
         the generic fit-per-dataset path.
     progress : bool
         Show a progress bar on stderr (generic path, terminals only).
     time_model : TimeModel, optional
         Simulate live tests: every ``time_kind`` time ``t`` becomes ``scale * t + overhead``
         (:mod:`algorank.evaluation.meta.time_model`), both in what the tests cost and in what strategies rank
-        with (fast paths rank on the transformed arrays; generic strategies get
-        ``with_time_model``).  Default: the recorded times.
+        with (fast paths rank on the transformed arrays; generic ``time_model_aware`` strategies
+        get ``with_time_model``).  Default: the recorded times.
     axis : {"time", "tests"}
         x axis of the loss curve and what ``mil`` holds (module docstring).
     max_tests : int, optional
@@ -903,7 +908,7 @@ def benchmark_strategies(
     _, lo, hi = _axis_setup(live, axis, tmin, tmax, max_tests)
     results = []
     for s in strategies:
-        source = arrays if hasattr(s, "loo_orders") else meta
+        source = arrays if getattr(s, "fast_loo", False) else meta
         results.append(leave_one_dataset_out(s, source, tmin=lo, tmax=hi, metric=metric, time_kind=time_kind,
                                              progress=progress, time_model=time_model, axis=axis,
                                              max_tests=int(hi) if axis == "tests" else None))
