@@ -57,7 +57,7 @@ import numpy as np
 
 from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
 from algorank.evaluation.meta.time_model import TimeModel
-from algorank.evaluation.meta.loss_time import rank_rows
+from algorank.evaluation.stats.multiple import rank_rows
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import TIME_FLOOR, a3r_prime, check_p
 from algorank.recommender.base import OrderPolicy, StrategyBase, time_model_spec
@@ -100,7 +100,7 @@ def rescaled_rank_units(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, int
     denominator : int
         ``lcm{2 (m - 1)}`` over the rows with ``m >= 2`` learners present (2 when none).
     """
-    ranks = rank_rows(scores, higher_is_better=True)
+    ranks = rank_rows(scores)
     present = ~np.isnan(ranks)
     m = present.sum(axis=1).astype(np.int64)
     denominator = math.lcm(*(2 * (int(v) - 1) for v in np.unique(m) if v >= 2)) or 2
