@@ -53,11 +53,11 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
-from algorank.evaluation.stats import POSTHOC_METHODS, holm_adjust, posthoc
+from algorank.evaluation.stats import POSTHOC_METHODS, bonferroni_adjust, holm_adjust, posthoc
 from algorank.evaluation.stats.skillings_mack import omnibus, omnibus_pairwise_z
 from algorank.evaluation.stats._validate import check_alpha, check_choice
+from algorank.evaluation.stats.pairwise import t_test_rows
 from algorank.metadata.dataset import COST_KINDS
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import short_name
@@ -244,40 +244,6 @@ class MultiTestResult:
         return {l: i + 1 for i, l in enumerate(self.order)}
 
 
-def _one_sided_pvalues(scores: np.ndarray, pairs_costly_cheap: np.ndarray, test: str, *,
-                       test_train_ratio: float | None, n_folds: int | None) -> np.ndarray:
-    """p-values of ``H0: score_costly <= score_cheap`` (alternative: costly higher), vectorised.
-
-    Uses exactly the formulas of :mod:`algorank.evaluation.stats.pairwise` (checked in the tests).
-    """
-    hi, lo = pairs_costly_cheap[:, 0], pairs_costly_cheap[:, 1]
-    d = scores[hi] - scores[lo]  # (m, n)
-    n = d.shape[1]
-    if test in ("combined_5x2cv_t", "dietterich_5x2cv_t"):
-        p5 = d.reshape(-1, 5, 2)
-        s2 = ((p5 - p5.mean(axis=2, keepdims=True)) ** 2).sum(axis=(1, 2))
-        num = p5.mean(axis=(1, 2)) if test == "combined_5x2cv_t" else p5[:, 0, 0]
-        scale = np.sqrt(s2 / 5.0 / 10.0) if test == "combined_5x2cv_t" else np.sqrt(s2 / 5.0)
-        df = 5
-    else:
-        num = d.mean(axis=1)
-        var = d.var(axis=1, ddof=1) if n > 1 else np.zeros(d.shape[0])
-        factor = {"paired_t": 1.0 / n, "corrected_resampled_t": 1.0 / n + (test_train_ratio or 0.0),
-                  "corrected_kfold_t": 1.0 / n + 1.0 / ((n_folds or 2) - 1)}[test]
-        scale = np.sqrt(factor * var)
-        s2 = var
-        df = n - 1
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = num / scale
-    p = sps.t.sf(t, df)
-    zero = ~(s2 > 1e-300)
-    # zero variance (METHODS.md): p = 1 if all differences are 0, else 0 in the direction of the mean
-    all_zero = zero & ~np.any(d != 0, axis=1)
-    p = np.where(zero, np.where(num > 0, 0.0, 1.0), p)
-    p = np.where(all_zero, 1.0, p)
-    return p
-
-
 def _resolve_test(pairwise: str, evaluations: Sequence[tuple], *, dataset: str = "",
                   test_train_ratio: float | None = None) -> tuple[str, int | None, float | None, str]:
     """Pick / check the pairwise test for an evaluation design -> (test, n_folds, ratio, description)."""
@@ -379,12 +345,13 @@ def multitest(scores, prior_order: Sequence, *, labels: Sequence[str] | None = N
         s = -s
     pos = _prior_positions(prior_order, k, labels)
     pairs = np.array([(j, i) if pos[j] > pos[i] else (i, j) for i, j in combinations(range(k), 2)])  # (costly, cheap)
-    p = _one_sided_pvalues(s, pairs, test, test_train_ratio=ratio, n_folds=n_folds)
-    m = p.size
+    # H0: score_costly <= score_cheap (alternative: the costlier learner scores higher)
+    _, p, _ = t_test_rows(s[pairs[:, 0]] - s[pairs[:, 1]], test, alternative="greater", test_train_ratio=ratio,
+                          n_folds=n_folds)
     if correction == "holm":
         adj = holm_adjust(p)
     elif correction == "bonferroni":
-        adj = np.minimum(1.0, m * p)
+        adj = bonferroni_adjust(p)
     else:
         adj = p.copy()
     pmat = np.full((k, k), np.nan)
