@@ -46,11 +46,12 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
+from algorank.evaluation.meta.labels import format_p
 from algorank.evaluation.meta.time_model import TimeModel
 from algorank.evaluation.meta.trace import Observation
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import TIME_FLOOR, check_p
-from algorank.recommender.average_ranking import AverageRanking, format_p
+from algorank.recommender.average_ranking import AverageRanking
 from algorank.recommender.base import StrategyBase, time_model_spec
 
 __all__ = ["ActiveTesting", "ActiveTestingPolicy", "SIM_MODES", "pairwise_similarity", "estimated_gain", "from_spec"]

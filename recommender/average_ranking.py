@@ -56,30 +56,18 @@ from typing import Mapping
 import numpy as np
 
 from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
+from algorank.evaluation.meta.labels import format_p
 from algorank.evaluation.meta.time_model import TimeModel
 from algorank.evaluation.stats.multiple import rank_rows
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import TIME_FLOOR, a3r_prime, check_p
 from algorank.recommender.base import OrderPolicy, StrategyBase, time_model_spec
 
-__all__ = ["AverageRanking", "rescaled_rank_units", "exact_mean_orders", "format_p"]
+__all__ = ["AverageRanking", "rescaled_rank_units", "exact_mean_orders", "format_p"]  # format_p: re-exported
 
 logger = logging.getLogger(__name__)
 
 _EXACT_FLOAT = 2**53
-
-
-def format_p(p: float) -> str:
-    """Display P as the paper does: ``0``, ``1/64``, or a decimal when not 1/2**n."""
-    p = float(p)
-    if p == 0:
-        return "0"
-    if p == 1:
-        return "1"
-    inv = 1.0 / p
-    if inv == round(inv) and abs(inv) < 2**53:
-        return f"1/{int(round(inv))}"
-    return f"{p:g}"
 
 
 def rescaled_rank_units(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:

@@ -44,10 +44,11 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
+from algorank.evaluation.meta.labels import format_p
 from algorank.evaluation.meta.time_model import TimeModel
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import TIME_FLOOR
-from algorank.recommender.average_ranking import AverageRanking, format_p
+from algorank.recommender.average_ranking import AverageRanking
 from algorank.recommender.base import OrderPolicy, StrategyBase, time_model_spec
 
 __all__ = ["LossTimeOrder", "META_FEATURES", "meta_feature_matrix", "similarity_weights", "feature_center_scale",
