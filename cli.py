@@ -197,7 +197,7 @@ def _run_pull(args) -> None:
         measure=args.measure, runtime_measure=args.runtime_measure, cache_dir=args.cache, offline=args.offline,
         server=args.server or DEFAULT_SERVER, page_size=args.page_size,
         retry=RetryPolicy(attempts=args.retries, backoff=args.backoff, timeout=args.timeout), out=args.out,
-        progress=not args.quiet and sys.stderr.isatty(),
+        progress=not args.quiet,
     )
     c = result.coverage
     if args.json:
@@ -258,7 +258,7 @@ def _run_multitest(args) -> None:
     meta = _load_meta(args)
     res = multi2test(meta, learners=learners, cost=args.cost, pairwise=args.pairwise, posthoc_method=args.posthoc,
                      correction=args.correction, alpha=args.alpha, test_train_ratio=args.test_train_ratio,
-                     progress=not args.quiet and sys.stderr.isatty(), missing=args.missing)
+                     progress=not args.quiet, missing=args.missing)
     written = []
     if args.out:
         import matplotlib

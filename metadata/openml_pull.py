@@ -67,6 +67,7 @@ from .io import atomic_write_text, json_dumps
 from .openml_cache import PageCache, default_cache_dir, request_key
 from .openml_flows import flow_to_learner
 from .openml_http import DEFAULT_SERVER, OpenMLNoResult, RetryPolicy, call_with_retries, openml_config
+from .progress import progress_bar
 
 __all__ = [
     "RUNTIME_MEASURES",
@@ -241,8 +242,7 @@ class _Fetcher:
             offset += self.page_size
 
     def _tick(self) -> None:
-        if self.progress is not None:
-            self.progress.update(1)
+        self.progress.update(1)
 
     def check_offline(self, stage: str) -> None:
         if self.missing:
@@ -434,11 +434,7 @@ def pull_openml(
                    runtime_measure=runtime_measure, page_size=page_size, out=out)
     retry = retry or RetryPolicy()
     cache = PageCache(cache_dir if cache_dir is not None else default_cache_dir())
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(desc="openml pages", unit="page", leave=False)
+    bar = progress_bar(desc="openml pages", unit="page", enabled=progress)
     try:
         with openml_config(server, cache.root) as openml_mod:
             fx = _Fetcher(openml_mod, cache=cache, offline=offline, server=server, policy=retry,
@@ -446,8 +442,7 @@ def pull_openml(
             result = _pull(fx, openml_mod, suite=suite, tasks=tasks, tag=tag, flows=flows, top_flows=top_flows,
                            measure=measure, runtime_measure=runtime_measure)
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     if out is not None:
         out = Path(out)
         result.meta.save(out)

@@ -61,6 +61,7 @@ from algorank.evaluation.stats.pairwise import t_test_rows
 from algorank.metadata.dataset import COST_KINDS
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import short_name
+from algorank.metadata.progress import progress_bar
 
 from algorank.recommender.base import OrderPolicy, StrategyBase
 
@@ -646,7 +647,7 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
     test_train_ratio : float, optional
         For the corrected resampled t test (default :data:`LCDB_TEST_TRAIN_RATIO`).
     progress : bool
-        Show a tqdm bar over datasets on stderr.
+        Show a tqdm bar over datasets on stderr (terminals only).
     missing : {"auto", "drop"}
         ``"auto"`` (default): use every dataset with at least two compared
         learners, with Friedman, Durbin or Skillings-Mack as the pattern requires;
@@ -682,10 +683,8 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
     norm_cost: list[np.ndarray] = []
     tests_used: set[str] = set()
     blocks = _paired_blocks(meta, labels, metric, missing=missing)
-    if progress:
-        from tqdm import tqdm
-
-        blocks = tqdm(blocks, total=len(meta.dataset_ids), desc="MultiTest per dataset", unit="dataset")
+    blocks = progress_bar(blocks, total=len(meta.dataset_ids), desc="MultiTest per dataset", unit="dataset",
+                          enabled=progress)
     aside = 0
     for dataset, here, evs, values, why in blocks:
         if values is None:

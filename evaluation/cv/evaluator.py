@@ -56,7 +56,6 @@ import math
 import os
 import pickle
 import signal
-import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -69,6 +68,7 @@ import pandas as pd
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules
+from algorank.metadata.progress import progress_bar
 
 from algorank.evaluation.cv.stopping import STOP_RULES, make_rule, reproducibility
 from algorank.evaluation.cv.datasets import LoadedDataset
@@ -474,8 +474,6 @@ class Evaluator:
         return FoldStore(self.store), True
 
     def _run(self, dataset, recipes, resampler: Resampler, y, n_classes, store, key):
-        from tqdm.auto import tqdm
-
         X, nominal = encode_features(dataset.X)
         records: dict[str, dict] = {r.id: (store.get(key, r.id) if store is not None else {}) for r in recipes}
         states = {r.id: {"rule": self._new_rule(), "active": True, "reason": "", "failed": None}
@@ -483,8 +481,7 @@ class Evaluator:
         resumed = sum(len(v) for v in records.values())
         if resumed:
             logger.info("resuming: %d fold(s) already in the store", resumed)
-        bar = tqdm(total=0, unit="fold", desc=f"evaluate {dataset.name}", file=sys.stderr,
-                   disable=not self.progress or not sys.stderr.isatty(), leave=False)
+        bar = progress_bar(total=0, unit="fold", desc=f"evaluate {dataset.name}", enabled=self.progress)
         bootstrap = self.scheme == "bootstrap"
         repeat = 0
         try:

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import logging
 import math
-import sys
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Callable, Sequence
@@ -70,6 +69,7 @@ from algorank.evaluation.meta.loss_time import (
 )
 from algorank.evaluation.meta.trace import run_policy
 from algorank.metadata.errors import InputError
+from algorank.metadata.progress import progress_bar
 
 __all__ = [
     "PAPER_P_GRID",
@@ -95,14 +95,6 @@ logger = logging.getLogger(__name__)
 PAPER_P_GRID = (1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128, 1 / 256, 0.0)
 #: x axes of a leave-one-dataset-out benchmark.
 AXES = ("time", "tests")
-
-
-def _progress(iterable, *, total: int, desc: str, enabled: bool):
-    if not enabled or not sys.stderr.isatty():
-        return iterable
-    from tqdm import tqdm
-
-    return tqdm(iterable, total=total, desc=desc, file=sys.stderr, leave=False)
 
 
 def _as_arrays(meta, metric: str, time_kind: str) -> MetaArrays:
@@ -294,7 +286,7 @@ def _generic_sequences(strategy, meta, arrays: MetaArrays, rows: np.ndarray, tra
     index = {l: j for j, l in enumerate(arrays.learners)}
     seq = np.full(arrays.shape, -1, dtype=np.int64)
     fitted = strategy.fit(meta) if getattr(strategy, "sees_held_out", False) else None
-    for d in _progress(rows, total=len(rows), desc=str(getattr(strategy, "name", "benchmark")), enabled=progress):
+    for d in progress_bar(rows, total=len(rows), desc=str(getattr(strategy, "name", "benchmark")), enabled=progress):
         dataset = arrays.datasets[d]
         env = SimulatedEnvironment(arrays, dataset)
         if fitted is None or not getattr(strategy, "sees_held_out", False):
@@ -784,7 +776,7 @@ def tune_p_nested(
     in_rows[rows] = True
     chosen = np.empty(len(rows))
     outer = np.empty(len(rows))
-    for i, d in enumerate(_progress(rows, total=len(rows), desc="nested P tuning", enabled=progress)):
+    for i, d in enumerate(progress_bar(rows, total=len(rows), desc="nested P tuning", enabled=progress)):
         train = in_rows.copy()
         train[d] = False
         inner_rows = np.flatnonzero(train)
