@@ -336,12 +336,11 @@ class LossTimeOrder(StrategyBase):
 
 def from_spec(params: dict, random_state=None, name: str | None = None) -> LossTimeOrder:
     """Registry factory for ``lt:h=inf|<number>|auto,p=1/16,passes=2,inner=40[,overhead=O,scale=S]``."""
-    from algorank.recommender.spec import parse_p, pop_number, pop_time_model
+    from algorank.recommender.spec import parse_p, pop_number, pop_time_model, seed_from
 
     h = params.pop("h", "inf")
     p = parse_p(params.pop("p", "1/16"))
     out = {key: pop_number(params, key, default, strategy="lt", kind=int, rule="an integer")
            for key, default in (("passes", 2), ("inner", 40))}
-    seed = 0 if random_state is None or not isinstance(random_state, (int, np.integer)) else int(random_state)
-    return LossTimeOrder(h=h, p=p, passes=out["passes"], inner=out["inner"], random_state=seed,
+    return LossTimeOrder(h=h, p=p, passes=out["passes"], inner=out["inner"], random_state=seed_from(random_state),
                          **pop_time_model(params, "lt"), name=name)

@@ -142,3 +142,15 @@ def test_benchmark_reads_declared_capabilities_instead_of_probing():
     ref = leave_one_dataset_out(AverageRanking(p=0), _meta(), tmin=0.1, tmax=1000)
     assert r.path == "generic" and r.strategy == "undeclared"
     assert r.mil.tolist() == pytest.approx(ref.mil.tolist())
+
+
+def test_random_and_lt_take_random_state_the_same_way():
+    import numpy as np
+
+    assert parse_strategy("lt", random_state=5).random_state == parse_strategy("random", random_state=5).seed == 5
+    a = parse_strategy("lt", random_state=np.random.default_rng(1)).random_state
+    b = parse_strategy("random", random_state=np.random.default_rng(1)).seed
+    assert a == b  # was 0 for lt: a Generator was ignored
+    for spec in ("lt", "random"):
+        with pytest.raises(InputError, match="random_state"):
+            parse_strategy(spec, random_state=-1)

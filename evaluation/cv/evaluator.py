@@ -73,7 +73,7 @@ from algorank.metadata.progress import progress_bar
 from algorank.evaluation.cv.stopping import STOP_RULES, make_rule, reproducibility
 from algorank.evaluation.cv.datasets import LoadedDataset
 from algorank.evaluation.cv.preprocessing import LearnerRecipe, encode_features, make_pipeline, resolve_learner
-from algorank.evaluation.cv.resampling import SCHEMES, Resampler, Split, make_resampler, wilson_interval
+from algorank.evaluation.cv.resampling import SCHEMES, Resampler, Split, derive_seed, make_resampler, wilson_interval
 from algorank.evaluation.cv.store import FoldRecord, FoldStore, config_key
 
 __all__ = ["Evaluator", "EvaluationResult", "evaluate_fold", "DEFAULT_REPEATS", "parse_repeats", "default_store_path",
@@ -90,7 +90,7 @@ _LOG_LOSS_EPS = 1e-15
 
 # ====================================================================== one fold
 def _fold_seed(random_state: int, repeat: int, fold: int) -> int:
-    return int(np.random.SeedSequence([int(random_state), int(repeat), int(fold), 7]).generate_state(1)[0] >> 1)
+    return derive_seed(random_state, repeat, fold, 7) >> 1  # 31 bits: any estimator's random_state
 
 
 def _balanced_accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
