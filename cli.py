@@ -187,22 +187,20 @@ def _add_pull(sub) -> None:
     p.set_defaults(func=_run_pull)
 
 
-def _run_pull(args) -> None:
+def _pull_options(args) -> dict:
+    """The keyword arguments of :func:`algorank.api.pull` from ``algorank pull``'s arguments."""
     from algorank.metadata.openml_http import DEFAULT_SERVER, RetryPolicy
-    from algorank.metadata.openml_pull import pull_openml
 
     suite = int(args.suite) if args.suite is not None and args.suite.isdigit() else args.suite
-    result = pull_openml(
-        suite=suite, tasks=args.tasks, tag=args.tag, flows=args.flows, top_flows=args.top_flows,
-        measure=args.measure, runtime_measure=args.runtime_measure, cache_dir=args.cache, offline=args.offline,
-        server=args.server or DEFAULT_SERVER, page_size=args.page_size,
-        retry=RetryPolicy(attempts=args.retries, backoff=args.backoff, timeout=args.timeout), out=args.out,
-        progress=not args.quiet,
-    )
-    c = result.coverage
-    if args.json:
-        _emit_json(c.to_dict())
-        return
+    return dict(suite=suite, tasks=args.tasks, tag=args.tag, flows=args.flows, top_flows=args.top_flows,
+                measure=args.measure, runtime_measure=args.runtime_measure, cache_dir=args.cache,
+                offline=args.offline, server=args.server or DEFAULT_SERVER, page_size=args.page_size,
+                retry=RetryPolicy(attempts=args.retries, backoff=args.backoff, timeout=args.timeout),
+                out=args.out, progress=not args.quiet)
+
+
+def _render_pull(c) -> str:
+    """The coverage report of a pull as a table (at most 20 gaps listed)."""
     lines = [
         f"wrote             {c.output} (+ .coverage.json)",
         f"selection         {c.selection}; flows {', '.join(map(str, c.flows))}",
@@ -219,7 +217,24 @@ def _run_pull(args) -> None:
         lines.append(f"missing {m['what']:<9} {where}: {m['reason']}")
     if len(c.missing) > 20:
         lines.append(f"... and {len(c.missing) - 20} more gaps (see the .coverage.json)")
-    _emit("\n".join(lines))
+    return "\n".join(lines)
+
+
+def _run_pull(args) -> None:
+    from algorank.api import pull
+    from algorank.metadata.openml_http import OpenMLUnreachable
+    from algorank.metadata.openml_pull import OfflineCacheMiss
+
+    try:
+        result = pull(**_pull_options(args))
+    except OfflineCacheMiss as exc:  # the library names its parameters; say which flag that is
+        raise InputError(f"{exc} (run it again without --offline)") from exc
+    except OpenMLUnreachable as exc:
+        raise InputError(f"{exc} (--offline, --cache DIR)") from exc
+    if args.json:
+        _emit_json(result.coverage.to_dict())
+        return
+    _emit(_render_pull(result.coverage))
 
 
 # ---------------------------------------------------------------- multitest
@@ -656,9 +671,43 @@ def _add_evaluate(sub) -> None:
     p.set_defaults(func=_run_evaluate)
 
 
+def parse_repeats(text: str | int | None, stop: str | None) -> tuple[int | None, str]:
+    """Interpret ``--repeats N|auto`` together with ``--stop`` -> ``(repeats, stop)`` of the Evaluator.
+
+    ``auto`` means adaptive: ``stop`` defaults to ``rank`` (``fixed`` with ``auto`` is
+    an error).  A number with ``fixed`` (the default) is the number of repetitions;
+    with ``rank``/``ks`` it is the maximum.
+    """
+    if text is None:
+        return None, stop or "fixed"
+    if isinstance(text, str) and text.strip().lower() == "auto":
+        if stop == "fixed":
+            raise InputError("--repeats auto needs an adaptive --stop (rank or ks), not fixed")
+        return None, stop or "rank"
+    try:
+        n = int(str(text))
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise InputError(f"--repeats must be a positive integer or 'auto', got {text!r}")
+    return n, stop or "fixed"
+
+
+def default_store_path():
+    """Default fold store of ``algorank evaluate``: ``$ALGORANK_STORE`` or ``~/.cache/algorank/evaluate.sqlite``."""
+    import os
+    from pathlib import Path
+
+    env = os.environ.get("ALGORANK_STORE")
+    if env:
+        return Path(env)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "algorank" / "evaluate.sqlite"
+
+
 def _run_evaluate(args) -> None:
     from algorank.evaluation.cv.datasets import load_dataset
-    from algorank.evaluation.cv.evaluator import Evaluator, default_store_path, parse_repeats, write_runs
+    from algorank.evaluation.cv.evaluator import Evaluator, write_runs
     from algorank.metadata.learners import learner_ids
 
     repeats, stop = parse_repeats(args.repeats, args.stop)

@@ -115,7 +115,7 @@ def estimator_class(path: str, *, allow_modules=()) -> type:
     module, _, name = text.rpartition(".")
     if not _within(module, allowed):
         raise InputError(f"learner {text!r} is outside the allowed packages ({', '.join(allowed)}); "
-                         "allow more with --allow-module (allow_modules=) if you trust that package")
+                         "allow more with allow_modules if you trust that package")
     try:
         obj = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError, ValueError) as exc:

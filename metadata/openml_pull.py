@@ -249,8 +249,8 @@ class _Fetcher:
             shown = "; ".join(self.missing[:_MAX_LISTED])
             more = f"; and {len(self.missing) - _MAX_LISTED} more" if len(self.missing) > _MAX_LISTED else ""
             raise OfflineCacheMiss(
-                f"--offline: the cache at {self.cache.root} lacks {len(self.missing)} page(s) needed for {stage}: "
-                f"{shown}{more}; run the same command without --offline to fetch them",
+                f"offline: the cache at {self.cache.root} lacks {len(self.missing)} page(s) needed for {stage}: "
+                f"{shown}{more}; pull again without offline to fetch them",
                 self.missing,
             )
 

@@ -409,7 +409,7 @@ def _cost_table(meta, cost, learners: Sequence[str]) -> tuple[pd.DataFrame | Non
         if not np.isfinite(table.to_numpy(dtype=float)).any():
             column = "fit_time" if cost == "fit_predict_time" else cost
             raise InputError(f"cost {cost!r} needs the '{column}' column, which has no values for these learners "
-                             "(accuracy-only meta-data?); use --cost none or a comma-separated learner order")
+                             "(accuracy-only meta-data?); use cost='none' or a learner order")
         return table, None, cost
     if isinstance(cost, str):
         items = [c.strip() for c in cost.split(",") if c.strip()]

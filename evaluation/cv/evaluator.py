@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import pickle
 import signal
 import time
@@ -76,8 +75,7 @@ from algorank.evaluation.cv.preprocessing import LearnerRecipe, encode_features,
 from algorank.evaluation.cv.resampling import SCHEMES, Resampler, Split, derive_seed, make_resampler, wilson_interval
 from algorank.evaluation.cv.store import FoldRecord, FoldStore, config_key
 
-__all__ = ["Evaluator", "EvaluationResult", "evaluate_fold", "DEFAULT_REPEATS", "parse_repeats", "default_store_path",
-           "write_runs"]
+__all__ = ["Evaluator", "EvaluationResult", "evaluate_fold", "DEFAULT_REPEATS", "write_runs"]
 
 logger = logging.getLogger(__name__)
 
@@ -390,7 +388,7 @@ class Evaluator:
             import multiprocessing
 
             if "forkserver" not in multiprocessing.get_all_start_methods():  # pragma: no cover - Windows
-                raise InputError("timeout needs the forkserver start method (POSIX); run without --timeout")
+                raise InputError("timeout needs the forkserver start method (POSIX); run with timeout=None")
         if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
             raise InputError(f"n_jobs must be a non-zero integer (-1 = all cores), got {n_jobs!r}")
         if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
@@ -615,50 +613,14 @@ class Evaluator:
                                 config=self.config(), dataset_row=row)
 
 
-
-# ====================================================================== helpers for the command line
-def parse_repeats(text: str | int | None, stop: str | None) -> tuple[int | None, str]:
-    """Interpret ``--repeats N|auto`` together with ``--stop``.
-
-    ``auto`` means adaptive: ``stop`` defaults to ``rank`` (``fixed`` with ``auto`` is
-    an error).  A number with ``fixed`` (the default) is the number of repetitions;
-    with ``rank``/``ks`` it is the maximum.
-
-    Returns
-    -------
-    (repeats, stop)
-    """
-    if text is None:
-        return None, stop or "fixed"
-    if isinstance(text, str) and text.strip().lower() == "auto":
-        if stop == "fixed":
-            raise InputError("--repeats auto needs an adaptive --stop (rank or ks), not fixed")
-        return None, stop or "rank"
-    try:
-        n = int(str(text))
-    except ValueError:
-        raise InputError(f"--repeats must be a positive integer or 'auto', got {text!r}") from None
-    if n < 1:
-        raise InputError(f"--repeats must be a positive integer or 'auto', got {text!r}")
-    return n, stop or "fixed"
-
-
-def default_store_path() -> Path:
-    """Default fold store of the command line: ``$ALGORANK_STORE`` or ``~/.cache/algorank/evaluate.sqlite``."""
-    env = os.environ.get("ALGORANK_STORE")
-    if env:
-        return Path(env)
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "algorank" / "evaluate.sqlite"
-
-
+# ====================================================================== output files
 def write_runs(result: EvaluationResult, out_dir) -> list[str]:
     """Write ``runs.csv`` (+ ``runs.datasets.csv``) in the runs schema and ``summary.csv`` atomically."""
     from algorank.metadata.io import atomic_path
 
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise InputError(f"--out must be a folder, but {str(out)!r} is a file")
+        raise InputError(f"out_dir must be a folder, but {str(out)!r} is a file")
     runs_path = result.to_meta().save(out / "runs.csv")
     summary_path = out / "summary.csv"
     with atomic_path(summary_path) as tmp:

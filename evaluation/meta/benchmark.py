@@ -415,8 +415,7 @@ def _axis_setup(arrays: MetaArrays, axis: str, tmin, tmax, max_tests) -> tuple[M
     if not arrays.has_times:
         column = arrays.time_kind.partition(":")[0]
         raise InputError(f"loss-time curves and MIL need test times, but the meta-data has no '{column}' values "
-                         "(accuracy only); the loss curve by number of tests needs none: benchmark --axis tests "
-                         "(axis='tests')")
+                         "(accuracy only); the loss curve by number of tests needs none: axis='tests'")
     _rows(arrays)
     lo, hi = _window(arrays, tmin, tmax)
     return arrays, lo, hi

@@ -459,7 +459,7 @@ def recommend(
     matches = prior_matches(meta, info)
     if matches:
         logger.warning("dataset %s looks like prior dataset(s) %s of the meta-data, whose results inform this "
-                       "ranking; leave them out (--exclude-dataset) to test algorank honestly on it",
+                       "ranking; leave them out (exclude_datasets) to test algorank honestly on it",
                        data.name, ", ".join(matches))
     expected = strategy_expectations(strat, info)
     if expected is None:
