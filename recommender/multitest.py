@@ -60,7 +60,7 @@ from algorank.evaluation.stats._validate import check_alpha, check_choice
 from algorank.evaluation.stats.pairwise import t_test_rows
 from algorank.metadata.dataset import COST_KINDS
 from algorank.metadata.errors import InputError
-from algorank.metadata.learners import short_name
+from algorank.metadata.learners import short_name, short_names
 from algorank.metadata.progress import progress_bar
 
 from algorank.recommender.base import OrderPolicy, StrategyBase
@@ -181,19 +181,21 @@ def adjacent_reasons(order_idx: Sequence[int], better: np.ndarray, prior_pos: np
         a, b = int(order_idx[t]), int(order_idx[t + 1])
         placed.add(a)
         rec = {"first": labels[a], "second": labels[b]}
+        first, second = short_name(labels[a]), short_name(labels[b])  # prose uses the short names, as tables do
         if better[a, b]:
             rec["reason"] = "significant"
-            rec["text"] = f"{labels[a]} is significantly more accurate than {labels[b]}"
+            rec["text"] = f"{first} is significantly more accurate than {second}"
         elif prior_pos[a] < prior_pos[b]:
             rec["reason"] = "cost"
-            rec["text"] = f"no significant difference; {labels[a]} is cheaper"
+            rec["text"] = f"no significant difference; {first} is cheaper"
         else:
             via = [labels[c] for c in range(len(labels))
                    if c not in placed and c != b and better[c, b] and prior_pos[c] > prior_pos[b]]
             rec["reason"] = "indirect"
             rec["via"] = via
-            rec["text"] = (f"{labels[b]} is cheaper but waits for "
-                           f"{', '.join(via) if via else 'a learner'} (significantly more accurate than it)")
+            rec["text"] = (f"{second} is cheaper but waits for "
+                           f"{', '.join(map(short_name, via)) if via else 'a learner'} (significantly more accurate "
+                           "than it)")
         out.append(rec)
     return tuple(out)
 
@@ -547,6 +549,7 @@ class Multi2TestResult:
                 "rejected": bool(fr.pvalue <= self.alpha)}
         return {
             "order": list(self.order),
+            "short": short_names(self.order),
             "average_ranks": self.average_ranks,
             "omnibus_method": self.omnibus_method,
             "omnibus": omni,

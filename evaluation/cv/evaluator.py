@@ -66,7 +66,8 @@ import pandas as pd
 
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
-from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules
+from algorank.metadata.io import to_plain
+from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, short_name
 from algorank.metadata.progress import progress_bar
 
 from algorank.evaluation.cv.stopping import STOP_RULES, make_rule, reproducibility
@@ -319,15 +320,15 @@ class EvaluationResult:
                            source=f"algorank evaluate ({self.config.get('scheme')})")
 
     def to_dict(self) -> dict:
-        """JSON-ready dict: ``dataset``, ``learners`` {id: summary}, ``failures``, ``store``, ``config``,
-        ``reproducibility``."""
-        learners = {}
-        for lid, row in self.summary.iterrows():
-            learners[str(lid)] = {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+        """JSON-ready dict: ``dataset``, ``learners`` {full id: summary with its ``short`` name}, ``failures``
+        (records with ``learner`` and ``short``), ``store``, ``config``, ``reproducibility``."""
+        learners = {str(lid): {"short": short_name(str(lid)), **to_plain(row.to_dict())}
+                    for lid, row in self.summary.iterrows()}
         rep = ({} if self.reproducibility is None else
                {str(i): {str(j): self.reproducibility.loc[i, j] for j in self.reproducibility.columns if j != i}
                 for i in self.reproducibility.index})
-        return {"dataset": self.dataset, "learners": learners, "failures": list(self.failures),
+        return {"dataset": self.dataset, "learners": learners,
+                "failures": [{**f, "short": short_name(f["learner"])} for f in self.failures],
                 "store": self.store, "config": dict(self.config), "reproducibility": rep}
 
 

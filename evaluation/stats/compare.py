@@ -45,6 +45,7 @@ from algorank.evaluation.stats import (
 )
 from algorank.evaluation.stats._validate import check_alpha, check_choice
 from algorank.metadata.errors import InputError
+from algorank.metadata.learners import short_names
 from algorank.metadata.progress import progress_bar
 
 __all__ = ["LearnerComparison", "compare_learners"]
@@ -106,6 +107,7 @@ class LearnerComparison:
         kw = getattr(fr, "kendall_w", float("nan"))
         out = {
             "learners": list(self.labels),
+            "short": short_names(self.labels),
             "metric": self.metric,
             "n_datasets": int(fr.n_datasets),
             "dropped_datasets": self.dropped_datasets,
