@@ -418,7 +418,8 @@ def pull(*, out=None, **options):
     Parameters
     ----------
     out : str or path, optional
-        Folder for ``runs.csv`` and the coverage report.
+        Meta-data file to write (``.parquet`` or ``.csv``); the coverage report goes next to it
+        (``<out>.coverage.json``).
     **options
         ``suite``, ``tasks``, ``tag``, ``flows``, ``top_flows``, ``measure``, ``cache_dir``,
         ``offline``, ``server``, ... of :func:`algorank.metadata.openml_pull.pull_openml`.

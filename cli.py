@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 
 from algorank.metadata.errors import AlgorankError, InputError
 from algorank.metadata.io import json_dumps
+from algorank.metadata.learners import short_name, short_names
 
 __all__ = ["main", "build_parser"]
 
@@ -176,22 +177,20 @@ def _add_pull(sub) -> None:
     p.set_defaults(func=_run_pull)
 
 
-def _run_pull(args) -> None:
+def _pull_options(args) -> dict:
+    """The keyword arguments of :func:`algorank.api.pull` from ``algorank pull``'s arguments."""
     from algorank.metadata.openml_http import DEFAULT_SERVER, RetryPolicy
-    from algorank.metadata.openml_pull import pull_openml
 
     suite = int(args.suite) if args.suite is not None and args.suite.isdigit() else args.suite
-    result = pull_openml(
-        suite=suite, tasks=args.tasks, tag=args.tag, flows=args.flows, top_flows=args.top_flows,
-        measure=args.measure, runtime_measure=args.runtime_measure, cache_dir=args.cache, offline=args.offline,
-        server=args.server or DEFAULT_SERVER, page_size=args.page_size,
-        retry=RetryPolicy(attempts=args.retries, backoff=args.backoff, timeout=args.timeout), out=args.out,
-        progress=not args.quiet and sys.stderr.isatty(),
-    )
-    c = result.coverage
-    if args.json:
-        _emit_json(c.to_dict())
-        return
+    return dict(suite=suite, tasks=args.tasks, tag=args.tag, flows=args.flows, top_flows=args.top_flows,
+                measure=args.measure, runtime_measure=args.runtime_measure, cache_dir=args.cache,
+                offline=args.offline, server=args.server or DEFAULT_SERVER, page_size=args.page_size,
+                retry=RetryPolicy(attempts=args.retries, backoff=args.backoff, timeout=args.timeout),
+                out=args.out, progress=not args.quiet)
+
+
+def _render_pull(c) -> str:
+    """The coverage report of a pull as a table (at most 20 gaps listed)."""
     lines = [
         f"wrote             {c.output} (+ .coverage.json)",
         f"selection         {c.selection}; flows {', '.join(map(str, c.flows))}",
@@ -208,7 +207,24 @@ def _run_pull(args) -> None:
         lines.append(f"missing {m['what']:<9} {where}: {m['reason']}")
     if len(c.missing) > 20:
         lines.append(f"... and {len(c.missing) - 20} more gaps (see the .coverage.json)")
-    _emit("\n".join(lines))
+    return "\n".join(lines)
+
+
+def _run_pull(args) -> None:
+    from algorank.api import pull
+    from algorank.metadata.openml_http import OpenMLUnreachable
+    from algorank.metadata.openml_pull import OfflineCacheMiss
+
+    try:
+        result = pull(**_pull_options(args))
+    except OfflineCacheMiss as exc:  # the library names its parameters; say which flag that is
+        raise InputError(f"{exc} (run it again without --offline)") from exc
+    except OpenMLUnreachable as exc:
+        raise InputError(f"{exc} (--offline, --cache DIR)") from exc
+    if args.json:
+        _emit_json(result.coverage.to_dict())
+        return
+    _emit(_render_pull(result.coverage))
 
 
 # ---------------------------------------------------------------- multitest
@@ -247,7 +263,7 @@ def _run_multitest(args) -> None:
     meta = _load_meta(args)
     res = multi2test(meta, learners=learners, cost=args.cost, pairwise=args.pairwise, posthoc_method=args.posthoc,
                      correction=args.correction, alpha=args.alpha, test_train_ratio=args.test_train_ratio,
-                     progress=not args.quiet and sys.stderr.isatty(), missing=args.missing)
+                     progress=not args.quiet, missing=args.missing)
     written = []
     if args.out:
         import matplotlib
@@ -255,7 +271,7 @@ def _run_multitest(args) -> None:
         matplotlib.use("Agg")
         from algorank.evaluation.stats.cd_plot import plot_cd
 
-        written.append(_save_figure(plot_cd(res, label_formatter=_safe_short), Path(args.out) / "cd_diagram.png"))
+        written.append(_save_figure(plot_cd(res, label_formatter=short_name), Path(args.out) / "cd_diagram.png"))
     d = res.to_dict()
     if args.json:
         d["written"] = written
@@ -275,25 +291,16 @@ def _run_multitest(args) -> None:
     for i, l in enumerate(res.order):
         rec = res.reasons[i] if i < len(res.reasons) else None
         reason = "" if rec is None else (
-            f"significantly more accurate than {_safe_short(rec['second'])}" if rec["reason"] == "significant"
-            else f"not significantly different from {_safe_short(rec['second'])}; cheaper" if rec["reason"] == "cost"
+            f"significantly more accurate than {short_name(rec['second'])}" if rec["reason"] == "significant"
+            else f"not significantly different from {short_name(rec['second'])}; cheaper" if rec["reason"] == "cost"
             else rec["text"])
         c = cost.get(l)
-        lines.append(f"{i + 1:>3}  {_safe_short(l):<22}{ranks[l]:>9.2f}{'' if c is None else f'{c:>10.3f}':>10}  {reason}")
+        lines.append(f"{i + 1:>3}  {short_name(l):<22}{ranks[l]:>9.2f}{'' if c is None else f'{c:>10.3f}':>10}  {reason}")
     for note in res.notes:
         lines.append(f"note: {note}")
     for w in written:
         lines.append(f"wrote {w}")
     _emit("\n".join(lines))
-
-
-def _safe_short(learner_id: str) -> str:
-    from algorank.metadata.learners import short_name
-
-    try:
-        return short_name(learner_id)
-    except Exception:  # ids outside the learner registry are shown as they are
-        return learner_id
 
 
 # ---------------------------------------------------------------- compare
@@ -345,10 +352,10 @@ def _run_compare(args) -> None:
         if res.posthoc is not None:
             from algorank.evaluation.stats.cd_plot import plot_cd
 
-            written.append(_save_figure(plot_cd(res.posthoc, label_formatter=_safe_short), out / "cd_diagram.png"))
+            written.append(_save_figure(plot_cd(res.posthoc, label_formatter=short_name), out / "cd_diagram.png"))
         for (a, b), bres in list(res.bayes_results.items())[:20]:
-            name = f"bayes_{_safe_short(a)}_vs_{_safe_short(b)}.png".replace("/", "_")
-            written.append(_save_figure(plot_posterior(bres, names=(_safe_short(a), _safe_short(b))), out / name))
+            name = f"bayes_{short_name(a)}_vs_{short_name(b)}.png".replace("/", "_")
+            written.append(_save_figure(plot_posterior(bres, names=(short_name(a), short_name(b))), out / name))
     if args.json:
         d = res.to_dict()
         d["written"] = written
@@ -362,26 +369,26 @@ def _run_compare(args) -> None:
              "", f"{'learner':<26}{'avg rank':>9}"]
     ranks = res.average_ranks
     for l in sorted(res.labels, key=lambda l: (ranks[l], l)):
-        lines.append(f"{_safe_short(l):<26}{ranks[l]:>9.2f}")
+        lines.append(f"{short_name(l):<26}{ranks[l]:>9.2f}")
     if res.control is not None:
         c = res.control
-        lines += ["", f"control {_safe_short(c.control)} versus all ({c.method}):"]
+        lines += ["", f"control {short_name(c.control)} versus all ({c.method}):"]
         for l, z, pa, sig in zip(c.labels, c.z, c.adjusted, c.significant):
             verdict = ("better than control" if z < 0 else "worse than control") if sig else "not significant"
-            lines.append(f"  {_safe_short(l):<24} z = {z:+.2f}  adjusted p = {pa:.3g}  {verdict}")
+            lines.append(f"  {short_name(l):<24} z = {z:+.2f}  adjusted p = {pa:.3g}  {verdict}")
     elif res.posthoc is not None:
         ph = res.posthoc
         pairs = ph.significant_pairs()
         lines += ["", f"post hoc ({ph.method}): {len(pairs)} significant pair(s)"]
-        lines += [f"  {_safe_short(a)} > {_safe_short(b)}" for a, b in pairs[:30]]
+        lines += [f"  {short_name(a)} > {short_name(b)}" for a, b in pairs[:30]]
     lines += ["", f"pairs a - b: mean difference [{res.pairs[0].get('confidence', args.confidence):.0%} "
                   f"{args.ci}], Wilcoxon p, rank-biserial r, Cliff's delta"
               + ("" if args.no_bayes else f"; Bayesian signed-rank P(a) / P(rope {args.rope:g}) / P(b)")]
     for pr in res.pairs[:60]:
         if "mean_difference" not in pr:
-            lines.append(f"  {_safe_short(pr['a'])} - {_safe_short(pr['b'])}: {pr.get('note', '')}")
+            lines.append(f"  {short_name(pr['a'])} - {short_name(pr['b'])}: {pr.get('note', '')}")
             continue
-        text = (f"  {_safe_short(pr['a'])} - {_safe_short(pr['b'])}: {pr['mean_difference']:+.4f} "
+        text = (f"  {short_name(pr['a'])} - {short_name(pr['b'])}: {pr['mean_difference']:+.4f} "
                 f"[{pr['ci_low']:+.4f}, {pr['ci_high']:+.4f}], p = {pr['wilcoxon_pvalue']:.3g}, "
                 f"r = {pr['rank_biserial']:+.2f}, delta = {pr['cliffs_delta']:+.2f} ({pr['magnitude']})")
         if "bayes" in pr:
@@ -449,14 +456,14 @@ def _run_rank(args) -> None:
         meta = meta.exclude(datasets=[x for item in args.exclude_dataset for x in item.split(",") if x.strip()])
     ar = make_ar(args.p, min_coverage=args.min_coverage).fit(meta)
     if args.json:
-        _emit_json({"p": ar.p, "n_datasets": ar.n_datasets_, "order": ar.order_,
+        _emit_json({"p": ar.p, "n_datasets": ar.n_datasets_, "order": ar.order_, "short": short_names(ar.order_),
                     "scores": {l: ar.average_rank_[l] for l in ar.order_},
                     "coverage": {l: ar.coverage_[l] for l in ar.order_}})
         return
     lines = [f"AR-A3R ranking, P = {args.p} ({ar.p:g}), {ar.n_datasets_} datasets; score = mean rank (1 = best)",
              f"{'#':>3}  {'learner':<24}{'mean rank':>10}{'datasets':>10}"]
     for i, l in enumerate(ar.order_):
-        lines.append(f"{i + 1:>3}  {_safe_short(l):<24}{ar.average_rank_[l]:>10.2f}{ar.coverage_[l]:>10}")
+        lines.append(f"{i + 1:>3}  {short_name(l):<24}{ar.average_rank_[l]:>10.2f}{ar.coverage_[l]:>10}")
     _emit("\n".join(lines))
 
 
@@ -721,9 +728,43 @@ def _add_evaluate(sub) -> None:
     p.set_defaults(func=_run_evaluate)
 
 
+def parse_repeats(text: str | int | None, stop: str | None) -> tuple[int | None, str]:
+    """Interpret ``--repeats N|auto`` together with ``--stop`` -> ``(repeats, stop)`` of the Evaluator.
+
+    ``auto`` means adaptive: ``stop`` defaults to ``rank`` (``fixed`` with ``auto`` is
+    an error).  A number with ``fixed`` (the default) is the number of repetitions;
+    with ``rank``/``ks`` it is the maximum.
+    """
+    if text is None:
+        return None, stop or "fixed"
+    if isinstance(text, str) and text.strip().lower() == "auto":
+        if stop == "fixed":
+            raise InputError("--repeats auto needs an adaptive --stop (rank or ks), not fixed")
+        return None, stop or "rank"
+    try:
+        n = int(str(text))
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise InputError(f"--repeats must be a positive integer or 'auto', got {text!r}")
+    return n, stop or "fixed"
+
+
+def default_store_path():
+    """Default fold store of ``algorank evaluate``: ``$ALGORANK_STORE`` or ``~/.cache/algorank/evaluate.sqlite``."""
+    import os
+    from pathlib import Path
+
+    env = os.environ.get("ALGORANK_STORE")
+    if env:
+        return Path(env)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "algorank" / "evaluate.sqlite"
+
+
 def _run_evaluate(args) -> None:
     from algorank.evaluation.cv.datasets import load_dataset
-    from algorank.evaluation.cv.evaluator import Evaluator, default_store_path, parse_repeats, write_runs
+    from algorank.evaluation.cv.evaluator import Evaluator, write_runs
     from algorank.metadata.learners import learner_ids
 
     repeats, stop = parse_repeats(args.repeats, args.stop)
@@ -737,15 +778,13 @@ def _run_evaluate(args) -> None:
     written = write_runs(result, args.out) if args.out else []
     if args.json:
         d = result.to_dict()
-        keep = ("accuracy_mean", "accuracy_median", "accuracy_std", "interval_low", "interval_high", "skewness",
+        keep = ("short", "accuracy_mean", "accuracy_median", "accuracy_std", "interval_low", "interval_high", "skewness",
                 "repetitions", "fit_time_mean", "predict_time_mean", "auc_mean", "log_loss_mean",
                 "balanced_accuracy_mean", "model_bytes_mean", "status", "message", "stop_reason")
         d["learners"] = {k: {f: v[f] for f in keep} for k, v in d["learners"].items()}
         d["written"] = written
         _emit_json(d)
         return
-    from algorank.metadata.learners import short_name
-
     s = result.summary
     lines = [f"{dataset.name}: {dataset.meta_features['n_instances']} rows, {dataset.meta_features['n_features']} "
              f"features, {dataset.meta_features['n_classes']} classes (target {dataset.target}); scheme "
@@ -865,7 +904,6 @@ def _fmt_acc(a: float) -> str:
 
 def _run_recommend(args) -> None:
     from algorank.recommender.live.recommend import DEFAULT_STRATEGY, recommend
-    from algorank.metadata.learners import short_name
 
     talk = not args.quiet
     plan_text: list[str] = []

@@ -240,7 +240,7 @@ def write_aslib(meta: MetaDataset, directory, *, scenario_id: str | None = None,
 
     root = Path(directory)
     if root.exists() and not root.is_dir():
-        raise InputError(f"--aslib must name a folder; {root} is a file")
+        raise InputError(f"directory must name a folder; {root} is a file")
     if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
         raise InputError(f"folds must be an integer >= 2; got {folds!r}")
     source = str(meta.source or "")

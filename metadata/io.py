@@ -1,4 +1,4 @@
-"""Small file helpers shared by every layer: atomic writes."""
+"""Small helpers shared by every layer: atomic writes, plain / JSON values of results."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["atomic_path", "atomic_write_text", "json_dumps"]
+__all__ = ["atomic_path", "atomic_write_text", "json_dumps", "to_plain"]
 
 
 @contextlib.contextmanager
@@ -51,24 +51,26 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return Path(path)
 
 
-def _jsonable(obj):
+def to_plain(obj, *, json: bool = False):
+    """Plain Python values from results: numpy scalars -> ``int``/``float``/``bool``, arrays and tuples ->
+    lists, recursively through dicts and lists (the one converter behind every ``to_dict``).
+
+    ``json=True`` also makes it strict JSON: NaN and infinities become ``None`` and dict keys ``str``.
+    """
     import math
 
     import numpy as np
 
     if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
+        return {(str(k) if json else k): to_plain(v, json=json) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
+        return [to_plain(v, json=json) for v in obj]
     if isinstance(obj, np.ndarray):
-        return [_jsonable(v) for v in obj.tolist()]
-    if isinstance(obj, (np.bool_,)):
-        return bool(obj)
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        value = float(obj)
-        return None if math.isnan(value) or math.isinf(value) else value
+        return to_plain(obj.tolist(), json=json) if json else obj.tolist()
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if json and isinstance(obj, float) and not math.isfinite(obj):
+        return None
     return obj
 
 
@@ -76,4 +78,4 @@ def json_dumps(obj, *, indent: int | None = 2) -> str:
     """Serialise ``obj`` to strict JSON: numpy scalars and arrays become Python values, NaN/inf become null."""
     import json
 
-    return json.dumps(_jsonable(obj), indent=indent, allow_nan=False)
+    return json.dumps(to_plain(obj, json=True), indent=indent, allow_nan=False)

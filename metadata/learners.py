@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping
 from .errors import InputError
 
 __all__ = ["LearnerSpec", "LEARNERS", "DEFAULT_ALLOWED_MODULES", "learner_ids", "make_estimator", "short_name",
-           "estimator_from_path", "estimator_class", "is_runnable", "check_allow_modules"]
+           "short_names", "estimator_from_path", "estimator_class", "is_runnable", "check_allow_modules"]
 
 #: Packages whose estimator classes a learner id may name (more only by explicit user choice).
 DEFAULT_ALLOWED_MODULES: tuple[str, ...] = ("sklearn",)
@@ -115,7 +115,7 @@ def estimator_class(path: str, *, allow_modules=()) -> type:
     module, _, name = text.rpartition(".")
     if not _within(module, allowed):
         raise InputError(f"learner {text!r} is outside the allowed packages ({', '.join(allowed)}); "
-                         "allow more with --allow-module (allow_modules=) if you trust that package")
+                         "allow more with allow_modules if you trust that package")
     try:
         obj = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError, ValueError) as exc:
@@ -235,6 +235,16 @@ def short_name(learner_id: str) -> str:
     """Short display name of a learner id (the id itself when it is not in the portfolio)."""
     spec = LEARNERS.get(learner_id) or _BY_SHORT.get(learner_id)
     return spec.short if spec is not None else learner_id
+
+
+def short_names(learner_ids) -> dict[str, str]:
+    """Full id -> short name of every id: the ``short`` field of JSON outputs.
+
+    One style in every output: ``learner`` fields and keys hold the full ids (as in the meta-data,
+    e.g. LCDB's ``SVC_rbf`` next to ``sklearn.linear_model.RidgeClassifier``), ``short`` maps them
+    to the short names (``svc-rbf``, ``ridge``) that tables show.
+    """
+    return {str(l): short_name(str(l)) for l in learner_ids}
 
 
 def make_estimator(learner_id: str, *, random_state: int | None = None, allow_modules=()):

@@ -241,7 +241,7 @@ def call_with_retries(
         raise OpenMLUnreachable(
             f"cannot reach the OpenML server at {server} ({_connection_reason(last)}) after {policy.attempts} "
             "attempts; "
-            "check the network, or use --offline with a cache (--cache DIR) filled by an earlier pull"
+            "check the network, or pull offline (offline=True) from a cache (cache_dir) filled by an earlier pull"
         ) from last
     raise OpenMLRequestError(
         f"OpenML kept failing for {what} after {policy.attempts} attempts (last: {_short(last)}); "

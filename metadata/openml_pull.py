@@ -67,6 +67,7 @@ from .io import atomic_write_text, json_dumps
 from .openml_cache import PageCache, default_cache_dir, request_key
 from .openml_flows import flow_to_learner
 from .openml_http import DEFAULT_SERVER, OpenMLNoResult, RetryPolicy, call_with_retries, openml_config
+from .progress import progress_bar
 
 __all__ = [
     "RUNTIME_MEASURES",
@@ -241,16 +242,15 @@ class _Fetcher:
             offset += self.page_size
 
     def _tick(self) -> None:
-        if self.progress is not None:
-            self.progress.update(1)
+        self.progress.update(1)
 
     def check_offline(self, stage: str) -> None:
         if self.missing:
             shown = "; ".join(self.missing[:_MAX_LISTED])
             more = f"; and {len(self.missing) - _MAX_LISTED} more" if len(self.missing) > _MAX_LISTED else ""
             raise OfflineCacheMiss(
-                f"--offline: the cache at {self.cache.root} lacks {len(self.missing)} page(s) needed for {stage}: "
-                f"{shown}{more}; run the same command without --offline to fetch them",
+                f"offline: the cache at {self.cache.root} lacks {len(self.missing)} page(s) needed for {stage}: "
+                f"{shown}{more}; pull again without offline to fetch them",
                 self.missing,
             )
 
@@ -434,11 +434,7 @@ def pull_openml(
                    runtime_measure=runtime_measure, page_size=page_size, out=out)
     retry = retry or RetryPolicy()
     cache = PageCache(cache_dir if cache_dir is not None else default_cache_dir())
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(desc="openml pages", unit="page", leave=False)
+    bar = progress_bar(desc="openml pages", unit="page", enabled=progress)
     try:
         with openml_config(server, cache.root) as openml_mod:
             fx = _Fetcher(openml_mod, cache=cache, offline=offline, server=server, policy=retry,
@@ -446,8 +442,7 @@ def pull_openml(
             result = _pull(fx, openml_mod, suite=suite, tasks=tasks, tag=tag, flows=flows, top_flows=top_flows,
                            measure=measure, runtime_measure=runtime_measure)
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     if out is not None:
         out = Path(out)
         result.meta.save(out)
@@ -464,199 +459,40 @@ def _replace(cov: PullCoverage, **changes) -> PullCoverage:
 
 
 def _pull(fx: _Fetcher, openml_mod, *, suite, tasks, tag, flows, top_flows, measure, runtime_measure) -> PullResult:
+    """The pull in its stages (module docstring, "What is fetched"); gaps collect in ``missing``."""
     missing: list[dict] = []
+    selection, task_ids = _select_tasks(fx, openml_mod, suite=suite, tasks=tasks, tag=tag)
+    task_info, usable_tasks = _list_tasks(fx, openml_mod, task_ids, tag=tag, selection=selection, missing=missing)
 
-    # 1. task ids
-    if suite is not None:
-        selection = f"suite {suite}"
-        try:
-            rows = fx.one({"call": "study", "id": str(suite)}, lambda: _suite_rows(openml_mod, suite))
-        except OpenMLNoResult as exc:
-            raise InputError(f"suite {suite!r} not found on OpenML ({exc})") from exc
-        fx.check_offline("the suite")
-        task_ids = sorted(rows[0]["tasks"])
-        if not task_ids:
-            raise InputError(f"suite {suite!r} has no tasks")
-    elif tasks is not None:
-        selection = "tasks " + ",".join(str(t) for t in tasks)
-        task_ids = sorted(set(tasks))
-    else:
-        selection = f"tag {tag}"
-        task_ids = None
-
-    # 2. task listing: task -> dataset, qualities
-    task_info: dict[int, dict] = {}
-    if task_ids is None:
-        for row in fx.listing({"call": "task/list", "type": 1, "tag": tag},
-                              lambda limit, offset: _task_rows(openml_mod, tag=tag, task_ids=None, limit=limit,
-                                                               offset=offset)):
-            task_info[row["tid"]] = row
-    else:
-        for chunk in _chunks(task_ids, _TASK_CHUNK):
-            for row in fx.listing(
-                {"call": "task/list", "type": 1, "task_id": chunk},
-                lambda limit, offset, chunk=chunk: _task_rows(openml_mod, tag=None, task_ids=chunk, limit=limit,
-                                                              offset=offset),
-            ):
-                task_info[row["tid"]] = row
-    fx.check_offline("the task listing")
-    if task_ids is None:
-        task_ids = sorted(task_info)
-        if not task_ids:
-            raise InputError(f"no supervised classification task carries the tag {tag!r} on OpenML")
-    for t in task_ids:
-        if t not in task_info:
-            missing.append({"task": t, "flow": None, "what": "task",
-                            "reason": "not listed as a supervised classification task on OpenML"})
-    usable_tasks = [t for t in task_ids if t in task_info]
-    if not usable_tasks:
-        raise InputError(f"none of the tasks ({selection}) is a supervised classification task on OpenML")
-
-    # 3. run-level evaluations of the measure (also picks the top flows)
     def evals(function: str, per_fold: bool, flow_ids: list[int] | None) -> list:
-        out: list = []
-        for tchunk in _chunks(usable_tasks, _TASK_CHUNK):
-            for fchunk in (_chunks(flow_ids, _FLOW_CHUNK) if flow_ids is not None else [None]):
-                req = {"call": "evaluation/list", "function": function, "per_fold": per_fold,
-                       "task": tchunk, "flow": fchunk}
-                out.extend(fx.listing(req, lambda limit, offset, t=tchunk, f=fchunk: _evaluation_rows(
-                    openml_mod, function=function, tasks=t, flows=f, per_fold=per_fold, limit=limit, offset=offset)))
-        return out
+        return _evaluations(fx, openml_mod, usable_tasks, function=function, per_fold=per_fold, flow_ids=flow_ids)
 
     agg_rows = evals(measure, False, flows)
     fx.check_offline(f"the {measure} evaluations")
     if top_flows is not None:
-        tasks_of, runs_of = defaultdict(set), defaultdict(int)
-        for r in agg_rows:
-            tasks_of[r["flow_id"]].add(r["task_id"])
-            runs_of[r["flow_id"]] += 1
-        ranked = sorted(tasks_of, key=lambda f: (-len(tasks_of[f]), -runs_of[f], f))
-        flows = sorted(ranked[:top_flows])
+        flows = _top_flows(agg_rows, top_flows)
         if not flows:
             raise InputError(f"no flow has {measure} evaluations on {selection}")
         agg_rows = [r for r in agg_rows if r["flow_id"] in set(flows)]
     fold_rows = evals(measure, True, flows)
     fx.check_offline(f"the per-fold {measure} evaluations")
 
-    # flow names and learner ids
-    flow_name: dict[int, str] = {}
-    for r in agg_rows + fold_rows:
-        flow_name.setdefault(r["flow_id"], r["flow_name"])
-    learner_of = {f: (flow_to_learner(flow_name[f]) or flow_name[f]) if f in flow_name else f"openml-flow:{f}"
-                  for f in flows}
+    chosen = _choose_runs(agg_rows, fold_rows, flows, task_info)
+    chain, time_of = _runtimes(fx, evals, flows, set(chosen.run.values()), runtime_measure)
+    kept_tasks = _one_task_per_dataset(chosen.run, usable_tasks, task_info, missing)
+    runs, cell_runtime_measure, cell_folds = _runs_table(chosen, kept_tasks, task_info, time_of)
 
-    # choose one run per (task, learner): the highest run id
-    candidates: dict[tuple[int, str], set] = defaultdict(set)
-    agg_by_run = {r["run_id"]: r for r in agg_rows if r["task_id"] in task_info}
-    fold_by_run = {r["run_id"]: r for r in fold_rows if r["task_id"] in task_info}
-    for r in list(agg_by_run.values()) + list(fold_by_run.values()):
-        if r["flow_id"] in learner_of:
-            candidates[(r["task_id"], learner_of[r["flow_id"]])].add(r["run_id"])
-    chosen = {key: max(runs) for key, runs in candidates.items()}
-    several = sum(1 for runs in candidates.values() if len(runs) > 1)
-    run_flow = {rid: (agg_by_run.get(rid) or fold_by_run[rid])["flow_id"] for rid in chosen.values()}
-
-    # 4. runtimes, lazily along the chain
-    chain: tuple[str, ...] = () if runtime_measure == "none" else (
-        RUNTIME_MEASURES if runtime_measure == "auto" else (runtime_measure,))
-    time_of: dict[int, tuple[str, Any, Any]] = {}  # run -> (measure, fit record, predict record)
-    wanted = set(chosen.values())
-    for m in chain:
-        if not wanted - set(time_of):
-            break
-        got = {r["run_id"]: r for r in evals(m, True, flows) if r["run_id"] in wanted}
-        fx.check_offline(f"the {m} evaluations")
-        new = [rid for rid in wanted - set(time_of) if rid in got]
-        if not new:
-            continue
-        testing = {}
-        if m.endswith("_training"):
-            tm = m[: -len("_training")] + "_testing"
-            testing = {r["run_id"]: r for r in evals(tm, True, flows) if r["run_id"] in wanted}
-            fx.check_offline(f"the {tm} evaluations")
-        for rid in new:
-            time_of[rid] = (m, got[rid], testing.get(rid))
-
-    # dataset sharing: keep one task per dataset
-    learners_per_task = defaultdict(set)
-    for (t, l) in chosen:
-        learners_per_task[t].add(l)
-    task_of_dataset: dict[int, int] = {}
-    for t in sorted(usable_tasks, key=lambda t: (-len(learners_per_task[t]), t)):
-        did = task_info[t]["did"]
-        if did in task_of_dataset:
-            missing.append({"task": t, "flow": None, "what": "task",
-                            "reason": f"dropped: shares dataset {did} with task {task_of_dataset[did]} (kept)"})
-        else:
-            task_of_dataset[did] = t
-    kept_tasks = sorted(task_of_dataset.values())
-
-    # rows of the runs table
-    rows: list[dict] = []
-    cell_runtime_measure: dict[tuple[int, str], str] = {}
-    cell_folds: set = set()
-    for (t, learner), rid in sorted(chosen.items()):
-        if t not in kept_tasks:
-            continue
-        did = str(task_info[t]["did"])
-        grid = _fold_grid(fold_by_run[rid]["values"]) if rid in fold_by_run else None
-        timing = time_of.get(rid)
-        fit_grid = _fold_grid(timing[1]["values"]) if timing else None
-        pred_grid = _fold_grid(timing[2]["values"]) if timing and timing[2] else None
-        if grid is not None:
-            cell_folds.add((t, learner))
-            for (r, f), v in sorted(grid.items()):
-                rows.append(_row(did, learner, r, f, v, fit_grid.get((r, f)) if fit_grid else None,
-                                 pred_grid.get((r, f)) if pred_grid else None, rid))
-        else:
-            value = agg_by_run[rid]["value"] if rid in agg_by_run else None
-            if value is None:
-                continue
-            fit = np.mean(list(fit_grid.values())) if fit_grid else (timing[1]["value"] if timing else None)
-            pred = np.mean(list(pred_grid.values())) if pred_grid else None
-            rows.append(_row(did, learner, 0, 0, value, fit, pred, rid))
-        if timing and (fit_grid or timing[1]["value"] is not None):
-            cell_runtime_measure[(t, learner)] = timing[0]
-
-    runs = pd.DataFrame(rows, columns=["dataset", "learner", "repeat", "fold", "accuracy", "fit_time",
-                                       "predict_time", "status", "openml_run"])
     bad = runs["accuracy"].isna() | (runs["accuracy"] < 0) | (runs["accuracy"] > 1)
     for rid in sorted(set(runs.loc[bad, "openml_run"])):
-        missing.append({"task": None, "flow": int(run_flow[rid]), "what": "accuracy",
+        missing.append({"task": None, "flow": int(chosen.run_flow[rid]), "what": "accuracy",
                         "reason": f"run {rid} has {measure} values outside [0, 1]; dropped"})
     runs = runs[~bad]
     if runs.empty:
         fx_pages = {"fetched": fx.fetched, "cache": fx.cached, "corrupt": len(fx.cache.corrupt)}
         raise InputError(f"OpenML has no {measure} evaluations for flows {','.join(map(str, flows))} on {selection} "
                          f"(pages: {fx_pages})")
-
-    # coverage per (task, flow)
-    pair_acc = pair_rt = pair_folds = 0
-    for t in usable_tasks:
-        for f in flows:
-            learner = learner_of[f]
-            rid = chosen.get((t, learner))
-            if t not in kept_tasks:
-                continue
-            if rid is None:
-                reason = ("flow has no run on any of these tasks" if f not in flow_name
-                          else "no run of this flow on this task")
-                missing.append({"task": t, "flow": f, "what": "accuracy", "reason": reason})
-                continue
-            if run_flow[rid] != f:
-                # the cell is served by another flow mapped to the same learner
-                continue
-            pair_acc += 1
-            if (t, learner) in cell_runtime_measure:
-                pair_rt += 1
-            elif chain:
-                missing.append({"task": t, "flow": f, "what": "runtime",
-                                "reason": f"run {rid} has none of {', '.join(chain)}"})
-            if (t, learner) in cell_folds:
-                pair_folds += 1
-            else:
-                missing.append({"task": t, "flow": f, "what": "folds",
-                                "reason": f"run {rid} has only a run-level value (rows use repeat = fold = 0)"})
+    pairs = _pair_coverage(chosen, usable_tasks, flows, kept_tasks, cell_runtime_measure, cell_folds, chain,
+                           missing)
 
     datasets = _datasets_table(task_info, kept_tasks)
     import openml
@@ -682,18 +518,232 @@ def _pull(fx: _Fetcher, openml_mod, *, suite, tasks, tag, flows, top_flows, meas
         with_folds=sum(1 for d, l in cells if (task_for[d], l) in cell_folds),
         runs=len(meta.runs),
         pairs=len(usable_tasks) * len(flows),
-        pairs_with_accuracy=pair_acc,
-        pairs_with_runtime=pair_rt,
-        pairs_with_folds=pair_folds,
+        pairs_with_accuracy=pairs[0],
+        pairs_with_runtime=pairs[1],
+        pairs_with_folds=pairs[2],
         runtime_measures_used=dict(sorted(used.items())),
-        several_runs=several,
-        learner_of_flow={int(f): learner_of[f] for f in flows},
+        several_runs=chosen.several,
+        learner_of_flow={int(f): chosen.learner_of[f] for f in flows},
         missing=tuple(missing),
         pages={"fetched": fx.fetched, "cache": fx.cached, "corrupt": len(fx.cache.corrupt)},
     )
     logger.info("pulled %d runs: %d datasets x %d learners (%d cells)", len(meta.runs), coverage.datasets,
                 coverage.learners, coverage.cells)
     return PullResult(meta=meta, coverage=coverage)
+
+
+def _select_tasks(fx: _Fetcher, openml_mod, *, suite, tasks, tag) -> tuple[str, list[int] | None]:
+    """1. The task ids of a suite or the explicit ids (None for a tag: the listing finds them)."""
+    if suite is not None:
+        try:
+            rows = fx.one({"call": "study", "id": str(suite)}, lambda: _suite_rows(openml_mod, suite))
+        except OpenMLNoResult as exc:
+            raise InputError(f"suite {suite!r} not found on OpenML ({exc})") from exc
+        fx.check_offline("the suite")
+        task_ids = sorted(rows[0]["tasks"])
+        if not task_ids:
+            raise InputError(f"suite {suite!r} has no tasks")
+        return f"suite {suite}", task_ids
+    if tasks is not None:
+        return "tasks " + ",".join(str(t) for t in tasks), sorted(set(tasks))
+    return f"tag {tag}", None
+
+
+def _list_tasks(fx: _Fetcher, openml_mod, task_ids: list[int] | None, *, tag, selection: str,
+                missing: list) -> tuple[dict[int, dict], list[int]]:
+    """1. The task listing (task -> dataset, qualities) -> (task info, the usable task ids)."""
+    task_info: dict[int, dict] = {}
+    if task_ids is None:
+        for row in fx.listing({"call": "task/list", "type": 1, "tag": tag},
+                              lambda limit, offset: _task_rows(openml_mod, tag=tag, task_ids=None, limit=limit,
+                                                               offset=offset)):
+            task_info[row["tid"]] = row
+    else:
+        for chunk in _chunks(task_ids, _TASK_CHUNK):
+            for row in fx.listing(
+                {"call": "task/list", "type": 1, "task_id": chunk},
+                lambda limit, offset, chunk=chunk: _task_rows(openml_mod, tag=None, task_ids=chunk, limit=limit,
+                                                              offset=offset),
+            ):
+                task_info[row["tid"]] = row
+    fx.check_offline("the task listing")
+    if task_ids is None:
+        task_ids = sorted(task_info)
+        if not task_ids:
+            raise InputError(f"no supervised classification task carries the tag {tag!r} on OpenML")
+    for t in task_ids:
+        if t not in task_info:
+            missing.append({"task": t, "flow": None, "what": "task",
+                            "reason": "not listed as a supervised classification task on OpenML"})
+    usable = [t for t in task_ids if t in task_info]
+    if not usable:
+        raise InputError(f"none of the tasks ({selection}) is a supervised classification task on OpenML")
+    return task_info, usable
+
+
+def _evaluations(fx: _Fetcher, openml_mod, tasks: list[int], *, function: str, per_fold: bool,
+                 flow_ids: list[int] | None) -> list:
+    """2.-4. The evaluations of ``function`` on ``tasks`` (all flows when ``flow_ids`` is None), in chunks."""
+    out: list = []
+    for tchunk in _chunks(tasks, _TASK_CHUNK):
+        for fchunk in (_chunks(flow_ids, _FLOW_CHUNK) if flow_ids is not None else [None]):
+            req = {"call": "evaluation/list", "function": function, "per_fold": per_fold,
+                   "task": tchunk, "flow": fchunk}
+            out.extend(fx.listing(req, lambda limit, offset, t=tchunk, f=fchunk: _evaluation_rows(
+                openml_mod, function=function, tasks=t, flows=f, per_fold=per_fold, limit=limit, offset=offset)))
+    return out
+
+
+def _top_flows(agg_rows: list, n: int) -> list[int]:
+    """The ``n`` flows with runs on most tasks (ties: more runs, then the lower id), sorted by id."""
+    tasks_of, runs_of = defaultdict(set), defaultdict(int)
+    for r in agg_rows:
+        tasks_of[r["flow_id"]].add(r["task_id"])
+        runs_of[r["flow_id"]] += 1
+    ranked = sorted(tasks_of, key=lambda f: (-len(tasks_of[f]), -runs_of[f], f))
+    return sorted(ranked[:n])
+
+
+@dataclass(frozen=True)
+class _ChosenRuns:
+    """One run per (task, learner) and what it came from."""
+
+    run: dict              # (task, learner) -> run id (the highest)
+    several: int           # (task, learner) pairs that had more than one run
+    run_flow: dict         # run id -> flow id
+    learner_of: dict       # flow id -> learner id
+    flow_name: dict        # flow id -> flow name (flows with any evaluation)
+    agg_by_run: dict       # run id -> run-level evaluation row
+    fold_by_run: dict      # run id -> per-fold evaluation row
+
+
+def _choose_runs(agg_rows: list, fold_rows: list, flows: list[int], task_info: dict) -> _ChosenRuns:
+    """Learner ids of the flows and the most recent run of every (task, learner)."""
+    flow_name: dict[int, str] = {}
+    for r in agg_rows + fold_rows:
+        flow_name.setdefault(r["flow_id"], r["flow_name"])
+    learner_of = {f: (flow_to_learner(flow_name[f]) or flow_name[f]) if f in flow_name else f"openml-flow:{f}"
+                  for f in flows}
+    candidates: dict[tuple[int, str], set] = defaultdict(set)
+    agg_by_run = {r["run_id"]: r for r in agg_rows if r["task_id"] in task_info}
+    fold_by_run = {r["run_id"]: r for r in fold_rows if r["task_id"] in task_info}
+    for r in list(agg_by_run.values()) + list(fold_by_run.values()):
+        if r["flow_id"] in learner_of:
+            candidates[(r["task_id"], learner_of[r["flow_id"]])].add(r["run_id"])
+    chosen = {key: max(runs) for key, runs in candidates.items()}
+    return _ChosenRuns(
+        run=chosen,
+        several=sum(1 for runs in candidates.values() if len(runs) > 1),
+        run_flow={rid: (agg_by_run.get(rid) or fold_by_run[rid])["flow_id"] for rid in chosen.values()},
+        learner_of=learner_of, flow_name=flow_name, agg_by_run=agg_by_run, fold_by_run=fold_by_run,
+    )
+
+
+def _runtimes(fx: _Fetcher, evals: Callable, flows: list[int], wanted: set,
+              runtime_measure: str) -> tuple[tuple[str, ...], dict[int, tuple[str, Any, Any]]]:
+    """4. Runtimes, lazily along the chain -> (chain, run -> (measure, fit record, predict record))."""
+    chain: tuple[str, ...] = () if runtime_measure == "none" else (
+        RUNTIME_MEASURES if runtime_measure == "auto" else (runtime_measure,))
+    time_of: dict[int, tuple[str, Any, Any]] = {}
+    for m in chain:
+        if not wanted - set(time_of):
+            break
+        got = {r["run_id"]: r for r in evals(m, True, flows) if r["run_id"] in wanted}
+        fx.check_offline(f"the {m} evaluations")
+        new = [rid for rid in wanted - set(time_of) if rid in got]
+        if not new:
+            continue
+        testing = {}
+        if m.endswith("_training"):
+            tm = m[: -len("_training")] + "_testing"
+            testing = {r["run_id"]: r for r in evals(tm, True, flows) if r["run_id"] in wanted}
+            fx.check_offline(f"the {tm} evaluations")
+        for rid in new:
+            time_of[rid] = (m, got[rid], testing.get(rid))
+    return chain, time_of
+
+
+def _one_task_per_dataset(chosen: dict, usable_tasks: list[int], task_info: dict, missing: list) -> list[int]:
+    """Keep one task per dataset: the one with most learners (ties: the lower task id)."""
+    learners_per_task = defaultdict(set)
+    for (t, l) in chosen:
+        learners_per_task[t].add(l)
+    task_of_dataset: dict[int, int] = {}
+    for t in sorted(usable_tasks, key=lambda t: (-len(learners_per_task[t]), t)):
+        did = task_info[t]["did"]
+        if did in task_of_dataset:
+            missing.append({"task": t, "flow": None, "what": "task",
+                            "reason": f"dropped: shares dataset {did} with task {task_of_dataset[did]} (kept)"})
+        else:
+            task_of_dataset[did] = t
+    return sorted(task_of_dataset.values())
+
+
+def _runs_table(chosen: _ChosenRuns, kept_tasks: list[int], task_info: dict,
+                time_of: dict) -> tuple[pd.DataFrame, dict, set]:
+    """The runs table -> (runs, (task, learner) -> runtime measure used, cells with per-fold values)."""
+    rows: list[dict] = []
+    cell_runtime_measure: dict[tuple[int, str], str] = {}
+    cell_folds: set = set()
+    kept = set(kept_tasks)
+    for (t, learner), rid in sorted(chosen.run.items()):
+        if t not in kept:
+            continue
+        did = str(task_info[t]["did"])
+        grid = _fold_grid(chosen.fold_by_run[rid]["values"]) if rid in chosen.fold_by_run else None
+        timing = time_of.get(rid)
+        fit_grid = _fold_grid(timing[1]["values"]) if timing else None
+        pred_grid = _fold_grid(timing[2]["values"]) if timing and timing[2] else None
+        if grid is not None:
+            cell_folds.add((t, learner))
+            for (r, f), v in sorted(grid.items()):
+                rows.append(_row(did, learner, r, f, v, fit_grid.get((r, f)) if fit_grid else None,
+                                 pred_grid.get((r, f)) if pred_grid else None, rid))
+        else:
+            value = chosen.agg_by_run[rid]["value"] if rid in chosen.agg_by_run else None
+            if value is None:
+                continue
+            fit = np.mean(list(fit_grid.values())) if fit_grid else (timing[1]["value"] if timing else None)
+            pred = np.mean(list(pred_grid.values())) if pred_grid else None
+            rows.append(_row(did, learner, 0, 0, value, fit, pred, rid))
+        if timing and (fit_grid or timing[1]["value"] is not None):
+            cell_runtime_measure[(t, learner)] = timing[0]
+    runs = pd.DataFrame(rows, columns=["dataset", "learner", "repeat", "fold", "accuracy", "fit_time",
+                                       "predict_time", "status", "openml_run"])
+    return runs, cell_runtime_measure, cell_folds
+
+
+def _pair_coverage(chosen: _ChosenRuns, usable_tasks: list[int], flows: list[int], kept_tasks: list[int],
+                   cell_runtime_measure: dict, cell_folds: set, chain: tuple, missing: list) -> tuple[int, int, int]:
+    """Coverage per (task, flow) -> pairs with accuracy, with runtime, with folds; gaps go to ``missing``."""
+    pair_acc = pair_rt = pair_folds = 0
+    kept = set(kept_tasks)
+    for t in usable_tasks:
+        for f in flows:
+            learner = chosen.learner_of[f]
+            rid = chosen.run.get((t, learner))
+            if t not in kept:
+                continue
+            if rid is None:
+                reason = ("flow has no run on any of these tasks" if f not in chosen.flow_name
+                          else "no run of this flow on this task")
+                missing.append({"task": t, "flow": f, "what": "accuracy", "reason": reason})
+                continue
+            if chosen.run_flow[rid] != f:
+                # the cell is served by another flow mapped to the same learner
+                continue
+            pair_acc += 1
+            if (t, learner) in cell_runtime_measure:
+                pair_rt += 1
+            elif chain:
+                missing.append({"task": t, "flow": f, "what": "runtime",
+                                "reason": f"run {rid} has none of {', '.join(chain)}"})
+            if (t, learner) in cell_folds:
+                pair_folds += 1
+            else:
+                missing.append({"task": t, "flow": f, "what": "folds",
+                                "reason": f"run {rid} has only a run-level value (rows use repeat = fold = 0)"})
+    return pair_acc, pair_rt, pair_folds
 
 
 def _row(dataset, learner, repeat, fold, accuracy, fit_ms, predict_ms, run_id) -> dict:

@@ -101,7 +101,7 @@ def embedded_record(name: str) -> dict:
     path = resources.files(__package__).joinpath("data", record)
     if not path.is_file():
         raise InputError(f"the embedded meta-data {name!r} is not built yet (no {record}); "
-                         "see 'algorank build-meta --help'")
+                         "see algorank.evaluation.cv.metabuild.build_meta")
     return json.loads(path.read_text(encoding="utf-8"))
 
 

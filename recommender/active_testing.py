@@ -46,11 +46,13 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
+from algorank.evaluation.meta.labels import format_p
 from algorank.evaluation.meta.time_model import TimeModel
 from algorank.evaluation.meta.trace import Observation
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import TIME_FLOOR, check_p
-from algorank.recommender.average_ranking import AverageRanking, format_p
+from algorank.recommender.average_ranking import AverageRanking
+from algorank.recommender.base import StrategyBase, time_model_spec
 
 __all__ = ["ActiveTesting", "ActiveTestingPolicy", "SIM_MODES", "pairwise_similarity", "estimated_gain", "from_spec"]
 
@@ -234,7 +236,7 @@ class ActiveTestingPolicy:
         return self.learners[cand[int(np.argmax(values))]]
 
 
-class ActiveTesting:
+class ActiveTesting(StrategyBase):
     """Active testing with A3R as a strategy (spec ``at:p=1/64,sim=none``).
 
     Parameters
@@ -260,7 +262,14 @@ class ActiveTesting:
         Live time model ``T = time_scale * t + time_overhead`` applied to the meta-data
         times before the ranking and the gains (defaults: the recorded times; see
         :mod:`algorank.evaluation.meta.time_model`).
+    name : str, optional
+        Display name (default: the spec of the parameters, ``"at:p=<P>,sim=<sim>"`` plus those set
+        away from their defaults, the time model included).
     """
+
+    adaptive = True
+    time_model_aware = True
+    fast_loo = True
 
     def __init__(
         self,
@@ -274,6 +283,7 @@ class ActiveTesting:
         time_kind: str = "fit_time",
         time_overhead: float = 0.0,
         time_scale: float = 1.0,
+        name: str | None = None,
     ) -> None:
         self.time_model = TimeModel(overhead=time_overhead, scale=time_scale)
         p = check_p(p)
@@ -292,22 +302,19 @@ class ActiveTesting:
         self.metric = metric
         self.time_kind = time_kind
         self._fitted = False
+        self._name = name
 
-    @property
-    def name(self) -> str:
+    def default_name(self) -> str:
         extra = f",sharpness={self.sharpness:g}" if self.sim == "tested" and self.sharpness != 1 else ""
-        return f"at:p={format_p(self.p)},sim={self.sim}{extra}"
-
-    def __repr__(self) -> str:
-        return f"ActiveTesting({self.name!r})"
+        return f"at:p={format_p(self.p)},sim={self.sim}{extra}{time_model_spec(self.time_model)}"
 
     def with_time_model(self, *, time_overhead: float = 0.0, time_scale: float = 1.0,
                         time_kind: str | None = None) -> "ActiveTesting":
         """An unfitted copy using the live time model ``T = time_scale * t + time_overhead`` (``t``: the
-        ``time_kind`` time, default unchanged)."""
+        ``time_kind`` time, default unchanged; same name)."""
         return ActiveTesting(p=self.p, sim=self.sim, sharpness=self.sharpness, min_time=self.min_time,
                              min_accuracy=self.min_accuracy, metric=self.metric, time_kind=time_kind or self.time_kind,
-                             time_overhead=time_overhead, time_scale=time_scale)
+                             time_overhead=time_overhead, time_scale=time_scale, name=self.name)
 
     def fit(self, meta) -> "ActiveTesting":
         """Read the accuracy and time matrices and the AR-A3R order from ``meta``.
@@ -405,11 +412,11 @@ class ActiveTesting:
         )
 
 
-def from_spec(params: dict, random_state=None) -> ActiveTesting:
+def from_spec(params: dict, random_state=None, name: str | None = None) -> ActiveTesting:
     """Registry factory for ``at:p=1/64,sim=none|tested[,sharpness=S][,overhead=O,scale=S]`` (pops what it uses)."""
     from algorank.recommender.spec import parse_p, pop_number, pop_time_model
 
     p = parse_p(params.pop("p", "1/64"))
     sim = params.pop("sim", "none")
     sharpness = pop_number(params, "sharpness", 1.0, strategy="at", rule="a positive number")
-    return ActiveTesting(p=p, sim=sim, sharpness=sharpness, **pop_time_model(params, "at"))
+    return ActiveTesting(p=p, sim=sim, sharpness=sharpness, **pop_time_model(params, "at"), name=name)

@@ -60,30 +60,18 @@ from typing import Mapping
 import numpy as np
 
 from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
+from algorank.evaluation.meta.labels import format_p
 from algorank.evaluation.meta.time_model import TimeModel
-from algorank.evaluation.meta.loss_time import rank_rows
+from algorank.evaluation.stats.multiple import rank_rows
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import TIME_FLOOR, a3r_prime, check_p
-from algorank.recommender.base import OrderPolicy
+from algorank.recommender.base import OrderPolicy, StrategyBase, time_model_spec
 
-__all__ = ["AverageRanking", "rescaled_rank_units", "exact_mean_orders", "format_p"]
+__all__ = ["AverageRanking", "rescaled_rank_units", "exact_mean_orders", "format_p"]  # format_p: re-exported
 
 logger = logging.getLogger(__name__)
 
 _EXACT_FLOAT = 2**53
-
-
-def format_p(p: float) -> str:
-    """Display P as the paper does: ``0``, ``1/64``, or a decimal when not 1/2**n."""
-    p = float(p)
-    if p == 0:
-        return "0"
-    if p == 1:
-        return "1"
-    inv = 1.0 / p
-    if inv == round(inv) and abs(inv) < 2**53:
-        return f"1/{int(round(inv))}"
-    return f"{p:g}"
 
 
 def rescaled_rank_units(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -104,7 +92,7 @@ def rescaled_rank_units(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, int
     denominator : int
         ``lcm{2 (m - 1)}`` over the rows with ``m >= 2`` learners present (2 when none).
     """
-    ranks = rank_rows(scores, higher_is_better=True)
+    ranks = rank_rows(scores)
     present = ~np.isnan(ranks)
     m = present.sum(axis=1).astype(np.int64)
     denominator = math.lcm(*(2 * (int(v) - 1) for v in np.unique(m) if v >= 2)) or 2
@@ -171,7 +159,7 @@ def exact_mean_orders(sums: np.ndarray, counts: np.ndarray, below: np.ndarray) -
     return order
 
 
-class AverageRanking:
+class AverageRanking(StrategyBase):
     """AR-A3R: order learners by their mean rank of A3R' over prior datasets.
 
     Parameters
@@ -188,7 +176,8 @@ class AverageRanking:
     time_floor : float
         Times are clipped to this many seconds before the power.
     name : str, optional
-        Display name (default ``"ar:p=<P>"``).
+        Display name (default: the spec of the parameters, ``"ar:p=<P>"`` plus those set away from
+        their defaults).
     time_overhead : float
         Seconds added to every meta-data time before A3R (default 0).
     time_scale : float
@@ -203,6 +192,10 @@ class AverageRanking:
     coverage_ : dict
         Learner -> number of prior datasets with a result.
     """
+
+    time_model_aware = True
+    fast_loo = True
+    has_dataset_scores = True
 
     def __init__(
         self,
@@ -227,8 +220,13 @@ class AverageRanking:
         if not (float(time_floor) > 0):
             raise InputError(f"time_floor must be > 0 seconds; got {time_floor!r}")
         self.time_floor = float(time_floor)
-        self.name = name or f"ar:p={format_p(self.p)}"
+        self._name = name
         self._cache: tuple | None = None
+
+    def default_name(self) -> str:
+        extra = "" if self.min_coverage == 0.5 else f",min_coverage={self.min_coverage:g}"
+        extra += "" if self.time_kind == "fit_time" else f",time={self.time_kind}"
+        return f"ar:p={format_p(self.p)}{extra}{time_model_spec(self.time_model)}"
 
     def __repr__(self) -> str:
         extra = "" if self.time_model.is_identity else f", time={self.time_model.describe()!r}"

@@ -39,7 +39,7 @@ from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, requi
 from algorank.evaluation.meta.loss_time import check_window
 from algorank.evaluation.meta.oracle import oracle_order
 from algorank.metadata.errors import InputError
-from algorank.recommender.base import OrderPolicy
+from algorank.recommender.base import OrderPolicy, StrategyBase
 
 __all__ = ["RandomOrder", "Fastest", "BestAccuracy", "Oracle", "oracle_order"]
 
@@ -64,15 +64,20 @@ def _mean_orders(values: np.ndarray, present: np.ndarray, *, descending: bool) -
     return np.where(np.take_along_axis(known, order, axis=1), order, -1)
 
 
-class _MeanBaseline:
+class _MeanBaseline(StrategyBase):
     """Order by the mean of one per-cell quantity (fixed-point sums, exact LOO)."""
 
-    name = "mean"
+    fast_loo = True
+    _spec = "mean"
     _descending = False
 
-    def __init__(self, *, metric: str = "accuracy", time_kind: str = "fit_time") -> None:
+    def __init__(self, *, metric: str = "accuracy", time_kind: str = "fit_time", name: str | None = None) -> None:
         self.metric = metric
         self.time_kind = time_kind
+        self._name = name
+
+    def default_name(self) -> str:
+        return self._spec
 
     def _units(self, arrays: MetaArrays) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
@@ -101,7 +106,7 @@ class _MeanBaseline:
 class Fastest(_MeanBaseline):
     """Fastest first: mean time over prior datasets, ascending (ties: learner id)."""
 
-    name = "fastest"
+    _spec = "fastest"
 
     def _units(self, arrays):
         require_times(arrays, who="the 'fastest' baseline")
@@ -112,7 +117,7 @@ class Fastest(_MeanBaseline):
 class BestAccuracy(_MeanBaseline):
     """Most accurate first: mean accuracy over prior datasets, descending (ties: learner id)."""
 
-    name = "best-accuracy"
+    _spec = "best-accuracy"
     _descending = True
 
     def _units(self, arrays):
@@ -124,22 +129,29 @@ def _seed_for(seed: int, dataset: str) -> np.random.Generator:
     return np.random.default_rng([int(seed), zlib.crc32(str(dataset).encode("utf-8"))])
 
 
-class RandomOrder:
+class RandomOrder(StrategyBase):
     """A random order of the learners known from prior data, seeded per dataset.
 
     Parameters
     ----------
     seed : int
         Base seed (non-negative).
+    name : str, optional
+        Display name (default ``"random:seed=<seed>"``).
     """
 
-    def __init__(self, seed: int = 0) -> None:
+    fast_loo = True
+
+    def __init__(self, seed: int = 0, *, name: str | None = None) -> None:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise InputError(f"random seed must be a non-negative integer; got {seed!r}")
         self.seed = int(seed)
-        self.name = f"random:seed={self.seed}"
+        self._name = name
         self.metric = "accuracy"
         self.time_kind = "fit_time"
+
+    def default_name(self) -> str:
+        return f"random:seed={self.seed}"
 
     def fit(self, meta) -> "RandomOrder":
         arrays = _arrays(meta, self.metric, self.time_kind)
@@ -170,7 +182,7 @@ class RandomOrder:
         return out
 
 
-class Oracle:
+class Oracle(StrategyBase):
     """LOWER BOUND, not a usable strategy: the best order knowing the held-out dataset's results.
 
     It is fitted on the *full* meta-data (the benchmark does this because
@@ -180,24 +192,28 @@ class Oracle:
     ----------
     tmin, tmax : float, optional
         The MIL window; set by the benchmark through :meth:`with_window`.
+    name : str, optional
+        Display name (default ``"oracle"``).
     """
 
     sees_held_out = True
     needs_window = True
-    name = "oracle"
+    fast_loo = True
 
     def __init__(self, tmin: float | None = None, tmax: float | None = None, *, metric: str = "accuracy",
-                 time_kind: str = "fit_time") -> None:
+                 time_kind: str = "fit_time", name: str | None = None) -> None:
         self.tmin, self.tmax = tmin, tmax
         if tmin is not None or tmax is not None:
             self.tmin, self.tmax = check_window(tmin, tmax)
         self.metric, self.time_kind = metric, time_kind
+        self._name = name
+
+    def default_name(self) -> str:
+        return "oracle"
 
     def with_window(self, tmin: float, tmax: float) -> "Oracle":
-        """A copy of this oracle for the window ``[tmin, tmax]``."""
-        other = Oracle(tmin, tmax, metric=self.metric, time_kind=self.time_kind)
-        other.name = self.name
-        return other
+        """A copy of this oracle for the window ``[tmin, tmax]`` (same name)."""
+        return Oracle(tmin, tmax, metric=self.metric, time_kind=self.time_kind, name=self.name)
 
     def _check(self):
         if self.tmin is None:

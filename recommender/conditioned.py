@@ -41,6 +41,7 @@ from scipy.stats import norm
 from algorank.evaluation.meta.environments import meta_arrays
 from algorank.evaluation.meta.time_model import TimeModel
 from algorank.metadata.errors import InputError
+from algorank.recommender.base import StrategyBase, time_model_spec
 from algorank.recommender.accuracy_model import AccuracyModel, fit_accuracy_model, from_gain, to_gain
 from algorank.recommender.runtime_model import RuntimeModel, fit_runtime_model, observed_ratio, runtime_features
 from algorank.recommender.similarity import feature_center_scale, meta_feature_matrix, similarity_weights
@@ -63,7 +64,7 @@ class LearnerPrediction:
     fail_probability: float
 
 
-class ConditionedStrategy:
+class ConditionedStrategy(StrategyBase):
     """Dataset-conditioned expected-improvement-per-second strategy (see the module docstring).
 
     Parameters
@@ -93,6 +94,7 @@ class ConditionedStrategy:
     sees_held_out = False
     adaptive = True
     predicts = True
+    time_model_aware = True
 
     def __init__(self, *, h: float = 1.0, p: float = 1.0, shrink: float = 0.1, stop: float = 0.0, eps: float = 0.01,
                  time_kind: str = "fit_time", time_overhead: float = 0.0, time_scale: float = 1.0,
@@ -107,18 +109,17 @@ class ConditionedStrategy:
         self.landmarks = bool(landmarks)
         self._name = name
 
-    @property
-    def name(self) -> str:
-        if self._name:
-            return self._name
+    def default_name(self) -> str:
         parts = [f"h={self.h:g}", f"p={self.p:g}"]
         if self.shrink != 0.1:
             parts.append(f"shrink={self.shrink:g}")
         if self.stop:
             parts.append(f"stop={self.stop:g}")
+        if self.eps != 0.01:
+            parts.append(f"eps={self.eps:g}")
         if not self.landmarks:
             parts.append("landmarks=no")
-        return "ei:" + ",".join(parts)
+        return "ei:" + ",".join(parts) + time_model_spec(self.time_model)
 
     def __repr__(self) -> str:
         return f"ConditionedStrategy({self.name})"
@@ -128,7 +129,7 @@ class ConditionedStrategy:
         """An unfitted copy that predicts live test times ``time_scale * t + time_overhead``."""
         return ConditionedStrategy(h=self.h, p=self.p, shrink=self.shrink, stop=self.stop, eps=self.eps,
                                    time_kind=time_kind or self.time_kind, time_overhead=time_overhead,
-                                   time_scale=time_scale, landmarks=self.landmarks, name=self._name)
+                                   time_scale=time_scale, landmarks=self.landmarks, name=self.name)
 
     # ------------------------------------------------------------------ fit
     def fit(self, meta) -> "ConditionedStrategy":
@@ -308,7 +309,7 @@ def _cell_status(meta, datasets, learners, ok_seconds, time_kind):
     return failed, attempted, seconds, censored
 
 
-def from_spec(params: dict, random_state=None) -> ConditionedStrategy:
+def from_spec(params: dict, random_state=None, name: str | None = None) -> ConditionedStrategy:
     """Build from spec parameters (``h``, ``p``, ``shrink``, ``stop``, ``eps``, ``overhead``, ``scale``)."""
     from algorank.recommender.spec import pop_number, pop_time_model
 
@@ -324,4 +325,4 @@ def from_spec(params: dict, random_state=None) -> ConditionedStrategy:
     if marks not in ("yes", "no"):
         raise InputError(f"strategy 'ei': landmarks must be yes or no; got {marks!r}")
     return ConditionedStrategy(h=h, p=p, shrink=shrink, stop=stop, eps=eps, landmarks=marks == "yes",
-                               **pop_time_model(params, "ei"))
+                               **pop_time_model(params, "ei"), name=name)

@@ -53,16 +53,17 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
-from algorank.evaluation.stats import POSTHOC_METHODS, holm_adjust, posthoc
+from algorank.evaluation.stats import POSTHOC_METHODS, bonferroni_adjust, holm_adjust, posthoc
 from algorank.evaluation.stats.skillings_mack import omnibus, omnibus_pairwise_z
 from algorank.evaluation.stats._validate import check_alpha, check_choice
+from algorank.evaluation.stats.pairwise import t_test_rows
 from algorank.metadata.dataset import COST_KINDS
 from algorank.metadata.errors import InputError
-from algorank.metadata.learners import short_name
+from algorank.metadata.learners import short_name, short_names
+from algorank.metadata.progress import progress_bar
 
-from algorank.recommender.base import OrderPolicy
+from algorank.recommender.base import OrderPolicy, StrategyBase
 
 __all__ = [
     "LCDB_TEST_TRAIN_RATIO",
@@ -180,19 +181,21 @@ def adjacent_reasons(order_idx: Sequence[int], better: np.ndarray, prior_pos: np
         a, b = int(order_idx[t]), int(order_idx[t + 1])
         placed.add(a)
         rec = {"first": labels[a], "second": labels[b]}
+        first, second = short_name(labels[a]), short_name(labels[b])  # prose uses the short names, as tables do
         if better[a, b]:
             rec["reason"] = "significant"
-            rec["text"] = f"{labels[a]} is significantly more accurate than {labels[b]}"
+            rec["text"] = f"{first} is significantly more accurate than {second}"
         elif prior_pos[a] < prior_pos[b]:
             rec["reason"] = "cost"
-            rec["text"] = f"no significant difference; {labels[a]} is cheaper"
+            rec["text"] = f"no significant difference; {first} is cheaper"
         else:
             via = [labels[c] for c in range(len(labels))
                    if c not in placed and c != b and better[c, b] and prior_pos[c] > prior_pos[b]]
             rec["reason"] = "indirect"
             rec["via"] = via
-            rec["text"] = (f"{labels[b]} is cheaper but waits for "
-                           f"{', '.join(via) if via else 'a learner'} (significantly more accurate than it)")
+            rec["text"] = (f"{second} is cheaper but waits for "
+                           f"{', '.join(map(short_name, via)) if via else 'a learner'} (significantly more accurate "
+                           "than it)")
         out.append(rec)
     return tuple(out)
 
@@ -242,40 +245,6 @@ class MultiTestResult:
     def ranks(self) -> dict:
         """Learner -> position in ``order`` (1 = best)."""
         return {l: i + 1 for i, l in enumerate(self.order)}
-
-
-def _one_sided_pvalues(scores: np.ndarray, pairs_costly_cheap: np.ndarray, test: str, *,
-                       test_train_ratio: float | None, n_folds: int | None) -> np.ndarray:
-    """p-values of ``H0: score_costly <= score_cheap`` (alternative: costly higher), vectorised.
-
-    Uses exactly the formulas of :mod:`algorank.evaluation.stats.pairwise` (checked in the tests).
-    """
-    hi, lo = pairs_costly_cheap[:, 0], pairs_costly_cheap[:, 1]
-    d = scores[hi] - scores[lo]  # (m, n)
-    n = d.shape[1]
-    if test in ("combined_5x2cv_t", "dietterich_5x2cv_t"):
-        p5 = d.reshape(-1, 5, 2)
-        s2 = ((p5 - p5.mean(axis=2, keepdims=True)) ** 2).sum(axis=(1, 2))
-        num = p5.mean(axis=(1, 2)) if test == "combined_5x2cv_t" else p5[:, 0, 0]
-        scale = np.sqrt(s2 / 5.0 / 10.0) if test == "combined_5x2cv_t" else np.sqrt(s2 / 5.0)
-        df = 5
-    else:
-        num = d.mean(axis=1)
-        var = d.var(axis=1, ddof=1) if n > 1 else np.zeros(d.shape[0])
-        factor = {"paired_t": 1.0 / n, "corrected_resampled_t": 1.0 / n + (test_train_ratio or 0.0),
-                  "corrected_kfold_t": 1.0 / n + 1.0 / ((n_folds or 2) - 1)}[test]
-        scale = np.sqrt(factor * var)
-        s2 = var
-        df = n - 1
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = num / scale
-    p = sps.t.sf(t, df)
-    zero = ~(s2 > 1e-300)
-    # zero variance (METHODS.md): p = 1 if all differences are 0, else 0 in the direction of the mean
-    all_zero = zero & ~np.any(d != 0, axis=1)
-    p = np.where(zero, np.where(num > 0, 0.0, 1.0), p)
-    p = np.where(all_zero, 1.0, p)
-    return p
 
 
 def _resolve_test(pairwise: str, evaluations: Sequence[tuple], *, dataset: str = "",
@@ -379,12 +348,13 @@ def multitest(scores, prior_order: Sequence, *, labels: Sequence[str] | None = N
         s = -s
     pos = _prior_positions(prior_order, k, labels)
     pairs = np.array([(j, i) if pos[j] > pos[i] else (i, j) for i, j in combinations(range(k), 2)])  # (costly, cheap)
-    p = _one_sided_pvalues(s, pairs, test, test_train_ratio=ratio, n_folds=n_folds)
-    m = p.size
+    # H0: score_costly <= score_cheap (alternative: the costlier learner scores higher)
+    _, p, _ = t_test_rows(s[pairs[:, 0]] - s[pairs[:, 1]], test, alternative="greater", test_train_ratio=ratio,
+                          n_folds=n_folds)
     if correction == "holm":
         adj = holm_adjust(p)
     elif correction == "bonferroni":
-        adj = np.minimum(1.0, m * p)
+        adj = bonferroni_adjust(p)
     else:
         adj = p.copy()
     pmat = np.full((k, k), np.nan)
@@ -441,7 +411,7 @@ def _cost_table(meta, cost, learners: Sequence[str]) -> tuple[pd.DataFrame | Non
         if not np.isfinite(table.to_numpy(dtype=float)).any():
             column = "fit_time" if cost == "fit_predict_time" else cost
             raise InputError(f"cost {cost!r} needs the '{column}' column, which has no values for these learners "
-                             "(accuracy-only meta-data?); use --cost none or a comma-separated learner order")
+                             "(accuracy-only meta-data?); use cost='none' or a learner order")
         return table, None, cost
     if isinstance(cost, str):
         items = [c.strip() for c in cost.split(",") if c.strip()]
@@ -579,6 +549,7 @@ class Multi2TestResult:
                 "rejected": bool(fr.pvalue <= self.alpha)}
         return {
             "order": list(self.order),
+            "short": short_names(self.order),
             "average_ranks": self.average_ranks,
             "omnibus_method": self.omnibus_method,
             "omnibus": omni,
@@ -679,7 +650,7 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
     test_train_ratio : float, optional
         For the corrected resampled t test (default :data:`LCDB_TEST_TRAIN_RATIO`).
     progress : bool
-        Show a tqdm bar over datasets on stderr.
+        Show a tqdm bar over datasets on stderr (terminals only).
     missing : {"auto", "drop"}
         ``"auto"`` (default): use every dataset with at least two compared
         learners, with Friedman, Durbin or Skillings-Mack as the pattern requires;
@@ -715,10 +686,8 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
     norm_cost: list[np.ndarray] = []
     tests_used: set[str] = set()
     blocks = _paired_blocks(meta, labels, metric, missing=missing)
-    if progress:
-        from tqdm import tqdm
-
-        blocks = tqdm(blocks, total=len(meta.dataset_ids), desc="MultiTest per dataset", unit="dataset")
+    blocks = progress_bar(blocks, total=len(meta.dataset_ids), desc="MultiTest per dataset", unit="dataset",
+                          enabled=progress)
     aside = 0
     for dataset, here, evs, values, why in blocks:
         if values is None:
@@ -811,7 +780,7 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
 
 
 # ---------------------------------------------------------------- strategies (DESIGN.md contract 2)
-class Multi2Test:
+class Multi2Test(StrategyBase):
     """Multi2Test as a strategy: fitted on prior meta-data, it recommends one fixed order.
 
     Parameters
@@ -830,7 +799,7 @@ class Multi2Test:
 
     def __init__(self, *, cost="fit_time", pairwise: str = "auto", correction: str = "holm",
                  posthoc_method: str = "bergmann", alpha: float = 0.05, learners: Sequence[str] | None = None,
-                 test_train_ratio: float | None = None, missing: str = "auto") -> None:
+                 test_train_ratio: float | None = None, missing: str = "auto", name: str | None = None) -> None:
         self.missing = check_choice("missing", missing, MISSING_POLICIES)
         self.cost = cost
         self.pairwise = pairwise
@@ -839,8 +808,11 @@ class Multi2Test:
         self.alpha = check_alpha(alpha)
         self.learners = None if learners is None else list(learners)
         self.test_train_ratio = test_train_ratio
-        self.name = f"multi2test:cost={cost if isinstance(cost, str) else 'user'},posthoc={posthoc_method}"
+        self._name = name
         self.result_: Multi2TestResult | None = None
+
+    def default_name(self) -> str:
+        return f"multi2test:cost={self.cost if isinstance(self.cost, str) else 'user'},posthoc={self.posthoc_method}"
 
     def fit(self, meta) -> "Multi2Test":
         """Run Multi2Test on ``meta``; the result is kept in ``result_``."""
@@ -856,7 +828,7 @@ class Multi2Test:
         return OrderPolicy(self.result_.order)
 
 
-class MultiTest:
+class MultiTest(StrategyBase):
     """MultiTest as a strategy for a dataset that already has paired runs in the meta-data.
 
     Typical use: the evaluator's own results on the user's dataset (DESIGN.md
@@ -867,15 +839,18 @@ class MultiTest:
 
     def __init__(self, *, cost="fit_time", pairwise: str = "auto", correction: str = "holm",
                  alpha: float = 0.05, learners: Sequence[str] | None = None,
-                 test_train_ratio: float | None = None) -> None:
+                 test_train_ratio: float | None = None, name: str | None = None) -> None:
         self.cost = cost
         self.pairwise = pairwise
         self.correction = correction
         self.alpha = check_alpha(alpha)
         self.learners = None if learners is None else list(learners)
         self.test_train_ratio = test_train_ratio
-        self.name = f"multitest:cost={cost if isinstance(cost, str) else 'user'}"
+        self._name = name
         self._meta = None
+
+    def default_name(self) -> str:
+        return f"multitest:cost={self.cost if isinstance(self.cost, str) else 'user'}"
 
     def fit(self, meta) -> "MultiTest":
         """Keep the meta-data (MultiTest works per dataset, at policy time)."""
@@ -896,7 +871,7 @@ class MultiTest:
         return OrderPolicy(res.order)
 
 
-def multi2test_factory(params: dict, random_state=None) -> Multi2Test:
+def multi2test_factory(params: dict, random_state=None, name: str | None = None) -> Multi2Test:
     """Registry factory for specs like ``multi2test:cost=fit_time,posthoc=shaffer,alpha=0.05``.
 
     Pops the keys it understands (``cost``, ``posthoc``, ``pairwise``, ``correction``,
@@ -916,4 +891,4 @@ def multi2test_factory(params: dict, random_state=None) -> Multi2Test:
     correction = check_choice("correction", params.pop("correction", "holm"), CORRECTIONS)
     missing = check_choice("missing", params.pop("missing", "auto"), MISSING_POLICIES)
     return Multi2Test(cost=cost, pairwise=pairwise, correction=correction, posthoc_method=posthoc_method,
-                      alpha=alpha, test_train_ratio=ratio, missing=missing)
+                      alpha=alpha, test_train_ratio=ratio, missing=missing, name=name)

@@ -1,13 +1,16 @@
 """Strategy specs: ``ar:p=1/16``, ``random:seed=0``, ``fastest``, ``best-accuracy``, ``oracle``.
 
 A spec is ``NAME`` or ``NAME:key=value,key=value``.  :data:`STRATEGIES` maps each
-name to a factory ``factory(params: dict[str, str], random_state) -> Strategy``;
+name to a factory ``factory(params: dict[str, str], random_state, name: str) -> Strategy``;
 adding a strategy is one entry, e.g.::
 
-    STRATEGIES["knn"] = lambda params, rs: KnnRanking(k=int(params.pop("k", "5")))
+    STRATEGIES["knn"] = lambda params, rs, name: KnnRanking(k=int(params.pop("k", "5")), name=name)
 
 Factories ``pop`` the parameters they understand; any parameter left over is an
-error naming the strategy and the parameter.
+error naming the strategy and the parameter.  ``name`` is the spec as typed (stripped): the
+strategy is built with it and keeps it (strategies derive from
+:class:`~algorank.recommender.base.StrategyBase`, whose ``name`` is read-only), so two specs
+that differ in any parameter (``at:overhead=0.1`` and ``at:overhead=0.5``) are two strategies.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ def make_ar(p, **kwargs) -> AverageRanking:
     return AverageRanking(p=parse_p(p), **kwargs)
 
 
-def _ar(params: dict, random_state) -> AverageRanking:
+def _ar(params: dict, random_state, name: str | None = None) -> AverageRanking:
     p = parse_p(params.pop("p", "0"))
     kwargs = {}
     if "min_coverage" in params:
@@ -38,21 +41,21 @@ def _ar(params: dict, random_state) -> AverageRanking:
     if "time" in params:
         kwargs["time_kind"] = params.pop("time")
     kwargs.update(pop_time_model(params, "ar"))
-    return AverageRanking(p=p, **kwargs)
+    return AverageRanking(p=p, name=name, **kwargs)
 
 
-def _random(params: dict, random_state) -> RandomOrder:
+def _random(params: dict, random_state, name: str | None = None) -> RandomOrder:
     seed = int_param(params, "seed", seed_from(random_state), "random")
-    return RandomOrder(seed)
+    return RandomOrder(seed, name=name)
 
 
-#: Strategy name -> factory(params, random_state).
+#: Strategy name -> factory(params, random_state, name).
 STRATEGIES: dict[str, Callable] = {
     "ar": _ar,
     "random": _random,
-    "fastest": lambda params, rs: Fastest(),
-    "best-accuracy": lambda params, rs: BestAccuracy(),
-    "oracle": lambda params, rs: Oracle(),
+    "fastest": lambda params, rs, name: Fastest(name=name),
+    "best-accuracy": lambda params, rs, name: BestAccuracy(name=name),
+    "oracle": lambda params, rs, name: Oracle(name=name),
     "multi2test": multi2test_factory,
     "at": active_testing_from_spec,
     "lt": loss_time_from_spec,
@@ -74,7 +77,7 @@ def parse_strategy(spec: str, *, random_state=None):
     Returns
     -------
     Strategy
-        Its ``name`` is set to ``spec`` (stripped) so results are keyed by what the user typed.
+        Built with ``name=spec`` (stripped), so results are keyed by what the user typed.
     """
     text = str(spec).strip()
     name, _, rest = text.partition(":")
@@ -87,11 +90,7 @@ def parse_strategy(spec: str, *, random_state=None):
         if not eq or not key.strip():
             raise InputError(f"strategy spec {text!r}: parameters must look like key=value; got {item!r}")
         params[key.strip().lower()] = value.strip()
-    strategy = STRATEGIES[name](params, random_state)
+    strategy = STRATEGIES[name](params, random_state, text)
     if params:
         raise InputError(f"strategy {name!r} does not take parameter(s) {', '.join(sorted(params))} (spec {text!r})")
-    try:
-        strategy.name = text
-    except AttributeError:
-        pass
     return strategy

@@ -44,11 +44,12 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
+from algorank.evaluation.meta.labels import format_p
 from algorank.evaluation.meta.time_model import TimeModel
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import TIME_FLOOR
-from algorank.recommender.average_ranking import AverageRanking, format_p
-from algorank.recommender.base import OrderPolicy
+from algorank.recommender.average_ranking import AverageRanking
+from algorank.recommender.base import OrderPolicy, StrategyBase, time_model_spec
 
 __all__ = ["LossTimeOrder", "META_FEATURES", "meta_feature_matrix", "similarity_weights", "feature_center_scale",
            "batch_mil", "rollout_order", "DEFAULT_H_GRID", "from_spec"]
@@ -167,7 +168,7 @@ def rollout_order(start: Sequence[int], acc: np.ndarray, sec: np.ndarray, baseli
     return order
 
 
-class LossTimeOrder:
+class LossTimeOrder(StrategyBase):
     """Order learners to minimise the mean MIL on similar prior datasets (spec ``lt``).
 
     Parameters
@@ -190,14 +191,17 @@ class LossTimeOrder:
     time_overhead, time_scale : float
         Live time model ``T = time_scale * t + time_overhead`` applied to the meta-data
         times before anything else (defaults: the recorded times; see :mod:`algorank.evaluation.meta.time_model`).
+    name : str, optional
+        Display name (default: the spec of the parameters set away from their defaults).
     """
 
     needs_window = True
+    time_model_aware = True
 
     def __init__(self, *, h="inf", p: float = 1 / 16, passes: int = 2, tmin: float = 1e-3, tmax: float = 100.0,
                  h_grid: Sequence[float] = DEFAULT_H_GRID, inner: int = 40, random_state: int = 0,
                  metric: str = "accuracy", time_kind: str = "fit_time", time_overhead: float = 0.0,
-                 time_scale: float = 1.0) -> None:
+                 time_scale: float = 1.0, name: str | None = None) -> None:
         self.time_model = TimeModel(overhead=time_overhead, scale=time_scale)
         self.auto = str(h).strip().lower() == "auto"
         if not self.auto:
@@ -221,37 +225,35 @@ class LossTimeOrder:
         self.inner = int(inner)
         self.random_state = int(random_state)
         self.metric, self.time_kind = metric, time_kind
-        self.name = self._default_name()
+        self._name = name
 
-    def _default_name(self) -> str:
+    def default_name(self) -> str:
         h = "auto" if self.auto else ("inf" if math.isinf(self.h) else f"{self.h:g}")
-        return f"lt:h={h},p={format_p(self.p)}"
+        extra = "".join(f",{key}={value}" for key, value, default in (("passes", self.passes, 2),
+                                                                      ("inner", self.inner, 40))
+                        if value != default)
+        return f"lt:h={h},p={format_p(self.p)}{extra}{time_model_spec(self.time_model)}"
 
-    def __repr__(self) -> str:
-        return f"LossTimeOrder({self.name!r})"
+    def _copy(self, *, tmin: float, tmax: float, time_model: TimeModel, time_kind: str) -> "LossTimeOrder":
+        return LossTimeOrder(h="auto" if self.auto else self.h, p=self.p, passes=self.passes, tmin=tmin, tmax=tmax,
+                             h_grid=self.h_grid, inner=self.inner, random_state=self.random_state,
+                             metric=self.metric, time_kind=time_kind, time_overhead=time_model.overhead,
+                             time_scale=time_model.scale, name=self.name)
 
     def with_window(self, tmin: float, tmax: float) -> "LossTimeOrder":
-        """A copy using the MIL window ``[tmin, tmax]``."""
-        other = LossTimeOrder(h="auto" if self.auto else self.h, p=self.p, passes=self.passes, tmin=tmin, tmax=tmax,
-                              h_grid=self.h_grid, inner=self.inner, random_state=self.random_state,
-                              metric=self.metric, time_kind=self.time_kind, time_overhead=self.time_model.overhead,
-                              time_scale=self.time_model.scale)
-        other.name = self.name
-        return other
+        """A copy using the MIL window ``[tmin, tmax]`` (same name)."""
+        return self._copy(tmin=tmin, tmax=tmax, time_model=self.time_model, time_kind=self.time_kind)
 
     def with_time_model(self, *, time_overhead: float = 0.0, time_scale: float = 1.0,
                         time_kind: str | None = None) -> "LossTimeOrder":
         """An unfitted copy using the live time model ``T = time_scale * t + time_overhead`` (``t``: the
-        ``time_kind`` time, default unchanged)."""
-        other = self.with_window(self.tmin, self.tmax)
-        other.time_model = TimeModel(overhead=time_overhead, scale=time_scale)
-        if time_kind:
-            other.time_kind = time_kind
-        return other
+        ``time_kind`` time, default unchanged; same name)."""
+        return self._copy(tmin=self.tmin, tmax=self.tmax, time_model=TimeModel(overhead=time_overhead, scale=time_scale),
+                          time_kind=time_kind or self.time_kind)
 
     # ------------------------------------------------------------------ data
     def _prepare(self, arrays: MetaArrays, features: np.ndarray) -> dict:
-        require_times(arrays, who=f"the loss-time order ({getattr(self, 'name', 'lt')})")
+        require_times(arrays, who=f"the loss-time order ({self.name})")
         avail = arrays.available
         acc = np.where(avail, arrays.accuracy, -np.inf)
         sec = np.where(avail, np.maximum(np.nan_to_num(arrays.seconds), TIME_FLOOR), 0.0)
@@ -332,14 +334,13 @@ class LossTimeOrder:
         return OrderPolicy(self.order_for(dataset_info))
 
 
-def from_spec(params: dict, random_state=None) -> LossTimeOrder:
+def from_spec(params: dict, random_state=None, name: str | None = None) -> LossTimeOrder:
     """Registry factory for ``lt:h=inf|<number>|auto,p=1/16,passes=2,inner=40[,overhead=O,scale=S]``."""
-    from algorank.recommender.spec import parse_p, pop_number, pop_time_model
+    from algorank.recommender.spec import parse_p, pop_number, pop_time_model, seed_from
 
     h = params.pop("h", "inf")
     p = parse_p(params.pop("p", "1/16"))
     out = {key: pop_number(params, key, default, strategy="lt", kind=int, rule="an integer")
            for key, default in (("passes", 2), ("inner", 40))}
-    seed = 0 if random_state is None or not isinstance(random_state, (int, np.integer)) else int(random_state)
-    return LossTimeOrder(h=h, p=p, passes=out["passes"], inner=out["inner"], random_state=seed,
-                         **pop_time_model(params, "lt"))
+    return LossTimeOrder(h=h, p=p, passes=out["passes"], inner=out["inner"], random_state=seed_from(random_state),
+                         **pop_time_model(params, "lt"), name=name)

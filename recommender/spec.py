@@ -26,7 +26,7 @@ def parse_p(text) -> float:
     Raises
     ------
     InputError
-        Naming the bad value and the rule.
+        From :func:`~algorank.recommender.a3r.check_p`, naming the text as given and the rule.
     """
     if isinstance(text, (int, float, np.floating, np.integer)) and not isinstance(text, bool):
         return check_p(text)
@@ -38,10 +38,8 @@ def parse_p(text) -> float:
         else:
             value = float(s)
     except (ValueError, ZeroDivisionError):
-        raise InputError(f"P must be a number in [0, 1] such as 1/64, 0.015625 or 0; got {text!r}") from None
-    if not math.isfinite(value) or not (0.0 <= value <= 1.0):
-        raise InputError(f"P must lie in [0, 1]; got {text!r}")  # names the text as given, not the float
-    return check_p(value)
+        value = None  # check_p names the rule and the text
+    return check_p(value, given=text)
 
 
 def pop_number(params: dict, key: str, default, *, strategy: str, kind=float, rule: str = "a number",

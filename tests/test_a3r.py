@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import rankdata
 
-from algorank.evaluation.meta.loss_time import rank_rows
+from algorank.evaluation.stats.multiple import rank_rows
 from algorank.metadata.errors import InputError
 from algorank.evaluation.meta.benchmark import PAPER_P_GRID
 from algorank.recommender.a3r import TIME_FLOOR, a3r, a3r_prime, check_p, clip_time
@@ -94,8 +94,52 @@ def test_check_p_rejects():
             check_p(bad)
 
 
+@pytest.mark.parametrize("bad, numeric", [("2", 2.0), ("-0.1", -0.1), ("nan", float("nan")), ("abc", None),
+                                          ("1/0", None)])
+def test_parse_p_and_check_p_give_one_message(bad, numeric):
+    # parse_p parses the text, check_p validates: the same words, naming the text as typed
+    with pytest.raises(InputError) as parsed:
+        parse_p(bad)
+    assert str(parsed.value).endswith(f"got {bad!r}")
+    if numeric is not None:
+        with pytest.raises(InputError) as checked:
+            check_p(numeric)
+        assert str(checked.value).replace(repr(numeric), repr(bad)) == str(parsed.value)
+    else:
+        with pytest.raises(InputError) as checked:
+            check_p(bad)
+        assert str(checked.value) == str(parsed.value)
+        assert "such as 1/64" in str(parsed.value)
+
+
+def test_format_p_is_the_one_p_label():
+    from algorank.evaluation.meta import labels, plots
+    from algorank.recommender import average_ranking
+
+    assert average_ranking.format_p is labels.format_p and not hasattr(plots, "p_label")
+    assert [labels.format_p(p) for p in (0, 1, 0.5, 1 / 64, 0.3)] == ["0", "1", "1/2", "1/64", "0.3"]
+
+
+def test_p_sweep_boxplot_labels_p_one_as_1():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from algorank.evaluation.meta.plots import plot_mil_boxplots
+
+    class Sweep:  # what plot_mil_boxplots reads of a PSweepResult
+        grid = (0.0, 1 / 64, 1.0)
+        results = [type("R", (), {"mil": np.array([1.0, 2.0])})() for _ in grid]
+        tmin, tmax = 0.01, 10.0
+
+    ax = plot_mil_boxplots(Sweep())
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "1/64", "1"]  # was "1/1" at P = 1
+    plt.close(ax.figure)
+
+
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.sampled_from([0.1, 0.2, 0.2, 0.5, 1.0, np.nan]), min_size=4, max_size=4),
+@given(st.lists(st.lists(st.sampled_from([0.0, 0.1, 0.2, 0.2, 0.5, 1.0, np.inf, np.nan]), min_size=4, max_size=4),
                 min_size=1, max_size=5))
 def test_rank_rows_matches_scipy(rows):
     v = np.array(rows, dtype=float)
@@ -105,7 +149,15 @@ def test_rank_rows_matches_scipy(rows):
         expect = rankdata(-v[i][ok], method="average")
         assert np.array_equal(got[i][ok], expect)
         assert np.isnan(got[i][~ok]).all()
-    low = rank_rows(v, higher_is_better=False)
+    low = rank_rows(v, lower_is_better=True)
     for i in range(v.shape[0]):
         ok = ~np.isnan(v[i])
         assert np.array_equal(low[i][ok], rankdata(v[i][ok], method="average"))
+
+
+def test_rank_rows_missing_cells_do_not_tie_with_a_zero():
+    # the hand-written version this replaced gave NaN cells the key 0.0, so they tied with a 0
+    # score in last place: 0.0 ranked 3.5 instead of 3 here
+    assert rank_rows(np.array([[0.5, 0.0, np.nan, 0.7]])).tolist()[0][:2] == [2.0, 3.0]
+    assert np.isnan(rank_rows(np.array([[0.5, 0.0, np.nan, 0.7]]))[0, 2])
+    assert rank_rows(np.array([np.nan, 1.0, 1.0])).tolist()[1:] == [1.5, 1.5]

@@ -62,7 +62,14 @@ def test_user_cost_order_and_nemenyi(capsys):
     assert d["n_dropped"] == 45 and d["n_datasets"] == 248 - 45
     assert {r["reason"] for r in d["dropped"]} == {"only 1 of the compared learners has runs",
                                                   "no successful run of the compared learners"}
-    assert d["posthoc"] is None or d["posthoc"]["critical_difference"] is None
+    # Skillings-Mack rejects (p ~ 3e-9), so the Nemenyi post hoc runs, on the Skillings-Mack z: it has
+    # no critical difference (a CD needs complete blocks)
+    assert d["omnibus"]["rejected"] is True and d["omnibus"]["pvalue"] < 1e-6
+    assert d["posthoc"] == {"requested": "nemenyi", "method": "nemenyi", "exact": True, "note": "",
+                            "critical_difference": None}
+    lda, logreg, knn = d["prior_order"]
+    assert d["order"] == [lda, logreg, knn]
+    assert sorted(map(tuple, d["significant_pairs"])) == sorted([(lda, logreg), (lda, knn), (logreg, knn)])
 
 
 def _tiny_meta(path, n_datasets):

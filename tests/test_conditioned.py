@@ -146,7 +146,8 @@ def test_landmarkers_condition_the_prior():
 def test_spec_and_benchmark():
     s = parse_strategy("ei:h=inf,p=0.5,stop=0.05,overhead=0.1")
     assert isinstance(s, ConditionedStrategy) and math.isinf(s.h) and s.p == 0.5 and s.time_model.overhead == 0.1
-    assert s.name == "ei:h=inf,p=0.5,stop=0.05"
+    assert s.name == "ei:h=inf,p=0.5,stop=0.05,overhead=0.1"  # the spec as typed (issue 13)
+    assert ConditionedStrategy(h=math.inf, p=0.5, stop=0.05, time_overhead=0.1).name == s.name
     for bad in ("ei:p=5", "ei:h=0", "ei:landmarks=maybe", "ei:nope=1"):
         with pytest.raises(InputError):
             parse_strategy(bad)
@@ -154,7 +155,7 @@ def test_spec_and_benchmark():
     acc = rng.uniform(0.6, 0.9, (12, 2))
     meta = _meta(acc, rng.uniform(0.01, 1.0, (12, 2)))
     suite = benchmark_strategies([parse_strategy("ar:p=0"), parse_strategy("ei")], meta)
-    assert [r.strategy for r in suite.results] == ["ar:p=0", "ei:h=1,p=1"]
+    assert [r.strategy for r in suite.results] == ["ar:p=0", "ei"]
     assert all(np.isfinite(r.mil).all() for r in suite.results)
 
 

@@ -90,3 +90,15 @@ def test_bad_options():
         make_resampler("jackknife", n_rows=9)
     with pytest.raises(InputError, match="accuracy"):
         wilson_interval(1.2, 10)
+
+
+def test_one_seeding_routine_with_pinned_values():
+    # the resampler's repetition seeds and the evaluator's fold seeds both come from derive_seed; the
+    # values are part of what a stored run reproduces, so they are pinned
+    from algorank.evaluation.cv.evaluator import _fold_seed
+    from algorank.evaluation.cv.resampling import derive_seed, make_resampler
+
+    r = make_resampler("cv", cv=5, n_rows=100, random_state=3)
+    assert [r.seed(0), r.seed(7)] == [derive_seed(3, 0), derive_seed(3, 7)] == [1576890651, 2580024465]
+    assert [_fold_seed(0, 0, 0), _fold_seed(42, 3, 1)] == [916308179, 1592280069]
+    assert _fold_seed(42, 3, 1) == derive_seed(42, 3, 1, 7) >> 1

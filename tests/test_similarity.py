@@ -78,9 +78,35 @@ def test_lt_puts_the_fast_learner_first_on_a_log_time_window():
     assert s.order_for({"n_instances": 300}) == ["F", "S"]
 
 
-def test_lt_auto_chooses_from_the_grid_without_the_query():
-    s = LossTimeOrder(h="auto", h_grid=(1.0, math.inf), inner=3).fit(_toy_meta())
-    assert s.h_ in (1.0, math.inf)
+def _two_cluster_meta():
+    # small datasets: F (0.01 s, .90) beats S (50 s, .60); large datasets: the reverse.  Only a local
+    # similarity (finite h) orders the minority cluster right; h = inf follows the 8 large datasets.
+    rows, ds = [], []
+    for d in range(12):
+        small = d < 4
+        (acc_f, t_f), (acc_s, t_s) = ((0.9, 0.01), (0.6, 50.0)) if small else ((0.6, 50.0), (0.95, 0.01))
+        rows += [{"dataset": f"d{d}", "learner": "F", "repeat": 0, "fold": 0, "accuracy": acc_f, "fit_time": t_f},
+                 {"dataset": f"d{d}", "learner": "S", "repeat": 0, "fold": 0, "accuracy": acc_s, "fit_time": t_s}]
+        ds.append({"dataset": f"d{d}", "n_instances": (100 if small else 100000) * (d + 1), "n_features": 5,
+                   "n_classes": 2, "majority_fraction": 0.5})
+    return MetaDataset(pd.DataFrame(rows), pd.DataFrame(ds))
+
+
+@pytest.mark.parametrize("grid", [(0.5, math.inf), (math.inf, 0.5)])
+def test_lt_auto_chooses_the_h_with_the_lowest_inner_mil(grid):
+    from algorank.evaluation.meta.benchmark import leave_one_dataset_out
+
+    meta = _two_cluster_meta()
+    s = LossTimeOrder(h="auto", h_grid=grid, inner=12, p=0.0).fit(meta)
+    # with inner = every dataset, the inner selection is the leave-one-dataset-out MIL of each fixed h
+    mean_mil = {h: leave_one_dataset_out(LossTimeOrder(h=h, p=0.0), meta, tmin=1e-3, tmax=100.0).mean_mil
+                for h in grid}
+    assert mean_mil[0.5] < mean_mil[math.inf] - 5  # the local h is clearly better here
+    assert s.h_ == 0.5 == min(grid, key=mean_mil.get)
+    info = {"n_features": 5, "n_classes": 2, "majority_fraction": 0.5}
+    assert s.order_for({**info, "n_instances": 200}) == ["F", "S"]
+    assert s.order_for({**info, "n_instances": 500000}) == ["S", "F"]
+    assert LossTimeOrder(h="inf", p=0.0).fit(meta).order_for({**info, "n_instances": 200}) == ["S", "F"]
 
 
 def test_lt_spec_and_errors():

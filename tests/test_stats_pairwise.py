@@ -162,3 +162,28 @@ def test_mcnemar_from_correctness_vectors():
     assert mcnemar(a, a).pvalue == 1.0
     with pytest.raises(InputError, match="two-sided"):
         mcnemar_from_counts(30, 12, exact=False, alternative="greater")
+
+
+def test_t_test_rows_is_the_scalar_tests_vectorised():
+    # MultiTest runs every pair at once through t_test_rows; the scalar tests are the same code
+    from algorank.evaluation.stats.pairwise import t_test_rows
+
+    rng = np.random.default_rng(7)
+    y = np.full(10, 0.5)
+    rows = [rng.normal(0, 0.02, 10), np.zeros(10), np.full(10, 0.05), -np.full(10, 0.05)]
+    rows[0] = (y + rows[0]) - y  # exactly the differences the scalar tests see
+    scalar = {"paired_t": lambda x, **kw: paired_t(x, y, **kw),
+              "corrected_resampled_t": lambda x, **kw: corrected_resampled_t(x, y, test_train_ratio=0.3, **kw),
+              "corrected_kfold_t": lambda x, **kw: corrected_repeated_kfold_t(x, y, n_folds=5, **kw),
+              "dietterich_5x2cv_t": lambda x, **kw: dietterich_5x2cv_t(x, y, **kw),
+              "combined_5x2cv_t": lambda x, **kw: combined_5x2cv_t(x, y, **kw)}
+    for test, f in scalar.items():
+        for alternative in ("two-sided", "greater", "less"):
+            t, p, _ = t_test_rows(np.array(rows), test, alternative=alternative, test_train_ratio=0.3, n_folds=5)
+            for i, d in enumerate(rows):
+                r = f(y + d, alternative=alternative)
+                assert (t[i], p[i]) == (r.statistic, r.pvalue)
+            # zero differences: p = 1 whatever the alternative; constant 0.05: p = 0 except against it
+            assert p[1] == 1.0 and t[1] == 0.0
+            assert p[2] == (1.0 if alternative == "less" else 0.0) and t[2] == math.inf
+            assert p[3] == (1.0 if alternative == "greater" else 0.0) and t[3] == -math.inf

@@ -102,7 +102,7 @@ def test_cli_test_meta_json_repeatable_and_errors(files, capsys):
     # the same dataset in train and test: one line, exit 2
     assert cli.main(["benchmark", "--meta", str(train), "--test-meta", str(train), "--strategy", "ar:p=0"]) == 2
     _, err = capsys.readouterr()
-    assert err.startswith("error: ") and "--exclude-dataset" in err and err.count("\n") == 1
+    assert err.startswith("error: ") and "exclude_datasets" in err and err.count("\n") == 1
     assert cli.main(["benchmark", "--meta", str(train), "--test-meta", str(test), "--heldout", "lcdb",
                      "--strategy", "ar:p=0"]) == 2
     assert cli.main(["benchmark", "--meta", str(train), "--strategy", "ar:p=0", "--budgets", "0"]) == 2

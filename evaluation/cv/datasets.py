@@ -227,7 +227,7 @@ def dataset_from_frame(
         if not integral or (not explicit and target.lower() not in _TARGET_NAMES) or declared_numeric(nominal, target):
             raise InputError(
                 f"target {target!r} of dataset {name!r} is numeric, not nominal: algorank evaluates "
-                "classifiers only (choose a nominal attribute with --target)"
+                "classifiers only (choose a nominal attribute as the target)"
             )
         col = values.astype("Int64")
     labels = col.astype(object).where(col.notna(), None)
@@ -295,7 +295,7 @@ def _choose_target(frame: pd.DataFrame, nominal: dict, target: str | None, name:
     hint = f"nominal attributes: {_listing(nominal_cols)}" if nominal_cols else "it has no nominal attribute"
     raise InputError(
         f"no nominal target in dataset {name!r}: no attribute is named class/target and the last attribute "
-        f"{columns[-1]!r} is numeric (a regression dataset?); choose one with --target ({hint})"
+        f"{columns[-1]!r} is numeric (a regression dataset?); choose one as the target ({hint})"
     )
 
 

@@ -53,10 +53,8 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import pickle
 import signal
-import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -68,16 +66,17 @@ import pandas as pd
 
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
-from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules
+from algorank.metadata.io import to_plain
+from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, short_name
+from algorank.metadata.progress import progress_bar
 
 from algorank.evaluation.cv.stopping import STOP_RULES, make_rule, reproducibility
 from algorank.evaluation.cv.datasets import LoadedDataset
 from algorank.evaluation.cv.preprocessing import LearnerRecipe, encode_features, make_pipeline, resolve_learner
-from algorank.evaluation.cv.resampling import SCHEMES, Resampler, Split, make_resampler, wilson_interval
+from algorank.evaluation.cv.resampling import SCHEMES, Resampler, Split, derive_seed, make_resampler, wilson_interval
 from algorank.evaluation.cv.store import FoldRecord, FoldStore, config_key
 
-__all__ = ["Evaluator", "EvaluationResult", "evaluate_fold", "DEFAULT_REPEATS", "parse_repeats", "default_store_path",
-           "write_runs"]
+__all__ = ["Evaluator", "EvaluationResult", "evaluate_fold", "DEFAULT_REPEATS", "write_runs"]
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +89,7 @@ _LOG_LOSS_EPS = 1e-15
 
 # ====================================================================== one fold
 def _fold_seed(random_state: int, repeat: int, fold: int) -> int:
-    return int(np.random.SeedSequence([int(random_state), int(repeat), int(fold), 7]).generate_state(1)[0] >> 1)
+    return derive_seed(random_state, repeat, fold, 7) >> 1  # 31 bits: any estimator's random_state
 
 
 def _balanced_accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
@@ -321,15 +320,15 @@ class EvaluationResult:
                            source=f"algorank evaluate ({self.config.get('scheme')})")
 
     def to_dict(self) -> dict:
-        """JSON-ready dict: ``dataset``, ``learners`` {id: summary}, ``failures``, ``store``, ``config``,
-        ``reproducibility``."""
-        learners = {}
-        for lid, row in self.summary.iterrows():
-            learners[str(lid)] = {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+        """JSON-ready dict: ``dataset``, ``learners`` {full id: summary with its ``short`` name}, ``failures``
+        (records with ``learner`` and ``short``), ``store``, ``config``, ``reproducibility``."""
+        learners = {str(lid): {"short": short_name(str(lid)), **to_plain(row.to_dict())}
+                    for lid, row in self.summary.iterrows()}
         rep = ({} if self.reproducibility is None else
                {str(i): {str(j): self.reproducibility.loc[i, j] for j in self.reproducibility.columns if j != i}
                 for i in self.reproducibility.index})
-        return {"dataset": self.dataset, "learners": learners, "failures": list(self.failures),
+        return {"dataset": self.dataset, "learners": learners,
+                "failures": [{**f, "short": short_name(f["learner"])} for f in self.failures],
                 "store": self.store, "config": dict(self.config), "reproducibility": rep}
 
 
@@ -390,7 +389,7 @@ class Evaluator:
             import multiprocessing
 
             if "forkserver" not in multiprocessing.get_all_start_methods():  # pragma: no cover - Windows
-                raise InputError("timeout needs the forkserver start method (POSIX); run without --timeout")
+                raise InputError("timeout needs the forkserver start method (POSIX); run with timeout=None")
         if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
             raise InputError(f"n_jobs must be a non-zero integer (-1 = all cores), got {n_jobs!r}")
         if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
@@ -474,8 +473,6 @@ class Evaluator:
         return FoldStore(self.store), True
 
     def _run(self, dataset, recipes, resampler: Resampler, y, n_classes, store, key):
-        from tqdm.auto import tqdm
-
         X, nominal = encode_features(dataset.X)
         records: dict[str, dict] = {r.id: (store.get(key, r.id) if store is not None else {}) for r in recipes}
         states = {r.id: {"rule": self._new_rule(), "active": True, "reason": "", "failed": None}
@@ -483,8 +480,7 @@ class Evaluator:
         resumed = sum(len(v) for v in records.values())
         if resumed:
             logger.info("resuming: %d fold(s) already in the store", resumed)
-        bar = tqdm(total=0, unit="fold", desc=f"evaluate {dataset.name}", file=sys.stderr,
-                   disable=not self.progress or not sys.stderr.isatty(), leave=False)
+        bar = progress_bar(total=0, unit="fold", desc=f"evaluate {dataset.name}", enabled=self.progress)
         bootstrap = self.scheme == "bootstrap"
         repeat = 0
         try:
@@ -618,50 +614,14 @@ class Evaluator:
                                 config=self.config(), dataset_row=row)
 
 
-
-# ====================================================================== helpers for the command line
-def parse_repeats(text: str | int | None, stop: str | None) -> tuple[int | None, str]:
-    """Interpret ``--repeats N|auto`` together with ``--stop``.
-
-    ``auto`` means adaptive: ``stop`` defaults to ``rank`` (``fixed`` with ``auto`` is
-    an error).  A number with ``fixed`` (the default) is the number of repetitions;
-    with ``rank``/``ks`` it is the maximum.
-
-    Returns
-    -------
-    (repeats, stop)
-    """
-    if text is None:
-        return None, stop or "fixed"
-    if isinstance(text, str) and text.strip().lower() == "auto":
-        if stop == "fixed":
-            raise InputError("--repeats auto needs an adaptive --stop (rank or ks), not fixed")
-        return None, stop or "rank"
-    try:
-        n = int(str(text))
-    except ValueError:
-        raise InputError(f"--repeats must be a positive integer or 'auto', got {text!r}") from None
-    if n < 1:
-        raise InputError(f"--repeats must be a positive integer or 'auto', got {text!r}")
-    return n, stop or "fixed"
-
-
-def default_store_path() -> Path:
-    """Default fold store of the command line: ``$ALGORANK_STORE`` or ``~/.cache/algorank/evaluate.sqlite``."""
-    env = os.environ.get("ALGORANK_STORE")
-    if env:
-        return Path(env)
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "algorank" / "evaluate.sqlite"
-
-
+# ====================================================================== output files
 def write_runs(result: EvaluationResult, out_dir) -> list[str]:
     """Write ``runs.csv`` (+ ``runs.datasets.csv``) in the runs schema and ``summary.csv`` atomically."""
     from algorank.metadata.io import atomic_path
 
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise InputError(f"--out must be a folder, but {str(out)!r} is a file")
+        raise InputError(f"out_dir must be a folder, but {str(out)!r} is a file")
     runs_path = result.to_meta().save(out / "runs.csv")
     summary_path = out / "summary.csv"
     with atomic_path(summary_path) as tmp:

@@ -328,7 +328,7 @@ def _resolve_shared(shared_dir) -> Path:
     shared = Path(shared_dir) if shared_dir is not None else default_shared_dir()
     if shared is None:
         raise InputError("shared_dir is not given and no ../shared/datasets/MANIFEST.csv was found; "
-                         "pass --shared DIR or set ALGORANK_SHARED")
+                         "pass shared_dir or set ALGORANK_SHARED")
     if not (shared / "datasets" / "MANIFEST.csv").is_file():
         raise InputError(f"shared_dir must hold datasets/MANIFEST.csv; not found under {str(shared)!r}")
     return shared

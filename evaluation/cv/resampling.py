@@ -36,10 +36,21 @@ import numpy as np
 
 from algorank.metadata.errors import InputError
 
-__all__ = ["Split", "Resampler", "SCHEMES", "wilson_interval", "make_resampler"]
+__all__ = ["Split", "Resampler", "SCHEMES", "wilson_interval", "make_resampler", "derive_seed"]
 
 #: Resampling schemes understood by :class:`Resampler`.
 SCHEMES = ("cv", "5x2", "holdout", "loo", "bootstrap")
+
+
+def derive_seed(*keys: int) -> int:
+    """A 32-bit seed derived from integer keys by :class:`numpy.random.SeedSequence`.
+
+    The one seeding routine of the base level: the resampler's seed of each repetition is
+    ``derive_seed(random_state, repeat)``, the evaluator's learner seed of each fold is
+    ``derive_seed(random_state, repeat, fold, 7) >> 1``.  Different keys give independent seeds;
+    the same keys the same seed on every platform (the seeds are part of what a run reproduces).
+    """
+    return int(np.random.SeedSequence([int(k) for k in keys]).generate_state(1)[0])
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,7 +99,7 @@ class Resampler:
 
     def seed(self, repeat: int) -> int:
         """The 32-bit seed of repetition ``repeat``."""
-        return int(np.random.SeedSequence([int(self.random_state), int(repeat)]).generate_state(1)[0])
+        return derive_seed(self.random_state, repeat)
 
     def repetition(self, repeat: int, y: np.ndarray) -> list[Split]:
         """The splits of repetition ``repeat`` of labels ``y`` (integer codes)."""

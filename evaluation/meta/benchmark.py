@@ -11,12 +11,16 @@ Two paths give the same result:
 
 * **generic** (reference, any strategy): ``strategy.fit(meta without d).policy(info)``
   run through :func:`~algorank.evaluation.meta.trace.run_policy`;
-* **fast** (duck-typed): a strategy with ``loo_orders(arrays, *, train=None)`` returns all
-  held-out orders at once (average ranking: total rank sums minus the held-out row), and
-  the benchmark scores them vectorised.  The tests check that both paths agree exactly.
+* **fast**: a strategy that declares ``fast_loo = True`` has ``loo_orders(arrays, *, train=None)``,
+  which returns all held-out orders at once (average ranking: total rank sums minus the held-out
+  row), and the benchmark scores them vectorised.  The tests check that both paths agree exactly.
 
-Strategies with ``sees_held_out = True`` (the oracle) are fitted on the full meta-data;
-those with ``needs_window = True`` get the window through ``with_window(tmin, tmax)``.
+Strategies declare their capabilities as class attributes (``algorank.recommender.base.CAPABILITIES``;
+an undeclared one is False) and the benchmark reads those, it does not probe for methods:
+``sees_held_out = True`` (the oracle) is fitted on the full meta-data; ``needs_window = True``
+gets the window through ``with_window(tmin, tmax)``; ``time_model_aware = True`` gets a live
+time model through ``with_time_model``; ``has_dataset_scores = True`` is also scored against
+its own ``dataset_scores``.
 
 Two x axes (``axis``): ``"time"`` (default) charges each test its recorded time and
 scores the MIL over the log-time window; ``"tests"`` counts tests (every test costs one
@@ -48,7 +52,6 @@ from __future__ import annotations
 
 import logging
 import math
-import sys
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Callable, Sequence
@@ -83,6 +86,7 @@ from algorank.evaluation.meta.user_metrics import (
     metrics_report,
 )
 from algorank.metadata.errors import InputError
+from algorank.metadata.progress import progress_bar
 
 __all__ = [
     "PAPER_P_GRID",
@@ -109,14 +113,6 @@ logger = logging.getLogger(__name__)
 PAPER_P_GRID = (1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128, 1 / 256, 0.0)
 #: x axes of a leave-one-dataset-out benchmark.
 AXES = ("time", "tests")
-
-
-def _progress(iterable, *, total: int, desc: str, enabled: bool):
-    if not enabled or not sys.stderr.isatty():
-        return iterable
-    from tqdm import tqdm
-
-    return tqdm(iterable, total=total, desc=desc, file=sys.stderr, leave=False)
 
 
 def _as_arrays(meta, metric: str, time_kind: str) -> MetaArrays:
@@ -311,7 +307,7 @@ def _generic_sequences(strategy, meta, arrays: MetaArrays, rows: np.ndarray, tra
     sees = getattr(strategy, "sees_held_out", False)
     fitted = strategy.fit(meta) if sees else None
     on_all_train = None  # datasets outside the training set (test meta-data) share one fit on all of it
-    for d in _progress(rows, total=len(rows), desc=str(getattr(strategy, "name", "benchmark")), enabled=progress):
+    for d in progress_bar(rows, total=len(rows), desc=str(getattr(strategy, "name", "benchmark")), enabled=progress):
         dataset = arrays.datasets[d]
         env = SimulatedEnvironment(arrays, dataset)
         if not sees:
@@ -335,12 +331,12 @@ def _sequences(strategy, meta, arrays, rows, train, *, fast: bool, progress: boo
                time_model=None, scoring: MetaArrays | None = None) -> tuple[np.ndarray, str]:
     """Test sequences; ``arrays`` are what strategies rank with, ``scoring`` what the tests cost (default the same)."""
     scoring = arrays if scoring is None else scoring
-    if fast and hasattr(strategy, "loo_orders"):
+    if fast and getattr(strategy, "fast_loo", False):
         # the arrays already carry the (live) test times the strategy ranks with; a strategy that sees the
         # held-out dataset (the oracle) optimises what is scored
         source = scoring if getattr(strategy, "sees_held_out", False) else arrays
         return _compact(scoring, strategy.loo_orders(source, train=train)), "fast"
-    if time_model is not None and hasattr(strategy, "with_time_model"):
+    if time_model is not None and getattr(strategy, "time_model_aware", False):
         # fitted on the MetaDataset, the strategy must apply the same time model itself
         strategy = strategy.with_time_model(time_overhead=time_model.overhead, time_scale=time_model.scale,
                                             time_kind=_base_time_kind(arrays))
@@ -390,7 +386,7 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
         mil = mil_rows(cum, losses, initial, tmin=tmin, tmax=tmax)
     nothing = valid & np.isnan(acc)  # timed-out tests found nothing: last in the ideal order
     rho = spearman_rows(np.where(nothing, -np.inf, acc), valid)
-    if hasattr(strategy, "dataset_scores"):
+    if getattr(strategy, "has_dataset_scores", False):
         scores = np.where(nothing, -np.inf, strategy.dataset_scores(np.where(nothing, 0.0, acc), sec))
         rho_s = spearman_rows(np.where(valid, scores, np.nan), valid)
     else:
@@ -438,8 +434,7 @@ def _check_axis(arrays: MetaArrays, axis: str) -> None:
     if axis == "time" and not arrays.has_times:
         column = arrays.time_kind.partition(":")[0]
         raise InputError(f"loss-time curves and MIL need test times, but the meta-data has no '{column}' values "
-                         "(accuracy only); the loss curve by number of tests needs none: benchmark --axis tests "
-                         "(axis='tests')")
+                         "(accuracy only); the loss curve by number of tests needs none: axis='tests'")
 
 
 def _axis_setup(arrays: MetaArrays, axis: str, tmin, tmax, max_tests) -> tuple[MetaArrays, float, float]:
@@ -479,8 +474,9 @@ def leave_one_dataset_out(
     Parameters
     ----------
     strategy : Strategy
-        Any object with ``fit(meta)`` and ``policy(dataset_info)``; optionally
-        ``loo_orders`` (fast path), ``dataset_scores``, ``sees_held_out``, ``needs_window``.
+        Any object with ``name``, ``fit(meta)`` and ``policy(dataset_info)``; declared
+        capabilities (module docstring) switch on ``loo_orders`` (fast path), ``dataset_scores``,
+        ``with_window`` and ``with_time_model``.
     meta : MetaDataset or MetaArrays
         All datasets (MetaArrays only works with the fast path).
     tmin, tmax : float, optional
@@ -488,15 +484,15 @@ def leave_one_dataset_out(
     metric, time_kind : str
         What the simulated tests report.
     fast : bool
-        Use the strategy's ``loo_orders`` when it has one (default); False forces
+        Use the strategy's ``loo_orders`` when it declares ``fast_loo`` (default); False forces
         the generic fit-per-dataset path.
     progress : bool
         Show a progress bar on stderr (generic path, terminals only).
     time_model : TimeModel, optional
         Simulate live tests: every ``time_kind`` time ``t`` becomes ``scale * t + overhead``
         (:mod:`algorank.evaluation.meta.time_model`), both in what the tests cost and in what strategies rank
-        with (fast paths rank on the transformed arrays; generic strategies get
-        ``with_time_model``).  Default: the recorded times.
+        with (fast paths rank on the transformed arrays; generic ``time_model_aware`` strategies
+        get ``with_time_model``).  Default: the recorded times.
     axis : {"time", "tests"}
         x axis of the loss curve and what ``mil`` holds (module docstring).
     max_tests : int, optional
@@ -588,7 +584,7 @@ def join_test_meta(train, tests: Sequence) -> tuple:
     if both:
         more = f" and {len(both) - 5} more" if len(both) > 5 else ""
         raise InputError(f"dataset(s) {', '.join(both[:5])}{more} are in both the training and the test meta-data; "
-                         f"exclude them from the training meta-data (--exclude-dataset ID / exclude_datasets=)")
+                         f"exclude them from the training meta-data (exclude_datasets=)")
     from algorank.metadata.dataset import MetaDataset
 
     test_ids = sorted({d for t in tests for d in t.dataset_ids})
@@ -888,7 +884,7 @@ def tune_p_nested(
     chosen = np.empty(len(rows))
     outer = np.empty(len(rows))
     outer_seq = np.full(arrays.shape, -1, dtype=np.int64)
-    for i, d in enumerate(_progress(rows, total=len(rows), desc="nested P tuning", enabled=progress)):
+    for i, d in enumerate(progress_bar(rows, total=len(rows), desc="nested P tuning", enabled=progress)):
         train = in_rows.copy()
         train[d] = False
         inner_rows = np.flatnonzero(train)

@@ -226,7 +226,7 @@ def require_times(arrays: MetaArrays, *, who: str) -> None:
         column = "fit_time" if column == "fit_predict_time" else column
         raise InputError(
             f"{who} needs test times, but the meta-data has no '{column}' values (accuracy only); "
-            "use what needs no time: ar:p=0, best-accuracy, random, benchmark --axis tests"
+            "use what needs no time: ar:p=0, best-accuracy, random, or the benchmark with axis='tests'"
         )
 
 

@@ -39,11 +39,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from algorank.evaluation.stats.multiple import rank_rows
 from algorank.metadata.errors import InputError
 
 __all__ = [
     "check_window",
-    "rank_rows",
     "loss_steps",
     "mil_rows",
     "spearman_rows",
@@ -68,48 +68,6 @@ def check_window(tmin: float, tmax: float) -> tuple[float, float]:
     if lo >= hi:
         raise InputError(f"tmin must be smaller than tmax; got tmin={lo:g} >= tmax={hi:g}")
     return lo, hi
-
-
-def rank_rows(values: np.ndarray, *, higher_is_better: bool = True) -> np.ndarray:
-    """Rank each row (1 = best), ties get the mean of their positions, NaN stays NaN.
-
-    Parameters
-    ----------
-    values : array of shape (n_rows, n_cols)
-        Scores; NaN marks a missing cell, which is not ranked.
-    higher_is_better : bool
-        Rank 1 goes to the largest value (default) or the smallest.
-
-    Returns
-    -------
-    ndarray of float, same shape
-        Within a row with ``m`` finite-or-infinite entries the ranks are a
-        permutation of 1..m with ties averaged (as ``scipy.stats.rankdata``).
-    """
-    v = np.asarray(values, dtype=float)
-    if v.ndim == 1:
-        return rank_rows(v[None, :], higher_is_better=higher_is_better)[0]
-    n_rows, n_cols = v.shape
-    out = np.full(v.shape, np.nan)
-    if v.size == 0:
-        return out
-    missing = np.isnan(v)
-    key = np.where(missing, 0.0, -v if higher_is_better else v)
-    order = np.lexsort((key, missing), axis=-1)
-    skey = np.take_along_axis(key, order, axis=1)
-    smiss = np.take_along_axis(missing, order, axis=1)
-    new = np.ones(v.shape, dtype=bool)
-    new[:, 1:] = skey[:, 1:] != skey[:, :-1]
-    flat_new = new.ravel()
-    group = np.cumsum(flat_new) - 1
-    starts = np.flatnonzero(flat_new)
-    ends = np.append(starts[1:], flat_new.size) - 1
-    pos = np.tile(np.arange(1, n_cols + 1, dtype=float), n_rows)
-    avg = (pos[starts] + pos[ends]) / 2.0
-    sranks = avg[group].reshape(v.shape)
-    sranks[smiss] = np.nan
-    np.put_along_axis(out, order, sranks, axis=1)
-    return out
 
 
 def _seqsum(x: np.ndarray) -> np.ndarray:
@@ -201,7 +159,7 @@ def spearman_rows(ideal: np.ndarray, valid: np.ndarray, *, higher_is_better: boo
     """
     ideal = np.atleast_2d(np.asarray(ideal, dtype=float))
     valid = np.atleast_2d(np.asarray(valid, dtype=bool))
-    r = rank_rows(np.where(valid, ideal, np.nan), higher_is_better=higher_is_better)
+    r = rank_rows(np.where(valid, ideal, np.nan), lower_is_better=not higher_is_better)
     n = valid.sum(axis=1).astype(float)
     pos = np.where(valid, np.arange(1, ideal.shape[1] + 1, dtype=float)[None, :], 0.0)
     r = np.where(valid, r, 0.0)

@@ -11,16 +11,9 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["plot_loss_time", "plot_mil_boxplots", "plot_loss_by_tests", "p_label"]
+from algorank.evaluation.meta.labels import format_p
 
-
-def p_label(p: float) -> str:
-    """``0``, ``1/64`` or a decimal."""
-    p = float(p)
-    if p == 0:
-        return "0"
-    inv = 1.0 / p
-    return f"1/{int(round(inv))}" if abs(inv - round(inv)) < 1e-9 else f"{p:g}"
+__all__ = ["plot_loss_time", "plot_mil_boxplots", "plot_loss_by_tests"]
 
 
 def _axes(ax):
@@ -73,7 +66,7 @@ def plot_mil_boxplots(sweep, *, ax=None):
     data = [r.mil for r in sweep.results]
     ax.boxplot(data, showmeans=True)
     ax.set_xticks(range(1, len(data) + 1))
-    ax.set_xticklabels([p_label(p) for p in sweep.grid])
+    ax.set_xticklabels([format_p(p) for p in sweep.grid])
     ax.set_xlabel("P")
     ax.set_ylabel("MIL per dataset (accuracy points)")
     ax.set_title(f"AR-A3R: MIL per dataset, window [{sweep.tmin:g} s, {sweep.tmax:g} s]")

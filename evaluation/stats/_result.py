@@ -10,19 +10,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from algorank.metadata.io import to_plain
+
 __all__ = ["TestResult", "FriedmanResult", "PosthocResult"]
-
-
-def _plain(obj):
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, (list, tuple)):
-        return [_plain(o) for o in obj]
-    if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items()}
-    return obj
 
 
 @dataclass(frozen=True)
@@ -80,7 +70,7 @@ class TestResult:
 
     def to_dict(self) -> dict:
         """JSON-friendly dict of all fields."""
-        return _plain(asdict(self))
+        return to_plain(asdict(self))
 
 
 @dataclass(frozen=True)
@@ -130,7 +120,7 @@ class FriedmanResult:
 
     def to_dict(self) -> dict:
         """JSON-friendly dict of all fields."""
-        return _plain(asdict(self))
+        return to_plain(asdict(self))
 
 
 @dataclass(frozen=True)
@@ -202,4 +192,4 @@ class PosthocResult:
 
     def to_dict(self) -> dict:
         """JSON-friendly dict of all fields."""
-        return _plain(asdict(self))
+        return to_plain(asdict(self))

@@ -48,8 +48,8 @@ import numpy as np
 from scipy import stats
 
 from algorank.metadata.errors import InputError
+from algorank.metadata.io import to_plain
 
-from ._result import _plain
 from ._validate import paired_arrays
 
 __all__ = ["BayesianResult", "DEFAULT_ROPE", "bayesian_signed_rank", "bayesian_correlated_t", "plot_posterior"]
@@ -122,7 +122,7 @@ class BayesianResult:
         d = asdict(self)
         d.pop("samples")
         d["decision_95"] = self.decision(0.95)
-        return _plain(d)
+        return to_plain(d)
 
 
 def _check_rope(rope) -> float:

@@ -22,7 +22,6 @@ Bayesian signed-rank probabilities with the ROPE.
 from __future__ import annotations
 
 import logging
-import sys
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Sequence
@@ -46,6 +45,8 @@ from algorank.evaluation.stats import (
 )
 from algorank.evaluation.stats._validate import check_alpha, check_choice
 from algorank.metadata.errors import InputError
+from algorank.metadata.learners import short_names
+from algorank.metadata.progress import progress_bar
 
 __all__ = ["LearnerComparison", "compare_learners"]
 
@@ -106,6 +107,7 @@ class LearnerComparison:
         kw = getattr(fr, "kendall_w", float("nan"))
         out = {
             "learners": list(self.labels),
+            "short": short_names(self.labels),
             "metric": self.metric,
             "n_datasets": int(fr.n_datasets),
             "dropped_datasets": self.dropped_datasets,
@@ -239,13 +241,8 @@ def compare_learners(meta, *, learners: Sequence[str] | None = None, metric: str
                      "differences are not supported by it")
     if lower:
         notes.append("metric log_loss: lower is better; differences a - b > 0 favour b")
-    it = pair_idx
-    if progress and sys.stderr.isatty():
-        from tqdm import tqdm
-
-        it = tqdm(pair_idx, desc="pairs", unit="pair", file=sys.stderr, leave=False)
     records, bayes_results = [], {}
-    for i, j in it:
+    for i, j in progress_bar(pair_idx, desc="pairs", unit="pair", enabled=progress):
         rec, bres = _pair_record(labels[i], labels[j], x[:, i], x[:, j], confidence=confidence, ci_method=ci_method,
                                  n_resamples=n_resamples, random_state=random_state, bayes=bayes, rope=rope,
                                  nsamples=nsamples)

@@ -28,8 +28,8 @@ import numpy as np
 from scipy import stats
 
 from algorank.metadata.errors import InputError
+from algorank.metadata.io import to_plain
 
-from ._result import _plain
 from ._validate import as_float_array, check_alpha, check_choice
 
 __all__ = [
@@ -139,7 +139,7 @@ class ControlResult:
 
     def to_dict(self) -> dict:
         """JSON-friendly dict of all fields plus one record per learner."""
-        d = _plain(asdict(self))
+        d = to_plain(asdict(self))
         d["comparisons"] = [{"learner": l, "z": float(z), "pvalue": float(p), "adjusted": float(a),
                              "significant": bool(s)}
                             for l, z, p, a, s in zip(self.labels, self.z, self.pvalues, self.adjusted,

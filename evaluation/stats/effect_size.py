@@ -34,8 +34,8 @@ import numpy as np
 from scipy import stats
 
 from algorank.metadata.errors import InputError
+from algorank.metadata.io import to_plain
 
-from ._result import _plain
 from ._validate import as_float_array, check_choice, paired_arrays
 
 __all__ = [
@@ -80,7 +80,7 @@ class ConfidenceInterval:
 
     def to_dict(self) -> dict:
         """JSON-friendly dict of all fields."""
-        return _plain(asdict(self))
+        return to_plain(asdict(self))
 
 
 def _sample(name: str, x) -> np.ndarray:

@@ -57,9 +57,23 @@ BERGMANN_MAX_EXACT_K = 10
 
 # ---------------------------------------------------------------- Friedman
 def rank_rows(scores, *, lower_is_better: bool = False) -> np.ndarray:
-    """Rank each row (1 = best; ties get the mean of the tied positions)."""
+    """Rank each row (1 = best; ties get the mean of the tied positions); NaN stays NaN.
+
+    Parameters
+    ----------
+    scores : array_like of shape (n_rows, n_cols) or (n_cols,)
+        NaN marks a missing cell, which is not ranked.
+    lower_is_better : bool
+        Rank 1 goes to the largest value (default) or the smallest.
+
+    Returns
+    -------
+    ndarray of float, same shape
+        In a row with ``m`` non-NaN entries (infinities included) the ranks are 1..m with ties
+        averaged: :func:`scipy.stats.rankdata` with ``nan_policy="omit"`` along the last axis.
+    """
     scores = np.asarray(scores, dtype=float)
-    return stats.rankdata(scores if lower_is_better else -scores, axis=1)
+    return stats.rankdata(scores if lower_is_better else -scores, axis=-1, nan_policy="omit")
 
 
 def friedman(scores, *, lower_is_better: bool = False, tie_correction: bool = False,

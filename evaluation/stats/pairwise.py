@@ -32,30 +32,83 @@ __all__ = [
     "mcnemar",
     "mcnemar_from_counts",
     "t_pvalue",
+    "T_TESTS",
+    "t_test_rows",
 ]
+
+#: The paired t tests :func:`t_test_rows` runs on many rows of differences at once.
+T_TESTS = ("paired_t", "corrected_resampled_t", "corrected_kfold_t", "dietterich_5x2cv_t", "combined_5x2cv_t")
+
+
+def _t_pvalues(t, df, alternative: str) -> np.ndarray:
+    if alternative == "greater":
+        return stats.t.sf(t, df)
+    if alternative == "less":
+        return stats.t.cdf(t, df)
+    return np.minimum(1.0, 2.0 * stats.t.sf(np.abs(t), df))
 
 
 def t_pvalue(t: float, df: float, alternative: str) -> float:
     """p-value of a t statistic with ``df`` degrees of freedom (infinite t allowed)."""
-    if alternative == "greater":
-        return float(stats.t.sf(t, df))
-    if alternative == "less":
-        return float(stats.t.cdf(t, df))
-    return float(min(1.0, 2.0 * stats.t.sf(abs(t), df)))
+    return float(_t_pvalues(t, df, alternative))
 
 
-def _degenerate(mean: float, alternative: str) -> tuple[float, float, str]:
-    """Statistic and p-value when the variance estimate is zero."""
-    if mean == 0:
-        return 0.0, 1.0, "all differences are zero: p = 1"
-    t = math.copysign(math.inf, mean)
-    if alternative == "two-sided":
-        p = 0.0
-    elif alternative == "greater":
-        p = 0.0 if mean > 0 else 1.0
+_ZERO_NOTE = "all differences are zero: p = 1"
+_DEGENERATE_NOTE = "zero variance of the differences with a non-zero mean: p = 0 (or 1 in the opposite direction)"
+
+
+def t_test_rows(d, test: str, *, alternative: str = "two-sided", test_train_ratio: float | None = None,
+                n_folds: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """The paired t tests of this module on every row of differences at once.
+
+    The one implementation of the statistics: :func:`paired_t`, :func:`corrected_resampled_t`,
+    :func:`corrected_repeated_kfold_t`, :func:`dietterich_5x2cv_t` and :func:`combined_5x2cv_t`
+    call it with one row; MultiTest calls it with one row per pair of learners.
+
+    Parameters
+    ----------
+    d : array_like of shape (m, n)
+        Paired differences ``x - y``, one test per row (5x2 tests: ``n = 10``, replication-major).
+    test : str
+        One of :data:`T_TESTS`.
+    alternative : {"two-sided", "greater", "less"}
+        ``"greater"``: x is larger than y.
+    test_train_ratio : float
+        ``n_test / n_train`` of the corrected resampled t test.
+    n_folds : int
+        k of the corrected repeated k-fold cv t test (``n_test / n_train = 1 / (k - 1)``).
+
+    Returns
+    -------
+    t, p : ndarray of shape (m,)
+        Statistics and p-values; a row with zero variance (module docstring) has ``t = 0, p = 1``
+        when its mean (Dietterich: its first difference) is 0, else ``t = +-inf``.
+    df : int
+    """
+    check_choice("test", test, T_TESTS)
+    check_alternative(alternative)
+    d = np.atleast_2d(np.asarray(d, dtype=float))
+    m, n = d.shape
+    if test in ("dietterich_5x2cv_t", "combined_5x2cv_t"):
+        p5 = d.reshape(m, 5, 2)
+        s2 = ((p5 - p5.mean(axis=2, keepdims=True)) ** 2).sum(axis=(1, 2))
+        combined = test == "combined_5x2cv_t"
+        num = p5.mean(axis=(1, 2)) if combined else p5[:, 0, 0]
+        scale2 = s2 / 5.0 / 10.0 if combined else s2 / 5.0
+        df = 5
     else:
-        p = 0.0 if mean < 0 else 1.0
-    return t, p, "zero variance of the differences with a non-zero mean: p = 0 (or 1 in the opposite direction)"
+        num = d.mean(axis=1)
+        s2 = d.var(axis=1, ddof=1) if n > 1 else np.zeros(m)
+        extra = {"paired_t": 0.0, "corrected_resampled_t": test_train_ratio or 0.0,
+                 "corrected_kfold_t": 1.0 / ((n_folds or 2) - 1)}[test]
+        scale2 = (1.0 / n + extra) * s2
+        df = n - 1
+    zero = (s2 <= 1e-300) | (np.ptp(d, axis=1) == 0 if n else True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(zero, np.copysign(np.inf, num), num / np.sqrt(np.where(zero, 1.0, scale2)))
+    t = np.where(zero & (num == 0), 0.0, t)
+    p = np.asarray(_t_pvalues(t, df, alternative), dtype=float)  # t = +-inf: p = 0 or 1
+    return t, np.where(zero & (num == 0), 1.0, p), df
 
 
 def _check_confidence(confidence) -> float:
@@ -68,25 +121,25 @@ def _check_confidence(confidence) -> float:
     return c
 
 
-def _t_from(d: np.ndarray, var_factor: float, df: float, alternative: str, name: str, *,
+def _t_from(d: np.ndarray, test: str, alternative: str, name: str, *, test_train_ratio: float = 0.0,
             confidence: float = 0.95, cohen: bool = False) -> TestResult:
-    """t test of mean(d) with variance ``var_factor * var(d)``, plus the matching two-sided CI of the mean."""
+    """A resampled t test of mean(d) (:func:`t_test_rows`), plus the matching two-sided CI of the mean."""
     c = _check_confidence(confidence)
+    t, p, df = t_test_rows(d[None, :], test, alternative=alternative, test_train_ratio=test_train_ratio)
+    t, p = float(t[0]), float(p[0])
     mean = float(d.mean())
     var = float(d.var(ddof=1))
-    ci_name = f"{c:.0%} t interval of the mean difference" + ("" if var_factor == 1.0 / d.size else
-                                                              " (corrected variance)")
+    ci_name = f"{c:.0%} t interval of the mean difference" + ("" if test == "paired_t" else " (corrected variance)")
     extra = {"effect_size_name": "Cohen's d_z (mean / sd of the differences)" if cohen else "",
              "ci_method": ci_name}
-    if var <= 1e-300 or np.ptp(d) == 0:
-        t, p, note = _degenerate(mean, alternative)
+    if not math.isfinite(t) or (t == 0 and np.ptp(d) == 0):
+        note = _ZERO_NOTE if mean == 0 else _DEGENERATE_NOTE
         dz = float("nan") if not cohen else (0.0 if mean == 0 else math.copysign(math.inf, mean))
         return TestResult(t, p, name, alternative, df=df, n=int(d.size), estimate=mean, note=note,
                           effect_size=dz, ci_low=mean, ci_high=mean, **extra)
-    se = math.sqrt(var_factor * var)
-    t = mean / se
+    se = math.sqrt((1.0 / d.size + test_train_ratio) * var)
     half = float(stats.t.ppf((1.0 + c) / 2.0, df)) * se
-    return TestResult(t, t_pvalue(t, df, alternative), name, alternative, df=df, n=int(d.size), estimate=mean,
+    return TestResult(t, p, name, alternative, df=df, n=int(d.size), estimate=mean,
                       effect_size=mean / math.sqrt(var) if cohen else float("nan"),
                       ci_low=mean - half, ci_high=mean + half, **extra)
 
@@ -105,7 +158,7 @@ def paired_t(x, y, *, alternative: str = "two-sided", nan_policy: str = "propaga
     if nan:
         return TestResult(np.nan, np.nan, "paired t", alternative, n=int(x.size))
     d = x - y
-    return _t_from(d, 1.0 / d.size, d.size - 1, alternative, "paired t", confidence=confidence, cohen=True)
+    return _t_from(d, "paired_t", alternative, "paired t", confidence=confidence, cohen=True)
 
 
 def corrected_resampled_t(x, y, *, test_train_ratio: float, alternative: str = "two-sided",
@@ -139,7 +192,7 @@ def corrected_resampled_t(x, y, *, test_train_ratio: float, alternative: str = "
     if nan:
         return TestResult(np.nan, np.nan, name, alternative, n=int(x.size))
     d = x - y
-    return _t_from(d, 1.0 / d.size + ratio, d.size - 1, alternative, name, confidence=confidence)
+    return _t_from(d, "corrected_resampled_t", alternative, name, test_train_ratio=ratio, confidence=confidence)
 
 
 def corrected_repeated_kfold_t(x, y, *, n_folds: int, alternative: str = "two-sided",
@@ -194,15 +247,7 @@ def dietterich_5x2cv_t(x, y, *, alternative: str = "two-sided") -> TestResult:
     x, y : array_like of shape (5, 2) or (10,)
         Per-fold scores, replication-major (``[r0f0, r0f1, r1f0, ...]``).
     """
-    check_alternative(alternative)
-    p = _five_by_two(x, y)
-    s2 = _five_by_two_var(p)
-    name = "Dietterich 5x2 cv t"
-    if s2 <= 1e-300:
-        t, pv, note = _degenerate(float(p[0, 0]) if np.any(p) else 0.0, alternative)
-        return TestResult(t, pv, name, alternative, df=5, n=10, estimate=float(p.mean()), note=note)
-    t = float(p[0, 0]) / math.sqrt(s2 / 5.0)
-    return TestResult(t, t_pvalue(t, 5, alternative), name, alternative, df=5, n=10, estimate=float(p.mean()))
+    return _five_by_two_t(x, y, "dietterich_5x2cv_t", "Dietterich 5x2 cv t", alternative)
 
 
 def combined_5x2cv_t(x, y, *, alternative: str = "two-sided") -> TestResult:
@@ -213,16 +258,20 @@ def combined_5x2cv_t(x, y, *, alternative: str = "two-sided") -> TestResult:
     instead of the single ``p_1^(1)``; referred to t with 5 df.  Signed, so it
     can answer MultiTest's one-sided question.
     """
+    return _five_by_two_t(x, y, "combined_5x2cv_t", "combined 5x2 cv t", alternative)
+
+
+def _five_by_two_t(x, y, test: str, name: str, alternative: str) -> TestResult:
     check_alternative(alternative)
     p = _five_by_two(x, y)
-    s2 = _five_by_two_var(p)
-    name = "combined 5x2 cv t"
-    mean = float(p.mean())
-    if s2 <= 1e-300:
-        t, pv, note = _degenerate(mean, alternative)
-        return TestResult(t, pv, name, alternative, df=5, n=10, estimate=mean, note=note)
-    t = mean / math.sqrt(s2 / 5.0 / 10.0)
-    return TestResult(t, t_pvalue(t, 5, alternative), name, alternative, df=5, n=10, estimate=mean)
+    t, pv, df = t_test_rows(p.reshape(1, 10), test, alternative=alternative)
+    t, pv = float(t[0]), float(pv[0])
+    note = ""
+    if not math.isfinite(t):
+        note = _DEGENERATE_NOTE
+    elif _five_by_two_var(p) <= 1e-300:
+        note = _ZERO_NOTE
+    return TestResult(t, pv, name, alternative, df=df, n=10, estimate=float(p.mean()), note=note)
 
 
 def combined_5x2cv_f(x, y) -> TestResult:

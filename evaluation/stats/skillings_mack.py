@@ -68,8 +68,9 @@ import numpy as np
 from scipy import stats
 
 from algorank.metadata.errors import InputError
+from algorank.metadata.io import to_plain
 
-from ._result import FriedmanResult, _plain
+from ._result import FriedmanResult
 from ._validate import as_float_array
 from .multiple import friedman, pairwise_z
 
@@ -165,7 +166,7 @@ class IncompleteBlockResult:
 
     def to_dict(self) -> dict:
         """JSON-friendly dict of all fields."""
-        return _plain(asdict(self))
+        return to_plain(asdict(self))
 
 
 # ---------------------------------------------------------------- helpers

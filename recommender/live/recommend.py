@@ -478,7 +478,7 @@ def recommend(
     matches = prior_matches(meta, info)
     if matches:
         logger.warning("dataset %s looks like prior dataset(s) %s of the meta-data, whose results inform this "
-                       "ranking; leave them out (--exclude-dataset) to test algorank honestly on it",
+                       "ranking; leave them out (exclude_datasets) to test algorank honestly on it",
                        data.name, ", ".join(matches))
     expected = strategy_expectations(strat, info)
     if expected is None:
@@ -558,7 +558,7 @@ def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time
     if not isinstance(strategy, str):
         return strategy, "given", kind, live
     strat = parse_strategy(strategy, random_state=random_state)
-    if not live.is_identity and not _sets_time_model(strategy) and hasattr(strat, "with_time_model"):
+    if not live.is_identity and not _sets_time_model(strategy) and strat.time_model_aware:
         strat = strat.with_time_model(time_overhead=live.overhead, time_scale=live.scale, time_kind=kind)
         return strat, live.describe(kind), kind, live
     tm = getattr(strat, "time_model", None)

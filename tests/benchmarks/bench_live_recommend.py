@@ -276,7 +276,7 @@ def replay(measured: dict, specs, metas: dict) -> pd.DataFrame:
                 if spec == "ar:p=tuned":
                     spec = f"ar:p={_tuned_p(train)}"  # nested: P tuned without the held-out dataset
                 strat, _, _, _ = live_strategy(spec, train)
-                if spec.startswith("lt:") and hasattr(strat, "with_window"):
+                if spec.startswith("lt:") and strat.needs_window:
                     strat = strat.with_window(*_live_window(train))
                 fitted[key] = strat.fit(train)
             tr = run_policy(fitted[key].policy(info), Replay(results))
