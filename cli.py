@@ -55,7 +55,7 @@ def _fmt_seconds(s: float) -> str:
 def _add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = False, meta_default: str = "lcdb") -> None:
     if meta:
         p.add_argument("--meta", metavar="PATH", action="append",
-                       help="meta-data file (.parquet or .csv), an ASlib scenario folder, or an embedded set: lcdb, uci, broad "
+                       help="meta-data file (.parquet or .csv), an ASlib scenario folder, or an embedded set: lcdb, uci, broad, oboe "
                             f"(default: {meta_default}); repeat to join several with distinct datasets")
         p.set_defaults(meta_default=meta_default)
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
@@ -129,7 +129,7 @@ def _run_info(args) -> None:
 
 # ---------------------------------------------------------------- snapshot
 def _add_snapshot(sub) -> None:
-    p = sub.add_parser("snapshot", help="manage the embedded LCDB snapshot")
+    p = sub.add_parser("snapshot", help="rebuild the embedded meta-data (LCDB snapshot, OBOE matrices)")
     ssub = p.add_subparsers(dest="snapshot_command", required=True, parser_class=_Parser)
     b = ssub.add_parser("build", help="rebuild the snapshot from the lcdb package (pip install 'algorank[lcdb]')")
     b.add_argument("--out", metavar="DIR", help="folder to write to (default: the installed package's data folder)")
@@ -137,6 +137,24 @@ def _add_snapshot(sub) -> None:
     b.add_argument("--json", action="store_true", help="print the written record as JSON")
     b.add_argument("--quiet", action="store_true", help="no log messages")
     b.set_defaults(func=_run_snapshot_build)
+    o = ssub.add_parser("build-oboe", help="rebuild the embedded 'oboe' set from OBOE's matrices "
+                                           "(e.g. ../shared/metadata/oboe)")
+    o.add_argument("source", metavar="DIR", help="folder holding OBOE's error_matrix.csv, runtime_matrix.csv, "
+                                                 "dataset_sizes.csv, classification.json and LICENSE.txt")
+    o.add_argument("--out", metavar="DIR", help="folder to write to (default: the installed package's data folder)")
+    o.add_argument("--json", action="store_true", help="print the written record as JSON")
+    o.add_argument("--quiet", action="store_true", help="no log messages")
+    o.set_defaults(func=_run_snapshot_build_oboe)
+
+
+def _run_snapshot_build_oboe(args) -> None:
+    from algorank.metadata.oboe import build_oboe
+
+    record = build_oboe(args.source, args.out)
+    if args.json:
+        _emit_json(record)
+    else:
+        _emit("\n".join(f"{k:<15}{v}" for k, v in record.items() if k != "inputs"))
 
 
 def _run_snapshot_build(args) -> None:
@@ -904,19 +922,26 @@ def _fmt_acc(a: float) -> str:
 
 def _run_recommend(args) -> None:
     from algorank.recommender.live.recommend import DEFAULT_STRATEGY, recommend
+    from algorank.metadata.learners import short_name
+    from algorank.metadata.metric import METRIC_LABELS, primary_metric
 
     talk = not args.quiet
     plan_text: list[str] = []
+    meta = _load_meta(args)
+    metric = primary_metric(meta)  # balanced accuracy for --meta oboe: the score it ranks by, measured live too
+    label = "bal. acc." if metric == "balanced_accuracy" else METRIC_LABELS[metric]
+    width = [20]  # learner column: OBOE's configurations have longer names than the portfolio
 
     def on_plan(plan):
+        width[0] = max([20] + [len(short_name(t.learner)) + 2 for t in plan])
+        w = width[0]
         modelled = any(t.accuracy_low == t.accuracy_low for t in plan)
-        source = ("the strategy's accuracy and runtime models for this dataset" if modelled
-                  else "the most similar prior datasets")
-        lines = [f"planned order ({len(plan)} learners; expected accuracy and test time from {source})",
-                 f"{'#':>3}  {'learner':<20}{'exp. accuracy':>14}{'exp. time':>12}"
+        source = ("the strategy's models for this dataset" if modelled else "the most similar prior datasets")
+        lines = [f"planned order ({len(plan)} learners; expected {METRIC_LABELS[metric]} and test time from {source})",
+                 f"{'#':>3}  {'learner':<{w}}{'exp. ' + label:>14}{'exp. time':>12}"
                  + (f"{'90% interval':>18}{'p(fail)':>9}" if modelled else "")]
         for i, t in enumerate(plan, 1):
-            line = (f"{i:>3}  {short_name(t.learner):<20}{_fmt_acc(t.expected_accuracy):>14}"
+            line = (f"{i:>3}  {short_name(t.learner):<{w}}{_fmt_acc(t.expected_accuracy):>14}"
                     f"{_fmt_seconds(t.expected_seconds):>12}")
             if modelled:
                 line += f"{'[' + _fmt_acc(t.accuracy_low) + ', ' + _fmt_acc(t.accuracy_high) + ']':>18}"
@@ -940,16 +965,16 @@ def _run_recommend(args) -> None:
         cum[0] += o.seconds
         if talk:
             res = _fmt_acc(o.accuracy) if o.status == "ok" else f"{o.status}: {o.message}"
-            sys.stderr.write(f"  {short_name(o.learner):<20}{res:>10}  {_fmt_seconds(o.seconds):>9}"
+            sys.stderr.write(f"  {short_name(o.learner):<{width[0]}}{res:>10}  {_fmt_seconds(o.seconds):>9}"
                              f"  (total {_fmt_seconds(cum[0])})\n")
             sys.stderr.flush()
 
-    result = recommend(args.dataset, strategy=args.strategy or DEFAULT_STRATEGY, meta=_load_meta(args),
+    result = recommend(args.dataset, strategy=args.strategy or DEFAULT_STRATEGY, meta=meta,
                        budget_seconds=args.budget, top=args.top, exclude_datasets=args.exclude_dataset,
                        target=args.target, cv=args.cv, random_state=args.seed, dry_run=args.dry_run,
                        time_model=args.time_model, time_overhead=args.time_overhead, on_plan=on_plan,
                        on_start=None if args.dry_run else on_start, on_observation=on_observation,
-                       allow_modules=args.allow_module)
+                       allow_modules=args.allow_module, metric=metric)
     written = []
     if args.out and result.trace is not None:
         from pathlib import Path
@@ -977,10 +1002,10 @@ def _run_recommend(args) -> None:
         return 0
     lines = [f"results on {result.dataset} ({args.cv}-fold stratified CV, strategy {result.strategy}, "
              f"test time model {result.time_model})",
-             f"{'#':>3}  {'learner':<20}{'accuracy':>10}{'predicted':>11}{'time':>11}{'predicted':>11}"
+             f"{'#':>3}  {'learner':<{width[0]}}{label:>10}{'predicted':>11}{'time':>11}{'predicted':>11}"
              f"{'total':>11}  status"]
     for i, r in enumerate(result.leaderboard.to_dict("records"), 1):
-        lines.append(f"{i:>3}  {short_name(r['learner']):<20}{_fmt_acc(r['accuracy']):>10}"
+        lines.append(f"{i:>3}  {short_name(r['learner']):<{width[0]}}{_fmt_acc(r['accuracy']):>10}"
                      f"{_fmt_acc(r['predicted_accuracy']):>11}{_fmt_seconds(r['seconds']):>11}"
                      f"{_fmt_seconds(r['predicted_seconds']):>11}{_fmt_seconds(r['cumulative_seconds']):>11}"
                      f"  {r['status']}")

@@ -1,4 +1,4 @@
-"""Prior runs: the MetaDataset model, readers (LCDB, OpenML, files), the embedded snapshot.
+"""Prior runs: the MetaDataset model, readers (LCDB, OBOE, OpenML, files), the embedded meta-data.
 
 This package imports nothing else of algorank.
 """

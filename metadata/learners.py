@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import re
 import warnings
 from dataclasses import dataclass
@@ -26,12 +27,16 @@ from typing import Any, Callable, Mapping
 from .errors import InputError
 
 __all__ = ["LearnerSpec", "LEARNERS", "DEFAULT_ALLOWED_MODULES", "learner_ids", "make_estimator", "short_name",
-           "short_names", "estimator_from_path", "estimator_class", "is_runnable", "check_allow_modules"]
+           "short_names", "estimator_from_path", "estimator_class", "is_runnable", "check_allow_modules",
+           "NESTED_CLASS_KEY", "seed_estimator"]
 
 #: Packages whose estimator classes a learner id may name (more only by explicit user choice).
 DEFAULT_ALLOWED_MODULES: tuple[str, ...] = ("sklearn",)
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 _PACKAGE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+#: Key that marks a JSON object in learner-id parameters as a nested estimator (its class path).
+NESTED_CLASS_KEY = "__class__"
+_MAX_NESTING = 3
 
 
 @dataclass(frozen=True)
@@ -132,17 +137,39 @@ def estimator_class(path: str, *, allow_modules=()) -> type:
 
 def is_runnable(learner_id: str, *, allow_modules=()) -> bool:
     """Whether ``learner_id`` can be run: a portfolio id or short name, or an allowed estimator class path
-    (optionally followed by JSON parameters).  Never executes anything outside the allowed packages."""
+    (optionally followed by JSON parameters, whose nested estimators, see :func:`estimator_from_path`, must
+    be allowed classes too).  Never executes anything outside the allowed packages."""
     check_allow_modules(allow_modules)  # a bad allow-list is the caller's error, not a "no"
     text = str(learner_id).strip()
     if text in LEARNERS or text in _BY_SHORT:
         return True
-    path = text.partition("{")[0].strip()
+    path, brace, rest = text.partition("{")
     try:
-        estimator_class(path, allow_modules=allow_modules)
+        estimator_class(path.strip(), allow_modules=allow_modules)
+        if brace:
+            try:
+                params = json.loads(brace + rest)
+            except json.JSONDecodeError:
+                params = None  # bad JSON is reported when the learner is built
+            for nested in _nested_paths(params):
+                estimator_class(nested, allow_modules=allow_modules)
     except InputError:
         return False
     return True
+
+
+def _nested_paths(value, depth: int = 0):
+    """Class paths of the nested estimator objects (``{"__class__": ...}``) in JSON parameters."""
+    if depth > _MAX_NESTING:
+        raise InputError(f"estimator parameters nest deeper than {_MAX_NESTING} levels")
+    if isinstance(value, dict):
+        if NESTED_CLASS_KEY in value:
+            yield str(value[NESTED_CLASS_KEY])
+        for v in value.values():
+            yield from _nested_paths(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _nested_paths(v, depth + 1)
 
 
 def _svc(kernel: str) -> Callable[[], Any]:
@@ -232,9 +259,76 @@ def _resolve(learner_id: str) -> LearnerSpec:
 
 
 def short_name(learner_id: str) -> str:
-    """Short display name of a learner id (the id itself when it is not in the portfolio)."""
+    """Short display name of a learner id.
+
+    A portfolio id gets its portfolio name (``knn``).  A scikit-learn class path with JSON
+    parameters gets the portfolio name of the class or its class name in kebab case,
+    followed by its parameters: long parameter names abbreviated
+    (``min_samples_split`` -> ``mss``, ``n_estimators`` -> ``n``, ``learning_rate`` -> ``lr``,
+    ...), the values of categorical choices (``criterion``, ``kernel``, ``solver``, ...)
+    alone, nested estimators by their own short name, e.g.
+    ``sklearn.ensemble.RandomForestClassifier{"criterion": "entropy", "n_estimators": 10}`` ->
+    ``random-forest(entropy,n=10)``.  Anything else is shown as it is.  Display only: these
+    names are not resolved back to ids.
+    """
     spec = LEARNERS.get(learner_id) or _BY_SHORT.get(learner_id)
-    return spec.short if spec is not None else learner_id
+    if spec is not None:
+        return spec.short
+    return _parameterised_short(str(learner_id)) or learner_id
+
+
+#: Abbreviations of long parameter names in :func:`short_name`.
+_PARAM_SHORT = {"min_samples_split": "mss", "min_samples_leaf": "msl", "n_estimators": "n", "learning_rate": "lr",
+                "learning_rate_init": "lr0", "max_depth": "depth", "max_features": "mf", "n_neighbors": "k",
+                "l1_ratio": "l1", "hidden_layer_sizes": "hidden"}
+#: Parameters whose (string) value is shown alone in :func:`short_name`.
+_CHOICE_PARAMS = frozenset({"criterion", "kernel", "solver", "penalty", "loss", "algorithm", "weights", "metric"})
+
+
+def _class_short(path: str) -> str | None:
+    if path in LEARNERS:
+        return LEARNERS[path].short
+    if not _DOTTED.match(path) or not _within(path.rpartition(".")[0], DEFAULT_ALLOWED_MODULES):
+        return None
+    name = path.rpartition(".")[2]
+    if name.endswith("Classifier") and name != "Classifier":
+        name = name[: -len("Classifier")]
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name).lower()
+
+
+def _short_value(key: str, value) -> str:
+    if isinstance(value, dict) and NESTED_CLASS_KEY in value:
+        inner = {k: v for k, v in value.items() if k != NESTED_CLASS_KEY}
+        family = _class_short(str(value[NESTED_CLASS_KEY])) or str(value[NESTED_CLASS_KEY])
+        return _with_params(family, inner)
+    label = _PARAM_SHORT.get(key, key)
+    if isinstance(value, str):
+        return value if key in _CHOICE_PARAMS else f"{label}={value}"
+    if value is None or isinstance(value, bool):
+        return f"{label}={json.dumps(value)}"
+    if isinstance(value, (int, float)):
+        return f"{label}={value:g}"
+    return f"{label}={json.dumps(value, separators=(',', ':'))}"
+
+
+def _with_params(family: str, params: Mapping[str, Any]) -> str:
+    return family + ("(" + ",".join(_short_value(k, v) for k, v in params.items()) + ")" if params else "")
+
+
+def _parameterised_short(learner_id: str) -> str | None:
+    path, brace, rest = learner_id.strip().partition("{")
+    family = _class_short(path.strip())
+    if family is None:
+        return None
+    if not brace:
+        return None  # a bare class path is shown as it is
+    try:
+        params = json.loads(brace + rest)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(params, dict):
+        return None
+    return _with_params(family, {k: v for k, v in params.items() if k != "__scaling__"})
 
 
 def short_names(learner_ids) -> dict[str, str]:
@@ -271,12 +365,22 @@ def make_estimator(learner_id: str, *, random_state: int | None = None, allow_mo
     return est
 
 
-def estimator_from_path(path: str, params: Mapping[str, Any] | None = None, *, allow_modules=()):
+def estimator_from_path(path: str, params: Mapping[str, Any] | None = None, *, allow_modules=(), _depth: int = 0):
     """Build an estimator from an import path and keyword parameters.
 
     The class is checked by :func:`estimator_class` before anything is called; the
     parameters must be JSON literals (str, number, bool, None, lists and objects of
     those) and are passed as keyword arguments to that class only.
+
+    A parameter value that is a JSON object with the key ``"__class__"``
+    (:data:`NESTED_CLASS_KEY`) is a nested estimator, built the same way from that
+    class path and the object's other keys, e.g. a one-vs-rest logistic regression::
+
+        sklearn.multiclass.OneVsRestClassifier{"estimator": {"__class__":
+            "sklearn.linear_model.LogisticRegression", "C": 0.5, "solver": "liblinear"}}
+
+    Every nested class is checked by :func:`estimator_class` like the outer one
+    (at most :data:`_MAX_NESTING` levels).
 
     Raises
     ------
@@ -288,10 +392,44 @@ def estimator_from_path(path: str, params: Mapping[str, Any] | None = None, *, a
     for key, value in params.items():
         if not isinstance(key, str) or not _is_literal(value):
             raise InputError(f"bad parameters for {path}: {key!r} must be a JSON literal; got {type(value).__name__}")
+    if _depth >= _MAX_NESTING:
+        raise InputError(f"bad parameters for {path}: nested estimators deeper than {_MAX_NESTING} levels")
+    for key, value in params.items():
+        if isinstance(value, dict) and NESTED_CLASS_KEY in value:
+            inner = {k: v for k, v in value.items() if k != NESTED_CLASS_KEY}
+            params[key] = estimator_from_path(str(value[NESTED_CLASS_KEY]), inner, allow_modules=allow_modules,
+                                              _depth=_depth + 1)
     try:
         return cls(**params)
     except TypeError as exc:
         raise InputError(f"bad parameters for {path}: {exc}") from exc
+
+
+def seed_estimator(est, params: Mapping[str, Any] | None, random_state):
+    """Set ``random_state`` on ``est`` and on its nested estimators wherever ``params`` gives none.
+
+    ``params`` are the JSON parameters ``est`` was built from (:func:`estimator_from_path`);
+    a ``random_state`` given there, at any nesting level, is kept.  Returns ``est``.
+    """
+    if random_state is None:
+        return est
+    given = set(_given_seeds(dict(params or {})))
+    try:
+        names = [k for k in est.get_params(deep=True) if k == "random_state" or k.endswith("__random_state")]
+        todo = {k: random_state for k in names if k not in given}
+        if todo:
+            est.set_params(**todo)
+    except Exception:  # not a scikit-learn estimator: leave it alone
+        pass
+    return est
+
+
+def _given_seeds(params: Mapping[str, Any], prefix: str = ""):
+    for key, value in params.items():
+        if key == "random_state":
+            yield prefix + key
+        if isinstance(value, dict) and NESTED_CLASS_KEY in value:
+            yield from _given_seeds({k: v for k, v in value.items() if k != NESTED_CLASS_KEY}, f"{prefix}{key}__")
 
 
 def _is_literal(value) -> bool:

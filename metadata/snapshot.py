@@ -1,4 +1,4 @@
-"""The embedded meta-datasets: the LCDB snapshot and the evaluator-built UCI and broad sets.
+"""The embedded meta-datasets: the LCDB snapshot, the evaluator-built UCI and broad sets, and OBOE's matrices.
 
 Three meta-datasets ship inside the ``metadata`` package, each a Parquet file with a
 JSON record of its SHA-256 checksum and basic counts next to it:
@@ -22,7 +22,16 @@ JSON record of its SHA-256 checksum and basic counts next to it:
     ``metadata/data/broad/`` by ``algorank build-meta`` (resumable) and assembled
     by ``algorank build-meta --assemble`` (:mod:`algorank.evaluation.cv.metabuild`).
 
-Each name is accepted wherever a meta-data path is (``--meta uci``).
+``oboe`` (``metadata/data/oboe.parquet``)
+    OBOE's matrices (Yang et al., KDD 2019; BSD licence in ``OBOE_LICENSE.txt``): 219
+    scikit-learn configurations of 12 families on 418 OpenML datasets, one aggregated
+    run per cell; the score is OBOE's balanced accuracy (the ``accuracy`` column holds
+    the same values, the record names ``"metric": "balanced_accuracy"``), the time its
+    cross-validation seconds per fold.  Every configuration is a runnable learner id.
+    :func:`algorank.metadata.oboe.build_oboe` (``algorank snapshot build-oboe DIR``) rebuilds it;
+    see :mod:`algorank.metadata.oboe`.
+
+Any of these names is accepted wherever a meta-data path is (``--meta uci``).
 """
 
 from __future__ import annotations
@@ -51,6 +60,7 @@ EMBEDDED = {
     "lcdb": (SNAPSHOT_FILE, SNAPSHOT_RECORD),
     "uci": ("uci_evaluator.parquet", "uci_evaluator.json"),
     "broad": ("broad_evaluator.parquet", "broad_evaluator.json"),
+    "oboe": ("oboe.parquet", "oboe.json"),
 }
 
 
@@ -121,7 +131,7 @@ def _load_embedded_file(name: str) -> MetaDataset:
 
 
 def load_meta(path=None, *, default: str = "lcdb") -> MetaDataset:
-    """Load meta-data from a file ``path``, an ASlib scenario folder, or an embedded name (``"lcdb"``, ``"uci"``, ``"broad"``).
+    """Load meta-data from a file ``path``, an ASlib scenario folder, or an embedded name (``"lcdb"``, ``"uci"``, ``"broad"``, ``"oboe"``).
 
     ``None`` (or an empty list) loads the embedded meta-dataset ``default``; a list of paths
     and names loads each and joins them (:meth:`MetaDataset.concat`, dataset ids must not

@@ -164,3 +164,35 @@ def test_cli_evaluate_refuses_hostile_learners(evil, capsys, i):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ")
     assert _sentinels(tmp_path) == []
+
+
+def test_nested_estimators_are_checked_like_the_outer_class(evil):
+    """``{"__class__": ...}`` parameters build nested estimators: the same allow-list, before any import."""
+    tmp_path, imported, called = evil
+    sentinel = json.dumps(str(tmp_path / "pwned"))
+    ovr = "sklearn.multiclass.OneVsRestClassifier"
+    hostile = [
+        f'{ovr}{{"estimator": {{"__class__": "evilmod.Evil"}}}}',
+        f'{ovr}{{"estimator": {{"__class__": "os.system", "command": "touch {tmp_path / "pwned"}"}}}}',
+        f'{ovr}{{"estimator": {{"__class__": "builtins.open", "file": {sentinel}, "mode": "w"}}}}',
+        f'{ovr}{{"estimator": {{"__class__": "sklearn.base.os.system", "command": "true"}}}}',
+        f'{ovr}{{"estimator": {{"__class__": "{ovr}", "estimator": {{"__class__": "evilmod.Evil"}}}}}}',
+    ]
+    for lid in hostile:
+        assert not is_runnable(lid), lid
+        with pytest.raises(InputError):
+            resolve_learner(lid)
+    assert _sentinels(tmp_path) == [] and not imported.exists() and not called.exists()
+    deep = '{"__class__": "sklearn.tree.DecisionTreeClassifier"}'
+    for _ in range(4):
+        deep = f'{{"__class__": "{ovr}", "estimator": {deep}}}'
+    with pytest.raises(InputError, match="nested"):
+        resolve_learner(f'{ovr}{{"estimator": {deep}}}')
+    # the positive control: an allowed nested class is built, and seeded by the evaluator's random_state
+    good = f'{ovr}{{"estimator": {{"__class__": "sklearn.linear_model.LogisticRegression", "C": 0.5}}}}'
+    assert is_runnable(good)
+    est = resolve_learner(good).build(random_state=7)
+    assert type(est.estimator).__name__ == "LogisticRegression" and est.estimator.C == 0.5
+    assert est.estimator.random_state == 7
+    given = f'{ovr}{{"estimator": {{"__class__": "sklearn.linear_model.LogisticRegression", "random_state": 3}}}}'
+    assert resolve_learner(given).build(random_state=7).estimator.random_state == 3

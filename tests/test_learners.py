@@ -74,6 +74,19 @@ def test_short_names_and_unknown_ids():
         make_estimator("nope")
 
 
+def test_short_names_of_parameterised_scikit_learn_ids():
+    for lid in learner_ids():  # portfolio names unchanged
+        assert short_name(lid) == LEARNERS[lid].short
+    assert short_name('sklearn.ensemble.RandomForestClassifier{"n_estimators": 500}') == "random-forest(n=500)"
+    assert short_name("sklearn.naive_bayes.GaussianNB") == "sklearn.naive_bayes.GaussianNB"  # bare paths: as they are
+    assert short_name('sklearn.naive_bayes.GaussianNB{"var_smoothing": 1e-08}') == "gaussian-nb(var_smoothing=1e-08)"
+    assert short_name('sklearn.svm.SVC{"C": 0.5, "gamma": "auto", "kernel": "poly"}') == "svc(C=0.5,gamma=auto,poly)"
+    assert short_name('sklearn.ensemble.GradientBoostingClassifier{"max_features": null}') == "gradient-boosting(mf=null)"
+    assert short_name('sklearn.dummy.DummyClassifier{"strategy": "prior", "__scaling__": "none"}') == "dummy(strategy=prior)"
+    assert short_name("weka.J48{\"C\": 0.25}") == "weka.J48{\"C\": 0.25}"  # outside scikit-learn: as it is
+    assert short_name("sklearn.tree.DecisionTreeClassifier{not json") == "sklearn.tree.DecisionTreeClassifier{not json"
+
+
 def test_estimator_from_path():
     est = estimator_from_path("sklearn.dummy.DummyClassifier", {"strategy": "most_frequent"})
     assert est.get_params()["strategy"] == "most_frequent"

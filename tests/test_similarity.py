@@ -50,6 +50,50 @@ def test_rollout_never_worse_than_start():
     assert mean(order) <= mean(start) + 1e-12
 
 
+def _random_problem(n_datasets, n_learners, seed):
+    rng = np.random.default_rng(seed)
+    acc = rng.uniform(0.6, 1.0, size=(n_datasets, n_learners))
+    sec = 10 ** rng.uniform(-3, 2, size=(n_datasets, n_learners))
+    acc[rng.uniform(size=acc.shape) < 0.1] = -np.inf  # missing results: -inf and 0 s, as _prepare makes them
+    sec[np.isneginf(acc)] = 0.0
+    best = acc.max(axis=1)
+    return acc, sec, np.full(n_datasets, 0.55), best
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_windowed_rollout_with_every_candidate_is_the_full_rollout(seed):
+    """The window only skips the loss that every candidate shares: with all learners as candidates it
+    picks what the full rollout picks, step by step."""
+    from algorank.recommender.similarity import _windowed_rollout
+
+    acc, sec, base, best = _random_problem(25, 9, seed)
+    w = np.random.default_rng(seed).uniform(0.1, 1.0, 25)
+    start = list(range(9))[::-1]
+    full = rollout_order(start, acc, sec, base, best, w, lo=-3, hi=2, passes=2)
+    windowed = _windowed_rollout(start, acc, sec, base, best, w / w.sum(), lo=-3, hi=2, passes=2, candidates=9)
+    assert windowed == full
+
+
+def test_windowed_rollout_scales_and_never_worsens_the_start():
+    import time
+
+    acc, sec, base, best = _random_problem(60, 120, 7)
+    start = list(range(120))
+    w = np.ones(60)
+    t0 = time.perf_counter()
+    order = rollout_order(start, acc, sec, base, best, w, lo=-3, hi=2, passes=2, candidates=8)
+    elapsed = time.perf_counter() - t0
+    assert sorted(order) == start
+    mean = lambda o: batch_mil(np.array([o]), acc, sec, base, best, lo=-3, hi=2).mean()
+    assert mean(order) < mean(start)
+    assert elapsed < 20  # O(learners x candidates^2 x datasets); the full rollout is cubic in the learners
+    # with no more learners than candidates the original rollout runs unchanged
+    small = list(range(6))
+    assert rollout_order(small, acc[:, :6], sec[:, :6], base, acc[:, :6].max(axis=1), w, lo=-3, hi=2,
+                         candidates=20) == rollout_order(small, acc[:, :6], sec[:, :6], base,
+                                                         acc[:, :6].max(axis=1), w, lo=-3, hi=2)
+
+
 def test_similarity_weights_handle_nan_and_inf():
     feats = meta_feature_matrix([{"n_instances": 100, "n_features": 10, "n_classes": 2, "majority_fraction": 0.5},
                                  {"n_instances": 10000, "n_features": 10, "n_classes": 2},
@@ -118,6 +162,9 @@ def test_lt_spec_and_errors():
         parse_strategy("lt:h=-1")
     with pytest.raises(InputError, match="passes"):
         parse_strategy("lt:passes=0")
+    assert parse_strategy("lt").candidates == 20 and parse_strategy("lt:cands=8").with_window(1, 10).candidates == 8
+    with pytest.raises(InputError, match="cands"):
+        parse_strategy("lt:cands=1")
 
 
 def test_feature_center_scale_matches_nan_statistics_without_warnings():

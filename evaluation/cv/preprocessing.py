@@ -17,6 +17,9 @@ short names such as ``knn``) or any estimator as an import path with optional JS
 parameters appended: ``sklearn.dummy.DummyClassifier{"strategy": "most_frequent"}``.
 Import-path learners are standardised (the safe default for unknown estimators);
 add ``"__scaling__": "none" | "standard" | "minmax"`` to the JSON to change that.
+A JSON object with a ``"__class__"`` key is a nested estimator (e.g. the one-vs-rest
+logistic regressions of the embedded ``oboe`` set), checked like the outer class; every
+``random_state`` the id does not set, nested ones included, gets the evaluation's seed.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from algorank.metadata.errors import InputError
-from algorank.metadata.learners import LEARNERS, estimator_from_path, make_estimator, short_name
+from algorank.metadata.learners import LEARNERS, estimator_from_path, make_estimator, seed_estimator, short_name
 
 __all__ = ["LearnerRecipe", "resolve_learner", "encode_features", "FoldPreprocessor", "FrameEncoder",
            "RawPreprocessor", "make_preprocessor", "make_pipeline", "final_pipeline", "SCALINGS"]
@@ -72,13 +75,7 @@ class LearnerRecipe:
             return make_estimator(self.id, random_state=random_state)
         params = json.loads(self.params_json)
         est = estimator_from_path(self.path, params, allow_modules=self.allow_modules)
-        if random_state is not None and "random_state" not in params:
-            try:
-                if "random_state" in est.get_params():
-                    est.set_params(random_state=random_state)
-            except Exception:  # not a scikit-learn estimator: leave it alone
-                pass
-        return est
+        return seed_estimator(est, params, random_state)  # nested estimators too, unless the id sets it
 
 
 def resolve_learner(learner: str, *, allow_modules=()) -> LearnerRecipe:

@@ -45,6 +45,9 @@ __all__ = ["LiveEnvironment"]
 
 logger = logging.getLogger(__name__)
 
+#: Scores a live test can report (the evaluator's ``<metric>_mean``).
+_METRICS = ("accuracy", "balanced_accuracy")
+
 
 class _DropFailureWarnings(logging.Filter):
     """Drop the evaluator's per-evaluation failure warning (the live observation reports it)."""
@@ -96,6 +99,10 @@ class LiveEnvironment:
     allow_modules : sequence of str
         Packages allowed besides scikit-learn for import-path learner ids (default
         evaluator only; a given evaluator carries its own).
+    metric : {"accuracy", "balanced_accuracy"}
+        The score of an observation: the evaluator's mean accuracy or mean balanced
+        accuracy (mean recall) over the folds.  Use the score the meta-data ranks by
+        (:func:`algorank.metadata.metric.primary_metric`).
 
     Attributes
     ----------
@@ -110,12 +117,15 @@ class LiveEnvironment:
     def __init__(self, dataset: LoadedDataset, evaluator: Evaluator | None = None, *, cv: int = 5,
                  random_state: int = 0, budget_seconds: float | None = None, min_timeout: float = 1.0,
                  expected_seconds=None, guard: float = 4.0, clock: Callable[[], float] = time.perf_counter,
-                 allow_modules=()) -> None:
+                 allow_modules=(), metric: str = "accuracy") -> None:
         if not isinstance(dataset, LoadedDataset):
             raise InputError(f"dataset must be a LoadedDataset (see algorank.evaluation.cv.datasets.load_dataset); "
                              f"got {type(dataset).__name__}")
         if budget_seconds is not None and not (math.isfinite(budget_seconds) and budget_seconds > 0):
             raise InputError(f"budget_seconds must be a positive number of seconds; got {budget_seconds!r}")
+        if metric not in _METRICS:
+            raise InputError(f"metric must be one of {', '.join(_METRICS)}; got {metric!r}")
+        self.metric = metric
         self.dataset = dataset
         self.evaluator = evaluator if evaluator is not None else Evaluator(
             scheme="cv", cv=cv, repeats=1, random_state=random_state, progress=False, allow_modules=allow_modules)
@@ -179,7 +189,7 @@ class LiveEnvironment:
         row = result.summary.iloc[0].to_dict()
         self.results[learner] = row
         status = str(row.get("status", "ok"))
-        acc = float(row.get("accuracy_mean", np.nan))
+        acc = float(row.get(f"{self.metric}_mean", np.nan))
         if status != "ok" or not math.isfinite(acc):
             message = _first_line(row.get("message") or "") or f"{status} on at least one fold"
             logger.info("%s failed (%s): %s", learner, status, message)

@@ -56,6 +56,7 @@ from algorank.evaluation.meta.time_model import TimeModel, live_model_for
 from algorank.evaluation.meta.trace import Observation, Trace, run_policy
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable, short_name
+from algorank.metadata.metric import METRIC_LABELS, primary_metric
 from algorank.recommender.registry import parse_strategy
 from algorank.recommender.similarity import feature_center_scale, meta_feature_matrix, similarity_weights
 
@@ -157,6 +158,9 @@ class Recommendation:
     model : sklearn Pipeline or None
         The best learner refitted on all the data (raw features in, class labels out), ready
         to ``predict``; None for a dry run, when nothing succeeded, or with ``refit=False``.
+    metric : str
+        The score of the live tests and of the expected values: ``accuracy``, or
+        ``balanced_accuracy`` for meta-data that ranks by it (the embedded ``oboe`` set).
     """
 
     dataset: str
@@ -197,6 +201,7 @@ class Recommendation:
     def to_frame(self):
         """Same as :attr:`leaderboard` (the planned order is ``pd.DataFrame([p.to_dict() for p in plan])``)."""
         return self.leaderboard
+    metric: str = "accuracy"
 
     @property
     def best(self) -> Observation | None:
@@ -221,7 +226,8 @@ class Recommendation:
             tried = ", ".join(short_name(o.learner) for o in self.trace.observations) or "nothing"
             budget = f" within the budget of {self.budget_seconds:g} s" if self.budget_seconds else ""
             return (f"no learner finished successfully{budget} (tried: {tried}; {spent:.3g} s); stopped because {why}")
-        return (f"best: {short_name(best.learner)} with accuracy {best.accuracy:.4f} after {n} test(s) in "
+        label = METRIC_LABELS.get(self.metric, self.metric)
+        return (f"best: {short_name(best.learner)} with {label} {best.accuracy:.4f} after {n} test(s) in "
                 f"{spent:.3g} s; stopped because {why}")
 
     def to_dict(self) -> dict:
@@ -238,6 +244,7 @@ class Recommendation:
             "time_model": self.time_model,
             "prior_matches": list(self.prior_matches),
             "rank_only": list(self.rank_only),
+            "metric": self.metric,
             "order": [p.to_dict() for p in self.plan],
             "trace": [] if self.trace is None else [
                 {**r, "short": short_name(r["learner"]), "message": o.message,
@@ -386,6 +393,7 @@ def recommend(
     on_start: Callable | None = None,
     on_observation: Callable | None = None,
     allow_modules: Sequence[str] = (),
+    metric: str | None = None,
 ) -> Recommendation:
     """Rank learners for ``dataset`` from the meta-data, then run them live.
 
@@ -437,6 +445,12 @@ def recommend(
         Packages besides scikit-learn whose estimator classes learner ids of the meta-data
         may name.  A learner id that is neither a portfolio id nor such a class is
         *rank-only*: it is ranked and shown, never run (learner ids are data, not code).
+    metric : {"accuracy", "balanced_accuracy"}, optional
+        Score of the live tests; default the one the meta-data ranks by
+        (:func:`algorank.metadata.metric.primary_metric`: balanced accuracy for the embedded ``oboe``
+        set, whose ``accuracy`` column holds OBOE's balanced accuracy; accuracy otherwise).
+        The live balanced accuracy is scikit-learn's (mean recall); OBOE's is the mean of
+        the one-vs-rest balanced accuracies, the same on two classes and higher on more.
 
     Returns
     -------
@@ -460,6 +474,9 @@ def recommend(
     excluded = tuple(str(d) for d in exclude_datasets)
     if excluded:
         meta = meta.exclude(datasets=excluded)
+    metric = primary_metric(meta) if metric is None else metric
+    if metric not in METRIC_LABELS:
+        raise InputError(f"metric must be one of {', '.join(METRIC_LABELS)}; got {metric!r}")
     strat, used, kind, live = live_strategy(strategy, meta, time_model=time_model, cv=int(cv),
                                             time_overhead=time_overhead, random_state=random_state)
     strat.fit(meta)
@@ -496,7 +513,8 @@ def recommend(
     trace = None
     if not dry_run:
         env = LiveEnvironment(data, evaluator, cv=int(cv), random_state=random_state, budget_seconds=budget,
-                              expected_seconds={l: v[1] for l, v in expected.items()}, allow_modules=allowed)
+                              expected_seconds={l: v[1] for l, v in expected.items()}, allow_modules=allowed,
+                              metric=metric)
         policy = strat.policy(info)
         if rank_only:
             policy = _SkipRankOnly(policy, rank_only)
@@ -509,7 +527,7 @@ def recommend(
         model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed)
     return Recommendation(dataset=data.name, source=data.source, strategy=str(getattr(strat, "name", strategy)),
                           dataset_info=info, plan=planned, trace=trace, budget_seconds=budget, excluded=excluded,
-                          time_model=used, prior_matches=matches, rank_only=rank_only, model=model,
+                          time_model=used, prior_matches=matches, rank_only=rank_only, model=model, metric=metric,
                           expected=dict(expected))
 
 
