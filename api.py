@@ -46,7 +46,7 @@ def load_meta(source=None, *, default: str = "lcdb") -> MetaDataset:
 
 
 def recommend(data, target: str | None = None, *, y=None, strategy: str | None = None, budget: float | None = 60.0,
-              meta="uci", cv: int = 5, top: int | None = None, random_state: int = 0, refit: bool = True,
+              meta="broad", cv: int = 5, top: int | None = None, random_state: int = 0, refit: bool = True,
               dry_run: bool = False, exclude_datasets: Sequence[str] = (), allow_modules: Sequence[str] = (),
               **hooks):
     """Rank learners for ``data`` from the meta-data, test them live within ``budget`` seconds, refit the best.
@@ -65,7 +65,7 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
     budget : float or None
         Seconds of live tests (None: no limit).
     meta : str, path, MetaDataset or list
-        Prior runs (default the embedded ``uci`` set).
+        Prior runs (default the embedded ``broad`` set).
     cv : int
         Folds of each live test (stratified, one repetition).
     top : int, optional
@@ -93,7 +93,7 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
     from algorank.recommender.live.recommend import recommend as _recommend
 
     return _recommend(data, y=y, target=target, strategy=strategy or DEFAULT_STRATEGY,
-                      meta=load_meta(meta, default="uci"), budget_seconds=budget, top=top, cv=cv,
+                      meta=load_meta(meta, default="broad"), budget_seconds=budget, top=top, cv=cv,
                       random_state=random_state, refit=refit and not dry_run, dry_run=dry_run,
                       exclude_datasets=exclude_datasets, allow_modules=allow_modules, **hooks)
 

@@ -912,7 +912,7 @@ def _add_recommend(sub) -> None:
     p.add_argument("--allow-module", action="append", default=[], metavar="PACKAGE",
                    help="also run estimator classes of this package named by learner ids (default: scikit-learn "
                         "only; learner ids are data and never run code outside the allowed packages)")
-    _add_common(p, out=True, meta_default="uci")
+    _add_common(p, out=True, meta_default="broad")
     p.set_defaults(func=_run_recommend)
 
 

@@ -1,7 +1,9 @@
 """Per-learner runtime model: how long a learner's test takes on THIS dataset.
 
 For each learner ``l``, ``log10 seconds = b0_l + b1_l log10 n + b2_l log10 d + b3_l log10 k``
-(``n`` rows, ``d`` features, ``k`` classes of the dataset), fitted on the meta-data's datasets.
+``+ b4_l (log10 n - 3)^2 + b5_l (log10 n - 3)(log10 d - 1)`` (``n`` rows, ``d`` features after
+one-hot encoding, ``k`` classes of the dataset), fitted on the meta-data's datasets; the curvature
+terms let time grow faster on large data than the fixed costs of small data suggest.
 Each learner's slopes are shrunk towards the slopes shared by all learners (a ridge penalty
 ``lam * ||b_l - b_pooled||^2``), so a learner measured on few datasets still extrapolates
 sensibly to larger data.  A dataset-independent model (every learner's median time, what
@@ -64,8 +66,8 @@ class RuntimeModel:
     Attributes
     ----------
     learners : tuple of str
-    coef : ndarray of shape (n_learners, 4)
-        Intercept and slopes on log10 rows, features, classes.
+    coef : ndarray of shape (n_learners, 6)
+        Intercept, slopes on log10 rows, features, classes, and the two curvature terms.
     sigma : ndarray of shape (n_learners,)
         Residual standard deviation of log10 seconds.
     fill : ndarray of shape (3,)
@@ -81,8 +83,7 @@ class RuntimeModel:
         """log10 seconds of every learner (columns) for each query row of ``runtime_features``."""
         x = np.atleast_2d(np.asarray(features, dtype=float))
         x = np.where(np.isnan(x), self.fill, x)
-        design = np.column_stack([np.ones(len(x)), x])
-        return design @ self.coef.T
+        return _design(x) @ self.coef.T
 
     def predict(self, info: Mapping) -> np.ndarray:
         """Predicted seconds of every learner on the dataset described by ``info``."""
@@ -125,9 +126,9 @@ def fit_runtime_model(seconds: np.ndarray, features: np.ndarray, learners: Seque
     with np.errstate(all="ignore"):
         fill = np.array([np.nanmean(x[:, j]) if np.isfinite(x[:, j]).any() else 0.0 for j in range(x.shape[1])])
     xf = np.where(np.isnan(x), fill, x)
-    design = np.column_stack([np.ones(n), xf])
+    design = _design(xf)
     target = y.copy()
-    coef = np.zeros((m, 4))
+    coef = np.zeros((m, design.shape[1]))
     sigma = np.full(m, 0.5)
     for _ in range(3 if cens.any() else 1):
         pooled = _pooled_slopes(design, target, w)
@@ -143,11 +144,19 @@ def fit_runtime_model(seconds: np.ndarray, features: np.ndarray, learners: Seque
     return RuntimeModel(learners=tuple(str(l) for l in learners), coef=coef, sigma=np.maximum(sigma, 0.05), fill=fill)
 
 
+def _design(x: np.ndarray) -> np.ndarray:
+    """Intercept, log10 rows/features/classes, and the curvature terms (log10 rows - 3)^2 and
+    (log10 rows - 3) * (log10 features - 1): fixed costs dominate small data, so time grows
+    faster than any single power of the rows once the data is large."""
+    n, d = x[:, 0] - 3.0, x[:, 1] - 1.0
+    return np.column_stack([np.ones(len(x)), x, n * n, n * d])
+
+
 def _pooled_slopes(design: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Slopes shared by all learners (each learner keeps its own intercept)."""
     rows, cols = np.nonzero(np.isfinite(y) & (w > 0)[:, None])
-    if len(rows) < 4:
-        return np.zeros(3)
+    if len(rows) < design.shape[1]:
+        return np.zeros(design.shape[1] - 1)
     m = y.shape[1]
     onehot = np.zeros((len(rows), m))
     onehot[np.arange(len(rows)), cols] = 1.0
@@ -161,9 +170,10 @@ def _ridge_towards(design: np.ndarray, y: np.ndarray, w: np.ndarray, prior_slope
     """Weighted least squares with ``lam * ||slopes - prior_slopes||^2`` (intercept free)."""
     if len(y) == 0:
         return np.concatenate([[0.0], prior_slopes])
-    penalty = np.diag([0.0, lam, lam, lam])
+    k = design.shape[1]
+    penalty = np.diag([0.0] + [lam] * (k - 1))
     xtw = design.T * w
-    lhs = xtw @ design + penalty + 1e-9 * np.eye(4)
+    lhs = xtw @ design + penalty + 1e-9 * np.eye(k)
     rhs = xtw @ y + penalty @ np.concatenate([[0.0], prior_slopes])
     return np.linalg.solve(lhs, rhs)
 

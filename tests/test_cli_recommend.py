@@ -58,7 +58,7 @@ def test_bad_input_exit_2(argv, needle, capsys, meta_file):
     assert err.startswith("error:") and needle in err and "\n" not in err
 
 
-def test_default_meta_is_the_evaluator_built_uci_set(capsys):
+def test_default_is_ei_on_the_evaluator_built_broad_set(capsys):
     from algorank.evaluation.meta.time_model import LIVE_FIXED_OVERHEAD
     from algorank.metadata.learners import learner_ids
     from algorank.recommender.live.recommend import DEFAULT_STRATEGY
@@ -66,7 +66,9 @@ def test_default_meta_is_the_evaluator_built_uci_set(capsys):
     assert cli.main(["recommend", "sklearn:wine", "--dry-run", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert sorted(o["learner"] for o in d["order"]) == sorted(learner_ids())
-    assert d["strategy"] == DEFAULT_STRATEGY
+    assert d["strategy"] == DEFAULT_STRATEGY == "ei"
+    assert all(o["accuracy_low"] <= o["expected_accuracy"] <= o["accuracy_high"] for o in d["order"])
+    assert d["dataset_info"]["landmark_1nn"] > 0.5  # the landmarkers were measured on wine
     assert d["time_model"] == f"5 x (fit+predict) + {LIVE_FIXED_OVERHEAD:g} s"
     # every expected test time is at least the fixed overhead, and known for every learner
     assert all(o["expected_seconds"] >= LIVE_FIXED_OVERHEAD for o in d["order"])

@@ -38,7 +38,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
     strategy : str, optional
         Strategy spec (default: ``recommend``'s default).
     meta : str or MetaDataset
-        Prior runs: an embedded set's name (``"uci"``, ``"lcdb"``), a file, or a MetaDataset.
+        Prior runs: an embedded set's name (``"broad"``, default; ``"uci"``, ``"lcdb"``, ``"oboe"``), a file, or a MetaDataset.
     cv : int
         Folds of the stratified CV of each test (lowered to the smallest class count on tiny data).
     top : int, optional
@@ -74,7 +74,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
     sparse input is refused with scikit-learn's standard error (the evaluator works on dense frames).
     """
 
-    def __init__(self, budget: float = 30.0, *, strategy: str | None = None, meta="uci", cv: int = 5,
+    def __init__(self, budget: float = 30.0, *, strategy: str | None = None, meta="broad", cv: int = 5,
                  top: int | None = None, random_state: int | None = None, allow_modules: tuple = ()):
         self.budget = budget
         self.strategy = strategy
