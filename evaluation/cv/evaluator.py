@@ -40,6 +40,19 @@ are still recorded as ``error``.  Run sequentially (``n_jobs=1``), a learner who
 fold timed out is abandoned: its remaining folds of that repetition are recorded as
 ``timeout`` ("not run: ...") without being started.
 
+Deadline.  ``evaluate(..., deadline=t)`` bounds a whole evaluation in wall-clock time
+(the live loop's budget): a fold not started by ``t`` is recorded as ``timeout`` (not
+run), and a timed fold is killed at ``t`` even if its own timeout is longer.
+
+Orphans and Ctrl-C
+------------------
+A fold child never outlives the process that wants its result.  It sets the Linux
+parent-death signal (SIGKILL when its parent, the forkserver, dies) and closes the
+forkserver's "caller alive" pipe that multiprocessing hands every child, so that when
+the caller dies (even by SIGKILL) the server sees it, exits, and takes the child with
+it.  The child ignores SIGINT: a terminal Ctrl-C reaches the caller, which kills the
+child at once (no waiting for the fit, no traceback from the child) and re-raises.
+
 Measurements per fold: accuracy, balanced accuracy (mean recall over the classes
 present in the test fold), AUC (one-vs-rest, macro over the classes present in the
 test fold, from probabilities or decision values), log loss (probabilities clipped
@@ -77,7 +90,7 @@ from algorank.evaluation.cv.resampling import SCHEMES, Resampler, Split, make_re
 from algorank.evaluation.cv.store import FoldRecord, FoldStore, config_key
 
 __all__ = ["Evaluator", "EvaluationResult", "evaluate_fold", "DEFAULT_REPEATS", "parse_repeats", "default_store_path",
-           "write_runs"]
+           "write_runs", "start_fold_server", "NOT_RUN_DEADLINE"]
 
 logger = logging.getLogger(__name__)
 
@@ -198,18 +211,50 @@ def evaluate_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Sp
                       predict_time, model_bytes, "", np.asarray(true_score, dtype=float))
 
 
-def _set_parent_death_signal() -> None:
-    """Linux: let the kernel SIGKILL this child when its parent dies (best effort)."""
+def _detach_from_caller(caller_pid: int) -> None:
+    """Make a fold child die with the process that wants its result (see "Orphans" above).
+
+    * Ctrl-C belongs to the caller (which kills this child): SIGINT is ignored here, so a
+      terminal interrupt never prints a traceback from the child.
+    * The kernel sends SIGKILL when the parent (the forkserver) dies (``PR_SET_PDEATHSIG``).
+    * The forkserver hands every child the write end of its "caller alive" pipe; a child
+      holding it would keep the server alive after the caller dies (and with it this
+      child).  Closing it lets the server see the caller's death and exit.
+    * If the caller died before all this was in place, exit now.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception:  # pragma: no cover - not Linux
         pass
+    try:
+        from multiprocessing import forkserver
+
+        server = forkserver._forkserver
+        fd = getattr(server, "_forkserver_alive_fd", None)
+        if fd is not None:
+            os.close(fd)
+            server._forkserver_alive_fd = None
+    except Exception:  # pragma: no cover - other multiprocessing internals
+        pass
+    if os.getppid() == 1 or not _alive(caller_pid):
+        os._exit(1)
 
 
-def _child_main(conn, recipe, X, y, split, kwargs) -> None:
-    _set_parent_death_signal()
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - someone else's process under a reused pid
+        return True
+    return True
+
+
+def _child_main(conn, recipe, X, y, split, kwargs, caller_pid) -> None:
+    _detach_from_caller(caller_pid)
     conn.send(evaluate_fold(recipe, X, y, split, **kwargs))
     conn.close()
 
@@ -233,30 +278,70 @@ def _deadline_context():
     return _CONTEXT
 
 
-def _run_with_deadline(timeout: float, recipe: LearnerRecipe, X, y, split: Split, **kwargs) -> FoldRecord:
-    """Run :func:`evaluate_fold` in a child process; kill it at the deadline (see the module docstring)."""
+def start_fold_server() -> None:
+    """Start the forkserver of timed folds now, in the background (best effort).
+
+    Its start-up (importing numpy, pandas and scikit-learn: one to two seconds) then
+    overlaps with the caller's own work instead of delaying the first timed fold.
+    """
+    try:
+        from multiprocessing import forkserver
+
+        _deadline_context()
+        forkserver.ensure_running()
+    except Exception:  # pragma: no cover - no forkserver here: timed folds will say so
+        logger.debug("could not start the forkserver early", exc_info=True)
+
+
+#: Seconds given to a killed child to be reaped before the caller moves on without waiting.
+_REAP_SECONDS = 0.5
+
+
+def _kill(proc) -> None:
+    if proc.pid is None:  # never started (interrupted or failed in start())
+        return
+    if proc.is_alive():
+        proc.kill()
+    proc.join(_REAP_SECONDS)
+
+
+def _run_with_deadline(timeout: float, recipe: LearnerRecipe, X, y, split: Split, *, deadline: float | None = None,
+                       **kwargs) -> FoldRecord:
+    """Run :func:`evaluate_fold` in a child process; kill it at the timeout or ``deadline``.
+
+    The per-fold ``timeout`` counts from the child's start; ``deadline`` (a
+    :func:`time.perf_counter` value) is absolute.  The child is killed, never waited for,
+    also when the caller is interrupted (Ctrl-C), which is then re-raised.
+    """
     ctx = _deadline_context()
     receive, send = ctx.Pipe(duplex=False)
     start = time.perf_counter()
-    proc = ctx.Process(target=_child_main, args=(send, recipe, X, y, split, kwargs), daemon=True)
-    proc.start()
-    send.close()
+    proc = ctx.Process(target=_child_main, args=(send, recipe, X, y, split, kwargs, os.getpid()), daemon=True)
     record = None
+    finished = False
     try:
-        if receive.poll(timeout):
+        proc.start()
+        send.close()
+        wait = timeout
+        if deadline is not None:
+            wait = min(wait, deadline - time.perf_counter())
+        if receive.poll(max(wait, 0.0)):
             try:
                 record = receive.recv()
             except (EOFError, OSError):
                 record = None
-        else:
-            proc.kill()
-            proc.join()
-            return _failed_fold(recipe, split, "timeout",
-                                f"fit+predict exceeded the {timeout:g} s timeout; the fit process was killed",
-                                fit_time=time.perf_counter() - start)
+            finished = True
     finally:
         receive.close()
-        proc.join()
+        if not finished:  # timed out, or interrupted: kill the child now
+            _kill(proc)
+        else:
+            proc.join()
+    if not finished:
+        cut = deadline is not None and deadline - start < timeout
+        limit = f"the evaluation's time limit ({deadline - start:.3g} s left)" if cut else f"the {timeout:g} s timeout"
+        return _failed_fold(recipe, split, "timeout", f"fit+predict exceeded {limit}; the fit process was killed",
+                            fit_time=time.perf_counter() - start)
     if record is None:
         code = proc.exitcode
         how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
@@ -265,11 +350,17 @@ def _run_with_deadline(timeout: float, recipe: LearnerRecipe, X, y, split: Split
     return record
 
 
-def _task(recipe, X, y, split, n_classes, random_state, nominal, bootstrap, timeout) -> FoldRecord:
+#: Message of a fold that was not started because the evaluation's deadline had passed.
+NOT_RUN_DEADLINE = "not run: the evaluation's time limit was reached"
+
+
+def _task(recipe, X, y, split, n_classes, random_state, nominal, bootstrap, timeout, deadline=None) -> FoldRecord:
     kwargs = dict(n_classes=n_classes, random_state=random_state, nominal=nominal, bootstrap=bootstrap)
+    if deadline is not None and deadline - time.perf_counter() <= 0:
+        return _failed_fold(recipe, split, "timeout", NOT_RUN_DEADLINE)
     if timeout is None:
         return evaluate_fold(recipe, X, y, split, **kwargs)
-    return _run_with_deadline(timeout, recipe, X, y, split, **kwargs)
+    return _run_with_deadline(timeout, recipe, X, y, split, deadline=deadline, **kwargs)
 
 
 # ====================================================================== result
@@ -426,7 +517,8 @@ class Evaluator:
                 "train_fraction": self.train_fraction}
 
     # ------------------------------------------------------------------
-    def evaluate(self, dataset: LoadedDataset, learners: Sequence[str]) -> EvaluationResult:
+    def evaluate(self, dataset: LoadedDataset, learners: Sequence[str], *, deadline: float | None = None
+                 ) -> EvaluationResult:
         """Evaluate ``learners`` on ``dataset``.
 
         Parameters
@@ -435,6 +527,11 @@ class Evaluator:
         learners : list of str
             Portfolio ids, short names or import paths with JSON parameters
             (:func:`~algorank.evaluation.cv.preprocessing.resolve_learner`).
+        deadline : float, optional
+            A :func:`time.perf_counter` value: folds not started by then are recorded as
+            ``timeout`` ("not run"), and with a ``timeout`` a running fold is killed at it.
+            Timeouts of an evaluation with a deadline are not stored (they depend on when
+            it was called); finished folds are.
 
         Raises
         ------
@@ -459,7 +556,7 @@ class Evaluator:
         try:
             if store is not None:
                 store.register(key, {"dataset": dataset.source, **self.config()})
-            records, states = self._run(dataset, recipes, resampler, y, n_classes, store, key)
+            records, states = self._run(dataset, recipes, resampler, y, n_classes, store, key, deadline)
         finally:
             if own_store and store is not None:
                 store.close()
@@ -473,7 +570,7 @@ class Evaluator:
             return self.store, False
         return FoldStore(self.store), True
 
-    def _run(self, dataset, recipes, resampler: Resampler, y, n_classes, store, key):
+    def _run(self, dataset, recipes, resampler: Resampler, y, n_classes, store, key, deadline=None):
         from tqdm.auto import tqdm
 
         X, nominal = encode_features(dataset.X)
@@ -494,8 +591,8 @@ class Evaluator:
                 todo = [(r, s) for r in active for s in splits if (repeat, s.fold) not in records[r.id]]
                 bar.total += len(active) * len(splits)
                 bar.update(len(active) * len(splits) - len(todo))
-                for rec in self._execute(todo, X, y, n_classes, nominal, bootstrap):
-                    if store is not None:
+                for rec in self._execute(todo, X, y, n_classes, nominal, bootstrap, deadline):
+                    if store is not None and not (deadline is not None and rec.status == "timeout"):
                         store.put(key, rec)
                     records[rec.learner][(rec.repeat, rec.fold)] = rec
                     bar.update(1)
@@ -506,9 +603,9 @@ class Evaluator:
             bar.close()
         return records, states
 
-    def _execute(self, todo, X, y, n_classes, nominal, bootstrap):
+    def _execute(self, todo, X, y, n_classes, nominal, bootstrap, deadline=None):
         args = [(r, X, y, s, n_classes, _fold_seed(self.random_state, s.repeat, s.fold), nominal, bootstrap,
-                 self.timeout)
+                 self.timeout, deadline)
                 for r, s in todo]
         if not args:
             return
