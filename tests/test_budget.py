@@ -110,3 +110,28 @@ def test_recommend_on_a_dataset_larger_than_the_prior_ones_times_every_test(iris
     assert elapsed <= 4.0 * 1.1 + 1, elapsed
     assert [o.status for o in r.trace.observations] == ["ok", "timeout"]
     assert r.best.learner == NB
+
+
+def test_the_estimator_keeps_its_budget_refit_included(iris, caplog):
+    from algorank import AlgorankClassifier
+
+    clf = AlgorankClassifier(budget=3.0, meta=meta_for([slow(60), NB]), cv=3, strategy="ar:p=0", allow_modules=ALLOW)
+    t0 = time.perf_counter()
+    clf.fit(iris.X, iris.y)
+    elapsed = time.perf_counter() - t0
+    assert elapsed <= 3.0 * 1.1 + 1, elapsed
+    assert clf.best_learner_ == NB and clf.score(iris.X, iris.y) > 0.9
+
+
+def test_the_refit_goes_to_the_best_learner_that_fits_in_the_time_left(caplog):
+    from algorank.evaluation.meta.trace import Observation, Trace
+    from algorank.recommender.live.estimator import _refit_choice
+
+    trace = Trace("d", (Observation("a", 0.9, 8.0), Observation("b", 0.8, 0.1), Observation("c", float("nan"), 0.1,
+                                                                                              "timeout")))
+    assert _refit_choice(trace, folds=5, seconds_left=10.0) == "a"  # 8 s x 5 / 16 = 2.5 s fits
+    with caplog.at_level("WARNING"):
+        assert _refit_choice(trace, folds=5, seconds_left=1.0) == "b"
+    assert "instead of the most accurate a" in caplog.text
+    assert _refit_choice(trace, folds=5, seconds_left=0.0) == "b"  # nothing fits: the cheapest refit
+    assert _refit_choice(Trace("d", ()), folds=5, seconds_left=1.0) is None

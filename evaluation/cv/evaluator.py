@@ -85,7 +85,7 @@ from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modu
 
 from algorank.evaluation.cv.stopping import STOP_RULES, make_rule, reproducibility
 from algorank.evaluation.cv.datasets import LoadedDataset
-from algorank.evaluation.cv.preprocessing import LearnerRecipe, encode_features, make_pipeline, resolve_learner
+from algorank.evaluation.cv.preprocessing import LearnerRecipe, encode_dataset, make_pipeline, resolve_learner
 from algorank.evaluation.cv.resampling import SCHEMES, Resampler, Split, make_resampler, wilson_interval
 from algorank.evaluation.cv.store import FoldRecord, FoldStore, config_key
 
@@ -549,9 +549,12 @@ class Evaluator:
         n_classes = len(dataset.classes)
         resampler = make_resampler(self.scheme, cv=self.cv, n_rows=len(y), train_fraction=self.train_fraction,
                                    random_state=self.random_state)
-        key = config_key({"data": dataset.fingerprint(), "scheme": self.scheme, "folds": resampler.n_splits,
-                          "train_fraction": self.train_fraction, "random_state": self.random_state,
-                          "timeout": self.timeout})
+        parts = {"data": dataset.fingerprint(), "scheme": self.scheme, "folds": resampler.n_splits,
+                 "train_fraction": self.train_fraction, "random_state": self.random_state, "timeout": self.timeout}
+        notes = encode_dataset(dataset)[2]
+        if notes:  # the encoding changed the data (e.g. capped levels): not the folds of older versions
+            parts["encoding"] = list(notes)
+        key = config_key(parts)
         store, own_store = self._open_store()
         try:
             if store is not None:
@@ -573,7 +576,7 @@ class Evaluator:
     def _run(self, dataset, recipes, resampler: Resampler, y, n_classes, store, key, deadline=None):
         from tqdm.auto import tqdm
 
-        X, nominal = encode_features(dataset.X)
+        X, nominal, _ = encode_dataset(dataset)
         records: dict[str, dict] = {r.id: (store.get(key, r.id) if store is not None else {}) for r in recipes}
         states = {r.id: {"rule": self._new_rule(), "active": True, "reason": "", "failed": None}
                   for r in recipes}
