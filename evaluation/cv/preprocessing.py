@@ -174,7 +174,14 @@ def _encode(X: pd.DataFrame, *, max_levels: int, warn: bool) -> tuple[np.ndarray
     cols = []
     mask = []
     capped = []
+    dtypes = X.dtypes
+    floats = [c for c in X.columns if dtypes[c] == np.float64]  # most columns: one block, no Series each
+    block = dict(zip(floats, X[floats].to_numpy(dtype=float).T)) if floats else {}
     for c in X.columns:
+        if c in block:
+            cols.append(block[c])
+            mask.append(False)
+            continue
         s = X[c]
         if _is_nominal(s):  # category, object, string or bool (a loaded dataset has category only)
             cat = s.astype("category")

@@ -766,6 +766,7 @@ def benchmark_strategies(
     lo, hi = _window(live, tmin, tmax)
     results = []
     for s in strategies:
+        logger.info("benchmarking %s (leave-one-dataset-out)", getattr(s, "name", type(s).__name__))
         source = arrays if hasattr(s, "loo_orders") else meta
         results.append(leave_one_dataset_out(s, source, tmin=lo, tmax=hi, metric=metric, time_kind=time_kind,
                                              progress=progress, time_model=time_model))
