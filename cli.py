@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import time
 from typing import Callable, Sequence
 
 from algorank.metadata.errors import AlgorankError, InputError
@@ -97,6 +98,28 @@ def _save_figure(ax, target) -> str:
         ax.figure.savefig(tmp, dpi=150, bbox_inches="tight")
     plt.close(ax.figure)
     return str(target)
+
+
+def _check_out(args):
+    """``--out`` checked before any work (a folder that is, or can become, writable); None without it."""
+    from algorank.metadata.io import check_out_dir
+
+    return check_out_dir(args.out) if getattr(args, "out", None) else None
+
+
+def _write_outputs(out, writers) -> list[str]:
+    """Run ``writers`` (callables taking the folder, returning the paths written) inside ``out``.
+
+    Called after the results were printed.  Any OSError becomes one ``error: cannot write ...``
+    (exit 2 for a path, 1 for a full disk) and what was created is removed again.
+    """
+    from algorank.metadata.io import output_folder
+
+    written: list[str] = []
+    with output_folder(out) as folder:
+        for write in writers:
+            written.extend(write(folder))
+    return written
 
 
 def _load_meta(args):
@@ -248,22 +271,25 @@ def _run_multitest(args) -> None:
     learners = None
     if args.learners:
         learners = [x for item in args.learners for x in item.split(",") if x.strip()]
+    out = _check_out(args)
     meta = _load_meta(args)
     res = multi2test(meta, learners=learners, cost=args.cost, pairwise=args.pairwise, posthoc_method=args.posthoc,
                      correction=args.correction, alpha=args.alpha, test_train_ratio=args.test_train_ratio,
                      progress=not args.quiet and sys.stderr.isatty())
-    written = []
-    if args.out:
+    def cd_diagram(folder):
         import matplotlib
 
         matplotlib.use("Agg")
         from algorank.evaluation.stats.cd_plot import plot_cd
 
-        written.append(_save_figure(plot_cd(res, label_formatter=_safe_short), Path(args.out) / "cd_diagram.png"))
+        return [_save_figure(plot_cd(res, label_formatter=_safe_short), folder / "cd_diagram.png")]
+
     d = res.to_dict()
     if args.json:
-        d["written"] = written
+        d["written"] = [str(out / "cd_diagram.png")] if out else []  # printed first, then written
         _emit_json(d)
+        if out:
+            _write_outputs(out, [cd_diagram])
         return
     fr = res.friedman
     lines = [f"Multi2Test on {fr.n_datasets} datasets ({len(res.dropped)} dropped), cost prior: {res.cost}, "
@@ -285,9 +311,10 @@ def _run_multitest(args) -> None:
         lines.append(f"{i + 1:>3}  {_safe_short(l):<22}{ranks[l]:>9.2f}{'' if c is None else f'{c:>10.3f}':>10}  {reason}")
     for note in res.notes:
         lines.append(f"note: {note}")
-    for w in written:
-        lines.append(f"wrote {w}")
     _emit("\n".join(lines))
+    if out:
+        sys.stdout.flush()
+        _emit("\n".join(f"wrote {w}" for w in _write_outputs(out, [cd_diagram])))
 
 
 def _safe_short(learner_id: str) -> str:
@@ -349,30 +376,33 @@ def _run_benchmark(args) -> None:
     from algorank.recommender.registry import parse_strategy
 
     strategies = [parse_strategy(s, random_state=args.seed) for s in args.strategy]
+    out = _check_out(args)
     meta = _load_meta(args)
     _, model, kind, words = _time_model(args, meta)
     suite = benchmark_strategies(strategies, meta, tmin=args.tmin, tmax=args.tmax, time_kind=kind, time_model=model,
                                  progress=not args.quiet and sys.stderr.isatty())
-    written = []
-    if args.out:
+    files = ("per_dataset.csv", "loss_time.png", "loss_by_tests.png")
+
+    def write(folder):
         import matplotlib
 
         matplotlib.use("Agg")
         from algorank.evaluation.meta.plots import plot_loss_by_tests, plot_loss_time
         from algorank.metadata.io import atomic_path
 
-        out = Path(args.out)
-        target = out / "per_dataset.csv"
+        target = folder / files[0]
         with atomic_path(target) as tmp:
             suite.per_dataset_table().to_csv(tmp, index=False, float_format="%.10g")
-        written.append(str(target))
-        written.append(_save_figure(plot_loss_time(suite.results), out / "loss_time.png"))
-        written.append(_save_figure(plot_loss_by_tests(suite.results), out / "loss_by_tests.png"))
+        return [str(target), _save_figure(plot_loss_time(suite.results), folder / files[1]),
+                _save_figure(plot_loss_by_tests(suite.results), folder / files[2])]
+
     d = suite.to_dict()
     if args.json:
-        d["written"] = written
+        d["written"] = [str(out / f) for f in files] if out else []  # printed first, then written
         d["time_model"] = words
         _emit_json(d)
+        if out:
+            _write_outputs(out, [write])
         return
     lines = [f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets ({words}), "
              f"MIL window tmin = {suite.tmin:g} s, tmax = {suite.tmax:g} s (loss in accuracy points)",
@@ -390,9 +420,10 @@ def _run_benchmark(args) -> None:
             lines.extend(pairs or ["  none"])
     if any(s.strip().startswith("oracle") for s in args.strategy):
         lines.append("note: 'oracle' sees the held-out dataset; it is a lower bound, not a usable strategy")
-    for w in written:
-        lines.append(f"wrote {w}")
     _emit("\n".join(lines))
+    if out:
+        sys.stdout.flush()
+        _emit("\n".join(f"wrote {w}" for w in _write_outputs(out, [write])))
 
 
 # ---------------------------------------------------------------- tune-p
@@ -416,6 +447,7 @@ def _run_tune_p(args) -> None:
     from algorank.recommender.registry import make_ar, parse_p
 
     grid = PAPER_P_GRID if args.p_grid is None else [parse_p(x) for item in args.p_grid for x in item.split(",") if x.strip()]
+    out = _check_out(args)
     meta, _, _, words = _time_model(args, _load_meta(args))
     sweep = p_sweep(meta, make_strategy=make_ar, grid=grid, tmin=args.tmin, tmax=args.tmax)
     nested = None
@@ -423,21 +455,22 @@ def _run_tune_p(args) -> None:
         nested = tune_p_nested(meta, make_strategy=make_ar, grid=grid, tmin=sweep.tmin, tmax=sweep.tmax,
                                progress=not args.quiet and sys.stderr.isatty())
     table = sweep.table()
-    written = []
-    if args.out:
+    files = ("p_sweep.csv", "mil_boxplots.png", "loss_time.png")
+
+    def write(folder):
         import matplotlib
 
         matplotlib.use("Agg")
         from algorank.evaluation.meta.plots import plot_loss_time, plot_mil_boxplots
         from algorank.metadata.io import atomic_path
 
-        out = Path(args.out)
-        target = out / "p_sweep.csv"
+        target = folder / files[0]
         with atomic_path(target) as tmp:
             table.to_csv(tmp, index=False, float_format="%.10g")
-        written.append(str(target))
-        written.append(_save_figure(plot_mil_boxplots(sweep), out / "mil_boxplots.png"))
-        written.append(_save_figure(plot_loss_time(sweep.results), out / "loss_time.png"))
+        return [str(target), _save_figure(plot_mil_boxplots(sweep), folder / files[1]),
+                _save_figure(plot_loss_time(sweep.results), folder / files[2])]
+
+    written = [str(out / f) for f in files] if out else []  # printed first, then written
     if args.json:
         d = {"tmin": sweep.tmin, "tmax": sweep.tmax, "n_datasets": len(sweep.results[0].datasets),
              "results": [{"p": float(r.p), "p_label": format_p(r.p), "mean_mil": float(r.mean_mil),
@@ -448,6 +481,8 @@ def _run_tune_p(args) -> None:
             d["nested"] = {"mean_mil": nested.mean_mil, "median_mil": nested.median_mil,
                            "p_counts": {format_p(p): c for p, c in nested.p_counts().items()}}
         _emit_json(d)
+        if out:
+            _write_outputs(out, [write])
         return
     lines = [f"AR-A3R P sweep, leave-one-dataset-out on {len(sweep.results[0].datasets)} datasets ({words}), "
              f"MIL window tmin = {sweep.tmin:g} s, tmax = {sweep.tmax:g} s",
@@ -460,9 +495,10 @@ def _run_tune_p(args) -> None:
         counts = ", ".join(f"{format_p(p)}: {c}" for p, c in nested.p_counts().items() if c)
         lines.append(f"nested leave-one-dataset-out (P tuned without the scored dataset): mean MIL "
                      f"{nested.mean_mil:.3f}, median {nested.median_mil:.3f}; P chosen {counts}")
-    for w in written:
-        lines.append(f"wrote {w}")
     _emit("\n".join(lines))
+    if out:
+        sys.stdout.flush()
+        _emit("\n".join(f"wrote {w}" for w in _write_outputs(out, [write])))
 
 
 # ---------------------------------------------------------------- evaluate
@@ -497,6 +533,7 @@ def _run_evaluate(args) -> None:
     from algorank.metadata.learners import learner_ids
 
     repeats, stop = parse_repeats(args.repeats, args.stop)
+    out = _check_out(args)
     store = None if args.no_store else (args.store or default_store_path())
     evaluator = Evaluator(scheme=args.scheme, cv=args.cv, repeats=repeats, stop=stop, threshold=args.threshold,
                           min_repeats=args.min_repeats, max_repeats=args.max_repeats, timeout=args.timeout,
@@ -504,7 +541,12 @@ def _run_evaluate(args) -> None:
                           allow_modules=args.allow_module)
     dataset = load_dataset(args.dataset, target=args.target)
     result = evaluator.evaluate(dataset, args.learners or learner_ids())
-    written = write_runs(result, args.out) if args.out else []
+    files = ("runs.csv", "runs.datasets.csv", "summary.csv")
+    written = [str(out / f) for f in files] if out else []  # printed first, then written: nothing is lost
+
+    def write(folder):
+        return write_runs(result, folder)
+
     if args.json:
         d = result.to_dict()
         keep = ("accuracy_mean", "accuracy_median", "accuracy_std", "interval_low", "interval_high", "skewness",
@@ -513,6 +555,8 @@ def _run_evaluate(args) -> None:
         d["learners"] = {k: {f: v[f] for f in keep} for k, v in d["learners"].items()}
         d["written"] = written
         _emit_json(d)
+        if out:
+            _write_outputs(out, [write])
         return
     from algorank.metadata.learners import short_name
 
@@ -530,9 +574,10 @@ def _run_evaluate(args) -> None:
         lines.append(f"failed: {short_name(f['learner'])}: {f['status']}: {f['message']}")
     if result.store:
         lines.append(f"store: {result.store}")
-    for w in written:
-        lines.append(f"wrote {w}")
     _emit("\n".join(lines))
+    if out:
+        sys.stdout.flush()
+        _emit("\n".join(f"wrote {w}" for w in _write_outputs(out, [write])))
 
 
 # ---------------------------------------------------------------- recommend
@@ -565,7 +610,6 @@ def _add_recommend(sub) -> None:
 def _process_start() -> float:
     """:func:`time.perf_counter` value of this process's start (Linux; else now): the budget counts from it."""
     import os
-    import time
 
     now = time.perf_counter()
     try:
@@ -588,6 +632,7 @@ def _run_recommend(args) -> None:
     from algorank.metadata.learners import short_name
 
     talk = not args.quiet
+    out = _check_out(args)
     plan_text: list[str] = []
 
     def on_plan(plan):
@@ -623,28 +668,29 @@ def _run_recommend(args) -> None:
                        target=args.target, cv=args.cv, random_state=args.seed, dry_run=args.dry_run,
                        time_model=args.time_model, time_overhead=args.time_overhead, on_plan=on_plan,
                        on_start=None if args.dry_run else on_start, on_observation=on_observation,
-                       allow_modules=args.allow_module, started=_process_start())
-    written = []
-    if args.out and result.trace is not None:
-        from pathlib import Path
+                       allow_modules=args.allow_module, started=args.started)
+    if out is None or result.trace is None:
+        out = None
+    files = ("trace.csv", "accuracy_vs_time.png")
 
+    def write(folder):
         import matplotlib
 
         matplotlib.use("Agg")
         from algorank.recommender.live.plot import plot_recommendation
         from algorank.metadata.io import atomic_path
 
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        with atomic_path(out / "trace.csv") as tmp:
+        with atomic_path(folder / files[0]) as tmp:
             result.trace.to_frame().to_csv(tmp, index=False)
-        written.append(str(out / "trace.csv"))
-        written.append(_save_figure(plot_recommendation(result.trace), out / "accuracy_vs_time.png"))
+        return [str(folder / files[0]), _save_figure(plot_recommendation(result.trace), folder / files[1])]
+
     interrupted = 130 if result.stop_reason == "interrupted" else 0  # partial results are shown, then exit 130
     if args.json:
         d = result.to_dict()
-        d["written"] = written
+        d["written"] = [str(out / f) for f in files] if out else []  # printed first, then written
         _emit_json(d)
+        if out:
+            _write_outputs(out, [write])
         return interrupted
     if result.trace is None:
         return 0
@@ -655,8 +701,10 @@ def _run_recommend(args) -> None:
         lines.append(f"{i:>3}  {short_name(r['learner']):<20}{_fmt_acc(r['accuracy']):>10}"
                      f"{_fmt_seconds(r['seconds']):>11}{_fmt_seconds(r['cumulative_seconds']):>11}  {r['status']}")
     lines += ["", result.summary]
-    lines += [f"wrote {w}" for w in written]
     _emit("\n".join(lines))
+    if out:
+        sys.stdout.flush()
+        _emit("\n".join(f"wrote {w}" for w in _write_outputs(out, [write])))
     return interrupted
 
 
@@ -686,9 +734,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code (0 ok, 1 failure, 2 bad input, 130 interrupted)."""
+    """Run the command line; return the exit code (0 ok, 1 failure, 2 bad input, 130 interrupted).
+
+    Called without ``argv`` it is the process's command line: budgets count from the start of
+    the process, and an interrupted command exits at once.  Called with ``argv`` (tests, other
+    programs) budgets count from the call.
+    """
+    started = _process_start() if argv is None else time.perf_counter()
     try:
         args = build_parser().parse_args(argv)
+        args.started = started
         level = logging.DEBUG if args.verbose else (logging.ERROR if getattr(args, "quiet", False) else logging.WARNING)
         logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
         code = int(args.func(args) or 0)  # a command may return its own code (130: interrupted, results kept)

@@ -63,7 +63,7 @@ import pandas as pd
 
 from .dataset import MetaDataset
 from .errors import InputError
-from .io import atomic_write_text, json_dumps
+from .io import atomic_write_text, check_out_file, json_dumps, output_folder
 from .openml_cache import PageCache, default_cache_dir, request_key
 from .openml_flows import flow_to_learner
 from .openml_http import DEFAULT_SERVER, OpenMLNoResult, RetryPolicy, call_with_retries, openml_config
@@ -363,6 +363,8 @@ def _validate_args(*, suite, tasks, tag, flows, top_flows, measure, runtime_meas
         raise InputError(f"page_size must be an integer >= 1; got {page_size!r}")
     if out is not None and Path(out).suffix.lower() not in (".parquet", ".csv"):
         raise InputError(f"out must end in .parquet or .csv; got {str(out)!r}")
+    if out is not None:
+        check_out_file(out)
 
 
 def pull_openml(
@@ -450,9 +452,10 @@ def pull_openml(
             bar.close()
     if out is not None:
         out = Path(out)
-        result.meta.save(out)
         coverage = _replace(result.coverage, output=str(out))
-        atomic_write_text(out.with_name(out.name + ".coverage.json"), json_dumps(coverage.to_dict()) + "\n")
+        with output_folder(out.parent if str(out.parent) else Path(".")):
+            result.meta.save(out)
+            atomic_write_text(out.with_name(out.name + ".coverage.json"), json_dumps(coverage.to_dict()) + "\n")
         result = PullResult(meta=result.meta, coverage=coverage)
     return result
 

@@ -223,8 +223,8 @@ def dataset_from_frame(
         dups = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
         raise InputError(f"dataset {name!r} has duplicated column names {dups[:5]}")
     if nominal is None:  # from the dtypes (no Series per column: files with thousands of columns)
-        nominal = {c: not pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt)
-                   for c, dt in frame.dtypes.items()}
+        numeric = _numeric_dtypes(frame.dtypes)
+        nominal = {c: not numeric[dt] for c, dt in frame.dtypes.items()}
     explicit = target is not None
     target = _choose_target(frame, nominal, target, name)
     col = frame[target]
@@ -268,6 +268,11 @@ def dataset_from_frame(
     return LoadedDataset(name=name, source=source, X=X, y=y, target=target, classes=classes, meta_features=meta)
 
 
+def _numeric_dtypes(dtypes: pd.Series) -> dict:
+    """dtype -> numeric and not bool, decided once per distinct dtype."""
+    return {dt: pd.api.types.is_numeric_dtype(dt) and not pd.api.types.is_bool_dtype(dt) for dt in set(dtypes)}
+
+
 def _typed_features(X: pd.DataFrame, nominal: dict) -> pd.DataFrame:
     """Nominal columns as ``category``, the others as float (unparseable values -> NaN).
 
@@ -276,8 +281,8 @@ def _typed_features(X: pd.DataFrame, nominal: dict) -> pd.DataFrame:
     fraction of a second instead of seconds.
     """
     dtypes = X.dtypes
-    block = [c for c in X.columns if not nominal[c] and pd.api.types.is_numeric_dtype(dtypes[c])
-             and not pd.api.types.is_bool_dtype(dtypes[c])]
+    numeric = _numeric_dtypes(dtypes)
+    block = [c for c, dt in dtypes.items() if not nominal[c] and numeric[dt]]
     parts = []
     if block:
         parts.append(pd.DataFrame(X[block].to_numpy(dtype=float, na_value=np.nan), columns=block, index=X.index))

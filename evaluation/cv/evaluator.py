@@ -549,13 +549,16 @@ class Evaluator:
         n_classes = len(dataset.classes)
         resampler = make_resampler(self.scheme, cv=self.cv, n_rows=len(y), train_fraction=self.train_fraction,
                                    random_state=self.random_state)
-        parts = {"data": dataset.fingerprint(), "scheme": self.scheme, "folds": resampler.n_splits,
-                 "train_fraction": self.train_fraction, "random_state": self.random_state, "timeout": self.timeout}
-        notes = encode_dataset(dataset)[2]
-        if notes:  # the encoding changed the data (e.g. capped levels): not the folds of older versions
-            parts["encoding"] = list(notes)
-        key = config_key(parts)
         store, own_store = self._open_store()
+        key = None
+        if store is not None:  # hashing the data costs time (seconds on wide files): only for a store
+            parts = {"data": dataset.fingerprint(), "scheme": self.scheme, "folds": resampler.n_splits,
+                     "train_fraction": self.train_fraction, "random_state": self.random_state,
+                     "timeout": self.timeout}
+            notes = encode_dataset(dataset)[2]
+            if notes:  # the encoding changed the data (e.g. capped levels): not the folds of older versions
+                parts["encoding"] = list(notes)
+            key = config_key(parts)
         try:
             if store is not None:
                 store.register(key, {"dataset": dataset.source, **self.config()})

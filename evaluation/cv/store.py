@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from algorank.metadata.errors import InputError
+from algorank.metadata.errors import AlgorankError, InputError
 
 __all__ = ["FoldRecord", "FoldStore", "config_key", "SCHEMA_VERSION"]
 
@@ -93,6 +93,18 @@ def config_key(parts: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _store_error(path: Path, exc: Exception, *, opening: bool = False):
+    """One-line error for a store that cannot be opened (a bad path: exit 2) or written (a full disk: exit 1)."""
+    import errno
+
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    full = isinstance(exc, sqlite3.Error) and any(w in text for w in ("full", "disk I/O"))
+    full = full or (isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO))
+    if full:
+        return AlgorankError(f"cannot write store {str(path)!r}: {text}")
+    return InputError(f"cannot {'open' if opening else 'write'} store {str(path)!r}: {text}")
+
+
 class FoldStore:
     """SQLite file holding finished folds (see the module docstring).
 
@@ -109,6 +121,9 @@ class FoldStore:
 
     def __init__(self, path) -> None:
         self.path = Path(path)
+        self._con = None
+        existed = self.path.exists()
+        missing = [q for q in self.path.parents if not q.exists()]
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._con = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
@@ -125,7 +140,17 @@ class FoldStore:
                 "CREATE TABLE IF NOT EXISTS configs (config TEXT PRIMARY KEY, description TEXT, created REAL)"
             )
         except (sqlite3.Error, OSError) as exc:
-            raise InputError(f"cannot open store {str(self.path)!r}: {exc}") from exc
+            if self._con is not None:
+                self._con.close()
+            if not existed:  # leave nothing behind: no empty store file, no empty folders
+                for extra in ("", "-wal", "-shm", "-journal"):
+                    Path(str(self.path) + extra).unlink(missing_ok=True)
+                for q in missing:  # innermost first
+                    try:
+                        q.rmdir()
+                    except OSError:
+                        break
+            raise _store_error(self.path, exc, opening=True) from None
 
     def close(self) -> None:
         """Close the connection."""
@@ -146,11 +171,14 @@ class FoldStore:
         """Insert one fold in its own transaction; False when it was already stored."""
         values = [None if (isinstance(v, float) and np.isnan(v)) else v
                   for v in (getattr(record, m) for m in _METRICS)]
-        cur = self._con.execute(
-            "INSERT OR IGNORE INTO folds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (config, record.learner, int(record.repeat), int(record.fold), record.status, *values,
-             record.message, np.asarray(record.scores, dtype=np.float64).tobytes(), time.time()),
-        )
+        try:
+            cur = self._con.execute(
+                "INSERT OR IGNORE INTO folds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (config, record.learner, int(record.repeat), int(record.fold), record.status, *values,
+                 record.message, np.asarray(record.scores, dtype=np.float64).tobytes(), time.time()),
+            )
+        except sqlite3.Error as exc:  # e.g. the disk is full: the folds stored so far stay (a rerun resumes)
+            raise _store_error(self.path, exc) from None
         return cur.rowcount == 1
 
     def get(self, config: str, learner: str) -> dict[tuple[int, int], FoldRecord]:
