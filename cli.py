@@ -100,6 +100,16 @@ def _save_figure(ax, target) -> str:
     return str(target)
 
 
+def _check_numbers(args, *, cv: bool = True) -> None:
+    """``--seed`` and ``--cv`` with the one shared validation (before any work)."""
+    from algorank.metadata.checks import check_folds, check_seed
+
+    if getattr(args, "seed", None) is not None:
+        check_seed(args.seed, name="--seed")
+    if cv and getattr(args, "cv", None) is not None:
+        check_folds(args.cv, name="--cv")
+
+
 def _check_out(args):
     """``--out`` checked before any work (a folder that is, or can become, writable); None without it."""
     from algorank.metadata.io import check_out_dir
@@ -210,6 +220,10 @@ def _run_pull(args) -> None:
     from algorank.metadata.openml_http import DEFAULT_SERVER, RetryPolicy
     from algorank.metadata.openml_pull import pull_openml
 
+    from algorank.metadata.checks import check_url
+
+    if args.server is not None:
+        check_url(args.server, name="--server")
     suite = int(args.suite) if args.suite is not None and args.suite.isdigit() else args.suite
     result = pull_openml(
         suite=suite, tasks=args.tasks, tag=args.tag, flows=args.flows, top_flows=args.top_flows,
@@ -375,6 +389,7 @@ def _run_benchmark(args) -> None:
     from algorank.evaluation.meta.benchmark import benchmark_strategies
     from algorank.recommender.registry import parse_strategy
 
+    _check_numbers(args)
     strategies = [parse_strategy(s, random_state=args.seed) for s in args.strategy]
     out = _check_out(args)
     meta = _load_meta(args)
@@ -446,6 +461,7 @@ def _run_tune_p(args) -> None:
     from algorank.recommender.average_ranking import format_p
     from algorank.recommender.registry import make_ar, parse_p
 
+    _check_numbers(args)
     grid = PAPER_P_GRID if args.p_grid is None else [parse_p(x) for item in args.p_grid for x in item.split(",") if x.strip()]
     out = _check_out(args)
     meta, _, _, words = _time_model(args, _load_meta(args))
@@ -532,6 +548,7 @@ def _run_evaluate(args) -> None:
     from algorank.evaluation.cv.evaluator import Evaluator, default_store_path, parse_repeats, write_runs
     from algorank.metadata.learners import learner_ids
 
+    _check_numbers(args, cv=args.scheme == "cv")
     repeats, stop = parse_repeats(args.repeats, args.stop)
     out = _check_out(args)
     store = None if args.no_store else (args.store or default_store_path())
@@ -632,6 +649,7 @@ def _run_recommend(args) -> None:
     from algorank.metadata.learners import short_name
 
     talk = not args.quiet
+    _check_numbers(args)
     out = _check_out(args)
     plan_text: list[str] = []
 

@@ -63,6 +63,7 @@ import pandas as pd
 
 from .dataset import MetaDataset
 from .errors import InputError
+from .checks import check_url
 from .io import atomic_write_text, check_out_file, json_dumps, output_folder
 from .openml_cache import PageCache, default_cache_dir, request_key
 from .openml_flows import flow_to_learner
@@ -342,7 +343,9 @@ def _fold_grid(values) -> dict[tuple[int, int], float] | None:
     return grid or None
 
 
-def _validate_args(*, suite, tasks, tag, flows, top_flows, measure, runtime_measure, page_size, out) -> None:
+def _validate_args(*, suite, tasks, tag, flows, top_flows, measure, runtime_measure, page_size, out,
+                   server=DEFAULT_SERVER) -> None:
+    check_url(server)
     given = [name for name, v in (("suite", suite), ("tasks", tasks), ("tag", tag)) if v not in (None, [], ())]
     if len(given) != 1:
         raise InputError(f"give exactly one of suite, tasks or tag; got {', '.join(given) or 'none'}")
@@ -433,7 +436,7 @@ def pull_openml(
     tasks = [int(t) for t in tasks] if tasks else None
     flows = [int(f) for f in flows] if flows else None
     _validate_args(suite=suite, tasks=tasks, tag=tag, flows=flows, top_flows=top_flows, measure=measure,
-                   runtime_measure=runtime_measure, page_size=page_size, out=out)
+                   runtime_measure=runtime_measure, page_size=page_size, out=out, server=server)
     retry = retry or RetryPolicy()
     cache = PageCache(cache_dir if cache_dir is not None else default_cache_dir())
     bar = None

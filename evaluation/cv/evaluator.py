@@ -80,6 +80,7 @@ import numpy as np
 import pandas as pd
 
 from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.checks import check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules
 
@@ -484,8 +485,7 @@ class Evaluator:
                 raise InputError("timeout needs the forkserver start method (POSIX); run without --timeout")
         if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
             raise InputError(f"n_jobs must be a non-zero integer (-1 = all cores), got {n_jobs!r}")
-        if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
-            raise InputError(f"random_state must be an integer, got {random_state!r}")
+        check_seed(random_state)
         self.scheme = scheme
         self.cv = cv
         self.repeats = repeats

@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from algorank.evaluation.cv.datasets import as_dataset
 from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
+from algorank.metadata.checks import check_folds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.recommender.live.recommend import DEFAULT_META, DEFAULT_STRATEGY, recommend
 
@@ -140,7 +141,8 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         self.classes_, codes = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(f"Classifier can't train when only one class is present ({self.classes_[0]!r})")
-        seed = 0 if self.random_state is None else int(self.random_state)
+        seed = 0 if self.random_state is None else check_seed(self.random_state)
+        check_folds(self.cv)
         data = as_dataset(frame, y=codes.astype(np.int64), name="fit")
         smallest = int(np.bincount(codes).min())
         folds = min(int(self.cv), smallest)

@@ -62,6 +62,7 @@ from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
 from algorank.recommender.live.environment import LiveEnvironment
 from algorank.evaluation.meta.time_model import TimeModel, live_model_for
 from algorank.evaluation.meta.trace import Observation, Trace, run_policy
+from algorank.metadata.checks import check_folds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable, short_name
 from algorank.recommender.registry import parse_strategy
@@ -417,11 +418,13 @@ def recommend(
     started = time.perf_counter() if started is None else float(started)
     if top is not None and (isinstance(top, bool) or int(top) != top or top < 1):
         raise InputError(f"top must be an integer >= 1; got {top!r}")
-    if isinstance(cv, bool) or int(cv) != cv or cv < 2:
-        raise InputError(f"cv must be an integer >= 2; got {cv!r}")
+    cv = check_folds(cv)
+    random_state = check_seed(random_state)
     if budget is not None and not dry_run:
         start_fold_server()  # its start-up overlaps with loading the data and the meta-data
     data = as_dataset(dataset, target, y=y)
+    if not dry_run:
+        check_folds(cv, n_rows=len(data.y))  # one error now, not the same error for every learner
     if meta is None:
         from algorank.metadata.snapshot import load_meta
 
