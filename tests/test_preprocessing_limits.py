@@ -62,3 +62,40 @@ def test_few_levels_are_not_touched():
     M, _ = encode_features(X)
     assert np.array_equal(M[:3, 0], [0.0, 1.0, 2.0]) and np.isnan(M[3, 0])
     assert FrameEncoder().fit(X).capped_ == []
+
+
+def test_infinite_values_are_missing_values_with_one_warning(caplog):
+    X = pd.DataFrame({"a": [1.0, np.inf, 3.0, 5.0], "b": [-np.inf, 2.0, np.inf, 4.0], "c": [1.0, 2.0, 3.0, 4.0]})
+    data = as_dataset(X.assign(y=["p", "q", "p", "q"]), "y")
+    with caplog.at_level(logging.WARNING):
+        M, _, notes = encode_dataset(data)
+        encode_dataset(data)
+    assert np.isnan(M[1, 0]) and np.isnan(M[0, 1]) and np.isnan(M[2, 1]) and np.isfinite(M[:, 2]).all()
+    lines = [r.getMessage() for r in caplog.records if "inf" in r.getMessage()]
+    assert len(lines) == 1 and "a (1 values)" in lines[0] and "b (2 values)" in lines[0] and "c (" not in lines[0]
+    assert notes == ("inf=missing",)
+    # imputed with the training median like NaN, so the fold matrix is finite
+    out = make_preprocessor((False, False, False), scaling="none").fit(M).transform(M)
+    assert np.isfinite(out).all() and out[1, 0] == 3.0  # median of 1, 3, 5
+    # also when a fitted preprocessor meets inf directly
+    raw = np.array([[np.inf, 1.0, 1.0]])
+    assert np.isfinite(make_preprocessor((False, False, False)).fit(M).transform(raw)).all()
+
+
+def test_infinite_values_no_longer_fail_every_learner(tmp_path, capsys, caplog):
+    from algorank import cli
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=60)
+    x[::7] = np.inf
+    x[3] = -np.inf
+    path = tmp_path / "inf.csv"
+    pd.DataFrame({"x": x, "z": rng.normal(size=60), "class": np.where(rng.normal(size=60) > 0, "a", "b")}).to_csv(
+        path, index=False)
+    with caplog.at_level(logging.WARNING):
+        code = cli.main(["evaluate", str(path), "--learners", "lda", "sklearn.naive_bayes.GaussianNB", "--cv", "3",
+                         "--no-store"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "failed" not in out and out.count(" ok") == 2, out
+    warned = [r.getMessage() for r in caplog.records if "+-inf" in r.getMessage()]
+    assert len(warned) == 1 and "x (10 values)" in warned[0]

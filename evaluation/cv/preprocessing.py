@@ -163,7 +163,9 @@ def encode_features(X: pd.DataFrame, *, max_levels: int = MAX_LEVELS, warn: bool
     seen in training) is fitted per training fold by :class:`FoldPreprocessor`.
     A nominal column with more than ``max_levels`` levels keeps its ``max_levels``
     most frequent ones (ties: the first in category order); the others get one shared
-    code, ``max_levels`` ("other"), and one warning line names those columns.
+    code, ``max_levels`` ("other"), and one warning line names those columns.  Numeric
+    +-inf values are missing values (imputed per training fold like NaN), with one warning
+    line naming those columns.
     """
     matrix, mask, _ = _encode(X, max_levels=max_levels, warn=warn)
     return matrix, mask
@@ -174,12 +176,13 @@ def _encode(X: pd.DataFrame, *, max_levels: int, warn: bool) -> tuple[np.ndarray
     cols = []
     mask = []
     capped = []
+    infinite: list[str] = []
     dtypes = X.dtypes
     floats = [c for c in X.columns if dtypes[c] == np.float64]  # most columns: one block, no Series each
     block = dict(zip(floats, X[floats].to_numpy(dtype=float).T)) if floats else {}
     for c in X.columns:
         if c in block:
-            cols.append(block[c])
+            cols.append(_finite_or_nan(block[c], c, infinite))
             mask.append(False)
             continue
         s = X[c]
@@ -195,14 +198,26 @@ def _encode(X: pd.DataFrame, *, max_levels: int, warn: bool) -> tuple[np.ndarray
             cols.append(codes)
             mask.append(True)
         else:
-            cols.append(pd.to_numeric(s, errors="coerce").to_numpy(dtype=float))
+            cols.append(_finite_or_nan(pd.to_numeric(s, errors="coerce").to_numpy(dtype=float), c, infinite))
             mask.append(False)
+    if infinite and warn:
+        logger.warning("numeric column(s) with +-inf values: treated as missing (imputed with the training "
+                       "median): %s", ", ".join(_clip_names(infinite)))
     if capped and warn:
         logger.warning("nominal column(s) with more than %d levels keep their %d most frequent levels, the others "
                        "become one 'other' level: %s", max_levels, max_levels, ", ".join(_clip_names(capped)))
     matrix = np.column_stack(cols) if cols else np.zeros((len(X), 0))
-    notes = (f"levels<={max_levels}",) if capped else ()
+    notes = ((f"levels<={max_levels}",) if capped else ()) + (("inf=missing",) if infinite else ())
     return np.ascontiguousarray(matrix, dtype=float), tuple(mask), notes
+
+
+def _finite_or_nan(values: np.ndarray, column, infinite: list) -> np.ndarray:
+    """``values`` with +-inf replaced by NaN (a copy only when there is one); notes the column."""
+    inf = np.isinf(values)
+    if inf.any():
+        values = np.where(inf, np.nan, values)
+        infinite.append(f"{column} ({int(inf.sum())} values)")
+    return values
 
 
 def _level_codes(codes: np.ndarray, n_levels: int, max_levels: int) -> np.ndarray | None:
@@ -254,7 +269,7 @@ class FoldPreprocessor(TransformerMixin, BaseEstimator):
 
     Notes
     -----
-    Numeric missing values get the training median (0 when a column is entirely
+    Numeric missing values (NaN and +-inf) get the training median (0 when a column is entirely
     missing); nominal ones the training mode (smallest code on ties).  Nominal
     values not seen in training encode as an all-zero block.  This does what
     ``ColumnTransformer(SimpleImputer, OneHotEncoder, StandardScaler)`` does, at a
@@ -267,7 +282,7 @@ class FoldPreprocessor(TransformerMixin, BaseEstimator):
         self.scaling = scaling
 
     def fit(self, X, y=None):
-        X = np.asarray(X, dtype=float)
+        X = _inf_as_nan(np.asarray(X, dtype=float))
         if self.scaling not in SCALINGS:
             raise InputError(f"scaling must be one of {', '.join(SCALINGS)}, got {self.scaling!r}")
         mask = np.zeros(X.shape[1], dtype=bool)
@@ -303,7 +318,7 @@ class FoldPreprocessor(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        X = np.asarray(X, dtype=float)
+        X = _inf_as_nan(np.asarray(X, dtype=float))
         num = X[:, ~self.mask_]
         num = (np.where(np.isnan(num), self.median_, num) - self.offset_) / self.scale_
         if self.scaling == "minmax":
@@ -314,6 +329,10 @@ class FoldPreprocessor(TransformerMixin, BaseEstimator):
             col = np.where(np.isnan(col), mode, col)
             blocks.append((col[:, None] == cats[None, :]).astype(float))
         return np.hstack(blocks) if blocks else np.zeros((len(X), 0))
+
+
+def _inf_as_nan(X: np.ndarray) -> np.ndarray:
+    return np.where(np.isinf(X), np.nan, X) if np.isinf(X).any() else X
 
 
 def make_preprocessor(nominal=(), *, scaling: str = "standard") -> FoldPreprocessor:
