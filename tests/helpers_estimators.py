@@ -29,12 +29,22 @@ class FailingClassifier(ClassifierMixin, BaseEstimator):
 
 
 class SlowClassifier(ClassifierMixin, BaseEstimator):
-    """Sleeps ``delay`` seconds in ``fit``; predicts the training majority class."""
+    """Sleeps ``delay`` seconds in ``fit``; predicts the training majority class.
 
-    def __init__(self, delay: float = 1.0):
+    With ``log`` (a file path), each ``fit`` first appends a line ``<pid>`` to it, so a test can
+    count how often, and by which process, folds were computed.
+    """
+
+    def __init__(self, delay: float = 1.0, log: str | None = None):
         self.delay = delay
+        self.log = log
 
     def fit(self, X, y):
+        if self.log:
+            import os
+
+            with open(self.log, "a") as f:
+                f.write(f"{os.getpid()}\n")
         time.sleep(self.delay)
         self.classes_, counts = np.unique(y, return_counts=True)
         self.majority_ = self.classes_[np.argmax(counts)]

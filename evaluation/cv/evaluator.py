@@ -364,6 +364,47 @@ def _task(recipe, X, y, split, n_classes, random_state, nominal, bootstrap, time
     return _run_with_deadline(timeout, recipe, X, y, split, deadline=deadline, **kwargs)
 
 
+class _Claims:
+    """This evaluation's fold claims in a shared store (see :mod:`algorank.evaluation.cv.store`)."""
+
+    #: Seconds between two looks at the store while another process computes folds this one needs.
+    poll = 0.2
+
+    def __init__(self, store: FoldStore, key: str) -> None:
+        self.store, self.key = store, key
+        self.holders: set = set()
+        self.noted = False
+
+    def take(self, recipe: LearnerRecipe, split: Split):
+        """True: compute the fold here; a FoldRecord: already stored; None: another process computes it."""
+        got = self.store.claim(self.key, recipe.id, split.repeat, split.fold)
+        if got == "mine":
+            return True
+        if got == "done":
+            rec = self.store.get_fold(self.key, recipe.id, split.repeat, split.fold)
+            return rec if rec is not None else True
+        self.holders.add(got)
+        return None
+
+    def release(self, rec: FoldRecord) -> None:
+        self.store.release(self.key, rec.learner, rec.repeat, rec.fold)
+
+    def release_all(self) -> None:
+        self.store.release_all()
+
+    def wait(self, todo, deadline) -> bool:
+        """Pause before looking again at folds another process holds (noted once); False past the deadline."""
+        if not self.noted:
+            logger.warning("note: %d fold(s) of this evaluation are being computed by another process using the "
+                           "same store (%s); waiting for its results instead of computing them twice",
+                           len(todo), ", ".join(sorted(self.holders)))
+            self.noted = True
+        if deadline is not None and time.perf_counter() >= deadline:
+            return False
+        time.sleep(self.poll)
+        return True
+
+
 # ====================================================================== result
 @dataclass(frozen=True, eq=False)
 class EvaluationResult:
@@ -589,6 +630,7 @@ class Evaluator:
         bar = tqdm(total=0, unit="fold", desc=f"evaluate {dataset.name}", file=sys.stderr,
                    disable=not self.progress or not sys.stderr.isatty(), leave=False)
         bootstrap = self.scheme == "bootstrap"
+        claims = None if store is None else _Claims(store, key)
         repeat = 0
         try:
             while any(s["active"] for s in states.values()):
@@ -597,19 +639,34 @@ class Evaluator:
                 todo = [(r, s) for r in active for s in splits if (repeat, s.fold) not in records[r.id]]
                 bar.total += len(active) * len(splits)
                 bar.update(len(active) * len(splits) - len(todo))
-                for rec in self._execute(todo, X, y, n_classes, nominal, bootstrap, deadline):
-                    if store is not None and not (deadline is not None and rec.status == "timeout"):
-                        store.put(key, rec)
-                    records[rec.learner][(rec.repeat, rec.fold)] = rec
-                    bar.update(1)
+                while todo:
+                    for rec, fresh in self._execute(todo, X, y, n_classes, nominal, bootstrap, deadline, claims):
+                        if fresh and store is not None:
+                            if not (deadline is not None and rec.status == "timeout"):
+                                store.put(key, rec)
+                            claims.release(rec)
+                        records[rec.learner][(rec.repeat, rec.fold)] = rec
+                        bar.update(1)
+                    todo = [(r, s) for r, s in todo if (repeat, s.fold) not in records[r.id]]
+                    if todo and not claims.wait(todo, deadline):  # held elsewhere past the deadline: not run
+                        for r, s in todo:
+                            records[r.id][(s.repeat, s.fold)] = _failed_fold(r, s, "timeout", NOT_RUN_DEADLINE)
+                        todo = []
                 for r in active:
                     self._advance(states[r.id], [records[r.id][(repeat, s.fold)] for s in splits], splits, len(y))
                 repeat += 1
         finally:
             bar.close()
+            if claims is not None:
+                claims.release_all()
         return records, states
 
-    def _execute(self, todo, X, y, n_classes, nominal, bootstrap, deadline=None):
+    def _execute(self, todo, X, y, n_classes, nominal, bootstrap, deadline=None, claims=None):
+        """Yield ``(record, fresh)`` for the folds of ``todo`` this process gets to (``fresh``: computed here).
+
+        With ``claims`` (a store), each fold is claimed first: a fold already stored is read
+        (``fresh=False``), a fold another process holds is skipped (the caller waits for it).
+        """
         args = [(r, X, y, s, n_classes, _fold_seed(self.random_state, s.repeat, s.fold), nominal, bootstrap,
                  self.timeout, deadline)
                 for r, s in todo]
@@ -619,17 +676,34 @@ class Evaluator:
             timed_out: set = set()
             for a in args:
                 recipe, split = a[0], a[3]
+                if claims is not None:
+                    got = claims.take(recipe, split)
+                    if got is not True:
+                        if got is not None:
+                            yield got, False
+                        continue
                 if recipe.id in timed_out:  # the learner is abandoned: its other folds would time out too
-                    yield _failed_fold(recipe, split, "timeout", "not run: an earlier fold of this learner timed out")
+                    yield _failed_fold(recipe, split, "timeout",
+                                       "not run: an earlier fold of this learner timed out"), True
                     continue
                 rec = _task(*a)
                 if rec.status == "timeout":
                     timed_out.add(recipe.id)
-                yield rec
+                yield rec, True
             return
+        if claims is not None:
+            mine = []
+            for a in args:
+                got = claims.take(a[0], a[3])
+                if got is True:
+                    mine.append(a)
+                elif got is not None:
+                    yield got, False
+            args = mine
         from joblib import Parallel, delayed
 
-        yield from Parallel(n_jobs=self.n_jobs, return_as="generator_unordered")(delayed(_task)(*a) for a in args)
+        for rec in Parallel(n_jobs=self.n_jobs, return_as="generator_unordered")(delayed(_task)(*a) for a in args):
+            yield rec, True
 
     @staticmethod
     def _advance(state: dict, recs: list[FoldRecord], splits: list[Split], n: int) -> None:
