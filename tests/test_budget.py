@@ -135,3 +135,23 @@ def test_the_refit_goes_to_the_best_learner_that_fits_in_the_time_left(caplog):
     assert "instead of the most accurate a" in caplog.text
     assert _refit_choice(trace, folds=5, seconds_left=0.0) == "b"  # nothing fits: the cheapest refit
     assert _refit_choice(Trace("d", ()), folds=5, seconds_left=1.0) is None
+
+
+def test_a_script_without_a_main_guard_is_not_rerun_by_the_fold_processes(tmp_path):
+    import subprocess
+    import sys
+
+    runs = tmp_path / "runs.txt"
+    script = tmp_path / "noguard.py"
+    script.write_text(
+        "import pathlib\n"
+        f"pathlib.Path({str(runs)!r}).open('a').write('run\\n')\n"
+        "from sklearn.datasets import load_iris\n"
+        "from algorank import AlgorankClassifier\n"
+        "X, y = load_iris(return_X_y=True)\n"
+        "clf = AlgorankClassifier(budget=20, top=1, cv=3, strategy='ar:p=0').fit(X, y)\n"
+        "print(clf.leaderboard_['status'].tolist())\n")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert runs.read_text() == "run\n"  # the first test ran timed, in fold processes, without re-running the script
+    assert "Traceback" not in proc.stderr and proc.stdout.strip() == "['ok']"

@@ -64,6 +64,7 @@ resubstitution``; AUC and log loss are out-of-bag.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -71,6 +72,7 @@ import pickle
 import signal
 import sys
 import time
+import types
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -294,6 +296,27 @@ def start_fold_server() -> None:
         logger.debug("could not start the forkserver early", exc_info=True)
 
 
+@contextlib.contextmanager
+def _main_not_rerun(recipe: LearnerRecipe):
+    """Start a fold child without making it run the caller's script again.
+
+    multiprocessing has a child import the parent's ``__main__`` (the user's script) before it
+    runs its target, so a script that calls ``AlgorankClassifier.fit`` without an
+    ``if __name__ == "__main__":`` guard would run again in every fold child.  A fold needs only
+    this module, so while the child is started ``__main__`` is hidden from multiprocessing's
+    preparation data (unless the learner itself is a class of ``__main__``).
+    """
+    main = sys.modules.get("__main__")
+    if main is None or str(recipe.path or "").startswith("__main__."):
+        yield
+        return
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
+
+
 #: Seconds given to a killed child to be reaped before the caller moves on without waiting.
 _REAP_SECONDS = 0.5
 
@@ -321,7 +344,8 @@ def _run_with_deadline(timeout: float, recipe: LearnerRecipe, X, y, split: Split
     record = None
     finished = False
     try:
-        proc.start()
+        with _main_not_rerun(recipe):
+            proc.start()
         send.close()
         wait = timeout
         if deadline is not None:
