@@ -278,8 +278,6 @@ def _add_multitest(sub) -> None:
 
 
 def _run_multitest(args) -> None:
-    from pathlib import Path
-
     from algorank.recommender.multitest import multi2test
 
     learners = None
@@ -384,8 +382,6 @@ def _add_benchmark(sub) -> None:
 
 
 def _run_benchmark(args) -> None:
-    from pathlib import Path
-
     from algorank.evaluation.meta.benchmark import benchmark_strategies
     from algorank.recommender.registry import parse_strategy
 
@@ -455,8 +451,6 @@ def _add_tune_p(sub) -> None:
 
 
 def _run_tune_p(args) -> None:
-    from pathlib import Path
-
     from algorank.evaluation.meta.benchmark import PAPER_P_GRID, p_sweep, tune_p_nested
     from algorank.recommender.average_ranking import format_p
     from algorank.recommender.registry import make_ar, parse_p

@@ -12,11 +12,10 @@ import json
 import math
 import time
 
-import numpy as np
 import pandas as pd
 import pytest
 
-from algorank.evaluation.cv.datasets import as_dataset, load_dataset
+from algorank.evaluation.cv.datasets import load_dataset
 from algorank.evaluation.cv.evaluator import NOT_RUN_DEADLINE, Evaluator, start_fold_server
 from algorank.evaluation.cv.store import FoldStore
 from algorank.metadata.dataset import MetaDataset

@@ -7,7 +7,6 @@ import logging
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from algorank.evaluation.cv.datasets import as_dataset
 from algorank.evaluation.cv.preprocessing import (MAX_LEVELS, FrameEncoder, encode_dataset, encode_features,
