@@ -87,6 +87,12 @@ def test_which_tests_run_timed(iris):
                               prior_shape=(math.nan, math.nan))
     unknown.tests = 1
     assert unknown.timing_reason(NB) is None
+    # an in-process fold cannot be stopped: only folds that end within fold_slack of the deadline even
+    # when guard (4) times slower than expected run in-process
+    slack = LiveEnvironment(iris, cv=3, budget_seconds=100.0, expected_seconds={NB: 0.3, "z": 4.0}, fold_slack=1.0)
+    slack.tests = 1
+    assert slack.timing_reason(NB) is None  # 0.3 s / 3 folds x 4 = 0.4 s <= 1 s
+    assert slack.timing_reason("z") == "a fold could run past the deadline"  # 4 s / 3 x 4 = 5.3 s > 1 s
 
 
 @pytest.mark.parametrize("budget", [2.0, 4.0])

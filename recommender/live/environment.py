@@ -23,7 +23,10 @@ run it in-process:
 * the dataset is larger than every prior dataset (``prior_shape``: the largest
   numbers of rows and features of the meta-data), where learners whose cost grows
   faster than linearly can be far slower than any prior run suggests;
-* its expected time is unknown, or more than ``1 / guard`` of the budget left.
+* its expected time is unknown, or more than ``1 / guard`` of the budget left;
+* one of its folds, ``guard`` times slower than expected, would end more than
+  ``fold_slack`` seconds after the deadline (an in-process fold cannot be stopped: the
+  deadline only keeps the next one from starting).
 
 The per-fold timeout is the budget left divided by the test's folds (at least
 ``min_timeout``, never beyond the deadline), so a learner far slower than the budget
@@ -113,6 +116,9 @@ class LiveEnvironment:
         learner -> expected seconds of its test (NaN = unknown).
     guard : float
         Tests expected to take less than ``1 / guard`` of the budget left run without a timeout.
+    fold_slack : float, optional
+        Seconds an in-process fold may run past the deadline if it is ``guard`` times slower than
+        expected; tests whose folds could run longer are timed (None: no such limit).
     prior_shape : (float, float), optional
         Largest numbers of rows and features among the prior datasets; on a larger dataset
         every test runs timed.
@@ -135,7 +141,7 @@ class LiveEnvironment:
     def __init__(self, dataset: LoadedDataset, evaluator: Evaluator | None = None, *, cv: int = 5,
                  random_state: int = 0, budget_seconds: float | None = None, min_timeout: float = 1.0,
                  expected_seconds=None, guard: float = 4.0, clock: Callable[[], float] = time.perf_counter,
-                 allow_modules=(), prior_shape=None) -> None:
+                 allow_modules=(), prior_shape=None, fold_slack: float | None = None) -> None:
         if not isinstance(dataset, LoadedDataset):
             raise InputError(f"dataset must be a LoadedDataset (see algorank.evaluation.cv.datasets.load_dataset); "
                              f"got {type(dataset).__name__}")
@@ -148,6 +154,7 @@ class LiveEnvironment:
         self.min_timeout = float(min_timeout)
         self.expected_seconds = dict(expected_seconds or {})
         self.guard = float(guard)
+        self.fold_slack = None if fold_slack is None else float(fold_slack)
         self._clock = clock
         self.spent = 0.0
         self.results: dict[str, dict] = {}
@@ -183,6 +190,8 @@ class LiveEnvironment:
             return "expected time unknown"
         if expected * self.guard >= max(self.budget_seconds - self.spent, 0.0):
             return "expected time close to the budget left"
+        if self.fold_slack is not None and expected / self._folds() * self.guard > self.fold_slack:
+            return "a fold could run past the deadline"
         return None
 
     def _evaluator_for_test(self, learner: str) -> Evaluator:
@@ -198,7 +207,7 @@ class LiveEnvironment:
         return Evaluator(scheme=ev.scheme, cv=ev.cv, repeats=ev.repeats, stop=ev.stop, threshold=ev.threshold,
                          min_repeats=ev.min_repeats, max_repeats=ev.max_repeats, timeout=float(per_fold),
                          n_jobs=ev.n_jobs, store=ev.store, random_state=ev.random_state, progress=False,
-                         train_fraction=ev.train_fraction, allow_modules=ev.allow_modules)
+                         train_fraction=ev.train_fraction, allow_modules=ev.allow_modules, threads=ev.threads)
 
     def test(self, learner: str) -> Observation:
         """Evaluate ``learner`` and return its observation (failures included, never raised)."""

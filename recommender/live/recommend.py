@@ -40,8 +40,9 @@ The budget is a promise.  It counts from the call (or from ``started``, e.g. the
 start of the command), so loading the data and the meta-data is paid from it too;
 the live loop gets what is left.  Every test has a hard deadline at the end of the
 budget, and tests whose cost is uncertain (the first one, every test on a dataset
-larger than all prior datasets, unknown or large expected times) run each fold in a
-child process that is killed at the deadline (see
+larger than all prior datasets, unknown or large expected times, folds that could end
+more than ``0.1 x budget + 0.5`` s after the deadline if four times slower than expected)
+run each fold in a child process that is killed at the deadline (see
 :class:`~algorank.recommender.live.environment.LiveEnvironment`).  Measured overrun:
 ``tests/benchmarks/bench_budget_overrun.py`` (README).
 """
@@ -462,7 +463,8 @@ def recommend(
         else:
             env = LiveEnvironment(data, evaluator, cv=int(cv), random_state=random_state, budget_seconds=left,
                                   expected_seconds={l: v[1] for l, v in expected.items()}, allow_modules=allowed,
-                                  prior_shape=_prior_shape(meta))
+                                  prior_shape=_prior_shape(meta),
+                                  fold_slack=None if budget is None else 0.1 * budget + 0.5)
             policy = strat.policy(info)
             if rank_only:
                 policy = _SkipRankOnly(policy, rank_only)
@@ -495,8 +497,11 @@ def refit_best(data: LoadedDataset, learner: str, *, random_state: int = 0, allo
     The pipeline takes raw features (a DataFrame with ``data.X``'s columns, or an array in
     that column order) and predicts ``data.y``'s labels.
     """
+    from threadpoolctl import threadpool_limits
+
     recipe = resolve_learner(learner, allow_modules=allow_modules)
-    return final_pipeline(recipe, random_state=random_state).fit(data.X, data.y.to_numpy(dtype=object))
+    with threadpool_limits(limits=1):  # single-threaded like the live tests
+        return final_pipeline(recipe, random_state=random_state).fit(data.X, data.y.to_numpy(dtype=object))
 
 
 def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time_overhead: float | None = None,
