@@ -12,7 +12,7 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-__all__ = ["FailingClassifier", "SlowClassifier"]
+__all__ = ["FailingClassifier", "SlowClassifier", "ThreadCountClassifier"]
 
 
 class FailingClassifier(ClassifierMixin, BaseEstimator):
@@ -46,6 +46,25 @@ class SlowClassifier(ClassifierMixin, BaseEstimator):
             with open(self.log, "a") as f:
                 f.write(f"{os.getpid()}\n")
         time.sleep(self.delay)
+        self.classes_, counts = np.unique(y, return_counts=True)
+        self.majority_ = self.classes_[np.argmax(counts)]
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.majority_)
+
+
+class ThreadCountClassifier(ClassifierMixin, BaseEstimator):
+    """Appends the largest BLAS/OpenMP thread count in effect during ``fit`` to the file ``log``."""
+
+    def __init__(self, log: str = ""):
+        self.log = log
+
+    def fit(self, X, y):
+        from threadpoolctl import threadpool_info
+
+        with open(self.log, "a") as f:
+            f.write(f"{max((i['num_threads'] for i in threadpool_info()), default=1)}\n")
         self.classes_, counts = np.unique(y, return_counts=True)
         self.majority_ = self.classes_[np.argmax(counts)]
         return self

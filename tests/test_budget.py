@@ -160,3 +160,13 @@ def test_a_script_without_a_main_guard_is_not_rerun_by_the_fold_processes(tmp_pa
     assert proc.returncode == 0, proc.stderr
     assert runs.read_text() == "run\n"  # the first test ran timed, in fold processes, without re-running the script
     assert "Traceback" not in proc.stderr and proc.stdout.strip() == "['ok']"
+
+
+def test_folds_run_single_threaded_in_process_and_in_fold_processes(iris, tmp_path):
+    log = tmp_path / "threads.txt"
+    learner = "helpers_estimators.ThreadCountClassifier" + json.dumps({"log": str(log)})
+    for timeout in (None, 30.0):
+        Evaluator(cv=2, repeats=1, timeout=timeout, progress=False, allow_modules=ALLOW).evaluate(iris, [learner])
+    assert log.read_text().split() == ["1"] * 4
+    with pytest.raises(Exception, match="threads must be None or an integer >= 1"):
+        Evaluator(threads=0)
