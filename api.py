@@ -63,7 +63,9 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
     strategy : str, optional
         Strategy spec (default ``recommend``'s default, see :data:`DEFAULT_STRATEGY`).
     budget : float or None
-        Seconds of live tests (None: no limit).
+        Wall-clock seconds from this call to the end of the live tests, loading included (None: no
+        limit); the refit of the best learner (``refit=True``) comes on top.  For a budget that
+        includes the refit use :class:`~algorank.AlgorankClassifier`.
     meta : str, path, MetaDataset or list
         Prior runs (default the embedded ``broad`` set).
     cv : int

@@ -580,6 +580,9 @@ class MetaDataset:
             When the file does not exist, cannot be read, or is not valid meta-data.
         """
         path = Path(path)
+        if path.is_dir():
+            raise InputError(f"meta-data path is a folder, not a file: {path} (give the runs file inside it, "
+                             f"e.g. {path / 'runs.csv'})")
         if not path.is_file():
             raise InputError(f"meta-data file not found: {path}")
         suffix = path.suffix.lower()

@@ -1,14 +1,123 @@
-"""Small helpers shared by every layer: atomic writes, plain / JSON values of results."""
+"""Small helpers shared by every layer: atomic writes, plain / JSON values of results, output folders
+checked up front, write failures as one clean error.
+
+Every command that writes follows the same steps: :func:`check_out_dir` (or
+:func:`check_out_file`) before any work, so a bad ``--out`` costs nothing; the results are
+printed; then the files are written inside :func:`output_folder`, which creates the folder,
+turns any :class:`OSError` into one :class:`~algorank.metadata.errors.InputError` (a path that
+cannot be written: exit 2) or :class:`~algorank.metadata.errors.AlgorankError` (a full disk, an
+I/O error: exit 1) reading ``cannot write ...``, and on failure removes what it created (files
+and folders), so nothing half-done is left.  Single files are written with :func:`atomic_path`
+(a temporary file renamed into place), so no partial or empty file is ever visible.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["atomic_path", "atomic_write_text", "json_dumps", "to_plain"]
+from algorank.metadata.errors import AlgorankError, InputError
+
+__all__ = ["atomic_path", "atomic_write_text", "json_dumps", "check_out_dir", "check_out_file", "output_folder",
+           "write_error", "to_plain"]
+
+#: errno values meaning "this path cannot be written" (a user's choice: exit 2); any other
+#: OSError while writing (no space left, quota, I/O error) is a failure of the machine (exit 1).
+PATH_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EPERM, errno.EROFS,
+                         errno.EEXIST, errno.ENAMETOOLONG, errno.ELOOP})
+
+
+def write_error(exc: OSError, target) -> AlgorankError:
+    """One-line error for an OSError met while writing ``target``."""
+    where = exc.filename if exc.filename else target
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    message = f"cannot write {str(where)!r}: {reason}"
+    return InputError(message) if exc.errno in PATH_ERRNOS else AlgorankError(message)
+
+
+def _existing_ancestor(path: Path) -> Path:
+    q = path
+    while not q.exists() and q != q.parent:
+        q = q.parent
+    return q
+
+
+def _probe_writable(folder: Path, option: str, wanted: Path) -> None:
+    """Create and remove a temporary file in ``folder`` (permissions, read-only file systems, root)."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".algorank-probe-", dir=folder)
+    except OSError as exc:
+        raise InputError(f"{option} {str(wanted)!r} cannot be written: {str(folder)!r}: "
+                         f"{exc.strerror or exc}") from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def check_out_dir(path, *, option: str = "--out") -> Path:
+    """Check, before any work, that ``path`` is (or can become) a writable folder.
+
+    Raises
+    ------
+    InputError
+        ``path`` is a file, lies under a file, or its folder (or nearest existing parent)
+        cannot be written.
+    """
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise InputError(f"{option} must be a folder, but {str(p)!r} is a file")
+    base = _existing_ancestor(p)
+    if not base.is_dir():
+        raise InputError(f"{option} {str(p)!r} cannot be created: {str(base)!r} is a file")
+    _probe_writable(base, option, p)
+    return p
+
+
+def check_out_file(path, *, option: str = "--out") -> Path:
+    """Check, before any work, that the file ``path`` can be written (not a folder; its folder writable)."""
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{option} must be a file, but {str(p)!r} is a folder")
+    check_out_dir(p.parent if str(p.parent) else Path("."), option=option)
+    return p
+
+
+@contextlib.contextmanager
+def output_folder(path, *, option: str = "--out") -> Iterator[Path]:
+    """Create ``path`` (and missing parents) for writing results; an OSError inside becomes one clean error.
+
+    On an OSError (or an interrupt) the folders this block created are removed again with what
+    was written into them; in a folder that existed before, files written with
+    :func:`atomic_path` are either complete or absent.  Then :func:`write_error` is raised.
+    """
+    p = Path(path)
+    created: list[Path] = []
+    try:
+        missing = []
+        q = p
+        while not q.exists() and q != q.parent:
+            missing.append(q)
+            q = q.parent
+        for d in reversed(missing):
+            d.mkdir()
+            created.append(d)
+        yield p
+    except OSError as exc:
+        _undo(created)
+        raise write_error(exc, p) from None
+    except BaseException:
+        _undo(created)
+        raise
+
+
+def _undo(created: list) -> None:
+    import shutil
+
+    if created:  # the first one created holds all the others
+        shutil.rmtree(created[0], ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -39,6 +148,10 @@ def atomic_path(path: str | os.PathLike, *, suffix: str | None = None) -> Iterat
         os.umask(umask)
         os.chmod(tmp_path, 0o666 & ~umask)
         os.replace(tmp_path, final)
+    except OSError as exc:  # name the file the caller meant, not the temporary one
+        if exc.filename is not None and Path(exc.filename) == tmp_path:
+            raise OSError(exc.errno, exc.strerror, str(final)) from exc
+        raise
     finally:
         if tmp_path.exists():
             tmp_path.unlink()

@@ -63,7 +63,8 @@ import pandas as pd
 
 from .dataset import MetaDataset
 from .errors import InputError
-from .io import atomic_write_text, json_dumps
+from .checks import check_url
+from .io import atomic_write_text, check_out_file, json_dumps, output_folder
 from .openml_cache import PageCache, default_cache_dir, request_key
 from .openml_flows import flow_to_learner
 from .openml_http import DEFAULT_SERVER, OpenMLNoResult, RetryPolicy, call_with_retries, openml_config
@@ -342,7 +343,9 @@ def _fold_grid(values) -> dict[tuple[int, int], float] | None:
     return grid or None
 
 
-def _validate_args(*, suite, tasks, tag, flows, top_flows, measure, runtime_measure, page_size, out) -> None:
+def _validate_args(*, suite, tasks, tag, flows, top_flows, measure, runtime_measure, page_size, out,
+                   server=DEFAULT_SERVER) -> None:
+    check_url(server)
     given = [name for name, v in (("suite", suite), ("tasks", tasks), ("tag", tag)) if v not in (None, [], ())]
     if len(given) != 1:
         raise InputError(f"give exactly one of suite, tasks or tag; got {', '.join(given) or 'none'}")
@@ -363,6 +366,8 @@ def _validate_args(*, suite, tasks, tag, flows, top_flows, measure, runtime_meas
         raise InputError(f"page_size must be an integer >= 1; got {page_size!r}")
     if out is not None and Path(out).suffix.lower() not in (".parquet", ".csv"):
         raise InputError(f"out must end in .parquet or .csv; got {str(out)!r}")
+    if out is not None:
+        check_out_file(out)
 
 
 def pull_openml(
@@ -431,7 +436,7 @@ def pull_openml(
     tasks = [int(t) for t in tasks] if tasks else None
     flows = [int(f) for f in flows] if flows else None
     _validate_args(suite=suite, tasks=tasks, tag=tag, flows=flows, top_flows=top_flows, measure=measure,
-                   runtime_measure=runtime_measure, page_size=page_size, out=out)
+                   runtime_measure=runtime_measure, page_size=page_size, out=out, server=server)
     retry = retry or RetryPolicy()
     cache = PageCache(cache_dir if cache_dir is not None else default_cache_dir())
     bar = progress_bar(desc="openml pages", unit="page", enabled=progress)
@@ -445,9 +450,10 @@ def pull_openml(
         bar.close()
     if out is not None:
         out = Path(out)
-        result.meta.save(out)
         coverage = _replace(result.coverage, output=str(out))
-        atomic_write_text(out.with_name(out.name + ".coverage.json"), json_dumps(coverage.to_dict()) + "\n")
+        with output_folder(out.parent if str(out.parent) else Path(".")):
+            result.meta.save(out)
+            atomic_write_text(out.with_name(out.name + ".coverage.json"), json_dumps(coverage.to_dict()) + "\n")
         result = PullResult(meta=result.meta, coverage=coverage)
     return result
 

@@ -45,7 +45,7 @@ from pathlib import Path
 
 from .dataset import MetaDataset
 from .errors import InputError
-from .io import atomic_write_text
+from .io import atomic_write_text, check_out_dir, output_folder
 
 __all__ = ["SNAPSHOT_FILE", "SNAPSHOT_RECORD", "EMBEDDED", "snapshot_path", "snapshot_record", "load_snapshot",
            "load_embedded", "embedded_path", "embedded_record", "load_meta", "build_snapshot", "file_sha256"]
@@ -173,21 +173,24 @@ def build_snapshot(out_dir: str | Path | None = None, *, lcdb_dir: str | Path | 
     """
     from .lcdb import read_lcdb
 
-    meta = read_lcdb(lcdb_dir)
     out = Path(out_dir) if out_dir is not None else snapshot_path().parent
+    check_out_dir(out)
+    meta = read_lcdb(lcdb_dir)
     target = out / SNAPSHOT_FILE
-    meta.save(target)
     desc = meta.describe()
     record = {
         "file": SNAPSHOT_FILE,
-        "sha256": file_sha256(target),
+        "sha256": None,  # set once written
         "datasets": desc.datasets,
         "learners": desc.learners,
         "cells": desc.cells,
         "runs": desc.runs,
         "source": desc.source,
     }
-    atomic_write_text(out / SNAPSHOT_RECORD, json.dumps(record, indent=2) + "\n")
+    with output_folder(out):
+        meta.save(target)
+        record["sha256"] = file_sha256(target)
+        atomic_write_text(out / SNAPSHOT_RECORD, json.dumps(record, indent=2) + "\n")
     load_snapshot.cache_clear()
     logger.info("wrote %s (%d runs, sha256 %s)", target, desc.runs, record["sha256"][:12])
     return record

@@ -11,6 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from algorank.metadata.checks import check_seed
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import check_p
 
@@ -90,9 +91,7 @@ def seed_from(random_state) -> int:
         return 0
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(0, 2**31 - 1))
-    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool) and random_state >= 0:
-        return int(random_state)
-    raise InputError(f"random_state must be None, a non-negative int or a numpy Generator; got {random_state!r}")
+    return check_seed(random_state)
 
 
 def pop_time_model(params: dict, strategy: str) -> dict:

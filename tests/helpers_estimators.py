@@ -13,7 +13,7 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-__all__ = ["FailingClassifier", "SlowClassifier", "SlowOnLargeClassifier"]
+__all__ = ["FailingClassifier", "SlowClassifier", "SlowOnLargeClassifier", "ThreadCountClassifier"]
 
 
 class FailingClassifier(ClassifierMixin, BaseEstimator):
@@ -30,12 +30,22 @@ class FailingClassifier(ClassifierMixin, BaseEstimator):
 
 
 class SlowClassifier(ClassifierMixin, BaseEstimator):
-    """Sleeps ``delay`` seconds in ``fit``; predicts the training majority class."""
+    """Sleeps ``delay`` seconds in ``fit``; predicts the training majority class.
 
-    def __init__(self, delay: float = 1.0):
+    With ``log`` (a file path), each ``fit`` first appends a line ``<pid>`` to it, so a test can
+    count how often, and by which process, folds were computed.
+    """
+
+    def __init__(self, delay: float = 1.0, log: str | None = None):
         self.delay = delay
+        self.log = log
 
     def fit(self, X, y):
+        if self.log:
+            import os
+
+            with open(self.log, "a") as f:
+                f.write(f"{os.getpid()}\n")
         time.sleep(self.delay)
         self.classes_, counts = np.unique(y, return_counts=True)
         self.majority_ = self.classes_[np.argmax(counts)]
@@ -58,3 +68,20 @@ class SlowOnLargeClassifier(SlowClassifier):
             self.majority_ = self.classes_[np.argmax(counts)]
             return self
         return super().fit(X, y)
+class ThreadCountClassifier(ClassifierMixin, BaseEstimator):
+    """Appends the largest BLAS/OpenMP thread count in effect during ``fit`` to the file ``log``."""
+
+    def __init__(self, log: str = ""):
+        self.log = log
+
+    def fit(self, X, y):
+        from threadpoolctl import threadpool_info
+
+        with open(self.log, "a") as f:
+            f.write(f"{max((i['num_threads'] for i in threadpool_info()), default=1)}\n")
+        self.classes_, counts = np.unique(y, return_counts=True)
+        self.majority_ = self.classes_[np.argmax(counts)]
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.majority_)

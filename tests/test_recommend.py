@@ -95,7 +95,8 @@ def test_learner_that_does_not_resolve_is_rank_only(iris):
 def test_budget_and_bad_input(iris):
     meta = _meta(LEARNERS)
     r = recommend(iris, strategy="ar:p=0", meta=meta, budget_seconds=1e-6, cv=3)
-    assert r.stop_reason == "budget" and len(r.trace.observations) == 1  # the crossing test is kept
+    # the budget counts from the call: used up by the set-up, no test is started
+    assert r.stop_reason == "budget" and r.trace.observations == ()
     for bad in (0, -1, float("nan")):
         with pytest.raises(InputError, match="budget"):
             recommend(iris, meta=meta, budget_seconds=bad)
@@ -251,7 +252,9 @@ def test_live_expectations_are_calibrated_and_the_budget_is_shared_by_folds(iris
     nb, tree = LEARNERS[0], LEARNERS[1]
     env = LiveEnvironment(iris, cv=3, budget_seconds=30.0, expected_seconds={nb: 1.0, tree: 1.0},
                           clock=lambda: next(ticks))
-    assert env._evaluator_for_test(tree) is env.evaluator  # 4 x 1 s < 30 s left: in-process
+    assert env.timing_reason(tree) == "first test"  # nothing measured yet: timed, whatever is expected
+    ev = env._evaluator_for_test(tree)
+    assert ev is not env.evaluator and ev.timeout == pytest.approx(10.0)  # 30 s left / 3 folds
     o = env.test(nb)
     assert o.seconds == 10.0 and env.time_ratios == [10.0] and env.calibration == 10.0
     assert env.expected(tree) == 10.0
@@ -260,3 +263,4 @@ def test_live_expectations_are_calibrated_and_the_budget_is_shared_by_folds(iris
     # faster than expected never lowers the expectations
     env.time_ratios = [0.1]
     assert env.calibration == 1.0
+    assert env.timing_reason(tree) is None and env._evaluator_for_test(tree) is env.evaluator  # 4 x 1 s < 20 s

@@ -90,7 +90,14 @@ class LoadedDataset:
         return np.searchsorted(np.asarray(self.classes, dtype=object), self.y.to_numpy(dtype=object)).astype(np.int64)
 
     def fingerprint(self) -> str:
-        """SHA-256 of the data content (features, labels, column names): a key for stores."""
+        """SHA-256 of the data content (features, labels, column names): a key for stores (computed once)."""
+        cached = self.__dict__.get("_fingerprint")
+        if cached is None:
+            cached = self._hash()
+            object.__setattr__(self, "_fingerprint", cached)  # a cache on a frozen dataclass
+        return cached
+
+    def _hash(self) -> str:
         import hashlib
 
         h = hashlib.sha256()
@@ -215,9 +222,9 @@ def dataset_from_frame(
     if len(set(frame.columns)) != len(frame.columns):
         dups = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
         raise InputError(f"dataset {name!r} has duplicated column names {dups[:5]}")
-    if nominal is None:
-        nominal = {c: not pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_bool_dtype(frame[c])
-                   for c in frame.columns}
+    if nominal is None:  # from the dtypes (no Series per column: files with thousands of columns)
+        numeric = _numeric_dtypes(frame.dtypes)
+        nominal = {c: not numeric[dt] for c, dt in frame.dtypes.items()}
     explicit = target is not None
     target = _choose_target(frame, nominal, target, name)
     col = frame[target]
@@ -240,11 +247,7 @@ def dataset_from_frame(
     X = frame.loc[keep, [c for c in frame.columns if c != target]].reset_index(drop=True)
     if len(y) == 0:
         raise InputError(f"dataset {name!r} has no rows with a target value (target {target!r})")
-    for c in X.columns:
-        if nominal[c]:
-            X[c] = X[c].astype(object).where(X[c].notna(), np.nan).astype("category")
-        else:
-            X[c] = pd.to_numeric(X[c], errors="coerce").astype(float)
+    X = _typed_features(X, nominal)
     classes = tuple(sorted(y.unique()))
     if len(classes) < 2:
         raise InputError(
@@ -263,6 +266,42 @@ def dataset_from_frame(
         "dropped_rows": dropped,
     }
     return LoadedDataset(name=name, source=source, X=X, y=y, target=target, classes=classes, meta_features=meta)
+
+
+def _numeric_dtypes(dtypes: pd.Series) -> dict:
+    """dtype -> numeric and not bool, decided once per distinct dtype."""
+    return {dt: pd.api.types.is_numeric_dtype(dt) and not pd.api.types.is_bool_dtype(dt) for dt in set(dtypes)}
+
+
+def _typed_features(X: pd.DataFrame, nominal: dict) -> pd.DataFrame:
+    """Nominal columns as ``category``, the others as float (unparseable values -> NaN).
+
+    Columns that already have a numeric dtype are converted in one block, the others one by
+    one, and the frame is assembled once: a file with thousands of columns loads in a
+    fraction of a second instead of seconds.
+    """
+    dtypes = X.dtypes
+    numeric = _numeric_dtypes(dtypes)
+    block = [c for c, dt in dtypes.items() if not nominal[c] and numeric[dt]]
+    parts = []
+    if block:
+        parts.append(pd.DataFrame(X[block].to_numpy(dtype=float, na_value=np.nan), columns=block, index=X.index))
+    rest = {}
+    block_set = set(block)
+    for c in X.columns:
+        if c in block_set:
+            continue
+        s = X[c]
+        if nominal[c]:
+            rest[c] = s.astype(object).where(s.notna(), np.nan).astype("category")
+        else:
+            rest[c] = pd.to_numeric(s, errors="coerce").astype(float)
+    if rest:
+        parts.append(pd.DataFrame(rest, index=X.index))
+    if not parts:
+        return X
+    out = pd.concat(parts, axis=1) if len(parts) > 1 else parts[0]
+    return out[list(X.columns)] if list(out.columns) != list(X.columns) else out
 
 
 def declared_numeric(nominal: dict, column: str) -> bool:

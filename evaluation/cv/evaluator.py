@@ -40,6 +40,19 @@ are still recorded as ``error``.  Run sequentially (``n_jobs=1``), a learner who
 fold timed out is abandoned: its remaining folds of that repetition are recorded as
 ``timeout`` ("not run: ...") without being started.
 
+Deadline.  ``evaluate(..., deadline=t)`` bounds a whole evaluation in wall-clock time
+(the live loop's budget): a fold not started by ``t`` is recorded as ``timeout`` (not
+run), and a timed fold is killed at ``t`` even if its own timeout is longer.
+
+Orphans and Ctrl-C
+------------------
+A fold child never outlives the process that wants its result.  It sets the Linux
+parent-death signal (SIGKILL when its parent, the forkserver, dies) and closes the
+forkserver's "caller alive" pipe that multiprocessing hands every child, so that when
+the caller dies (even by SIGKILL) the server sees it, exits, and takes the child with
+it.  The child ignores SIGINT: a terminal Ctrl-C reaches the caller, which kills the
+child at once (no waiting for the fit, no traceback from the child) and re-raises.
+
 Measurements per fold: accuracy, balanced accuracy (mean recall over the classes
 present in the test fold), AUC (one-vs-rest, macro over the classes present in the
 test fold, from probabilities or decision values), log loss (probabilities clipped
@@ -51,11 +64,15 @@ resubstitution``; AUC and log loss are out-of-bag.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
+import os
 import pickle
 import signal
+import sys
 import time
+import types
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +82,7 @@ import numpy as np
 import pandas as pd
 
 from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.checks import check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.io import to_plain
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, short_name
@@ -72,11 +90,12 @@ from algorank.metadata.progress import progress_bar
 
 from algorank.evaluation.cv.stopping import STOP_RULES, make_rule, reproducibility
 from algorank.evaluation.cv.datasets import LoadedDataset
-from algorank.evaluation.cv.preprocessing import LearnerRecipe, encode_features, make_pipeline, resolve_learner
+from algorank.evaluation.cv.preprocessing import LearnerRecipe, encode_dataset, make_pipeline, resolve_learner
 from algorank.evaluation.cv.resampling import SCHEMES, Resampler, Split, derive_seed, make_resampler, wilson_interval
 from algorank.evaluation.cv.store import FoldRecord, FoldStore, config_key
 
-__all__ = ["Evaluator", "EvaluationResult", "evaluate_fold", "DEFAULT_REPEATS", "write_runs"]
+__all__ = ["Evaluator", "EvaluationResult", "evaluate_fold", "DEFAULT_REPEATS", "write_runs", "start_fold_server",
+           "NOT_RUN_DEADLINE"]
 
 logger = logging.getLogger(__name__)
 
@@ -197,19 +216,53 @@ def evaluate_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Sp
                       predict_time, model_bytes, "", np.asarray(true_score, dtype=float))
 
 
-def _set_parent_death_signal() -> None:
-    """Linux: let the kernel SIGKILL this child when its parent dies (best effort)."""
+def _detach_from_caller(caller_pid: int) -> None:
+    """Make a fold child die with the process that wants its result (see "Orphans" above).
+
+    * Ctrl-C belongs to the caller (which kills this child): SIGINT is ignored here, so a
+      terminal interrupt never prints a traceback from the child.
+    * The kernel sends SIGKILL when the parent (the forkserver) dies (``PR_SET_PDEATHSIG``).
+    * The forkserver hands every child the write end of its "caller alive" pipe; a child
+      holding it would keep the server alive after the caller dies (and with it this
+      child).  Closing it lets the server see the caller's death and exit.
+    * If the caller died before all this was in place, exit now.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception:  # pragma: no cover - not Linux
         pass
+    try:
+        from multiprocessing import forkserver
+
+        server = forkserver._forkserver
+        fd = getattr(server, "_forkserver_alive_fd", None)
+        if fd is not None:
+            os.close(fd)
+            server._forkserver_alive_fd = None
+    except Exception:  # pragma: no cover - other multiprocessing internals
+        pass
+    if os.getppid() == 1 or not _alive(caller_pid):
+        os._exit(1)
 
 
-def _child_main(conn, recipe, X, y, split, kwargs) -> None:
-    _set_parent_death_signal()
-    conn.send(evaluate_fold(recipe, X, y, split, **kwargs))
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - someone else's process under a reused pid
+        return True
+    return True
+
+
+def _child_main(conn, recipe, X, y, split, kwargs, caller_pid, threads=None) -> None:
+    _detach_from_caller(caller_pid)
+    with _limit_threads(threads):
+        record = evaluate_fold(recipe, X, y, split, **kwargs)
+    conn.send(record)
     conn.close()
 
 
@@ -232,30 +285,93 @@ def _deadline_context():
     return _CONTEXT
 
 
-def _run_with_deadline(timeout: float, recipe: LearnerRecipe, X, y, split: Split, **kwargs) -> FoldRecord:
-    """Run :func:`evaluate_fold` in a child process; kill it at the deadline (see the module docstring)."""
+def start_fold_server() -> None:
+    """Start the forkserver of timed folds now, in the background (best effort).
+
+    Its start-up (importing numpy, pandas and scikit-learn: one to two seconds) then
+    overlaps with the caller's own work instead of delaying the first timed fold.
+    """
+    try:
+        from multiprocessing import forkserver
+
+        _deadline_context()
+        forkserver.ensure_running()
+    except Exception:  # pragma: no cover - no forkserver here: timed folds will say so
+        logger.debug("could not start the forkserver early", exc_info=True)
+
+
+@contextlib.contextmanager
+def _main_not_rerun(recipe: LearnerRecipe):
+    """Start a fold child without making it run the caller's script again.
+
+    multiprocessing has a child import the parent's ``__main__`` (the user's script) before it
+    runs its target, so a script that calls ``AlgorankClassifier.fit`` without an
+    ``if __name__ == "__main__":`` guard would run again in every fold child.  A fold needs only
+    this module, so while the child is started ``__main__`` is hidden from multiprocessing's
+    preparation data (unless the learner itself is a class of ``__main__``).
+    """
+    main = sys.modules.get("__main__")
+    if main is None or str(recipe.path or "").startswith("__main__."):
+        yield
+        return
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
+
+
+#: Seconds given to a killed child to be reaped before the caller moves on without waiting.
+_REAP_SECONDS = 0.5
+
+
+def _kill(proc) -> None:
+    if proc.pid is None:  # never started (interrupted or failed in start())
+        return
+    if proc.is_alive():
+        proc.kill()
+    proc.join(_REAP_SECONDS)
+
+
+def _run_with_deadline(timeout: float, recipe: LearnerRecipe, X, y, split: Split, *, deadline: float | None = None,
+                       threads: int | None = None, **kwargs) -> FoldRecord:
+    """Run :func:`evaluate_fold` in a child process; kill it at the timeout or ``deadline``.
+
+    The per-fold ``timeout`` counts from the child's start; ``deadline`` (a
+    :func:`time.perf_counter` value) is absolute.  The child is killed, never waited for,
+    also when the caller is interrupted (Ctrl-C), which is then re-raised.
+    """
     ctx = _deadline_context()
     receive, send = ctx.Pipe(duplex=False)
     start = time.perf_counter()
-    proc = ctx.Process(target=_child_main, args=(send, recipe, X, y, split, kwargs), daemon=True)
-    proc.start()
-    send.close()
+    proc = ctx.Process(target=_child_main, args=(send, recipe, X, y, split, kwargs, os.getpid(), threads),
+                       daemon=True)
     record = None
+    finished = False
     try:
-        if receive.poll(timeout):
+        with _main_not_rerun(recipe):
+            proc.start()
+        send.close()
+        wait = timeout
+        if deadline is not None:
+            wait = min(wait, deadline - time.perf_counter())
+        if receive.poll(max(wait, 0.0)):
             try:
                 record = receive.recv()
             except (EOFError, OSError):
                 record = None
-        else:
-            proc.kill()
-            proc.join()
-            return _failed_fold(recipe, split, "timeout",
-                                f"fit+predict exceeded the {timeout:g} s timeout; the fit process was killed",
-                                fit_time=time.perf_counter() - start)
+            finished = True
     finally:
         receive.close()
-        proc.join()
+        if not finished:  # timed out, or interrupted: kill the child now
+            _kill(proc)
+        else:
+            proc.join()
+    if not finished:
+        cut = deadline is not None and deadline - start < timeout
+        limit = f"the evaluation's time limit ({deadline - start:.3g} s left)" if cut else f"the {timeout:g} s timeout"
+        return _failed_fold(recipe, split, "timeout", f"fit+predict exceeded {limit}; the fit process was killed",
+                            fit_time=time.perf_counter() - start)
     if record is None:
         code = proc.exitcode
         how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
@@ -264,11 +380,75 @@ def _run_with_deadline(timeout: float, recipe: LearnerRecipe, X, y, split: Split
     return record
 
 
-def _task(recipe, X, y, split, n_classes, random_state, nominal, bootstrap, timeout) -> FoldRecord:
+#: Message of a fold that was not started because the evaluation's deadline had passed.
+NOT_RUN_DEADLINE = "not run: the evaluation's time limit was reached"
+
+
+def _task(recipe, X, y, split, n_classes, random_state, nominal, bootstrap, timeout, deadline=None,
+          threads=None) -> FoldRecord:
+    """One fold: in-process (the caller limits the threads), or in a child process that does."""
     kwargs = dict(n_classes=n_classes, random_state=random_state, nominal=nominal, bootstrap=bootstrap)
+    if deadline is not None and deadline - time.perf_counter() <= 0:
+        return _failed_fold(recipe, split, "timeout", NOT_RUN_DEADLINE)
     if timeout is None:
         return evaluate_fold(recipe, X, y, split, **kwargs)
-    return _run_with_deadline(timeout, recipe, X, y, split, **kwargs)
+    return _run_with_deadline(timeout, recipe, X, y, split, deadline=deadline, threads=threads, **kwargs)
+
+
+def _worker_task(*args) -> FoldRecord:
+    """:func:`_task` in a joblib worker, with the fold's thread limit."""
+    with _limit_threads(args[-1]):
+        return _task(*args)
+
+
+def _limit_threads(threads: int | None):
+    """Context limiting BLAS/OpenMP threads (``threadpoolctl``); a no-op for None."""
+    if threads is None:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=int(threads))
+
+
+class _Claims:
+    """This evaluation's fold claims in a shared store (see :mod:`algorank.evaluation.cv.store`)."""
+
+    #: Seconds between two looks at the store while another process computes folds this one needs.
+    poll = 0.2
+
+    def __init__(self, store: FoldStore, key: str) -> None:
+        self.store, self.key = store, key
+        self.holders: set = set()
+        self.noted = False
+
+    def take(self, recipe: LearnerRecipe, split: Split):
+        """True: compute the fold here; a FoldRecord: already stored; None: another process computes it."""
+        got = self.store.claim(self.key, recipe.id, split.repeat, split.fold)
+        if got == "mine":
+            return True
+        if got == "done":
+            rec = self.store.get_fold(self.key, recipe.id, split.repeat, split.fold)
+            return rec if rec is not None else True
+        self.holders.add(got)
+        return None
+
+    def release(self, rec: FoldRecord) -> None:
+        self.store.release(self.key, rec.learner, rec.repeat, rec.fold)
+
+    def release_all(self) -> None:
+        self.store.release_all()
+
+    def wait(self, todo, deadline) -> bool:
+        """Pause before looking again at folds another process holds (noted once); False past the deadline."""
+        if not self.noted:
+            logger.warning("note: %d fold(s) of this evaluation are being computed by another process using the "
+                           "same store (%s); waiting for its results instead of computing them twice",
+                           len(todo), ", ".join(sorted(self.holders)))
+            self.noted = True
+        if deadline is not None and time.perf_counter() >= deadline:
+            return False
+        time.sleep(self.poll)
+        return True
 
 
 # ====================================================================== result
@@ -368,12 +548,18 @@ class Evaluator:
     allow_modules : sequence of str
         Packages whose estimator classes import-path learners may name besides
         scikit-learn (:func:`algorank.metadata.learners.estimator_class`); default none.
+    threads : int or None
+        BLAS/OpenMP threads of a fold's fit and predict (``threadpoolctl``).  1 (the default) is
+        how the prior meta-data was measured and keeps times predictable: with the libraries'
+        default on a busy machine a logistic regression fold took 15 s instead of 0.05 s (thread
+        oversubscription).  None leaves the libraries' default.
     """
 
     def __init__(self, *, scheme: str = "cv", cv: int = 5, repeats: int | None = None, stop: str = "fixed",
                  threshold: float | None = None, min_repeats: int | None = None, max_repeats: int | None = None,
                  timeout: float | None = None, n_jobs: int = 1, store=None, random_state: int = 0,
-                 progress: bool = True, train_fraction: float = 2 / 3, allow_modules=()) -> None:
+                 progress: bool = True, train_fraction: float = 2 / 3, allow_modules=(), threads: int | None = 1
+                 ) -> None:
         if scheme not in SCHEMES:
             raise InputError(f"scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
         if stop not in STOP_RULES:
@@ -392,8 +578,7 @@ class Evaluator:
                 raise InputError("timeout needs the forkserver start method (POSIX); run with timeout=None")
         if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
             raise InputError(f"n_jobs must be a non-zero integer (-1 = all cores), got {n_jobs!r}")
-        if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
-            raise InputError(f"random_state must be an integer, got {random_state!r}")
+        check_seed(random_state)
         self.scheme = scheme
         self.cv = cv
         self.repeats = repeats
@@ -408,6 +593,10 @@ class Evaluator:
         self.progress = progress
         self.train_fraction = train_fraction
         self.allow_modules = check_allow_modules(allow_modules)[len(DEFAULT_ALLOWED_MODULES):]
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
+                                    or threads < 1):
+            raise InputError(f"threads must be None or an integer >= 1, got {threads!r}")
+        self.threads = None if threads is None else int(threads)
         if stop == "fixed" and repeats is None:
             self.repeats = DEFAULT_REPEATS[scheme]
         self._new_rule()  # validates threshold and bounds now
@@ -425,7 +614,8 @@ class Evaluator:
                 "train_fraction": self.train_fraction}
 
     # ------------------------------------------------------------------
-    def evaluate(self, dataset: LoadedDataset, learners: Sequence[str]) -> EvaluationResult:
+    def evaluate(self, dataset: LoadedDataset, learners: Sequence[str], *, deadline: float | None = None
+                 ) -> EvaluationResult:
         """Evaluate ``learners`` on ``dataset``.
 
         Parameters
@@ -434,6 +624,11 @@ class Evaluator:
         learners : list of str
             Portfolio ids, short names or import paths with JSON parameters
             (:func:`~algorank.evaluation.cv.preprocessing.resolve_learner`).
+        deadline : float, optional
+            A :func:`time.perf_counter` value: folds not started by then are recorded as
+            ``timeout`` ("not run"), and with a ``timeout`` a running fold is killed at it.
+            Timeouts of an evaluation with a deadline are not stored (they depend on when
+            it was called); finished folds are.
 
         Raises
         ------
@@ -451,14 +646,20 @@ class Evaluator:
         n_classes = len(dataset.classes)
         resampler = make_resampler(self.scheme, cv=self.cv, n_rows=len(y), train_fraction=self.train_fraction,
                                    random_state=self.random_state)
-        key = config_key({"data": dataset.fingerprint(), "scheme": self.scheme, "folds": resampler.n_splits,
-                          "train_fraction": self.train_fraction, "random_state": self.random_state,
-                          "timeout": self.timeout})
         store, own_store = self._open_store()
+        key = None
+        if store is not None:  # hashing the data costs time (seconds on wide files): only for a store
+            parts = {"data": dataset.fingerprint(), "scheme": self.scheme, "folds": resampler.n_splits,
+                     "train_fraction": self.train_fraction, "random_state": self.random_state,
+                     "timeout": self.timeout}
+            notes = encode_dataset(dataset)[2]
+            if notes:  # the encoding changed the data (e.g. capped levels): not the folds of older versions
+                parts["encoding"] = list(notes)
+            key = config_key(parts)
         try:
             if store is not None:
                 store.register(key, {"dataset": dataset.source, **self.config()})
-            records, states = self._run(dataset, recipes, resampler, y, n_classes, store, key)
+            records, states = self._run(dataset, recipes, resampler, y, n_classes, store, key, deadline)
         finally:
             if own_store and store is not None:
                 store.close()
@@ -472,8 +673,8 @@ class Evaluator:
             return self.store, False
         return FoldStore(self.store), True
 
-    def _run(self, dataset, recipes, resampler: Resampler, y, n_classes, store, key):
-        X, nominal = encode_features(dataset.X)
+    def _run(self, dataset, recipes, resampler: Resampler, y, n_classes, store, key, deadline=None):
+        X, nominal, _ = encode_dataset(dataset)
         records: dict[str, dict] = {r.id: (store.get(key, r.id) if store is not None else {}) for r in recipes}
         states = {r.id: {"rule": self._new_rule(), "active": True, "reason": "", "failed": None}
                   for r in recipes}
@@ -482,29 +683,48 @@ class Evaluator:
             logger.info("resuming: %d fold(s) already in the store", resumed)
         bar = progress_bar(total=0, unit="fold", desc=f"evaluate {dataset.name}", enabled=self.progress)
         bootstrap = self.scheme == "bootstrap"
+        claims = None if store is None else _Claims(store, key)
         repeat = 0
+        limits = _limit_threads(self.threads)
         try:
+            limits.__enter__()
             while any(s["active"] for s in states.values()):
                 splits = resampler.repetition(repeat, y)
                 active = [r for r in recipes if states[r.id]["active"]]
                 todo = [(r, s) for r in active for s in splits if (repeat, s.fold) not in records[r.id]]
                 bar.total += len(active) * len(splits)
                 bar.update(len(active) * len(splits) - len(todo))
-                for rec in self._execute(todo, X, y, n_classes, nominal, bootstrap):
-                    if store is not None:
-                        store.put(key, rec)
-                    records[rec.learner][(rec.repeat, rec.fold)] = rec
-                    bar.update(1)
+                while todo:
+                    for rec, fresh in self._execute(todo, X, y, n_classes, nominal, bootstrap, deadline, claims):
+                        if fresh and store is not None:
+                            if not (deadline is not None and rec.status == "timeout"):
+                                store.put(key, rec)
+                            claims.release(rec)
+                        records[rec.learner][(rec.repeat, rec.fold)] = rec
+                        bar.update(1)
+                    todo = [(r, s) for r, s in todo if (repeat, s.fold) not in records[r.id]]
+                    if todo and not claims.wait(todo, deadline):  # held elsewhere past the deadline: not run
+                        for r, s in todo:
+                            records[r.id][(s.repeat, s.fold)] = _failed_fold(r, s, "timeout", NOT_RUN_DEADLINE)
+                        todo = []
                 for r in active:
                     self._advance(states[r.id], [records[r.id][(repeat, s.fold)] for s in splits], splits, len(y))
                 repeat += 1
         finally:
+            limits.__exit__(None, None, None)
             bar.close()
+            if claims is not None:
+                claims.release_all()
         return records, states
 
-    def _execute(self, todo, X, y, n_classes, nominal, bootstrap):
+    def _execute(self, todo, X, y, n_classes, nominal, bootstrap, deadline=None, claims=None):
+        """Yield ``(record, fresh)`` for the folds of ``todo`` this process gets to (``fresh``: computed here).
+
+        With ``claims`` (a store), each fold is claimed first: a fold already stored is read
+        (``fresh=False``), a fold another process holds is skipped (the caller waits for it).
+        """
         args = [(r, X, y, s, n_classes, _fold_seed(self.random_state, s.repeat, s.fold), nominal, bootstrap,
-                 self.timeout)
+                 self.timeout, deadline, self.threads)
                 for r, s in todo]
         if not args:
             return
@@ -512,17 +732,35 @@ class Evaluator:
             timed_out: set = set()
             for a in args:
                 recipe, split = a[0], a[3]
+                if claims is not None:
+                    got = claims.take(recipe, split)
+                    if got is not True:
+                        if got is not None:
+                            yield got, False
+                        continue
                 if recipe.id in timed_out:  # the learner is abandoned: its other folds would time out too
-                    yield _failed_fold(recipe, split, "timeout", "not run: an earlier fold of this learner timed out")
+                    yield _failed_fold(recipe, split, "timeout",
+                                       "not run: an earlier fold of this learner timed out"), True
                     continue
                 rec = _task(*a)
                 if rec.status == "timeout":
                     timed_out.add(recipe.id)
-                yield rec
+                yield rec, True
             return
+        if claims is not None:
+            mine = []
+            for a in args:
+                got = claims.take(a[0], a[3])
+                if got is True:
+                    mine.append(a)
+                elif got is not None:
+                    yield got, False
+            args = mine
         from joblib import Parallel, delayed
 
-        yield from Parallel(n_jobs=self.n_jobs, return_as="generator_unordered")(delayed(_task)(*a) for a in args)
+        for rec in Parallel(n_jobs=self.n_jobs, return_as="generator_unordered")(delayed(_worker_task)(*a)
+                                                                                 for a in args):
+            yield rec, True
 
     @staticmethod
     def _advance(state: dict, recs: list[FoldRecord], splits: list[Split], n: int) -> None:

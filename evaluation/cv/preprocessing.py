@@ -12,6 +12,13 @@ leaks into training:
 * nominal columns: most-frequent imputation, then one-hot encoding (categories
   unseen in training are ignored: an all-zero row).
 
+Memory.  A nominal column keeps at most :data:`MAX_LEVELS` levels, its most frequent
+ones; all other levels share one ``other`` level (a one-line warning names the
+columns).  The one-hot block of a column therefore has at most ``MAX_LEVELS + 1``
+columns, and a fold's dense feature matrix at most ``rows x (numeric columns +
+(MAX_LEVELS + 1) x nominal columns)`` float64 values (a 10,000-row file with one
+10,000-level column: 8 MB per copy instead of 800 MB).
+
 Learners are portfolio ids (``sklearn.tree.DecisionTreeClassifier``, ``SVC_rbf``,
 short names such as ``knn``) or any estimator as an import path with optional JSON
 parameters appended: ``sklearn.dummy.DummyClassifier{"strategy": "most_frequent"}``.
@@ -25,6 +32,7 @@ logistic regressions of the embedded ``oboe`` set), checked like the outer class
 from __future__ import annotations
 
 import json
+import logging
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -36,11 +44,17 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import LEARNERS, estimator_from_path, make_estimator, seed_estimator, short_name
 
-__all__ = ["LearnerRecipe", "resolve_learner", "encode_features", "FoldPreprocessor", "FrameEncoder",
-           "RawPreprocessor", "make_preprocessor", "make_pipeline", "final_pipeline", "SCALINGS"]
+__all__ = ["LearnerRecipe", "resolve_learner", "encode_features", "encode_dataset", "FoldPreprocessor",
+           "FrameEncoder", "RawPreprocessor", "make_preprocessor", "make_pipeline", "final_pipeline", "SCALINGS",
+           "MAX_LEVELS"]
+
+logger = logging.getLogger(__name__)
 
 #: Scaling choices of the numeric columns.
 SCALINGS = ("none", "standard", "minmax")
+
+#: Levels kept per nominal column (the most frequent); the others share one "other" level.
+MAX_LEVELS = 100
 
 
 @dataclass(frozen=True)
@@ -135,7 +149,8 @@ def _full_id(text: str) -> str:
     raise InputError(f"unknown learner id {text!r}")  # pragma: no cover - make_estimator raised
 
 
-def encode_features(X: pd.DataFrame) -> tuple[np.ndarray, tuple[bool, ...]]:
+def encode_features(X: pd.DataFrame, *, max_levels: int = MAX_LEVELS, warn: bool = True
+                    ) -> tuple[np.ndarray, tuple[bool, ...]]:
     """Features as one float matrix plus a nominal-column mask.
 
     Numeric columns are copied as float; nominal (category/object) columns become
@@ -143,21 +158,99 @@ def encode_features(X: pd.DataFrame) -> tuple[np.ndarray, tuple[bool, ...]]:
     set of category *names* of the whole file (no statistic of any fold), so this
     is done once per dataset; everything fitted (medians, scales, the categories
     seen in training) is fitted per training fold by :class:`FoldPreprocessor`.
+    A nominal column with more than ``max_levels`` levels keeps its ``max_levels``
+    most frequent ones (ties: the first in category order); the others get one shared
+    code, ``max_levels`` ("other"), and one warning line names those columns.  Numeric
+    +-inf values are missing values (imputed per training fold like NaN), with one warning
+    line naming those columns.
     """
+    matrix, mask, _ = _encode(X, max_levels=max_levels, warn=warn)
+    return matrix, mask
+
+
+def _encode(X: pd.DataFrame, *, max_levels: int, warn: bool) -> tuple[np.ndarray, tuple[bool, ...], tuple]:
+    """:func:`encode_features` plus the notes of what it changed (for store keys)."""
     cols = []
     mask = []
+    capped = []
+    infinite: list[str] = []
+    dtypes = X.dtypes
+    floats = [c for c in X.columns if dtypes[c] == np.float64]  # most columns: one block, no Series each
+    block = dict(zip(floats, X[floats].to_numpy(dtype=float).T)) if floats else {}
     for c in X.columns:
+        if c in block:
+            cols.append(_finite_or_nan(block[c], c, infinite))
+            mask.append(False)
+            continue
         s = X[c]
-        if isinstance(s.dtype, pd.CategoricalDtype) or s.dtype == object:
-            codes = s.astype("category").cat.codes.to_numpy().astype(float)
+        if _is_nominal(s):  # category, object, string or bool (a loaded dataset has category only)
+            cat = s.astype("category")
+            codes = cat.cat.codes.to_numpy()
+            kept = _level_codes(codes, len(cat.cat.categories), max_levels)
+            if kept is not None:
+                capped.append(f"{c} ({len(cat.cat.categories)} levels)")
+                codes = np.where(codes >= 0, kept[np.maximum(codes, 0)], -1)
+            codes = codes.astype(float)
             codes[codes < 0] = np.nan
             cols.append(codes)
             mask.append(True)
         else:
-            cols.append(pd.to_numeric(s, errors="coerce").to_numpy(dtype=float))
+            cols.append(_finite_or_nan(pd.to_numeric(s, errors="coerce").to_numpy(dtype=float), c, infinite))
             mask.append(False)
+    if infinite and warn:
+        logger.warning("numeric column(s) with +-inf values: treated as missing (imputed with the training "
+                       "median): %s", ", ".join(_clip_names(infinite)))
+    if capped and warn:
+        logger.warning("nominal column(s) with more than %d levels keep their %d most frequent levels, the others "
+                       "become one 'other' level: %s", max_levels, max_levels, ", ".join(_clip_names(capped)))
     matrix = np.column_stack(cols) if cols else np.zeros((len(X), 0))
-    return np.ascontiguousarray(matrix, dtype=float), tuple(mask)
+    notes = ((f"levels<={max_levels}",) if capped else ()) + (("inf=missing",) if infinite else ())
+    return np.ascontiguousarray(matrix, dtype=float), tuple(mask), notes
+
+
+def _finite_or_nan(values: np.ndarray, column, infinite: list) -> np.ndarray:
+    """``values`` with +-inf replaced by NaN (a copy only when there is one); notes the column."""
+    inf = np.isinf(values)
+    if inf.any():
+        values = np.where(inf, np.nan, values)
+        infinite.append(f"{column} ({int(inf.sum())} values)")
+    return values
+
+
+def _level_codes(codes: np.ndarray, n_levels: int, max_levels: int) -> np.ndarray | None:
+    """Map of old code -> new code keeping the ``max_levels`` most frequent levels (None: nothing to cap)."""
+    if n_levels <= max_levels:
+        return None
+    counts = np.bincount(codes[codes >= 0], minlength=n_levels)
+    keep = np.sort(np.argsort(-counts, kind="stable")[:max_levels])
+    new = np.full(n_levels, max_levels, dtype=np.int64)  # "other"
+    new[keep] = np.arange(max_levels)
+    return new
+
+
+def _clip_names(items: list[str], limit: int = 5) -> list[str]:
+    return items[:limit] + ([f"... ({len(items) - limit} more)"] if len(items) > limit else [])
+
+
+def encode_dataset(dataset) -> tuple[np.ndarray, tuple[bool, ...], tuple]:
+    """:func:`encode_features` of ``dataset.X``, computed (and warned about) once per dataset object.
+
+    The live loop evaluates one learner at a time on the same dataset; the encoding and its
+    warnings do not repeat for every test.
+
+    Returns
+    -------
+    X, nominal
+        As :func:`encode_features`.
+    notes : tuple of str
+        What the encoding changed in the data (capped levels, ...): empty for most data;
+        part of the fold store's key, so results of an older encoding are not reused.
+    """
+    cached = dataset.__dict__.get("_encoded_features")
+    if cached is None:
+        cached = _encode(dataset.X, max_levels=MAX_LEVELS, warn=True)
+        object.__setattr__(dataset, "_encoded_features", cached)  # a cache on a frozen dataclass
+    return cached
 
 
 class FoldPreprocessor(TransformerMixin, BaseEstimator):
@@ -173,7 +266,7 @@ class FoldPreprocessor(TransformerMixin, BaseEstimator):
 
     Notes
     -----
-    Numeric missing values get the training median (0 when a column is entirely
+    Numeric missing values (NaN and +-inf) get the training median (0 when a column is entirely
     missing); nominal ones the training mode (smallest code on ties).  Nominal
     values not seen in training encode as an all-zero block.  This does what
     ``ColumnTransformer(SimpleImputer, OneHotEncoder, StandardScaler)`` does, at a
@@ -186,7 +279,7 @@ class FoldPreprocessor(TransformerMixin, BaseEstimator):
         self.scaling = scaling
 
     def fit(self, X, y=None):
-        X = np.asarray(X, dtype=float)
+        X = _inf_as_nan(np.asarray(X, dtype=float))
         if self.scaling not in SCALINGS:
             raise InputError(f"scaling must be one of {', '.join(SCALINGS)}, got {self.scaling!r}")
         mask = np.zeros(X.shape[1], dtype=bool)
@@ -222,7 +315,7 @@ class FoldPreprocessor(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        X = np.asarray(X, dtype=float)
+        X = _inf_as_nan(np.asarray(X, dtype=float))
         num = X[:, ~self.mask_]
         num = (np.where(np.isnan(num), self.median_, num) - self.offset_) / self.scale_
         if self.scaling == "minmax":
@@ -233,6 +326,10 @@ class FoldPreprocessor(TransformerMixin, BaseEstimator):
             col = np.where(np.isnan(col), mode, col)
             blocks.append((col[:, None] == cats[None, :]).astype(float))
         return np.hstack(blocks) if blocks else np.zeros((len(X), 0))
+
+
+def _inf_as_nan(X: np.ndarray) -> np.ndarray:
+    return np.where(np.isinf(X), np.nan, X) if np.isinf(X).any() else X
 
 
 def make_preprocessor(nominal=(), *, scaling: str = "standard") -> FoldPreprocessor:
@@ -258,17 +355,26 @@ class FrameEncoder(TransformerMixin, BaseEstimator):
     was trained on; categories not seen at ``fit`` and missing values become NaN (imputed
     by :class:`FoldPreprocessor` with the training mode); numeric columns are cast to float
     with +-inf treated as missing.  Columns are matched by name (a DataFrame) or position
-    (an array with as many columns).
+    (an array with as many columns).  A column with more than :data:`MAX_LEVELS` levels
+    keeps its most frequent ones, like :func:`encode_features`; its other levels, seen or
+    not, share the code ``MAX_LEVELS`` ("other", listed in ``capped_``).
     """
 
     def fit(self, X, y=None):
         frame = self._frame(X, fitting=True)
         self.columns_ = list(frame.columns)
         self.categories_ = {}
+        self.capped_ = []
         for c in frame.columns:
             s = frame[c]
             if _is_nominal(s):
-                self.categories_[c] = list(s.astype("category").cat.categories)
+                cat = s.astype("category")
+                levels = list(cat.cat.categories)
+                kept = _level_codes(cat.cat.codes.to_numpy(), len(levels), MAX_LEVELS)
+                if kept is not None:
+                    levels = [lv for lv, code in zip(levels, kept) if code < MAX_LEVELS]
+                    self.capped_.append(c)
+                self.categories_[c] = levels
         self.nominal_ = tuple(c in self.categories_ for c in self.columns_)
         self.n_features_in_ = len(self.columns_)
         return self
@@ -280,7 +386,10 @@ class FrameEncoder(TransformerMixin, BaseEstimator):
             s = frame[c]
             if c in self.categories_:
                 index = {cat: float(i) for i, cat in enumerate(self.categories_[c])}
-                cols.append(s.astype(object).map(index).to_numpy(dtype=float))  # unseen / missing -> NaN
+                v = s.astype(object).map(index).to_numpy(dtype=float, copy=True)  # unseen / missing -> NaN
+                if c in getattr(self, "capped_", ()):
+                    v[np.isnan(v) & s.notna().to_numpy()] = float(MAX_LEVELS)  # a level outside the kept ones
+                cols.append(v)
             else:
                 v = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float, copy=True)
                 v[~np.isfinite(v)] = np.nan

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from algorank.metadata.checks import check_folds
 from algorank.metadata.errors import InputError
 
 __all__ = ["Split", "Resampler", "SCHEMES", "wilson_interval", "make_resampler", "derive_seed"]
@@ -177,12 +178,13 @@ def make_resampler(scheme: str, *, cv: int = 5, n_rows: int, train_fraction: flo
     """
     if scheme not in SCHEMES:
         raise InputError(f"scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
-    if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
-        raise InputError(f"cv (number of folds) must be an integer >= 2, got {cv!r}")
+    check_folds(cv)
     if not 0 < train_fraction < 1:
         raise InputError(f"train_fraction must lie in (0, 1), got {train_fraction!r}")
     k = {"cv": int(cv), "5x2": 2, "loo": int(n_rows), "holdout": 1, "bootstrap": 1}[scheme]
-    if scheme in ("cv", "5x2"):
+    if scheme == "cv":
+        check_folds(k, n_rows=n_rows)
+    elif scheme == "5x2":
         _check_rows(n_rows, k, f"{scheme} with {k} folds")
     else:
         _check_rows(n_rows, 2, scheme)

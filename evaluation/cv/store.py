@@ -20,20 +20,31 @@ adaptive run takes exactly the decisions of an uninterrupted one.
 
 WAL with ``synchronous=NORMAL`` survives a process crash; a power failure can lose
 the last few commits (never corrupt the file).
+
+Two processes on one store.  Before computing a fold, a process *claims* it (a row of the
+``claims`` table, inserted in its own transaction): a fold already stored is read instead,
+and a fold claimed by another live process is left to it; the evaluator waits for that
+result (:meth:`FoldStore.claim`) rather than computing the fold twice.  A claim whose
+process is gone (its pid no longer runs on this host, or, from another host, it is older
+than ``stale_after`` seconds) is taken over.  Claims are released when the fold is
+stored, and all of a process's claims when it stops (also on Ctrl-C).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
 import sqlite3
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from algorank.metadata.errors import InputError
+from algorank.metadata.errors import AlgorankError, InputError
 
 __all__ = ["FoldRecord", "FoldStore", "config_key", "SCHEMA_VERSION"]
 
@@ -93,6 +104,42 @@ def config_key(parts: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _store_error(path: Path, exc: Exception, *, opening: bool = False):
+    """One-line error for a store that cannot be opened (a bad path: exit 2) or written (a full disk: exit 1)."""
+    import errno
+
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    full = isinstance(exc, sqlite3.Error) and any(w in text for w in ("full", "disk I/O"))
+    full = full or (isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO))
+    if full:
+        return AlgorankError(f"cannot write store {str(path)!r}: {text}")
+    return InputError(f"cannot {'open' if opening else 'write'} store {str(path)!r}: {text}")
+
+
+def _pid_start(pid: int) -> str | None:
+    """Start time of a process (Linux clock ticks since boot), to tell a reused pid apart."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _stale(row, stale_after: float) -> bool:
+    """Whether a claim row (owner, host, pid, pid_start, created) belongs to a process that is gone."""
+    _, host, pid, pid_start, created = row
+    if host == socket.gethostname() and pid is not None:
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:  # pragma: no cover - another user's process: alive
+            pass
+        now_start = _pid_start(int(pid))
+        return pid_start is not None and now_start is not None and now_start != pid_start  # pid reused
+    return created is None or time.time() - float(created) > stale_after
+
+
 class FoldStore:
     """SQLite file holding finished folds (see the module docstring).
 
@@ -109,6 +156,9 @@ class FoldStore:
 
     def __init__(self, path) -> None:
         self.path = Path(path)
+        self._con = None
+        existed = self.path.exists()
+        missing = [q for q in self.path.parents if not q.exists()]
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._con = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
@@ -124,12 +174,91 @@ class FoldStore:
             self._con.execute(
                 "CREATE TABLE IF NOT EXISTS configs (config TEXT PRIMARY KEY, description TEXT, created REAL)"
             )
+            self._con.execute(
+                """CREATE TABLE IF NOT EXISTS claims (
+                    config TEXT NOT NULL, learner TEXT NOT NULL, repeat INTEGER NOT NULL, fold INTEGER NOT NULL,
+                    owner TEXT NOT NULL, host TEXT, pid INTEGER, pid_start TEXT, created REAL,
+                    PRIMARY KEY (config, learner, repeat, fold))"""
+            )
         except (sqlite3.Error, OSError) as exc:
-            raise InputError(f"cannot open store {str(self.path)!r}: {exc}") from exc
+            if self._con is not None:
+                self._con.close()
+            if not existed:  # leave nothing behind: no empty store file, no empty folders
+                for extra in ("", "-wal", "-shm", "-journal"):
+                    Path(str(self.path) + extra).unlink(missing_ok=True)
+                for q in missing:  # innermost first
+                    try:
+                        q.rmdir()
+                    except OSError:
+                        break
+            raise _store_error(self.path, exc, opening=True) from None
 
     def close(self) -> None:
-        """Close the connection."""
-        self._con.close()
+        """Release this process's claims and close the connection."""
+        try:
+            self.release_all()
+        finally:
+            self._con.close()
+
+    # ------------------------------------------------------------------ claims
+    #: Claims from another host older than this many seconds are taken over.
+    stale_after = 6 * 3600.0
+
+    @property
+    def owner(self) -> str:
+        """This store object's claim owner id (host, pid and a random token)."""
+        if getattr(self, "_owner", None) is None:
+            self._owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        return self._owner
+
+    def claim(self, config: str, learner: str, repeat: int, fold: int) -> str:
+        """Claim one fold for this process.
+
+        Returns
+        -------
+        str
+            ``"mine"`` (compute it; a claim of a process that is gone is taken over), ``"done"``
+            (already stored: read it), or a description of the live process that holds it.
+        """
+        key = (config, learner, int(repeat), int(fold))
+        try:
+            self._con.execute("BEGIN IMMEDIATE")
+            try:
+                if self._con.execute("SELECT 1 FROM folds WHERE config = ? AND learner = ? AND repeat = ? AND "
+                                     "fold = ?", key).fetchone():
+                    return "done"
+                row = self._con.execute("SELECT owner, host, pid, pid_start, created FROM claims WHERE config = ? "
+                                        "AND learner = ? AND repeat = ? AND fold = ?", key).fetchone()
+                if row is not None and row[0] != self.owner and not _stale(row, self.stale_after):
+                    return f"pid {row[2]} on {row[1]}"
+                self._con.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                  (*key, self.owner, socket.gethostname(), os.getpid(), _pid_start(os.getpid()),
+                                   time.time()))
+                return "mine"
+            finally:
+                self._con.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise _store_error(self.path, exc) from None
+
+    def release(self, config: str, learner: str, repeat: int, fold: int) -> None:
+        """Drop this process's claim of one fold (after storing it, or giving it up)."""
+        try:
+            self._con.execute("DELETE FROM claims WHERE config = ? AND learner = ? AND repeat = ? AND fold = ? AND "
+                              "owner = ?", (config, learner, int(repeat), int(fold), self.owner))
+        except sqlite3.Error as exc:
+            raise _store_error(self.path, exc) from None
+
+    def release_all(self) -> None:
+        """Drop every claim of this process (it stops)."""
+        if getattr(self, "_owner", None) is not None:
+            try:
+                self._con.execute("DELETE FROM claims WHERE owner = ?", (self._owner,))
+            except sqlite3.Error:  # closing anyway; the claims are stale once this process is gone
+                pass
+
+    def get_fold(self, config: str, learner: str, repeat: int, fold: int) -> FoldRecord | None:
+        """One stored fold, or None."""
+        return self.get(config, learner).get((int(repeat), int(fold)))
 
     def __enter__(self) -> "FoldStore":
         return self
@@ -146,11 +275,14 @@ class FoldStore:
         """Insert one fold in its own transaction; False when it was already stored."""
         values = [None if (isinstance(v, float) and np.isnan(v)) else v
                   for v in (getattr(record, m) for m in _METRICS)]
-        cur = self._con.execute(
-            "INSERT OR IGNORE INTO folds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (config, record.learner, int(record.repeat), int(record.fold), record.status, *values,
-             record.message, np.asarray(record.scores, dtype=np.float64).tobytes(), time.time()),
-        )
+        try:
+            cur = self._con.execute(
+                "INSERT OR IGNORE INTO folds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (config, record.learner, int(record.repeat), int(record.fold), record.status, *values,
+                 record.message, np.asarray(record.scores, dtype=np.float64).tobytes(), time.time()),
+            )
+        except sqlite3.Error as exc:  # e.g. the disk is full: the folds stored so far stay (a rerun resumes)
+            raise _store_error(self.path, exc) from None
         return cur.rowcount == 1
 
     def get(self, config: str, learner: str) -> dict[tuple[int, int], FoldRecord]:

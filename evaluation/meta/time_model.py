@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from algorank.metadata.checks import check_folds
 from algorank.metadata.errors import InputError
 
 __all__ = ["TimeModel", "LIVE_OVERHEAD", "LIVE_FIXED_OVERHEAD", "default_overhead", "calibrate_overhead",
@@ -117,9 +118,7 @@ class TimeModel:
 
 def live_time_model(folds: int, *, overhead: float = LIVE_OVERHEAD) -> TimeModel:
     """The live time model of a ``folds``-fold test: ``folds x t + overhead``."""
-    if isinstance(folds, bool) or int(folds) != folds or folds < 1:
-        raise InputError(f"folds must be an integer >= 1; got {folds!r}")
-    return TimeModel(overhead=overhead, scale=int(folds))
+    return TimeModel(overhead=overhead, scale=check_folds(folds, name="folds"))
 
 
 def default_overhead(time_kind: str = "fit_time") -> float:

@@ -12,17 +12,31 @@ A learner that fails (any fold with status ``error`` or ``timeout``) becomes an
 observation with that status and the evaluator's message (first line); the loop goes
 on.  The evaluator's own "learner(s) failed" warning is suppressed during live tests:
 the observation is the one note per failed learner (callers report it).
-With a ``budget_seconds``, a test whose expected time is unknown or more than
-``1 / guard`` of the budget left runs with a per-fold timeout of the budget left
-divided by its number of folds (at least ``min_timeout``), so that a learner far
-slower than the budget is abandoned instead of blocking the run.  The expected
-times (``expected_seconds``, from the meta-data) are calibrated on this dataset as
-tests finish: they are multiplied by the median ratio of measured to expected
-seconds of the tests so far, when that ratio exceeds 1 (a dataset larger than the
-prior ones makes every test slower than expected).  Timeouts run each fold in a
-forked child (see :mod:`algorank.evaluation.cv.evaluator`), which costs a start-up of about a
-second and some tens of ms per fold, so tests expected to take less than
-``1 / guard`` of the budget left run in-process without one.
+
+The budget is a promise (no oracle needed).  With a ``budget_seconds``, every test
+gets a hard deadline at the end of the budget left: no fold starts after it.  A test
+runs *timed* (each fold in a child process that is killed at its per-fold timeout or
+at the deadline, whichever comes first) when its cost is not known well enough to
+run it in-process:
+
+* it is the first test (nothing measured on this dataset yet);
+* the dataset is larger than every prior dataset (``prior_shape``: the largest
+  numbers of rows and features of the meta-data), where learners whose cost grows
+  faster than linearly can be far slower than any prior run suggests;
+* its expected time is unknown, or more than ``1 / guard`` of the budget left;
+* one of its folds, ``guard`` times slower than expected, would end more than
+  ``fold_slack`` seconds after the deadline (an in-process fold cannot be stopped: the
+  deadline only keeps the next one from starting).
+
+The per-fold timeout is the budget left divided by the test's folds (at least
+``min_timeout``, never beyond the deadline), so a learner far slower than the budget
+is abandoned after its first fold instead of using up the budget.  The expected times
+(``expected_seconds``, from the meta-data) are calibrated on this dataset as tests
+finish: they are multiplied by the median ratio of measured to expected seconds of
+the tests so far, when that ratio exceeds 1.  Timed folds run in a forked child (see
+:mod:`algorank.evaluation.cv.evaluator`), which costs some tens of ms per fold, so tests that
+are expected to take less than ``1 / guard`` of the budget left run in-process; even
+then the deadline stops them from starting another fold.
 """
 
 from __future__ import annotations
@@ -67,6 +81,17 @@ def _quiet_failures():
         target.removeFilter(f)
 
 
+def _larger_than(dataset: LoadedDataset, prior_shape) -> bool:
+    """Whether ``dataset`` has more rows or more features than ``prior_shape`` allows."""
+    if prior_shape is None:
+        return False
+    mf = dataset.meta_features
+    rows = float(mf.get("n_instances", len(dataset.y)))
+    features = float(mf.get("n_features", dataset.X.shape[1]))
+    max_rows, max_features = (float(v) for v in prior_shape)
+    return bool(rows > max_rows or features > max_features)  # NaN limits: never larger
+
+
 def _first_line(text: str, limit: int = 200) -> str:
     line = str(text).strip().splitlines()[0] if str(text).strip() else ""
     return line if len(line) <= limit else line[: limit - 3] + "..."
@@ -94,6 +119,12 @@ class LiveEnvironment:
         learner -> expected seconds of its test (NaN = unknown).
     guard : float
         Tests expected to take less than ``1 / guard`` of the budget left run without a timeout.
+    fold_slack : float, optional
+        Seconds an in-process fold may run past the deadline if it is ``guard`` times slower than
+        expected; tests whose folds could run longer are timed (None: no such limit).
+    prior_shape : (float, float), optional
+        Largest numbers of rows and features among the prior datasets; on a larger dataset
+        every test runs timed.
     clock : callable
         Time source (seconds), for tests.
     allow_modules : sequence of str
@@ -117,7 +148,8 @@ class LiveEnvironment:
     def __init__(self, dataset: LoadedDataset, evaluator: Evaluator | None = None, *, cv: int = 5,
                  random_state: int = 0, budget_seconds: float | None = None, min_timeout: float = 1.0,
                  expected_seconds=None, guard: float = 4.0, clock: Callable[[], float] = time.perf_counter,
-                 allow_modules=(), metric: str = "accuracy") -> None:
+                 allow_modules=(), metric: str = "accuracy", prior_shape=None,
+                 fold_slack: float | None = None) -> None:
         if not isinstance(dataset, LoadedDataset):
             raise InputError(f"dataset must be a LoadedDataset (see algorank.evaluation.cv.datasets.load_dataset); "
                              f"got {type(dataset).__name__}")
@@ -133,10 +165,13 @@ class LiveEnvironment:
         self.min_timeout = float(min_timeout)
         self.expected_seconds = dict(expected_seconds or {})
         self.guard = float(guard)
+        self.fold_slack = None if fold_slack is None else float(fold_slack)
         self._clock = clock
         self.spent = 0.0
         self.results: dict[str, dict] = {}
         self.time_ratios: list[float] = []
+        self.tests = 0
+        self.beyond_prior = _larger_than(dataset, prior_shape)
 
     @property
     def calibration(self) -> float:
@@ -153,36 +188,55 @@ class LiveEnvironment:
         resampler = make_resampler(ev.scheme, cv=ev.cv, n_rows=len(self.dataset.y), train_fraction=ev.train_fraction)
         return resampler.folds_per_repeat * int(ev.repeats or 1)
 
-    def _evaluator_for_test(self, learner: str) -> Evaluator:
+    def timing_reason(self, learner: str) -> str | None:
+        """Why ``learner``'s next test runs timed (in a child process), or None (in-process)."""
         if self.budget_seconds is None:
+            return None
+        if self.tests == 0:
+            return "first test"
+        if self.beyond_prior:
+            return "dataset larger than the prior datasets"
+        expected = self.expected(learner)
+        if not math.isfinite(expected):
+            return "expected time unknown"
+        if expected * self.guard >= max(self.budget_seconds - self.spent, 0.0):
+            return "expected time close to the budget left"
+        if self.fold_slack is not None and expected / self._folds() * self.guard > self.fold_slack:
+            return "a fold could run past the deadline"
+        return None
+
+    def _evaluator_for_test(self, learner: str) -> Evaluator:
+        reason = self.timing_reason(learner)
+        if reason is None:
             return self.evaluator
         left = max(self.budget_seconds - self.spent, self.min_timeout)
-        expected = self.expected(learner)
-        if math.isfinite(expected) and expected * self.guard < left:
-            return self.evaluator
+        logger.debug("%s runs timed: %s", learner, reason)
         per_fold = max(left / self._folds(), self.min_timeout)
         if self.evaluator.timeout is not None:
             per_fold = min(per_fold, self.evaluator.timeout)
-        left = per_fold
         ev = self.evaluator
         return Evaluator(scheme=ev.scheme, cv=ev.cv, repeats=ev.repeats, stop=ev.stop, threshold=ev.threshold,
-                         min_repeats=ev.min_repeats, max_repeats=ev.max_repeats, timeout=float(left),
+                         min_repeats=ev.min_repeats, max_repeats=ev.max_repeats, timeout=float(per_fold),
                          n_jobs=ev.n_jobs, store=ev.store, random_state=ev.random_state, progress=False,
-                         train_fraction=ev.train_fraction, allow_modules=ev.allow_modules)
+                         train_fraction=ev.train_fraction, allow_modules=ev.allow_modules, threads=ev.threads)
 
     def test(self, learner: str) -> Observation:
         """Evaluate ``learner`` and return its observation (failures included, never raised)."""
         start = self._clock()
+        deadline = None
+        if self.budget_seconds is not None:
+            deadline = time.perf_counter() + max(self.budget_seconds - self.spent, 0.0)
         try:
             evaluator = self._evaluator_for_test(learner)  # may raise like evaluate (too few rows for the folds)
             with _quiet_failures():
-                result = evaluator.evaluate(self.dataset, [learner])
+                result = evaluator.evaluate(self.dataset, [learner], deadline=deadline)
         except InputError as exc:  # e.g. unknown learner id: record it and go on
             seconds = self._clock() - start
             self.spent += seconds
             return Observation(learner, float("nan"), float(seconds), "error", str(exc))
         seconds = float(self._clock() - start)
         self.spent += seconds
+        self.tests += 1
         raw = float(self.expected_seconds.get(learner, math.nan))
         if math.isfinite(raw) and raw > 0:
             self.time_ratios.append(seconds / raw)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from algorank.evaluation.cv.datasets import as_dataset
 from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
+from algorank.metadata.checks import check_folds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.recommender.live.recommend import DEFAULT_META, DEFAULT_STRATEGY, recommend
 
@@ -27,14 +29,35 @@ __all__ = ["AlgorankClassifier"]
 logger = logging.getLogger(__name__)
 
 
+def _refit_choice(trace, *, folds: int, seconds_left: float) -> str | None:
+    """The most accurate tested learner whose estimated refit fits in ``seconds_left`` (else the cheapest)."""
+    if trace is None:
+        return None
+    ok = [o for o in trace.observations if o.status == "ok" and o.accuracy == o.accuracy]
+    if not ok:
+        return None
+    cost = {o.learner: o.seconds * folds / (folds - 1) ** 2 for o in ok}
+    best = trace.best()
+    fitting = sorted((o for o in ok if cost[o.learner] <= seconds_left), key=lambda o: -o.accuracy)
+    chosen = fitting[0] if fitting else min(ok, key=lambda o: cost[o.learner])
+    if chosen.learner != best.learner:
+        logger.warning("refitting %s (CV accuracy %.4f) instead of the most accurate %s (%.4f): its refit (about "
+                       "%.3g s) would not fit in the %.3g s left of the budget", chosen.learner, chosen.accuracy,
+                       best.learner, best.accuracy, cost[best.learner], max(seconds_left, 0.0))
+    return chosen.learner
+
+
 class AlgorankClassifier(ClassifierMixin, BaseEstimator):
     """Classifier that picks its learner with algorank's recommend loop, then refits it.
 
     Parameters
     ----------
     budget : float
-        Seconds of live tests in ``fit`` (the refit of the chosen learner comes on top: about
-        one fold's fit on all the rows).
+        Wall-clock seconds of ``fit``, the refit included: the live tests get ``(cv - 1) / cv``
+        of it (counted from the call), and the refit goes to the most accurate tested learner
+        whose refit, estimated from its test (``seconds x cv / (cv - 1)^2``: a fit on all rows
+        that costs up to quadratically more than a fold's), fits in what is left; when none
+        does, to the one with the cheapest refit (a warning says so).
     strategy : str, optional
         Strategy spec (default: ``recommend``'s default).
     meta : str or MetaDataset
@@ -100,6 +123,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        started = time.perf_counter()
         if not (isinstance(self.budget, (int, float)) and not isinstance(self.budget, bool)
                 and math.isfinite(self.budget) and self.budget > 0):
             raise InputError(f"budget must be a positive number of seconds; got {self.budget!r}")
@@ -117,20 +141,27 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         self.classes_, codes = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(f"Classifier can't train when only one class is present ({self.classes_[0]!r})")
-        seed = 0 if self.random_state is None else int(self.random_state)
+        seed = 0 if self.random_state is None else check_seed(self.random_state)
+        check_folds(self.cv)
         data = as_dataset(frame, y=codes.astype(np.int64), name="fit")
         smallest = int(np.bincount(codes).min())
         folds = min(int(self.cv), smallest)
         meta = self._meta()
         if folds >= 2:
-            rec = recommend(data, strategy=self.strategy or DEFAULT_STRATEGY, meta=meta, budget_seconds=float(self.budget),
-                            top=self.top, cv=folds, random_state=seed, allow_modules=self.allow_modules)
-            best = rec.best
+            rec = recommend(data, strategy=self.strategy or DEFAULT_STRATEGY, meta=meta,
+                            budget_seconds=float(self.budget) * (folds - 1) / folds, top=self.top, cv=folds,
+                            random_state=seed, allow_modules=self.allow_modules, started=started)
             self.recommendation_, self.trace_ = rec, rec.trace
             self.leaderboard_ = rec.leaderboard
-            learner = best.learner if best is not None else None
+            left = float(self.budget) - (time.perf_counter() - started)
+            learner = _refit_choice(rec.trace, folds=folds, seconds_left=left)
             if learner is None:
-                logger.warning("no learner finished its test within the budget; fitting the first planned one")
+                runnable = [p for p in rec.plan if p.learner not in rec.rank_only]
+                if runnable:
+                    learner = min(runnable, key=lambda p: p.expected_seconds if math.isfinite(p.expected_seconds)
+                                  else math.inf).learner
+                    logger.warning("no learner finished its test within the budget; fitting the one expected to be "
+                                   "fastest, %s", learner)
         else:
             logger.warning("a class has a single sample: no cross-validation possible; fitting the first planned "
                            "learner without a test")
@@ -145,7 +176,10 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
                 raise InputError("the meta-data names no learner that can be run here")
         self.best_learner_ = learner
         recipe = resolve_learner(learner, allow_modules=self.allow_modules)
-        self.best_estimator_ = final_pipeline(recipe, random_state=seed).fit(frame, codes)
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1):  # as in the tests it was chosen by, so its refit time is predictable
+            self.best_estimator_ = final_pipeline(recipe, random_state=seed).fit(frame, codes)
         return self
 
     def predict(self, X):

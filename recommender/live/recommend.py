@@ -33,27 +33,38 @@ given.  The default strategy's P is the one nested leave-one-dataset-out picks o
 default meta-data under this time model (``tests/benchmarks/bench_live_time_p.py``).
 
 Stopping.  The loop stops when the policy says so (nothing left), after ``top``
-tests, when ``budget_seconds`` of wall-clock time are spent (the test that
-crosses the budget is kept: it has been paid for; each test gets a per-fold
-timeout of the budget left), or on Ctrl-C (``stop_reason="interrupted"``, the
-best so far is returned).
+tests, when ``budget_seconds`` of wall-clock time are spent, or on Ctrl-C
+(``stop_reason="interrupted"``, the best so far is returned).
+
+The budget is a promise.  It counts from the call (or from ``started``, e.g. the
+start of the command), so loading the data and the meta-data is paid from it too;
+the live loop gets what is left.  Every test has a hard deadline at the end of the
+budget, and tests whose cost is uncertain (the first one, every test on a dataset
+larger than all prior datasets, unknown or large expected times, folds that could end
+more than ``0.1 x budget + 0.5`` s after the deadline if four times slower than expected)
+run each fold in a child process that is killed at the deadline (see
+:class:`~algorank.recommender.live.environment.LiveEnvironment`).  Measured overrun:
+``tests/benchmarks/bench_budget_overrun.py`` (README).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from algorank.evaluation.cv.datasets import LoadedDataset, as_dataset
+from algorank.evaluation.cv.evaluator import start_fold_server
 from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
 from algorank.recommender.live.environment import LiveEnvironment
 from algorank.evaluation.meta.environments import meta_arrays
 from algorank.evaluation.meta.time_model import TimeModel, live_model_for
 from algorank.evaluation.meta.trace import Observation, Trace, run_policy
+from algorank.metadata.checks import check_folds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable, short_name
 from algorank.metadata.metric import METRIC_LABELS, primary_metric
@@ -398,6 +409,7 @@ def recommend(
     on_observation: Callable | None = None,
     allow_modules: Sequence[str] = (),
     metric: str | None = None,
+    started: float | None = None,
 ) -> Recommendation:
     """Rank learners for ``dataset`` from the meta-data, then run them live.
 
@@ -455,6 +467,9 @@ def recommend(
         set, whose ``accuracy`` column holds OBOE's balanced accuracy; accuracy otherwise).
         The live balanced accuracy is scikit-learn's (mean recall); OBOE's is the mean of
         the one-vs-rest balanced accuracies, the same on two classes and higher on more.
+    started : float, optional
+        A :func:`time.perf_counter` value from which ``budget_seconds`` counts (default: the
+        call of this function); the command line passes the start of the process.
 
     Returns
     -------
@@ -466,11 +481,16 @@ def recommend(
         Unknown dataset/target/strategy, bad budget, bad ``top`` or ``cv``, unknown excluded id.
     """
     budget = _check_budget(budget_seconds)
+    started = time.perf_counter() if started is None else float(started)
     if top is not None and (isinstance(top, bool) or int(top) != top or top < 1):
         raise InputError(f"top must be an integer >= 1; got {top!r}")
-    if isinstance(cv, bool) or int(cv) != cv or cv < 2:
-        raise InputError(f"cv must be an integer >= 2; got {cv!r}")
+    cv = check_folds(cv)
+    random_state = check_seed(random_state)
+    if budget is not None and not dry_run:
+        start_fold_server()  # its start-up overlaps with loading the data and the meta-data
     data = as_dataset(dataset, target, y=y)
+    if not dry_run:
+        check_folds(cv, n_rows=len(data.y))  # one error now, not the same error for every learner
     if meta is None:
         from algorank.metadata.snapshot import load_meta
 
@@ -486,8 +506,6 @@ def recommend(
     strat.fit(meta)
     info = _dataset_info(data)
     if getattr(strat, "landmarks_", ()):  # the strategy conditions on landmarkers: measure them here (cheap)
-        import time
-
         from algorank.evaluation.cv.metabuild import dataset_meta_features
 
         start = time.perf_counter()
@@ -516,16 +534,23 @@ def recommend(
                        ", ".join(_clip(l) for l in rank_only[:5]) + (", ..." if len(rank_only) > 5 else ""))
     trace = None
     if not dry_run:
-        env = LiveEnvironment(data, evaluator, cv=int(cv), random_state=random_state, budget_seconds=budget,
-                              expected_seconds={l: v[1] for l, v in expected.items()}, allow_modules=allowed,
-                              metric=metric)
-        policy = strat.policy(info)
-        if rank_only:
-            policy = _SkipRankOnly(policy, rank_only)
-        if on_start is not None:
-            policy = _Announcing(policy, on_start)
-        trace = run_policy(policy, env, dataset=data.name, budget=budget, max_tests=top,
-                           on_observation=on_observation, keep_on_interrupt=True)
+        left = None if budget is None else budget - (time.perf_counter() - started)
+        if left is not None and left <= 0:
+            logger.warning("the budget of %g s was used up before the first test (loading the data and the "
+                           "meta-data took %.3g s)", budget, time.perf_counter() - started)
+            trace = Trace(dataset=data.name, observations=(), stopped="budget")
+        else:
+            env = LiveEnvironment(data, evaluator, cv=int(cv), random_state=random_state, budget_seconds=left,
+                                  expected_seconds={l: v[1] for l, v in expected.items()}, allow_modules=allowed,
+                                  prior_shape=_prior_shape(meta),
+                                  fold_slack=None if budget is None else 0.1 * budget + 0.5, metric=metric)
+            policy = strat.policy(info)
+            if rank_only:
+                policy = _SkipRankOnly(policy, rank_only)
+            if on_start is not None:
+                policy = _Announcing(policy, on_start)
+            trace = run_policy(policy, env, dataset=data.name, budget=left, max_tests=top,
+                               on_observation=on_observation, keep_on_interrupt=True)
     model = None
     if refit and trace is not None and trace.best() is not None:
         model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed)
@@ -535,14 +560,28 @@ def recommend(
                           expected=dict(expected))
 
 
+def _prior_shape(meta) -> tuple[float, float]:
+    """Largest numbers of rows and features among the meta-data's datasets (NaN when unknown)."""
+    table = meta.datasets
+    out = []
+    for key in ("n_instances", "n_features"):
+        values = table[key].to_numpy(dtype=float) if key in table else np.array([])
+        values = values[np.isfinite(values)]
+        out.append(float(values.max()) if len(values) else math.nan)
+    return out[0], out[1]
+
+
 def refit_best(data: LoadedDataset, learner: str, *, random_state: int = 0, allow_modules=()):
     """Fit ``learner`` on all of ``data`` with the live test's preprocessing; return the fitted Pipeline.
 
     The pipeline takes raw features (a DataFrame with ``data.X``'s columns, or an array in
     that column order) and predicts ``data.y``'s labels.
     """
+    from threadpoolctl import threadpool_limits
+
     recipe = resolve_learner(learner, allow_modules=allow_modules)
-    return final_pipeline(recipe, random_state=random_state).fit(data.X, data.y.to_numpy(dtype=object))
+    with threadpool_limits(limits=1):  # single-threaded like the live tests
+        return final_pipeline(recipe, random_state=random_state).fit(data.X, data.y.to_numpy(dtype=object))
 
 
 def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time_overhead: float | None = None,

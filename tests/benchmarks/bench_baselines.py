@@ -48,7 +48,7 @@ from algorank.evaluation.meta.time_model import live_arrays  # noqa: E402
 from algorank.metadata.errors import InputError  # noqa: E402
 from algorank.metadata.io import atomic_path  # noqa: E402
 from algorank.recommender.average_ranking import format_p  # noqa: E402
-from algorank.recommender.registry import parse_strategy  # noqa: E402
+from algorank.recommender.registry import make_ar, parse_strategy  # noqa: E402
 
 SETS = ("lcdb", "uci", "broad", "oboe")
 SETTINGS = ("frozen split", "in-sample LOO")
@@ -61,9 +61,8 @@ DEFAULT_OUT = ROOT / "tests" / "benchmarks" / "results"
 def strategies(p: float) -> list:
     """The baseline strategies with the tuned P (display names say which P)."""
     label = format_p(p)
-    tuned = parse_strategy(f"ar:p={label}")
-    tuned.name = f"ar:p={label} (LOO-tuned)"
-    return [parse_strategy(REFERENCE), tuned, parse_strategy(f"at:p={label}"), parse_strategy(f"lt:h=inf,p={label}"),
+    tuned = make_ar(p, name=f"ar:p={label} (LOO-tuned)")
+    return [parse_strategy(REFERENCE), tuned, parse_strategy("ei"), parse_strategy(f"at:p={label}"), parse_strategy(f"lt:h=inf,p={label}"),
             parse_strategy("fastest"), parse_strategy("best-accuracy"), parse_strategy("random:seed=0"),
             parse_strategy("oracle")]
 
