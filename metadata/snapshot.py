@@ -150,7 +150,7 @@ def load_meta(path=None, *, default: str = "lcdb") -> MetaDataset:
 
         if is_aslib_dir(path):
             return read_aslib(path)
-        raise InputError(f"meta-data folder {path} is not an ASlib scenario (needs description.txt and "
+        raise InputError(f"meta-data path is a folder, not a file: {path} (and not an ASlib scenario: it needs description.txt and "
                          "algorithm_runs.arff)")
     return MetaDataset.load(path)
 

@@ -173,7 +173,8 @@ def test_recommend_iris_runs_oboe_configurations(capsys):
     assert 1 <= len(d["trace"]) <= 3
     ok = [t for t in d["trace"] if t["status"] == "ok"]
     assert ok and all(0.5 < t["accuracy"] <= 1 for t in ok)
-    assert d["best"]["learner"] in {o["learner"] for o in d["order"]}
+    # the default strategy (ei) re-plans after every test: the best is one of the tested configurations
+    assert d["best"]["learner"] in {t["learner"] for t in ok} and d["best"]["learner"] in set(load_meta("oboe").learner_ids)
     # live tests measure the score the set ranks by
     assert d["metric"] == "balanced_accuracy" and "with balanced accuracy" in d["summary"]
 

@@ -597,11 +597,11 @@ def _warm_up(recipe, X, y, split, *, n_classes: int, nominal: tuple, random_stat
     evaluate_fold(recipe, X, y, mini, n_classes=n_classes, random_state=random_state, nominal=nominal)
 
 
-def _test_child(conn, recipe, X, y, splits, random_state, kwargs) -> None:
+def _test_child(conn, recipe, X, y, splits, random_state, kwargs, caller_pid) -> None:
     """Child process of a capped test: warm up, then send ("ready", None) and one ("fold", record) per fold."""
-    from algorank.evaluation.cv.evaluator import _fold_seed, _set_parent_death_signal, evaluate_fold
+    from algorank.evaluation.cv.evaluator import _detach_from_caller, _fold_seed, evaluate_fold
 
-    _set_parent_death_signal()
+    _detach_from_caller(caller_pid)  # dies with the build, never an orphan
     _warm_up(recipe, X, y, splits[0], random_state=random_state, **kwargs)
     conn.send(("ready", None))
     for s in splits:
@@ -632,7 +632,8 @@ def _run_test(recipe, X, y, splits, *, n_classes: int, nominal: tuple, random_st
     ctx = _deadline_context()
     _preload_self(ctx)
     receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_test_child, args=(send, recipe, X, y, splits, random_state, kwargs), daemon=True)
+    proc = ctx.Process(target=_test_child, args=(send, recipe, X, y, splits, random_state, kwargs, os.getpid()),
+                       daemon=True)
     proc.start()
     send.close()
     records: list = []
@@ -859,7 +860,7 @@ def build_meta(datasets: Iterable[BroadDataset] | None = None, *, only: Sequence
     BuildSummary
     """
     from joblib import Parallel, delayed
-    from tqdm.auto import tqdm
+    from algorank.metadata.progress import progress_bar
 
     if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap)
                             or cap <= 0):
@@ -894,8 +895,7 @@ def build_meta(datasets: Iterable[BroadDataset] | None = None, *, only: Sequence
     logger.info("build-meta: %d dataset(s) selected, %d already built in %s, %d to build (cap %s s, %d folds)",
                 len(items), len(skipped), out, len(todo), "none" if cap is None else f"{cap:g}", folds)
     built, failed = [], []
-    bar = tqdm(total=len(todo), unit="dataset", desc="build-meta", file=sys.stderr,
-               disable=not progress or not sys.stderr.isatty())
+    bar = progress_bar(total=len(todo), unit="dataset", desc="build-meta", enabled=progress)
     try:
         tasks = (delayed(_build_task)(i, str(out), None if datasets_dir is None else str(datasets_dir), cap, folds,
                                       None if learners is None else list(learners), random_state, calibrate)

@@ -1042,6 +1042,8 @@ def benchmark_strategies(
     _, lo, hi = _axis_setup(scoring if test_datasets is None else scoring.take(rows), axis, tmin, tmax, max_tests)
     results = []
     for s in strategies:
+        logger.info("benchmarking %s (%s)", getattr(s, "name", type(s).__name__),
+                    "leave-one-dataset-out" if test_datasets is None else "on the test datasets")
         results.append(_run(s, meta, live, rows, train, lo, hi, fast=True, progress=progress,
                             time_model=time_model, scoring=scoring, axis=axis))
     # the MIL comparison needs two datasets (a single test dataset still gets its metrics)
