@@ -67,8 +67,11 @@ def test_installs_next_to_pypi_metadata_and_evaluation(wheel, tmp_path):
     # the new venv's own site-packages (algorank, PyPI's metadata/evaluation) still comes first
     purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              capture_output=True, text=True, check=True).stdout.strip()
+    # (--ignore-installed below: the parent environment's own algorank is visible through this path and
+    # must neither satisfy the requirement nor be uninstalled)
     (Path(purelib) / "zz_parent_env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    proc = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel), "metadata==0.2"],
+    proc = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed", str(wheel),
+                           "metadata==0.2"],
                           capture_output=True, text=True, timeout=600)
     if proc.returncode == 0:  # PyPI's `evaluation` with its own dependencies (glog, ...)
         proc = subprocess.run([str(py), "-m", "pip", "install", "-q", "evaluation==0.0.2"], capture_output=True,
