@@ -136,7 +136,10 @@ class ConditionedStrategy(StrategyBase):
         """Fit the runtime, accuracy and failure models on prior meta-data."""
         arrays = meta_arrays(meta, time_kind=self.time_kind)
         datasets, learners = list(arrays.datasets), list(arrays.learners)
-        failed, attempted, seconds, censored = _cell_status(meta, datasets, learners, arrays.seconds, self.time_kind)
+        # the arrays already carry timeouts as censored cells (time = the lower bound, accuracy NaN)
+        attempted = _attempted(meta, datasets, learners)
+        failed = attempted & ~arrays.has_accuracy
+        seconds, censored = arrays.seconds, arrays.censored & np.isfinite(arrays.seconds)
         table = meta.datasets.set_index("dataset").reindex(datasets)
         rows = [dict(r, dataset=d) for d, r in zip(datasets, table.to_dict("records"))]
         self.learners_ = tuple(learners)
@@ -279,34 +282,17 @@ def _majority(info: Mapping, fallback: float) -> float:
     return v if 0 < v < 1 else fallback
 
 
-def _cell_status(meta, datasets, learners, ok_seconds, time_kind):
-    """(failed, attempted, seconds for the runtime model, censored) on the arrays' grid."""
-    runs = meta.runs
-    n, m = len(datasets), len(learners)
-    failed = np.zeros((n, m), dtype=bool)
-    attempted = np.zeros((n, m), dtype=bool)
-    seconds = np.asarray(ok_seconds, dtype=float).copy()
-    censored = np.zeros((n, m), dtype=bool)
-    if runs.empty:
-        return failed, attempted, seconds, censored
+def _attempted(meta, datasets, learners) -> np.ndarray:
+    """Cells of the arrays' grid with at least one run (ok, error or timeout)."""
+    cells = meta.runs[["dataset", "learner"]].drop_duplicates()
     di = {d: i for i, d in enumerate(datasets)}
     lj = {l: j for j, l in enumerate(learners)}
-    t = runs["fit_time"].astype(float)
-    if time_kind == "fit_predict_time" and "predict_time" in runs.columns:
-        t = t + runs["predict_time"].astype(float).fillna(0.0)
-    frame = runs.assign(_t=t, _ok=runs["status"] == "ok", _to=runs["status"] == "timeout")
-    g = frame.groupby(["dataset", "learner"], sort=False).agg(ok=("_ok", "any"), to=("_to", "any"), t=("_t", "mean"))
-    for (d, l), row in g.iterrows():
-        i, j = di.get(str(d)), lj.get(str(l))
-        if i is None or j is None:
-            continue
-        attempted[i, j] = True
-        if not row.ok:
-            failed[i, j] = True
-            if row.to and row.t == row.t:  # a timeout's time is a lower bound, never missing
-                seconds[i, j] = row.t
-                censored[i, j] = True
-    return failed, attempted, seconds, censored
+    out = np.zeros((len(datasets), len(learners)), dtype=bool)
+    i = cells["dataset"].astype(str).map(di)
+    j = cells["learner"].astype(str).map(lj)
+    keep = i.notna() & j.notna()
+    out[i[keep].astype(int).to_numpy(), j[keep].astype(int).to_numpy()] = True
+    return out
 
 
 def from_spec(params: dict, random_state=None, name: str | None = None) -> ConditionedStrategy:

@@ -40,7 +40,7 @@ from algorank.evaluation.meta.time_model import live_model_for
 from algorank.evaluation.meta.trace import Observation
 from algorank.metadata.dataset import MetaDataset
 from algorank.recommender.accuracy_model import from_gain, to_gain
-from algorank.recommender.conditioned import ConditionedStrategy, _cell_status
+from algorank.recommender.conditioned import ConditionedStrategy
 from algorank.recommender.live.recommend import live_strategy
 from algorank.recommender.runtime_model import fit_runtime_model, runtime_features
 
@@ -61,7 +61,7 @@ def load(source: str) -> MetaDataset:
 def runtime_report(meta: MetaDataset, *, time_kind: str) -> dict:
     arrays = meta_arrays(meta, time_kind=time_kind)
     datasets, learners = list(arrays.datasets), list(arrays.learners)
-    _, _, seconds, censored = _cell_status(meta, datasets, learners, arrays.seconds, time_kind)
+    seconds, censored = arrays.seconds, arrays.censored & np.isfinite(arrays.seconds)
     table = meta.datasets.set_index("dataset").reindex(datasets)
     feats = runtime_features(table.reset_index().to_dict("records"))
     err_model, err_base = [], []
