@@ -164,7 +164,7 @@ def _run_info(args) -> None:
 def _add_snapshot(sub) -> None:
     p = sub.add_parser("snapshot", help="rebuild the embedded meta-data (LCDB snapshot, OBOE matrices)")
     ssub = p.add_subparsers(dest="snapshot_command", required=True, parser_class=_Parser)
-    b = ssub.add_parser("build", help="rebuild the snapshot from the lcdb package (pip install 'algorank[lcdb]')")
+    b = ssub.add_parser("build", help="rebuild the snapshot and the growth table from the lcdb package (pip install 'algorank[lcdb]')")
     b.add_argument("--out", metavar="DIR", help="folder to write to (default: the installed package's data folder)")
     b.add_argument("--lcdb-dir", metavar="DIR", help="folder of LCDB's CSV files (default: the installed lcdb package)")
     b.add_argument("--json", action="store_true", help="print the written record as JSON")
@@ -191,13 +191,16 @@ def _run_snapshot_build_oboe(args) -> None:
 
 
 def _run_snapshot_build(args) -> None:
+    from algorank.metadata.growth import build_growth
     from algorank.metadata.snapshot import build_snapshot
 
     record = build_snapshot(args.out, lcdb_dir=args.lcdb_dir)
+    growth = build_growth(args.out, lcdb_dir=args.lcdb_dir)
     if args.json:
-        _emit_json(record)
+        _emit_json({**record, "growth": growth})
     else:
         _emit("\n".join(f"{k:<10}{v}" for k, v in record.items()))
+        _emit(f"{'growth':<10}{growth['file']} ({growth['learners']} learners, {growth['excluded']})")
 
 
 # ---------------------------------------------------------------- pull

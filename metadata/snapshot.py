@@ -31,6 +31,11 @@ JSON record of its SHA-256 checksum and basic counts next to it:
     :func:`algorank.metadata.oboe.build_oboe` (``algorank snapshot build-oboe DIR``) rebuilds it;
     see :mod:`algorank.metadata.oboe`.
 
+Next to them, ``metadata/data/lcdb_growth.csv`` holds each LCDB learner's growth exponent of fit
+time in the training rows from LCDB's learning curves (:mod:`algorank.metadata.growth`, the held-out LCDB
+datasets left out), which the runtime model uses to
+extrapolate beyond its meta-data's sizes.
+
 Any of these names is accepted wherever a meta-data path is (``--meta uci``).
 """
 
@@ -90,7 +95,9 @@ def load_snapshot() -> MetaDataset:
     path = snapshot_path()
     if not path.is_file():
         raise InputError(f"the embedded snapshot is missing at {path}; rebuild it with 'algorank snapshot build'")
-    return MetaDataset.load(path)
+    from .lcdb import complete_sizes
+
+    return complete_sizes(MetaDataset.load(path))
 
 
 def _embedded_name(name: str) -> str:

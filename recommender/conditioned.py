@@ -22,8 +22,8 @@ and re-plans after every test:
    :attr:`EIPolicy.stop_reason`) once no remaining learner beats the best by ``eps`` with
    probability ``stop``.
 
-Spec: ``ei`` or ``ei:h=1,p=1,shrink=0.1,stop=0,eps=0.01`` (+ ``overhead=``/``scale=`` of the live
-time model).  References: OBOE (Yang et al., KDD 2019) and TensorOboe (low-rank completion plus
+Spec: ``ei`` or ``ei:h=1,p=1,shrink=0.1,stop=0,eps=0.01,landmarks=yes,growth=yes`` (+ ``overhead=``/
+``scale=`` of the live time model).  References: OBOE (Yang et al., KDD 2019) and TensorOboe (low-rank completion plus
 runtime models under a time budget); Fusi, Sheth and Elibol (NeurIPS 2018, probabilistic matrix
 factorisation with expected improvement); auto-sklearn 1.0's meta-feature similarity; A3R
 (Abdulrahman et al., MLJ 2018) for the accuracy/time trade-off.
@@ -41,6 +41,7 @@ from scipy.stats import norm
 from algorank.evaluation.meta.environments import meta_arrays
 from algorank.evaluation.meta.time_model import TimeModel
 from algorank.metadata.errors import InputError
+from algorank.metadata.growth import load_growth
 from algorank.recommender.base import StrategyBase, time_model_spec
 from algorank.recommender.accuracy_model import AccuracyModel, fit_accuracy_model, from_gain, to_gain
 from algorank.recommender.runtime_model import RuntimeModel, fit_runtime_model, observed_ratio, runtime_features
@@ -85,6 +86,9 @@ class ConditionedStrategy(StrategyBase):
         Live time model ``T = time_scale * t + time_overhead``.
     landmarks : bool
         Use landmarker columns of the meta-data when present (:data:`LANDMARKS`).
+    growth : bool
+        Extrapolate times beyond the meta-data's sizes with LCDB's within-dataset growth
+        exponents (:func:`~algorank.metadata.growth.load_growth`) where a learner has one.
     name : str, optional
         Display name (default: the spec).
     """
@@ -98,7 +102,7 @@ class ConditionedStrategy(StrategyBase):
 
     def __init__(self, *, h: float = 1.0, p: float = 1.0, shrink: float = 0.1, stop: float = 0.0, eps: float = 0.01,
                  time_kind: str = "fit_time", time_overhead: float = 0.0, time_scale: float = 1.0,
-                 landmarks: bool = True, name: str | None = None) -> None:
+                 landmarks: bool = True, growth: bool = True, name: str | None = None) -> None:
         for key, value, ok in (("h", h, h > 0), ("p", p, 0 <= p <= 2), ("shrink", shrink, 0 <= shrink <= 1),
                                ("stop", stop, 0 <= stop < 1), ("eps", eps, 0 <= eps < 1)):
             if not (isinstance(value, (int, float)) and ok):
@@ -107,6 +111,7 @@ class ConditionedStrategy(StrategyBase):
         self.time_kind = time_kind
         self.time_model = TimeModel(overhead=time_overhead, scale=time_scale)
         self.landmarks = bool(landmarks)
+        self.growth = bool(growth)
         self._name = name
 
     def default_name(self) -> str:
@@ -119,6 +124,8 @@ class ConditionedStrategy(StrategyBase):
             parts.append(f"eps={self.eps:g}")
         if not self.landmarks:
             parts.append("landmarks=no")
+        if not self.growth:
+            parts.append("growth=no")
         return "ei:" + ",".join(parts) + time_model_spec(self.time_model)
 
     def __repr__(self) -> str:
@@ -129,7 +136,8 @@ class ConditionedStrategy(StrategyBase):
         """An unfitted copy that predicts live test times ``time_scale * t + time_overhead``."""
         return ConditionedStrategy(h=self.h, p=self.p, shrink=self.shrink, stop=self.stop, eps=self.eps,
                                    time_kind=time_kind or self.time_kind, time_overhead=time_overhead,
-                                   time_scale=time_scale, landmarks=self.landmarks, name=self.name)
+                                   time_scale=time_scale, landmarks=self.landmarks, growth=self.growth,
+                                   name=self.name)
 
     # ------------------------------------------------------------------ fit
     def fit(self, meta) -> "ConditionedStrategy":
@@ -143,7 +151,8 @@ class ConditionedStrategy(StrategyBase):
         table = meta.datasets.set_index("dataset").reindex(datasets)
         rows = [dict(r, dataset=d) for d, r in zip(datasets, table.to_dict("records"))]
         self.learners_ = tuple(learners)
-        self.runtime_: RuntimeModel = fit_runtime_model(seconds, runtime_features(rows), learners, censored=censored)
+        self.runtime_: RuntimeModel = fit_runtime_model(seconds, runtime_features(rows), learners, censored=censored,
+                                                        growth=load_growth() if self.growth else None)
         marks = [c for c in LANDMARKS if c in table.columns
                  and np.isfinite(table[c].to_numpy(dtype=float)).mean() >= 0.5] if self.landmarks else []
         self.landmarks_ = tuple(marks)
@@ -307,8 +316,11 @@ def from_spec(params: dict, random_state=None, name: str | None = None) -> Condi
     shrink = pop_number(params, "shrink", 0.1, strategy="ei", rule="a number in [0, 1]", valid=lambda v: 0 <= v <= 1)
     stop = pop_number(params, "stop", 0.0, strategy="ei", rule="a number in [0, 1)", valid=lambda v: 0 <= v < 1)
     eps = pop_number(params, "eps", 0.01, strategy="ei", rule="a number in [0, 1)", valid=lambda v: 0 <= v < 1)
-    marks = str(params.pop("landmarks", "yes")).strip().lower()
-    if marks not in ("yes", "no"):
-        raise InputError(f"strategy 'ei': landmarks must be yes or no; got {marks!r}")
-    return ConditionedStrategy(h=h, p=p, shrink=shrink, stop=stop, eps=eps, landmarks=marks == "yes",
+    flags = {}
+    for key in ("landmarks", "growth"):
+        value = str(params.pop(key, "yes")).strip().lower()
+        if value not in ("yes", "no"):
+            raise InputError(f"strategy 'ei': {key} must be yes or no; got {value!r}")
+        flags[key] = value == "yes"
+    return ConditionedStrategy(h=h, p=p, shrink=shrink, stop=stop, eps=eps, **flags,
                                **pop_time_model(params, "ei"), name=name)
