@@ -292,6 +292,8 @@ class TuneResult:
         estimate), against the reference P, with the oracle bounds.
     excluded : tuple of str
         Datasets left out of all tuning (the frozen held-out split, ``exclude_datasets``).
+    strategy : str
+        The family whose P was swept (``ar``, ``at``, ``lt``, ``ei``).
     """
 
     sweep: object
@@ -300,6 +302,7 @@ class TuneResult:
     extra: dict = field(default_factory=dict, repr=False)
     metrics: object = None
     excluded: tuple = ()
+    strategy: str = "ar"
 
     @property
     def best_p(self) -> float:
@@ -321,7 +324,7 @@ class TuneResult:
              "results": [{"p": float(r.p), "p_label": format_p(r.p), "mean_mil": float(r.mean_mil),
                           "median_mil": float(r.median_mil), "mean_spearman": float(r.mean_spearman)}
                          for r in sweep.table().itertuples()],
-             "best_p": sweep.best_p, "time_model": self.time_model,
+             "best_p": sweep.best_p, "strategy": self.strategy, "time_model": self.time_model,
              "excluded_datasets": list(self.excluded)}
         if self.nested is not None:
             d["nested"] = {"mean_mil": self.nested.mean_mil, "median_mil": self.nested.median_mil,
@@ -331,20 +334,28 @@ class TuneResult:
         return d
 
 
-def tune_p(meta="lcdb", *, grid: Sequence[float] | None = None, nested: bool = False, tmin: float | None = None,
-           tmax: float | None = None, time_model: str = "fit", cv: int = 5, time_overhead: float | None = None,
-           exclude_heldout=None, exclude_datasets: Sequence[str] = (), reference=None, eps: float = 1.0,
-           budgets: Sequence[float] = (1.0, 10.0, 60.0), progress: bool = False) -> TuneResult:
-    """Sweep the A3R exponent P by leave-one-dataset-out MIL (``nested=True`` adds the honest estimate).
+def tune_p(meta="lcdb", *, strategy: str = "ar", grid: Sequence[float] | None = None, nested: bool = False,
+           tmin: float | None = None, tmax: float | None = None, time_model: str = "fit", cv: int = 5,
+           time_overhead: float | None = None, exclude_heldout=None, exclude_datasets: Sequence[str] = (),
+           reference=None, eps: float = 1.0, budgets: Sequence[float] = (1.0, 10.0, 60.0),
+           progress: bool = False) -> TuneResult:
+    """Sweep a strategy's cost exponent P by leave-one-dataset-out MIL (``nested=True`` adds the honest estimate).
 
     Parameters
     ----------
     meta : str, path, MetaDataset or list
         Prior runs (default the embedded LCDB snapshot).
+    strategy : str
+        The strategy family whose P is swept: ``"ar"`` (A3R average ranking, the default),
+        ``"at"``, ``"lt"`` or ``"ei"`` (P in [0, 2]: ``EI / seconds ** P``), optionally with its
+        other knobs fixed after a colon (``"lt:h=inf"``, ``"ei:h=inf,shrink=0.2"``).
     grid : sequence of float or str, optional
-        P values (default the paper's 1/4 ... 1/256, 0; strings such as ``"1/64"`` are parsed).
+        P values (default: the paper's 1/4 ... 1/256, 0; for ``ei`` 2, 3/2, 1, 1/2, 1/4, 0;
+        strings such as ``"1/64"`` are parsed).
     nested : bool
-        Also tune P inside each outer fold.
+        Also tune P inside each outer fold.  Needs a strategy with a fast leave-one-out path
+        (``ar``, ``at``, ``lt``); ``ei`` refits per dataset, so tune it on the training part
+        (``exclude_heldout``) and score the choice with ``benchmark(..., heldout=True)``.
     tmin, tmax, time_model, cv, time_overhead
         As in :func:`benchmark`.
     exclude_heldout : True, str, path or list of str, optional
@@ -365,10 +376,16 @@ def tune_p(meta="lcdb", *, grid: Sequence[float] | None = None, nested: bool = F
     from algorank.evaluation.meta.environments import MetaArrays, meta_arrays
     from algorank.evaluation.meta.user_metrics import metrics_report
     from algorank.recommender.average_ranking import format_p
-    from algorank.recommender.registry import make_ar
     from algorank.recommender.spec import parse_p
 
-    values = PAPER_P_GRID if grid is None else [parse_p(p) for p in grid]
+    family, make_strategy, upper, default_grid = _p_family(strategy)
+    values = (PAPER_P_GRID if family != "ei" else default_grid) if grid is None else [parse_p(p, upper=upper)
+                                                                                      for p in grid]
+    fast = bool(getattr(make_strategy(values[0]), "fast_loo", False))
+    if nested and not fast:
+        raise InputError(f"nested tuning needs a strategy with a fast leave-one-out path (ar, at, lt); "
+                         f"{family!r} refits per dataset: tune it with exclude_heldout and score the choice "
+                         "with benchmark --heldout")
     data = load_meta(meta)
     excluded = [str(d) for d in exclude_datasets]
     if excluded:
@@ -376,20 +393,55 @@ def tune_p(meta="lcdb", *, grid: Sequence[float] | None = None, nested: bool = F
     if exclude_heldout is not None and exclude_heldout is not False:
         data, held = _heldout_ids(exclude_heldout, data, _meta_name(meta))
         excluded += held
-    arrays, _, _, words = time_model_arrays(data, time_model=time_model, cv=cv, time_overhead=time_overhead)
-    sweep = p_sweep(arrays, make_strategy=make_ar, grid=values, tmin=tmin, tmax=tmax)
+    arrays, model, kind, words = time_model_arrays(data, time_model=time_model, cv=cv, time_overhead=time_overhead)
+    if fast:
+        sweep = p_sweep(arrays, make_strategy=make_strategy, grid=values, tmin=tmin, tmax=tmax, upper=upper)
+    else:  # refitted without each dataset: needs the MetaDataset, and applies the time model itself
+        sweep = p_sweep(data, make_strategy=make_strategy, grid=values, tmin=tmin, tmax=tmax, upper=upper,
+                        fast=False, time_model=model, time_kind=kind, progress=progress)
     honest = None
     if nested:
-        honest = tune_p_nested(arrays, make_strategy=make_ar, grid=values, tmin=sweep.tmin, tmax=sweep.tmax,
+        honest = tune_p_nested(arrays, make_strategy=make_strategy, grid=values, tmin=sweep.tmin, tmax=sweep.tmax,
                                progress=progress)
-    ref = f"ar:p={format_p(values[0] if reference is None else parse_p(reference))}"
+    ref_p = values[0] if reference is None else parse_p(reference, upper=upper)
     names = [r.strategy for r in sweep.results]
-    if ref not in names:
-        raise InputError(f"reference P must be one of the grid ({', '.join(n[5:] for n in names)}); got {reference!r}")
+    if ref_p not in [float(v) for v in values]:
+        raise InputError(f"reference P must be one of the grid ({', '.join(format_p(v) for v in values)}); "
+                         f"got {reference!r}")
+    ref = names[[float(v) for v in values].index(ref_p)]
     results = list(sweep.results) + ([honest.result] if honest is not None else [])
     scored = arrays if isinstance(arrays, MetaArrays) else meta_arrays(arrays)
     report = metrics_report(results, scored, eps=eps, budgets=budgets, reference=ref, time_axis=words)
-    return TuneResult(sweep=sweep, nested=honest, time_model=words, metrics=report, excluded=tuple(excluded))
+    return TuneResult(sweep=sweep, nested=honest, time_model=words, metrics=report, excluded=tuple(excluded),
+                      strategy=family)
+
+
+#: Strategy families with a cost exponent P that :func:`tune_p` can sweep, and P's upper bound.
+_P_FAMILIES = {"ar": 1.0, "at": 1.0, "lt": 1.0, "ei": 2.0}
+_EI_P_GRID = (2.0, 1.5, 1.0, 0.5, 0.25, 0.0)
+
+
+def _p_family(spec: str):
+    """``(family, make_strategy(p), upper bound of P, default grid)`` of a ``tune_p`` strategy family."""
+    from algorank.evaluation.meta.labels import format_p
+    from algorank.recommender.registry import make_ar, parse_strategy
+
+    text = str(spec).strip()
+    family, _, rest = text.partition(":")
+    family = family.strip().lower()
+    if family not in _P_FAMILIES:
+        raise InputError(f"tune-p sweeps the P of {', '.join(_P_FAMILIES)}; got strategy {spec!r}")
+    fixed = [part.strip() for part in rest.split(",") if part.strip()]
+    if any(part.split("=", 1)[0].strip().lower() == "p" for part in fixed):
+        raise InputError(f"P is what tune-p sweeps: leave p= out of the strategy {spec!r}")
+    if family == "ar" and not fixed:
+        return family, make_ar, _P_FAMILIES[family], None
+
+    def make(p):
+        return parse_strategy(f"{family}:" + ",".join(fixed + [f"p={format_p(p)}"]))
+
+    make(0.0)  # a bad fixed knob is an error now, not after the first sweep
+    return family, make, _P_FAMILIES[family], _EI_P_GRID
 
 
 def multitest(meta="lcdb", *, learners: Sequence[str] | None = None, **options):

@@ -697,10 +697,14 @@ def _run_benchmark(args) -> None:
 
 # ---------------------------------------------------------------- tune-p
 def _add_tune_p(sub) -> None:
-    p = sub.add_parser("tune-p", help="sweep the A3R exponent P by leave-one-dataset-out MIL (optionally nested)")
+    p = sub.add_parser("tune-p", help="sweep the A3R exponent P (or the cost exponent of at, lt, ei) by "
+                                      "leave-one-dataset-out MIL (optionally nested)")
     _add_common(p, out=True)
+    p.add_argument("--strategy", default="ar", metavar="FAMILY",
+                   help="whose P is swept: ar (default), at, lt or ei, other knobs fixed after a colon "
+                        "(lt:h=inf, ei:h=inf)")
     p.add_argument("--p-grid", nargs="+", default=None, metavar="P",
-                   help="P values (default the paper's 1/4 1/8 1/16 1/32 1/64 1/128 1/256 0)")
+                   help="P values (default the paper's 1/4 1/8 1/16 1/32 1/64 1/128 1/256 0; for ei 2 1.5 1 1/2 1/4 0)")
     _add_window(p)
     p.add_argument("--nested", action="store_true",
                    help="also estimate the MIL of tuned P honestly by nested leave-one-dataset-out")
@@ -720,7 +724,7 @@ def _run_tune_p(args) -> None:
     _check_numbers(args)
     out = _check_out(args)
     grid = None if args.p_grid is None else [x for item in args.p_grid for x in item.split(",") if x.strip()]
-    res = tune_p(args.meta, grid=grid, nested=args.nested, tmin=args.tmin, tmax=args.tmax,
+    res = tune_p(args.meta, strategy=args.strategy, grid=grid, nested=args.nested, tmin=args.tmin, tmax=args.tmax,
                  time_model=args.time_model, cv=args.cv, time_overhead=args.time_overhead,
                  exclude_heldout=args.exclude_heldout,
                  exclude_datasets=[x for item in args.exclude_dataset for x in item.split(",") if x.strip()],
@@ -750,7 +754,8 @@ def _run_tune_p(args) -> None:
         if out:
             _write_outputs(out, [write])
         return
-    lines = [f"AR-A3R P sweep, leave-one-dataset-out on {len(sweep.results[0].datasets)} datasets ({words}), "
+    label = "AR-A3R" if res.strategy == "ar" else f"{args.strategy}"
+    lines = [f"{label} P sweep, leave-one-dataset-out on {len(sweep.results[0].datasets)} datasets ({words}), "
              f"MIL window tmin = {sweep.tmin:g} s, tmax = {sweep.tmax:g} s"]
     if res.excluded:
         lines.append(f"left out of all tuning: {len(res.excluded)} datasets (held-out split / --exclude-dataset)")

@@ -31,19 +31,20 @@ __all__ = ["TIME_FLOOR", "check_p", "clip_time", "a3r", "a3r_prime"]
 TIME_FLOOR = 1e-6
 
 
-def check_p(p, *, given=None) -> float:
-    """Validate the A3R exponent: a finite number in [0, 1]; return it as float.
+def check_p(p, *, given=None, upper: float = 1.0) -> float:
+    """Validate the A3R exponent: a finite number in [0, ``upper``] (default 1); return it as float.
 
     The one place of P's error messages (:func:`algorank.recommender.spec.parse_p` parses the text
     forms and calls this); ``given`` is what the user typed, named in the message (default ``p``).
+    ``upper`` is 2 for the cost exponent of ``ei``.
     """
     shown = p if given is None else given
     try:
         value = float(p)
     except (TypeError, ValueError):
-        raise InputError(f"P must be a number in [0, 1] such as 1/64, 0.015625 or 0; got {shown!r}") from None
-    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
-        raise InputError(f"P must lie in [0, 1]; got {shown!r}")
+        raise InputError(f"P must be a number in [0, {upper:g}] such as 1/64, 0.015625 or 0; got {shown!r}") from None
+    if not (math.isfinite(value) and 0.0 <= value <= upper):
+        raise InputError(f"P must lie in [0, {upper:g}]; got {shown!r}")
     return value
 
 

@@ -306,13 +306,13 @@ def _attempted(meta, datasets, learners) -> np.ndarray:
 
 def from_spec(params: dict, random_state=None, name: str | None = None) -> ConditionedStrategy:
     """Build from spec parameters (``h``, ``p``, ``shrink``, ``stop``, ``eps``, ``overhead``, ``scale``)."""
-    from algorank.recommender.spec import pop_number, pop_time_model
+    from algorank.recommender.spec import parse_p, pop_number, pop_time_model
 
     h_raw = params.pop("h", None)
     h = 1.0 if h_raw is None else (math.inf if str(h_raw).strip().lower() == "inf" else None)
     if h is None:
         h = pop_number({"h": h_raw}, "h", None, strategy="ei", rule="a number > 0 or inf", valid=lambda v: v > 0)
-    p = pop_number(params, "p", 1.0, strategy="ei", rule="a number in [0, 2]", valid=lambda v: 0 <= v <= 2)
+    p = parse_p(params.pop("p"), upper=2.0) if "p" in params else 1.0  # 1/2 as well as 0.5, as for A3R's P
     shrink = pop_number(params, "shrink", 0.1, strategy="ei", rule="a number in [0, 1]", valid=lambda v: 0 <= v <= 1)
     stop = pop_number(params, "stop", 0.0, strategy="ei", rule="a number in [0, 1)", valid=lambda v: 0 <= v < 1)
     eps = pop_number(params, "eps", 0.01, strategy="ei", rule="a number in [0, 1)", valid=lambda v: 0 <= v < 1)

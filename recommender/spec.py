@@ -21,8 +21,8 @@ __all__ = ["TIME_MODEL_KEYS", "parse_p", "pop_number", "int_param", "seed_from",
 TIME_MODEL_KEYS = ("overhead", "scale")
 
 
-def parse_p(text) -> float:
-    """Parse an A3R exponent: ``1/64``, ``0.015625``, ``0`` (or a number); must lie in [0, 1].
+def parse_p(text, *, upper: float = 1.0) -> float:
+    """Parse an A3R exponent: ``1/64``, ``0.015625``, ``0`` (or a number); must lie in [0, ``upper``].
 
     Raises
     ------
@@ -30,7 +30,7 @@ def parse_p(text) -> float:
         From :func:`~algorank.recommender.a3r.check_p`, naming the text as given and the rule.
     """
     if isinstance(text, (int, float, np.floating, np.integer)) and not isinstance(text, bool):
-        return check_p(text)
+        return check_p(text, upper=upper)
     s = str(text).strip()
     try:
         if "/" in s:
@@ -40,7 +40,7 @@ def parse_p(text) -> float:
             value = float(s)
     except (ValueError, ZeroDivisionError):
         value = None  # check_p names the rule and the text
-    return check_p(value, given=text)
+    return check_p(value, given=text, upper=upper)
 
 
 def pop_number(params: dict, key: str, default, *, strategy: str, kind=float, rule: str = "a number",

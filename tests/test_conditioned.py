@@ -211,3 +211,28 @@ def test_predicted_seconds_scale_with_the_data_like_measured_ones():
     assert pred[svc] > 3 * pred[tree]  # the kernel SVM grows faster than a tree, as measured
     assert meas[svc] > 3 * meas[tree]
     assert strat.predictions(big_info)[svc].seconds > 100 * strat.predictions(small_info)[svc].seconds
+
+
+def test_tune_p_sweeps_the_cost_exponent_of_ei():
+    import algorank
+    from algorank import cli
+
+    rng = np.random.default_rng(5)
+    meta = _meta(rng.uniform(0.6, 0.9, (10, 3)), rng.uniform(0.01, 2.0, (10, 3)))
+    res = algorank.tune_p(meta, strategy="ei:h=inf", grid=["2", "1/2", "0"], reference="1/2")
+    assert res.strategy == "ei" and [r.strategy for r in res.sweep.results] == ["ei:h=inf,p=2", "ei:h=inf,p=1/2",
+                                                                                "ei:h=inf,p=0"]
+    # each row is exactly the leave-one-dataset-out benchmark of that spec
+    suite = benchmark_strategies([parse_strategy("ei:h=inf,p=1/2")], meta)
+    np.testing.assert_allclose(res.sweep.results[1].mil, suite.results[0].mil)
+    assert res.best_p == res.sweep.grid[int(np.argmin([r.mean_mil for r in res.sweep.results]))]
+    assert res.to_dict()["user_metrics"]["reference"] == "ei:h=inf,p=1/2"
+    for kwargs, needle in (({"strategy": "ei", "nested": True}, "fast leave-one-out path"),
+                           ({"strategy": "ei:p=1"}, "leave p= out"),
+                           ({"strategy": "random"}, "tune-p sweeps the P of"),
+                           ({"strategy": "ei", "grid": ["3"]}, r"P must lie in \[0, 2\]"),
+                           ({"strategy": "ar", "grid": ["3/2"]}, r"P must lie in \[0, 1\]"),
+                           ({"strategy": "ei:h=0"}, "h out of range|h must")):
+        with pytest.raises(InputError, match=needle):
+            algorank.tune_p(meta, **kwargs)
+    assert cli.main(["tune-p", "--meta", "uci", "--strategy", "ei", "--nested"]) == 2

@@ -632,13 +632,13 @@ class PSweepResult:
         return np.column_stack([r.mil for r in self.results])
 
 
-def _check_grid(grid) -> tuple:
+def _check_grid(grid, upper: float = 1.0) -> tuple:
     grid = tuple(float(p) for p in grid)
     if not grid:
         raise InputError("the P grid is empty")
-    bad = [p for p in grid if not (0.0 <= p <= 1.0)]
+    bad = [p for p in grid if not (0.0 <= p <= upper)]
     if bad:
-        raise InputError(f"every P of the grid must lie in [0, 1]; got {bad}")
+        raise InputError(f"every P of the grid must lie in [0, {upper:g}]; got {bad}")
     return grid
 
 
@@ -652,25 +652,34 @@ def p_sweep(
     metric: str = "accuracy",
     time_kind: str = "fit_time",
     fast: bool = True,
+    time_model=None,
+    upper: float = 1.0,
+    progress: bool = False,
 ) -> PSweepResult:
     """Leave-one-dataset-out MIL for every P of ``grid``.
 
     Parameters
     ----------
     meta : MetaDataset or MetaArrays
+        A MetaDataset when a strategy has no fast path (it is refitted without each dataset).
     make_strategy : callable
         ``make_strategy(p)`` returns the strategy for one P (e.g. ``AverageRanking(p=p)``).
     grid : sequence of float
         P values (default the paper's 1/4 ... 1/256, 0).
-    tmin, tmax, metric, time_kind, fast
+    tmin, tmax, metric, time_kind, fast, time_model, progress
         As in :func:`leave_one_dataset_out`.
+    upper : float
+        Largest P allowed (1 for A3R; 2 for the cost exponent of ``ei``).
     """
-    grid = _check_grid(grid)
+    grid = _check_grid(grid, upper)
     arrays = _as_arrays(meta, metric, time_kind)
+    if time_model is not None:
+        arrays = time_model.arrays(arrays)
     _, lo, hi = _axis_setup(arrays, "time", tmin, tmax, None)
     results = tuple(
-        leave_one_dataset_out(make_strategy(p), arrays if fast else meta, tmin=lo, tmax=hi, metric=metric,
-                              time_kind=time_kind, fast=fast)
+        leave_one_dataset_out(make_strategy(p), arrays if fast and time_model is None else meta, tmin=lo, tmax=hi,
+                              metric=metric, time_kind=time_kind, fast=fast, time_model=time_model,
+                              progress=progress)
         for p in grid
     )
     return PSweepResult(grid=grid, results=results, tmin=lo, tmax=hi)
