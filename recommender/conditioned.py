@@ -241,22 +241,41 @@ class EIPolicy:
         self.majority = majority
         self.index = {l: j for j, l in enumerate(strategy.learners_)}
         self.stop_reason: str | None = None
+        self._reset()
 
-    def scores(self, history: Sequence) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-        """(score, conditional mean gain, sd, best gain so far) of every learner given ``history``."""
-        tried, seen, values, measured, predicted = set(), list(self.given[0]), list(self.given[1]), [], []
-        m = len(self.s.learners_)
-        for o in history:
+    def _reset(self) -> None:
+        self._done: list = []  # the observations already folded into the accumulators below
+        self._tried: set = set()
+        self._seen, self._values = list(self.given[0]), list(self.given[1])
+        self._measured: list = []
+        self._predicted: list = []
+
+    def _absorb(self, history: Sequence) -> None:
+        """Fold new observations into the accumulators (a history that is not an extension of the
+        last one starts them again), so a run of k tests costs O(k) conversions, not O(k^2)."""
+        n = len(self._done)
+        if len(history) < n or any(a is not b for a, b in zip(history[:n], self._done)):
+            self._reset()
+            n = 0
+        for o in history[n:]:
+            self._done.append(o)
             j = self.index.get(o.learner)
             if j is None:
                 continue
-            tried.add(j)
+            self._tried.add(j)
             if getattr(o, "status", "ok") == "ok" and o.accuracy == o.accuracy:
-                seen.append(j)
-                values.append(float(to_gain(o.accuracy, self.majority)))
+                self._seen.append(j)
+                self._values.append(float(to_gain(o.accuracy, self.majority)))
             if o.seconds > 0:
-                measured.append(float(o.seconds))
-                predicted.append(float(self.seconds[j]))
+                self._measured.append(float(o.seconds))
+                self._predicted.append(float(self.seconds[j]))
+
+    def scores(self, history: Sequence) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """(score, conditional mean gain, sd, best gain so far) of every learner given ``history``."""
+        self._absorb(history)
+        tried, seen, values = self._tried, self._seen, self._values
+        measured, predicted = self._measured, self._predicted
+        m = len(self.s.learners_)
         mean, sd = self.s.accuracy_.condition(self.mu, self.cov, seen, values)
         mean, sd = mean[:m], sd[:m]
         found = [v for j, v in zip(seen, values) if j < m]  # landmarkers inform, they are no model

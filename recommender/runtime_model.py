@@ -198,17 +198,26 @@ def _design(x: np.ndarray) -> np.ndarray:
 
 
 def _pooled_slopes(design: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Slopes shared by all learners (each learner keeps its own intercept)."""
+    """Slopes shared by all learners (each learner keeps its own intercept).
+
+    Solved by within-learner centring (Frisch-Waugh-Lovell): the weighted least-squares slopes of
+    ``y ~ learner intercepts + X`` equal those of the learner-centred ``y`` on the learner-centred
+    ``X``, so the one-hot block (219 columns on OBOE) never enters the solve.
+    """
     rows, cols = np.nonzero(np.isfinite(y) & (w > 0)[:, None])
     if len(rows) < design.shape[1]:
         return np.zeros(design.shape[1] - 1)
     m = y.shape[1]
-    onehot = np.zeros((len(rows), m))
-    onehot[np.arange(len(rows)), cols] = 1.0
-    a = np.column_stack([onehot, design[rows, 1:]])
-    sw = np.sqrt(w[rows])
-    sol, *_ = np.linalg.lstsq(a * sw[:, None], y[rows, cols] * sw, rcond=None)
-    return sol[m:]
+    x, t, ww = design[rows, 1:], y[rows, cols], w[rows]
+    total = np.bincount(cols, weights=ww, minlength=m)
+    safe = np.where(total > 0, total, 1.0)
+    mean_x = np.column_stack([np.bincount(cols, weights=ww * x[:, k], minlength=m) for k in range(x.shape[1])])
+    mean_x /= safe[:, None]
+    mean_t = np.bincount(cols, weights=ww * t, minlength=m) / safe
+    sw = np.sqrt(ww)
+    xc, tc = (x - mean_x[cols]) * sw[:, None], (t - mean_t[cols]) * sw
+    sol, *_ = np.linalg.lstsq(xc, tc, rcond=None)
+    return sol
 
 
 def _ridge_towards(design: np.ndarray, y: np.ndarray, w: np.ndarray, prior_slopes: np.ndarray, lam: float):

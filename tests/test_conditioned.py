@@ -236,3 +236,40 @@ def test_tune_p_sweeps_the_cost_exponent_of_ei():
         with pytest.raises(InputError, match=needle):
             algorank.tune_p(meta, **kwargs)
     assert cli.main(["tune-p", "--meta", "uci", "--strategy", "ei", "--nested"]) == 2
+
+
+def test_pooled_slopes_equal_the_one_hot_least_squares_solution():
+    from algorank.recommender.runtime_model import _design, _pooled_slopes
+
+    rng = np.random.default_rng(6)
+    design = _design(rng.uniform(1, 5, (50, 3)))
+    y = rng.normal(size=(50, 6))
+    y[rng.uniform(size=y.shape) < 0.3] = np.nan
+    w = rng.uniform(0.2, 2.0, 50)
+    w[4] = 0.0
+    rows, cols = np.nonzero(np.isfinite(y) & (w > 0)[:, None])
+    onehot = np.zeros((len(rows), 6))
+    onehot[np.arange(len(rows)), cols] = 1.0
+    a = np.column_stack([onehot, design[rows, 1:]])
+    sw = np.sqrt(w[rows])
+    reference = np.linalg.lstsq(a * sw[:, None], y[rows, cols] * sw, rcond=None)[0][6:]
+    np.testing.assert_allclose(_pooled_slopes(design, y, w), reference, atol=1e-12)
+
+
+def test_policy_scores_do_not_depend_on_how_the_history_arrived():
+    rng = np.random.default_rng(7)
+    meta = _meta(rng.uniform(0.6, 0.9, (12, 3)), rng.uniform(0.01, 2.0, (12, 3)))
+    s = ConditionedStrategy(h=math.inf).fit(meta)
+    info = meta.dataset_info(meta.dataset_ids[0])
+    history = [Observation("cheap", 0.8, 0.3), Observation("flaky", math.nan, 0.5, "error"),
+               Observation("good", 0.7, 1.2)]
+    grown = s.policy(info)
+    for k in range(len(history) + 1):  # the live loop: one list growing
+        incremental = grown.scores(history[:k])
+        fresh = s.policy(info).scores(list(history[:k]))
+        for a, b in zip(incremental, fresh):
+            np.testing.assert_allclose(a, b)
+    assert np.isinf(grown.scores(history)[0]).all()  # every learner tried
+    other = [Observation("good", 0.9, 0.1)]  # a different history on the same policy starts over
+    np.testing.assert_allclose(grown.scores(other)[1], s.policy(info).scores(other)[1])
+    assert grown.scores(other)[1][s.learners_.index("good")] == pytest.approx(to_gain(0.9, 0.5))
