@@ -117,6 +117,28 @@ class AccuracyModel:
         return mean, np.sqrt(np.maximum(var, 1e-12))
 
 
+    def condition_full(self, mu: np.ndarray, cov: np.ndarray, seen: Sequence[int], values: Sequence[float]
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and full covariance of every learner's gain given observed gains of ``seen``.
+
+        Observed cells keep their values and a zero row/column of covariance.
+        """
+        if len(seen) == 0:
+            return mu.copy(), cov.copy()
+        s = np.asarray(seen, dtype=int)
+        v = np.asarray(values, dtype=float)
+        k = cov[:, s]
+        koo = cov[np.ix_(s, s)] + self.noise * np.eye(len(s))
+        sol = np.linalg.solve(koo, np.column_stack([v - mu[s], k.T]))
+        mean = mu + k @ sol[:, 0]
+        post = cov - k @ sol[:, 1:]
+        post = 0.5 * (post + post.T)
+        mean[s] = v
+        post[s, :] = 0.0
+        post[:, s] = 0.0
+        return mean, post
+
+
 def fit_accuracy_model(accuracy: np.ndarray, majority: np.ndarray, learners: Sequence[str], *,
                        failed: np.ndarray | None = None, attempted: np.ndarray | None = None,
                        shrink: float = 0.1, noise: float = 1e-4) -> AccuracyModel:

@@ -21,8 +21,14 @@ and re-plans after every test:
    leans towards accuracy as A3R's ``P`` does.  With ``stop > 0`` it stops (and says so, via
    :attr:`EIPolicy.stop_reason`) once no remaining learner beats the best by ``eps`` with
    probability ``stop``.
+   ``acq=near`` scores ``q / cost ** p`` instead, with ``q`` the probability that the learner is
+   within ``eps`` of the best of all learners while no tested one is yet (Monte Carlo over the
+   conditioned normal and the failure probabilities, common random numbers from ``seed``): the
+   index that minimises the expected time to the first success when successes are independent
+   (the user-facing "time to a near-best model"); once every draw says a near-best learner has
+   been found it falls back to expected improvement per second.
 
-Spec: ``ei`` or ``ei:h=1,p=1,shrink=0.1,stop=0,eps=0.01,landmarks=yes,growth=yes`` (+ ``overhead=``/
+Spec: ``ei`` or ``ei:h=1,p=1,shrink=0.1,stop=0,eps=0.01,acq=ei,landmarks=yes,growth=yes`` (+ ``overhead=``/
 ``scale=`` of the live time model).  References: OBOE (Yang et al., KDD 2019) and TensorOboe (low-rank completion plus
 runtime models under a time budget); Fusi, Sheth and Elibol (NeurIPS 2018, probabilistic matrix
 factorisation with expected improvement); auto-sklearn 1.0's meta-feature similarity; A3R
@@ -82,7 +88,14 @@ class ConditionedStrategy(StrategyBase):
     stop : float
         Stop when no remaining learner beats the best by ``eps`` with this probability (0: never).
     eps : float
-        Accuracy tolerance of the stopping rule.
+        Accuracy tolerance of the stopping rule and of ``acq="near"``.
+    acq : {"ei", "near"}
+        Acquisition: expected improvement per second, or probability of being within ``eps`` of
+        the best learner per second (module docstring).
+    draws : int
+        Monte Carlo draws of ``acq="near"``.
+    seed : int
+        Seed of those draws (same seed, same order).
     time_kind : {"fit_time", "fit_predict_time"}
         Meta-data time the runtime model predicts.
     time_overhead, time_scale : float
@@ -105,7 +118,8 @@ class ConditionedStrategy(StrategyBase):
 
     def __init__(self, *, h: float = 1.0, p: float = 1.0, shrink: float = 0.1, stop: float = 0.0, eps: float = 0.01,
                  time_kind: str = "fit_time", time_overhead: float = 0.0, time_scale: float = 1.0,
-                 landmarks: bool = True, growth: bool = True, name: str | None = None) -> None:
+                 landmarks: bool = True, growth: bool = True, acq: str = "ei", draws: int = 512, seed: int = 0,
+                 name: str | None = None) -> None:
         for key, value, ok in (("h", h, h > 0), ("p", p, 0 <= p <= 2), ("shrink", shrink, 0 <= shrink <= 1),
                                ("stop", stop, 0 <= stop < 1), ("eps", eps, 0 <= eps < 1)):
             if not (isinstance(value, (int, float)) and ok):
@@ -115,6 +129,11 @@ class ConditionedStrategy(StrategyBase):
         self.time_model = TimeModel(overhead=time_overhead, scale=time_scale)
         self.landmarks = bool(landmarks)
         self.growth = bool(growth)
+        if acq not in ("ei", "near"):
+            raise InputError(f"strategy 'ei': acq must be ei or near; got {acq!r}")
+        if not (isinstance(draws, (int, np.integer)) and 16 <= draws <= 100_000):
+            raise InputError(f"strategy 'ei': draws must be an integer in [16, 100000]; got {draws!r}")
+        self.acq, self.draws, self.seed = acq, int(draws), int(seed)
         self._name = name
 
     def default_name(self) -> str:
@@ -129,6 +148,12 @@ class ConditionedStrategy(StrategyBase):
             parts.append("landmarks=no")
         if not self.growth:
             parts.append("growth=no")
+        if self.acq != "ei":
+            parts.append(f"acq={self.acq}")
+            if self.draws != 512:
+                parts.append(f"draws={self.draws}")
+            if self.seed:
+                parts.append(f"seed={self.seed}")
         return "ei:" + ",".join(parts) + time_model_spec(self.time_model)
 
     def __repr__(self) -> str:
@@ -140,7 +165,7 @@ class ConditionedStrategy(StrategyBase):
         return ConditionedStrategy(h=self.h, p=self.p, shrink=self.shrink, stop=self.stop, eps=self.eps,
                                    time_kind=time_kind or self.time_kind, time_overhead=time_overhead,
                                    time_scale=time_scale, landmarks=self.landmarks, growth=self.growth,
-                                   name=self.name)
+                                   acq=self.acq, draws=self.draws, seed=self.seed, name=self.name)
 
     # ------------------------------------------------------------------ fit
     def fit(self, meta) -> "ConditionedStrategy":
@@ -245,6 +270,11 @@ class EIPolicy:
         self.index = {l: j for j, l in enumerate(strategy.learners_)}
         self.stop_reason: str | None = None
         self._reset()
+        if strategy.acq == "near":  # common random numbers: one set of draws for every step of this dataset
+            rng = np.random.default_rng(strategy.seed)
+            m = len(strategy.learners_)
+            self._normal = rng.standard_normal((m, strategy.draws))
+            self._fails = rng.random((m, strategy.draws)) < np.asarray(fail, dtype=float)[:, None]
 
     def _reset(self) -> None:
         self._done: list = []  # the observations already folded into the accumulators below
@@ -287,8 +317,37 @@ class EIPolicy:
         t = (mean - best) / sd
         ei = sd * (t * norm.cdf(t) + norm.pdf(t))
         score = (1.0 - self.fail) * ei / cost ** self.s.p
+        if self.s.acq == "near":
+            q = self._near_probability(seen, values, tried)
+            if q.max() > 0:
+                score = q / cost ** self.s.p
         score[list(tried)] = -np.inf
         return score, mean, sd, best
+
+    def _near_probability(self, seen, values, tried) -> np.ndarray:
+        """Per learner: the share of posterior draws in which it is within ``eps`` of the best learner
+        and no tested learner is (0 for tested learners)."""
+        m = len(self.s.learners_)
+        mean, cov = self.s.accuracy_.condition_full(self.mu, self.cov, seen, values)
+        mean, cov = mean[:m], cov[:m, :m]
+        w, v = np.linalg.eigh(cov)  # a square root that tolerates the exact zeros of tested learners
+        root = v * np.sqrt(np.clip(w, 0.0, None))
+        draws = mean[:, None] + root @ self._normal
+        tested = np.zeros(m, dtype=bool)
+        tested[list(tried)] = True
+        ok = np.zeros(m, dtype=bool)
+        observed = {j: val for j, val in zip(seen, values) if j < m}
+        ok[list(observed)] = True
+        draws[ok] = np.array([observed[j] for j in np.flatnonzero(ok)])[:, None]
+        failed = np.where(tested[:, None], ~ok[:, None], self._fails)
+        draws = np.where(failed, -np.inf, draws)
+        top = draws.max(axis=0)
+        gap = self.s.eps / max(1.0 - self.majority, 1e-6)
+        near = np.isfinite(draws) & (draws >= top - gap)
+        reached = (near & tested[:, None]).any(axis=0)
+        q = (near & ~reached[None, :]).mean(axis=1)
+        q[tested] = 0.0
+        return q
 
     def next(self, history: Sequence) -> str | None:
         score, mean, sd, best = self.scores(history)
@@ -338,7 +397,11 @@ def from_spec(params: dict, random_state=None, name: str | None = None) -> Condi
     shrink = pop_number(params, "shrink", 0.1, strategy="ei", rule="a number in [0, 1]", valid=lambda v: 0 <= v <= 1)
     stop = pop_number(params, "stop", 0.0, strategy="ei", rule="a number in [0, 1)", valid=lambda v: 0 <= v < 1)
     eps = pop_number(params, "eps", 0.01, strategy="ei", rule="a number in [0, 1)", valid=lambda v: 0 <= v < 1)
-    flags = {}
+    acq = str(params.pop("acq", "ei")).strip().lower()
+    draws = pop_number(params, "draws", 512, strategy="ei", kind=int, rule="an integer in [16, 100000]",
+                       valid=lambda v: 16 <= v <= 100_000)
+    seed = pop_number(params, "seed", 0, strategy="ei", kind=int, rule="an integer >= 0", valid=lambda v: v >= 0)
+    flags = {"acq": acq, "draws": draws, "seed": seed}
     for key in ("landmarks", "growth"):
         value = str(params.pop(key, "yes")).strip().lower()
         if value not in ("yes", "no"):

@@ -273,3 +273,28 @@ def test_policy_scores_do_not_depend_on_how_the_history_arrived():
     other = [Observation("good", 0.9, 0.1)]  # a different history on the same policy starts over
     np.testing.assert_allclose(grown.scores(other)[1], s.policy(info).scores(other)[1])
     assert grown.scores(other)[1][s.learners_.index("good")] == pytest.approx(to_gain(0.9, 0.5))
+
+
+def test_near_best_acquisition_pays_for_the_learner_that_is_surely_near_the_best():
+    # 'cheap' gains 0.5 over the majority class for 1 s, 'good' 0.9 for 2 s, on every prior dataset:
+    # expected improvement per second picks 'cheap' (0.5 / 1 > 0.9 / 2); the probability of being
+    # within 1 point of the best per second picks 'good' (about 1 / 2 against 0 / 1)
+    rng = np.random.default_rng(8)
+    acc = np.column_stack([0.75 + rng.normal(0, 0.01, 30), 0.95 + rng.normal(0, 0.01, 30)])
+    meta = _meta(acc, np.column_stack([np.full(30, 1.0), np.full(30, 2.0)]))
+    info = {"n_instances": 500, "n_features": 10, "n_classes": 2, "majority_fraction": 0.5}
+    ei = ConditionedStrategy(h=math.inf).fit(meta)
+    near = ConditionedStrategy(h=math.inf, acq="near").fit(meta)
+    assert ei.policy(info).next([]) == "cheap"
+    policy = near.policy(info)
+    assert policy.next([]) == "good"
+    score = policy.scores([])[0]
+    assert score[near.learners_.index("good")] == pytest.approx(1 / 2, abs=0.02)  # q ~ 1 at 2 s
+    assert score[near.learners_.index("cheap")] == 0.0
+    # once 'good' is tested every draw has its near-best learner: expected improvement per second orders the rest
+    history = [Observation("good", 0.95, 2.0)]
+    np.testing.assert_allclose(policy.scores(history)[0], ei.policy(info).scores(history)[0])
+    assert parse_strategy("ei:acq=near,draws=64,seed=3").name == "ei:acq=near,draws=64,seed=3"
+    for bad in ("ei:acq=maybe", "ei:draws=2", "ei:seed=-1"):
+        with pytest.raises(InputError):
+            parse_strategy(bad)
