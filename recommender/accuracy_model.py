@@ -22,7 +22,7 @@ and failed (status ``error`` / ``timeout``), with a Beta(0.5, 0.5)-like prior.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 

@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import norm
 
 from algorank.evaluation.meta.benchmark import benchmark_strategies
 from algorank.evaluation.meta.trace import Observation
