@@ -40,13 +40,12 @@ aggregated (written once per repeat).
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .dataset import DATASET_COLUMNS, MetaDataset
+from .dataset import MetaDataset
 from .errors import InputError
 from .io import atomic_write_text
 

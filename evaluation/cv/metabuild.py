@@ -123,7 +123,6 @@ import logging
 import math
 import os
 import platform
-import sys
 import time
 import warnings
 from dataclasses import asdict, dataclass, field

@@ -64,7 +64,6 @@ from algorank.evaluation.meta.environments import (
     SimulatedEnvironment,
     SkipUnavailable,
     meta_arrays,
-    require_times,
     tests_axis,
 )
 from algorank.evaluation.meta.loss_time import (
