@@ -210,7 +210,6 @@ def rescaled_average_ranks(ranks, observed=None) -> np.ndarray:
 
 def _sm_core(ranks: np.ndarray, obs: np.ndarray, used: np.ndarray):
     """(A, Sigma, lambda) of Skillings-Mack from ranks of the used rows."""
-    k = ranks.shape[1]
     r = ranks[used]
     o = obs[used]
     m = o.sum(axis=1).astype(float)
