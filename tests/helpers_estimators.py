@@ -1,6 +1,6 @@
 """Deliberately misbehaving estimators for the evaluator tests (importable by subprocesses).
 
-``FailingClassifier`` raises in ``fit``; ``SlowClassifier`` sleeps ``delay`` seconds in
+``FailingClassifier`` raises in ``fit``; ``ExitingClassifier`` ends its process in ``fit``; ``SlowClassifier`` sleeps ``delay`` seconds in
 ``fit`` then predicts the majority class, so it can outlast a timeout or let a test
 kill a run after a few folds are stored; ``SlowOnLargeClassifier`` sleeps only when fitted
 on at least ``min_rows`` rows (so a small warm-up fit is fast and a real fold is not).
@@ -13,7 +13,7 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-__all__ = ["FailingClassifier", "SlowClassifier", "SlowOnLargeClassifier", "ThreadCountClassifier"]
+__all__ = ["FailingClassifier", "SlowClassifier", "SlowOnLargeClassifier", "ThreadCountClassifier", "ExitingClassifier"]
 
 
 class FailingClassifier(ClassifierMixin, BaseEstimator):
@@ -27,6 +27,21 @@ class FailingClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):  # pragma: no cover - never fitted
         raise RuntimeError(self.message)
+
+
+class ExitingClassifier(ClassifierMixin, BaseEstimator):
+    """Ends its process with ``os._exit(code)`` in ``fit`` (a crash in native code, the OOM killer)."""
+
+    def __init__(self, code: int = 3):
+        self.code = code
+
+    def fit(self, X, y):
+        import os
+
+        os._exit(self.code)
+
+    def predict(self, X):  # pragma: no cover - never fitted
+        raise RuntimeError("never fitted")
 
 
 class SlowClassifier(ClassifierMixin, BaseEstimator):

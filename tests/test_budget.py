@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 
 import pandas as pd
@@ -180,3 +181,32 @@ def test_fold_server_is_warmed_with_every_portfolio_learner():
     assert evaluator._PRELOAD[-1] == "algorank.evaluation.cv.forkserver_warmup"
     # every learner but QDA (singular covariance on 30 training rows is fine to fail) fits the tiny data
     assert warm_up() >= len(learner_ids()) - 1
+
+
+def test_timed_folds_share_one_child_until_one_is_killed(iris, tmp_path):
+    from algorank.evaluation.cv.evaluator import Evaluator
+
+    first, second = tmp_path / "first.log", tmp_path / "second.log"
+    learners = ["helpers_estimators.SlowClassifier" + json.dumps({"delay": 0.01, "log": str(first)}),
+                "helpers_estimators.SlowClassifier" + json.dumps({"delay": 5.0, "log": str(second)}),
+                "helpers_estimators.SlowClassifier" + json.dumps({"delay": 0.01, "log": str(tmp_path / "third.log")})]
+    ev = Evaluator(cv=3, repeats=1, timeout=1.0, progress=False, allow_modules=ALLOW)
+    res = ev.evaluate(iris, learners)
+    assert [res.summary.loc[l, "status"] for l in learners] == ["ok", "timeout", "ok"]
+    pids = [set((tmp_path / f).read_text().split()) for f in ("first.log", "second.log", "third.log")]
+    # the three folds of the first learner and the killed fold of the second ran in one child, not here;
+    # the third learner needed a fresh child (the second's was killed)
+    assert len(pids[0]) == 1 and pids[0] == pids[1] and str(os.getpid()) not in pids[0]
+    assert len((tmp_path / "first.log").read_text().split()) == 3
+    assert len(pids[2]) == 1 and pids[2] != pids[0]
+
+
+def test_a_fold_child_that_dies_is_an_error_and_the_next_fold_gets_a_new_child(iris):
+    from algorank.evaluation.cv.evaluator import Evaluator
+
+    crash = "helpers_estimators.ExitingClassifier" + json.dumps({"code": 3})
+    ev = Evaluator(cv=3, repeats=1, timeout=10.0, progress=False, allow_modules=ALLOW)
+    res = ev.evaluate(iris, [crash, NB])
+    assert res.summary.loc[crash, "status"] == "error"
+    assert "the fit process died (exit code 3" in res.summary.loc[crash, "message"]
+    assert res.summary.loc[NB, "status"] == "ok" and res.summary.loc[NB, "accuracy_mean"] > 0.9

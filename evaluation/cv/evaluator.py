@@ -34,7 +34,12 @@ children do not re-import them.  A plain ``fork``
 of the caller was tried first and deadlocked scikit-learn's OpenMP code (kNN) when
 the caller had already used OpenMP.  A child that
 dies (e.g. killed by the out-of-memory killer, or ``MemoryError``) is recorded as
-``error`` with its exit status.  Without ``timeout`` folds run in-process (or in the
+``error`` with its exit status.  Run sequentially (``n_jobs=1``), the timed folds of one
+evaluation share one such child (:class:`_TimedWorker`: the data is sent once, then one fold at a
+time under the same per-fold timeout and deadline) until a fold is killed or the child dies; the
+next fold then starts a fresh child.  A timed 5-fold test of logistic regression on
+breast_cancer after the first: 0.56 s with a child per fold, 0.19 s with one per test.
+Without ``timeout`` folds run in-process (or in the
 joblib worker) with no such overhead, and exceptions (including ``MemoryError``)
 are still recorded as ``error``.  Run sequentially (``n_jobs=1``), a learner whose
 fold timed out is abandoned: its remaining folds of that repetition are recorded as
@@ -386,14 +391,107 @@ def _run_with_deadline(timeout: float, recipe: LearnerRecipe, X, y, split: Split
 NOT_RUN_DEADLINE = "not run: the evaluation's time limit was reached"
 
 
+def _worker_main(conn, X, y, caller_pid, threads=None) -> None:
+    """Body of a :class:`_TimedWorker` child: evaluate the folds it is sent until told to stop."""
+    _detach_from_caller(caller_pid)
+    with _limit_threads(threads):
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                break
+            if message is None:
+                break
+            recipe, split, kwargs = message
+            conn.send(evaluate_fold(recipe, X, y, split, **kwargs))
+
+
+class _TimedWorker:
+    """One fold child kept alive for the consecutive timed folds of a sequential evaluation.
+
+    :func:`_run_with_deadline` forks a child per fold and pickles the feature matrix to each;
+    this worker receives the data once and then one fold at a time, with the same per-fold
+    timeout and deadline: a fold that runs past them gets the whole child killed (its memory
+    returned) and the next fold starts a fresh one.  A fold child pays about 0.1 s of start-up
+    and first calls, so a timed 5-fold test saves about four of those.  A learner class defined
+    in ``__main__`` gets a worker of its own (the script is then imported in that child only).
+    """
+
+    def __init__(self, X, y, threads=None) -> None:
+        self.X, self.y, self.threads = X, y, threads
+        self.proc = None
+        self.conn = None
+        self.with_main = False
+
+    def _start(self, recipe: LearnerRecipe) -> None:
+        ctx = _deadline_context()
+        mine, theirs = ctx.Pipe(duplex=True)
+        proc = ctx.Process(target=_worker_main, args=(theirs, self.X, self.y, os.getpid(), self.threads), daemon=True)
+        try:
+            with _main_not_rerun(recipe):
+                proc.start()
+        finally:
+            theirs.close()
+        self.proc, self.conn = proc, mine
+        self.with_main = str(recipe.path or "").startswith("__main__.")
+
+    def close(self) -> None:
+        """Kill the child (it holds no result anyone waits for) and forget it."""
+        if self.conn is not None:
+            self.conn.close()
+        if self.proc is not None:
+            _kill(self.proc)
+        self.proc = self.conn = None
+
+    def run(self, timeout: float, recipe: LearnerRecipe, split: Split, *, deadline: float | None = None,
+            **kwargs) -> FoldRecord:
+        """:func:`_run_with_deadline` semantics, in this worker's child."""
+        needs_main = str(recipe.path or "").startswith("__main__.")
+        if self.proc is None or not self.proc.is_alive() or needs_main != self.with_main:
+            self.close()
+            self._start(recipe)
+        start = time.perf_counter()
+        record = None
+        finished = False
+        try:
+            self.conn.send((recipe, split, kwargs))
+            wait = timeout if deadline is None else min(timeout, deadline - time.perf_counter())
+            if self.conn.poll(max(wait, 0.0)):
+                record = self.conn.recv()
+                finished = True
+        except (EOFError, OSError):  # the child died (out of memory, a crash in native code)
+            finished = True
+            record = None
+        finally:
+            if not finished:  # timed out, or interrupted: kill the child now
+                self.close()
+        if not finished:
+            cut = deadline is not None and deadline - start < timeout
+            limit = (f"the evaluation's time limit ({deadline - start:.3g} s left)" if cut
+                     else f"the {timeout:g} s timeout")
+            return _failed_fold(recipe, split, "timeout", f"fit+predict exceeded {limit}; the fit process was killed",
+                                fit_time=time.perf_counter() - start)
+        if record is None:
+            self.proc.join(_REAP_SECONDS)
+            code = self.proc.exitcode
+            self.close()
+            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+            return _failed_fold(recipe, split, "error", f"the fit process died ({how}; out of memory?)",
+                                fit_time=time.perf_counter() - start)
+        return record
+
+
 def _task(recipe, X, y, split, n_classes, random_state, nominal, bootstrap, timeout, deadline=None,
-          threads=None) -> FoldRecord:
-    """One fold: in-process (the caller limits the threads), or in a child process that does."""
+          threads=None, worker: _TimedWorker | None = None) -> FoldRecord:
+    """One fold: in-process (the caller limits the threads), or in a child process that does
+    (``worker``'s, when the caller keeps one, else a child of its own)."""
     kwargs = dict(n_classes=n_classes, random_state=random_state, nominal=nominal, bootstrap=bootstrap)
     if deadline is not None and deadline - time.perf_counter() <= 0:
         return _failed_fold(recipe, split, "timeout", NOT_RUN_DEADLINE)
     if timeout is None:
         return evaluate_fold(recipe, X, y, split, **kwargs)
+    if worker is not None:
+        return worker.run(timeout, recipe, split, deadline=deadline, **kwargs)
     return _run_with_deadline(timeout, recipe, X, y, split, deadline=deadline, threads=threads, **kwargs)
 
 
@@ -688,6 +786,7 @@ class Evaluator:
         claims = None if store is None else _Claims(store, key)
         repeat = 0
         limits = _limit_threads(self.threads)
+        worker = _TimedWorker(X, y, self.threads) if self.timeout is not None and self.n_jobs == 1 else None
         try:
             limits.__enter__()
             while any(s["active"] for s in states.values()):
@@ -697,7 +796,8 @@ class Evaluator:
                 bar.total += len(active) * len(splits)
                 bar.update(len(active) * len(splits) - len(todo))
                 while todo:
-                    for rec, fresh in self._execute(todo, X, y, n_classes, nominal, bootstrap, deadline, claims):
+                    for rec, fresh in self._execute(todo, X, y, n_classes, nominal, bootstrap, deadline, claims,
+                                                    worker):
                         if fresh and store is not None:
                             if not (deadline is not None and rec.status == "timeout"):
                                 store.put(key, rec)
@@ -713,13 +813,15 @@ class Evaluator:
                     self._advance(states[r.id], [records[r.id][(repeat, s.fold)] for s in splits], splits, len(y))
                 repeat += 1
         finally:
+            if worker is not None:
+                worker.close()
             limits.__exit__(None, None, None)
             bar.close()
             if claims is not None:
                 claims.release_all()
         return records, states
 
-    def _execute(self, todo, X, y, n_classes, nominal, bootstrap, deadline=None, claims=None):
+    def _execute(self, todo, X, y, n_classes, nominal, bootstrap, deadline=None, claims=None, worker=None):
         """Yield ``(record, fresh)`` for the folds of ``todo`` this process gets to (``fresh``: computed here).
 
         With ``claims`` (a store), each fold is claimed first: a fold already stored is read
@@ -744,7 +846,7 @@ class Evaluator:
                     yield _failed_fold(recipe, split, "timeout",
                                        "not run: an earlier fold of this learner timed out"), True
                     continue
-                rec = _task(*a)
+                rec = _task(*a, worker=worker)
                 if rec.status == "timeout":
                     timed_out.add(recipe.id)
                 yield rec, True
