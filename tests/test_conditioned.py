@@ -297,3 +297,35 @@ def test_near_best_acquisition_pays_for_the_learner_that_is_surely_near_the_best
     for bad in ("ei:acq=maybe", "ei:draws=2", "ei:seed=-1"):
         with pytest.raises(InputError):
             parse_strategy(bad)
+
+
+def test_expected_landmark_seconds_recovers_the_cost_law():
+    from algorank.evaluation.cv.metabuild import expected_landmark_seconds
+
+    rng = np.random.default_rng(9)
+    rows = rng.integers(50, 2000, 30).astype(float)
+    cols = rng.integers(2, 5000, 30).astype(float)
+    table = pd.DataFrame({"landmark_rows": rows, "n_features_onehot": cols,
+                          "landmark_1nn_time": 0.05 + 2e-10 * rows ** 2 * cols, "landmark_stump_time": 3e-7 * rows * cols})
+    assert expected_landmark_seconds(table, 5000, 4000) == pytest.approx(0.05 + 2e-10 * 2000 ** 2 * 4000
+                                                                         + 3e-7 * 2000 * 4000, rel=1e-6)
+    assert math.isnan(expected_landmark_seconds(table.drop(columns="landmark_1nn_time"), 100, 10))
+    assert math.isnan(expected_landmark_seconds(table.head(4), 100, 10))
+
+
+def test_recommend_skips_landmarkers_that_would_eat_the_budget():
+    import algorank
+
+    rng = np.random.default_rng(10)
+    meta = _meta(rng.uniform(0.6, 0.9, (8, 2)), rng.uniform(0.001, 0.01, (8, 2)))
+    table = meta.datasets.assign(landmark_1nn=0.7, landmark_stump=0.6, landmark_rows=150, n_features_onehot=4,
+                                 landmark_stump_time=0.01)
+    slow = MetaDataset(meta.runs, table.assign(landmark_1nn_time=30.0))  # priors say: landmarkers take 30 s
+    fast = MetaDataset(meta.runs, table.assign(landmark_1nn_time=0.001))
+    skipped = algorank.recommend("sklearn:iris", strategy="ei", meta=slow, budget=20, dry_run=True)
+    assert "more than 10% of the 20 s budget" in skipped.dataset_info["landmarks_skipped"]
+    assert "landmark_1nn" not in skipped.dataset_info and len(skipped.plan) == 2  # it still plans, without them
+    measured = algorank.recommend("sklearn:iris", strategy="ei", meta=fast, budget=20, dry_run=True)
+    assert "landmarks_skipped" not in measured.dataset_info and 0 < measured.dataset_info["landmark_1nn"] <= 1
+    unbounded = algorank.recommend("sklearn:iris", strategy="ei", meta=slow, budget=None, dry_run=True)
+    assert "landmark_1nn" in unbounded.dataset_info  # no budget to protect

@@ -275,6 +275,33 @@ class Recommendation:
         }
 
 
+#: Share of the budget the landmarkers may be expected to take; beyond it they are skipped.
+LANDMARK_BUDGET_SHARE = 0.1
+
+
+def _measure_landmarks(info: dict, data: LoadedDataset, meta, *, budget: float | None, random_state: int) -> None:
+    """Add the dataset's landmarkers (and one-hot feature count, class entropy, ...) to ``info``.
+
+    They are paid from the budget (it counts from the start of the command), so with a budget
+    they are measured only when the prior datasets' recorded landmarker times say they take at
+    most :data:`LANDMARK_BUDGET_SHARE` of it (1-NN on 2,000 rows of 4,862 features takes 5 s);
+    otherwise ``landmarks_skipped`` says why and the strategy plans without them.
+    """
+    from algorank.evaluation.cv.metabuild import dataset_meta_features, expected_landmark_seconds
+
+    if budget is not None:
+        expected = expected_landmark_seconds(meta.datasets, len(data.y), data.X.shape[1])
+        if math.isfinite(expected) and expected > LANDMARK_BUDGET_SHARE * budget:
+            info["landmarks_skipped"] = (f"expected {expected:.2g} s, more than {LANDMARK_BUDGET_SHARE:.0%} of the "
+                                         f"{budget:g} s budget")
+            logger.info("landmarkers skipped: %s", info["landmarks_skipped"])
+            return
+    start = time.perf_counter()
+    info.update({k: v for k, v in dataset_meta_features(data, random_state=random_state).items()
+                 if k not in ("n_instances", "n_features", "n_classes", "majority_fraction")})
+    info["landmark_seconds"] = time.perf_counter() - start
+
+
 def _dataset_info(data: LoadedDataset) -> dict:
     mf = dict(data.meta_features)
     info = {"dataset": data.name, "name": data.name, "source": data.source}
@@ -505,15 +532,8 @@ def recommend(
                                             time_overhead=time_overhead, random_state=random_state)
     strat.fit(meta)
     info = _dataset_info(data)
-    if getattr(strat, "landmarks_", ()):  # the strategy conditions on landmarkers: measure them here (cheap)
-        from algorank.evaluation.cv.metabuild import dataset_meta_features
-
-        start = time.perf_counter()
-        info.update({k: v for k, v in dataset_meta_features(data, random_state=random_state).items()
-                     if k not in ("n_instances", "n_features", "n_classes", "majority_fraction")})
-        info["landmark_seconds"] = time.perf_counter() - start
-        if budget is not None:  # the landmarkers are paid from the budget
-            budget = max(budget - info["landmark_seconds"], 1e-3)
+    if getattr(strat, "landmarks_", ()):  # the strategy conditions on landmarkers: measure them here
+        _measure_landmarks(info, data, meta, budget=budget, random_state=random_state)
     matches = prior_matches(meta, info)
     if matches:
         logger.warning("dataset %s looks like prior dataset(s) %s of the meta-data, whose results inform this "
