@@ -100,22 +100,26 @@ class AccuracyModel:
         den = w @ self.attempted.astype(float) + 1.0
         return np.clip(num / den, 0.0, 0.99)
 
-    def condition(self, mu: np.ndarray, cov: np.ndarray, seen: Sequence[int], values: Sequence[float]
-                  ) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and standard deviation of every learner's gain given observed gains of ``seen``."""
-        if len(seen) == 0:
-            return mu.copy(), np.sqrt(np.maximum(np.diag(cov), 1e-12))
+    def _conditioned_mean(self, mu: np.ndarray, cov: np.ndarray, seen: Sequence[int], values: Sequence[float]):
+        """``(seen indices, cross-covariances K, solution of [v - mu_s, K^T], conditional mean)``."""
         s = np.asarray(seen, dtype=int)
         v = np.asarray(values, dtype=float)
         k = cov[:, s]
         koo = cov[np.ix_(s, s)] + self.noise * np.eye(len(s))
         sol = np.linalg.solve(koo, np.column_stack([v - mu[s], k.T]))
         mean = mu + k @ sol[:, 0]
-        var = np.diag(cov) - np.einsum("ij,ji->i", k, sol[:, 1:])
         mean[s] = v
+        return s, k, sol, mean
+
+    def condition(self, mu: np.ndarray, cov: np.ndarray, seen: Sequence[int], values: Sequence[float]
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and standard deviation of every learner's gain given observed gains of ``seen``."""
+        if len(seen) == 0:
+            return mu.copy(), np.sqrt(np.maximum(np.diag(cov), 1e-12))
+        s, k, sol, mean = self._conditioned_mean(mu, cov, seen, values)
+        var = np.diag(cov) - np.einsum("ij,ji->i", k, sol[:, 1:])
         var[s] = 0.0
         return mean, np.sqrt(np.maximum(var, 1e-12))
-
 
     def condition_full(self, mu: np.ndarray, cov: np.ndarray, seen: Sequence[int], values: Sequence[float]
                        ) -> tuple[np.ndarray, np.ndarray]:
@@ -125,15 +129,9 @@ class AccuracyModel:
         """
         if len(seen) == 0:
             return mu.copy(), cov.copy()
-        s = np.asarray(seen, dtype=int)
-        v = np.asarray(values, dtype=float)
-        k = cov[:, s]
-        koo = cov[np.ix_(s, s)] + self.noise * np.eye(len(s))
-        sol = np.linalg.solve(koo, np.column_stack([v - mu[s], k.T]))
-        mean = mu + k @ sol[:, 0]
+        s, k, sol, mean = self._conditioned_mean(mu, cov, seen, values)
         post = cov - k @ sol[:, 1:]
         post = 0.5 * (post + post.T)
-        mean[s] = v
         post[s, :] = 0.0
         post[:, s] = 0.0
         return mean, post

@@ -329,3 +329,16 @@ def test_recommend_skips_landmarkers_that_would_eat_the_budget():
     assert "landmarks_skipped" not in measured.dataset_info and 0 < measured.dataset_info["landmark_1nn"] <= 1
     unbounded = algorank.recommend("sklearn:iris", strategy="ei", meta=slow, budget=None, dry_run=True)
     assert "landmark_1nn" in unbounded.dataset_info  # no budget to protect
+
+
+def test_full_conditioning_agrees_with_the_marginal_one():
+    rng = np.random.default_rng(11)
+    acc = rng.uniform(0.5, 0.95, (40, 5))
+    model = fit_accuracy_model(acc, np.full(40, 0.5), list("abcde"))
+    mu, cov = model.prior(np.ones(40))
+    mean, sd = model.condition(mu, cov, [1, 3], [0.4, 0.7])
+    full_mean, post = model.condition_full(mu, cov, [1, 3], [0.4, 0.7])
+    np.testing.assert_allclose(full_mean, mean)
+    np.testing.assert_allclose(np.sqrt(np.maximum(np.diag(post), 1e-12)), sd, atol=1e-9)
+    np.testing.assert_allclose(post, post.T)
+    assert (post[[1, 3]] == 0).all() and np.linalg.eigvalsh(post).min() > -1e-9
