@@ -386,7 +386,8 @@ def _attempted(meta, datasets, learners) -> np.ndarray:
 
 
 def from_spec(params: dict, random_state=None, name: str | None = None) -> ConditionedStrategy:
-    """Build from spec parameters (``h``, ``p``, ``shrink``, ``stop``, ``eps``, ``overhead``, ``scale``)."""
+    """Build from spec parameters (``h``, ``p``, ``shrink``, ``stop``, ``eps``, ``acq``, ``draws``, ``seed``,
+    ``landmarks``, ``growth``, ``overhead``, ``scale``); ``seed`` defaults to an integer ``random_state``."""
     from algorank.recommender.spec import parse_p, pop_number, pop_time_model
 
     h_raw = params.pop("h", None)
@@ -400,7 +401,9 @@ def from_spec(params: dict, random_state=None, name: str | None = None) -> Condi
     acq = str(params.pop("acq", "ei")).strip().lower()
     draws = pop_number(params, "draws", 512, strategy="ei", kind=int, rule="an integer in [16, 100000]",
                        valid=lambda v: 16 <= v <= 100_000)
-    seed = pop_number(params, "seed", 0, strategy="ei", kind=int, rule="an integer >= 0", valid=lambda v: v >= 0)
+    default_seed = int(random_state) if isinstance(random_state, (int, np.integer)) and random_state >= 0 else 0
+    seed = pop_number(params, "seed", default_seed, strategy="ei", kind=int, rule="an integer >= 0",
+                      valid=lambda v: v >= 0)
     flags = {"acq": acq, "draws": draws, "seed": seed}
     for key in ("landmarks", "growth"):
         value = str(params.pop(key, "yes")).strip().lower()
