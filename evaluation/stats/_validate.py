@@ -82,3 +82,33 @@ def paired_arrays(x, y, *, nan_policy: str = "propagate", min_n: int = 2) -> tup
     if x.size < min_n:
         raise InputError(f"need at least {min_n} paired observations; got {x.size}")
     return x, y, False
+
+
+def check_confidence(confidence) -> float:
+    """A confidence level strictly between 0 and 1, as float."""
+    try:
+        c = float(confidence)
+    except (TypeError, ValueError):
+        raise InputError(f"confidence must be a number in (0, 1); got {confidence!r}") from None
+    if not 0.0 < c < 1.0:
+        raise InputError(f"confidence must lie strictly between 0 and 1; got {confidence!r}")
+    return c
+
+
+def check_n_datasets(n_datasets) -> int:
+    """The number of datasets behind average ranks: an integer of at least 2."""
+    try:
+        n = int(n_datasets)
+    except (TypeError, ValueError):
+        raise InputError(f"n_datasets must be an integer; got {n_datasets!r}") from None
+    if n < 2:
+        raise InputError(f"n_datasets must be at least 2; got {n_datasets!r}")
+    return n
+
+
+def check_labels(labels, k: int) -> tuple:
+    """One label per learner (``"0".."k-1"`` when None), as a tuple of str."""
+    labels = tuple(str(i) for i in range(k)) if labels is None else tuple(str(l) for l in labels)
+    if len(labels) != k:
+        raise InputError(f"labels must have one entry per learner ({k}); got {len(labels)}")
+    return labels

@@ -30,7 +30,7 @@ from scipy import stats
 from algorank.metadata.errors import InputError
 from algorank.metadata.io import to_plain
 
-from ._validate import as_float_array, check_alpha, check_choice
+from ._validate import as_float_array, check_alpha, check_choice, check_labels, check_n_datasets
 
 __all__ = [
     "CONTROL_METHODS",
@@ -180,15 +180,8 @@ def control_vs_all(average_ranks, n_datasets: int, *, control: int | str, method
     k = r.size
     if k < 2 or np.isnan(r).any():
         raise InputError(f"average_ranks must hold at least 2 learners and no NaN; got {k}")
-    try:
-        n = int(n_datasets)
-    except (TypeError, ValueError):
-        raise InputError(f"n_datasets must be an integer; got {n_datasets!r}") from None
-    if n < 2:
-        raise InputError(f"n_datasets must be at least 2; got {n_datasets!r}")
-    labels = tuple(str(i) for i in range(k)) if labels is None else tuple(str(l) for l in labels)
-    if len(labels) != k:
-        raise InputError(f"labels must have one entry per learner ({k}); got {len(labels)}")
+    n = check_n_datasets(n_datasets)
+    labels = check_labels(labels, k)
     if isinstance(control, str) and control in labels:
         c = labels.index(control)
     elif isinstance(control, (int, np.integer)) and not isinstance(control, bool) and 0 <= int(control) < k:

@@ -36,7 +36,7 @@ from scipy import stats
 from algorank.metadata.errors import InputError
 from algorank.metadata.io import to_plain
 
-from ._validate import as_float_array, check_choice, paired_arrays
+from ._validate import as_float_array, check_choice, check_confidence, paired_arrays
 
 __all__ = [
     "ConfidenceInterval",
@@ -194,12 +194,7 @@ def paired_difference_ci(x, y, *, confidence: float = 0.95, method: str = "t", n
         A zero-width interval when every difference is equal.
     """
     check_choice("method", method, CI_METHODS)
-    try:
-        c = float(confidence)
-    except (TypeError, ValueError):
-        raise InputError(f"confidence must be a number in (0, 1); got {confidence!r}") from None
-    if not 0.0 < c < 1.0:
-        raise InputError(f"confidence must lie strictly between 0 and 1; got {confidence!r}")
+    c = check_confidence(confidence)
     a, b, _ = paired_arrays(x, y, nan_policy="omit", min_n=2)
     d = a - b
     n = d.size

@@ -29,7 +29,7 @@ from scipy import stats
 from algorank.metadata.errors import InputError
 
 from ._result import FriedmanResult, PosthocResult
-from ._validate import as_float_array, check_alpha, check_choice
+from ._validate import as_float_array, check_alpha, check_choice, check_labels, check_n_datasets
 
 __all__ = [
     "POSTHOC_METHODS",
@@ -421,15 +421,8 @@ def posthoc(average_ranks, n_datasets: int, *, method: str = "holm", alpha: floa
         raise InputError("average_ranks must not contain NaN")
     if not (1.0 - 1e-9 <= r.min() and r.max() <= k + 1e-9):
         raise InputError(f"average_ranks must lie in [1, k] = [1, {k}]; got range [{r.min():g}, {r.max():g}]")
-    try:
-        n = int(n_datasets)
-    except (TypeError, ValueError):
-        raise InputError(f"n_datasets must be an integer; got {n_datasets!r}") from None
-    if n < 2:
-        raise InputError(f"n_datasets must be at least 2; got {n_datasets!r}")
-    labels = tuple(str(i) for i in range(k)) if labels is None else tuple(str(l) for l in labels)
-    if len(labels) != k:
-        raise InputError(f"labels must have one entry per learner ({k}); got {len(labels)}")
+    n = check_n_datasets(n_datasets)
+    labels = check_labels(labels, k)
     if z is None:
         z, p = pairwise_z(r, n)
         given_z = False

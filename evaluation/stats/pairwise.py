@@ -20,7 +20,7 @@ from scipy import stats
 from algorank.metadata.errors import InputError
 
 from ._result import TestResult
-from ._validate import as_float_array, check_alternative, check_choice, paired_arrays
+from ._validate import as_float_array, check_alternative, check_choice, check_confidence, paired_arrays
 
 __all__ = [
     "paired_t",
@@ -111,20 +111,10 @@ def t_test_rows(d, test: str, *, alternative: str = "two-sided", test_train_rati
     return t, np.where(zero & (num == 0), 1.0, p), df
 
 
-def _check_confidence(confidence) -> float:
-    try:
-        c = float(confidence)
-    except (TypeError, ValueError):
-        raise InputError(f"confidence must be a number in (0, 1); got {confidence!r}") from None
-    if not 0.0 < c < 1.0:
-        raise InputError(f"confidence must lie strictly between 0 and 1; got {confidence!r}")
-    return c
-
-
 def _t_from(d: np.ndarray, test: str, alternative: str, name: str, *, test_train_ratio: float = 0.0,
             confidence: float = 0.95, cohen: bool = False) -> TestResult:
     """A resampled t test of mean(d) (:func:`t_test_rows`), plus the matching two-sided CI of the mean."""
-    c = _check_confidence(confidence)
+    c = check_confidence(confidence)
     t, p, df = t_test_rows(d[None, :], test, alternative=alternative, test_train_ratio=test_train_ratio)
     t, p = float(t[0]), float(p[0])
     mean = float(d.mean())

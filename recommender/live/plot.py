@@ -23,13 +23,7 @@ def plot_recommendation(trace, *, ax=None, label: str | None = None):
     -------
     Axes
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 4))
+    ax = _axes(ax)
     acc = trace.accuracies
     cum = trace.cumulative_seconds
     ok = np.isfinite(acc)
@@ -66,13 +60,7 @@ def plot_predicted_vs_realised(result, *, ax=None):
     -------
     Axes
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 4))
+    ax = _axes(ax)
     board = result.leaderboard
     if len(board):
         acc = board["accuracy"].to_numpy(dtype=float)
@@ -93,3 +81,15 @@ def plot_predicted_vs_realised(result, *, ax=None):
     if len(board):
         ax.legend(loc="lower right")
     return ax
+
+
+def _axes(ax):
+    """``ax``, or the axes of a new 6 x 4 inch figure (headless backend unless one is chosen)."""
+    if ax is not None:
+        return ax
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(6, 4))[1]
