@@ -61,53 +61,19 @@ import numpy as np
 
 from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
 from algorank.evaluation.meta.labels import format_p
+from algorank.evaluation.meta.loss_time import row_chunks
 from algorank.evaluation.meta.time_model import TimeModel
+from algorank.evaluation.stats.multiple import rank_rows
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import TIME_FLOOR, a3r_prime, check_p
 from algorank.recommender.base import OrderPolicy, StrategyBase, time_model_spec
 
-__all__ = ["AverageRanking", "twice_ranks", "rank_unit_fractions", "rescaled_rank_units", "exact_mean_orders",
+__all__ = ["AverageRanking", "rank_unit_fractions", "rescaled_rank_units", "exact_mean_orders",
            "format_p"]  # format_p: re-exported
 
 logger = logging.getLogger(__name__)
 
 _EXACT_FLOAT = 2**53
-
-
-def twice_ranks(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row mid ranks (1 = highest score) as the integers ``2 (r - 1)``, vectorised.
-
-    Parameters
-    ----------
-    scores : array (n_rows, n_cols)
-        Higher is better; NaN = not ranked.
-
-    Returns
-    -------
-    twice : int64 array
-        ``2 (r - 1)`` where ``r`` is the rank among the row's non-NaN entries, ties getting the
-        mean of their positions (:func:`scipy.stats.rankdata` with ``nan_policy="omit"``); 0 where NaN.
-    present : bool array
-        Where a cell was ranked.
-    """
-    scores = np.atleast_2d(np.asarray(scores, dtype=float))
-    n, k = scores.shape
-    present = ~np.isnan(scores)
-    if k == 0:
-        return np.zeros((n, 0), dtype=np.int64), present
-    order = np.argsort(-scores, axis=1)  # NaN last; ties are ranked alike, so no stability is needed
-    v = np.take_along_axis(-scores, order, axis=1)
-    pos = np.broadcast_to(np.arange(k, dtype=np.int64), (n, k))
-    new = np.ones((n, k), dtype=bool)
-    new[:, 1:] = v[:, 1:] != v[:, :-1]  # a group of equal values starts here (NaN != NaN: NaNs are alone)
-    first = np.maximum.accumulate(np.where(new, pos, 0), axis=1)  # first position of each tie group
-    end = np.ones((n, k), dtype=bool)
-    end[:, :-1] = new[:, 1:]
-    last = np.flip(np.minimum.accumulate(np.flip(np.where(end, pos, k), axis=1), axis=1), axis=1)
-    twice = np.zeros((n, k), dtype=np.int64)
-    np.put_along_axis(twice, order, first + last, axis=1)  # 2 (mid rank - 1) = first + last (0-based)
-    twice[~present] = 0
-    return twice, present
 
 
 def rank_unit_fractions(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -121,7 +87,9 @@ def rank_unit_fractions(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
         ``2 (m - 1)`` with ``m`` learners present on the row (2 when ``m <= 1``).
     present : bool array
     """
-    twice, present = twice_ranks(scores)
+    ranks = rank_rows(scores)
+    present = ~np.isnan(ranks)
+    twice = np.where(present, np.rint(2.0 * (np.nan_to_num(ranks) - 1.0)), 0).astype(np.int64)  # 2 (r - 1)
     m = present.sum(axis=1).astype(np.int64)
     den = np.where(m >= 2, 2 * (m - 1), 2).astype(np.int64)
     num = np.where(present & (m[:, None] < 2), 1, twice).astype(np.int64)
@@ -415,34 +383,48 @@ class AverageRanking(StrategyBase):
         """Orders (rows) by exact mean rank over ``train`` (minus each row's own dataset when ``loo``);
         -1 pads unknown learners at the end.  Also returns the exact sums (for the reported mean ranks)."""
         t = np.asarray(train, dtype=bool)
-        tu = np.where(t[:, None], units.value, 0.0)
-        tp = units.present & t[:, None]
-        total, ctot = tu.sum(axis=0), tp.sum(axis=0)
+        n, k = units.present.shape
+        total = np.zeros(k)
+        ctot = np.zeros(k, dtype=np.int64)
+        for c in row_chunks(n, k):
+            tc = t[c, None]
+            total += np.where(tc, units.value[c], 0.0).sum(axis=0)  # any order: the error bound covers it
+            ctot += (units.present[c] & tc).sum(axis=0)
         n_sum = int(t.sum())
-        if loo:
-            sums = total[None, :] - tu
-            counts = ctot[None, :] - tp
-            n_train = (n_sum - t.astype(np.int64)).astype(float)
-        else:
-            sums, counts, n_train = total[None, :], ctot[None, :], np.array([float(n_sum)])
-        del tu, tp
+        # |float sum - exact sum| <= (n^2 + 2n) 2**-53 (n units in [0, 1] rounded and summed, then the held-out
+        # row subtracted); the division adds a relative 2**-53 (means lie in [0, 1])
+        bound = (float(n_sum) ** 2 + 2.0 * n_sum + 2.0) * 2.0**-53
+        exact = _ExactSums(units, t)
+        if not loo:
+            return self._order_block(total[None, :], ctot[None, :], np.array([float(n_sum)]), bound, exact, None), exact
+        out = np.empty((n, k), dtype=np.int64)
+        for c in row_chunks(n, k):  # each row: the totals minus its own dataset
+            tc = t[c, None]
+            sums = total[None, :] - np.where(tc, units.value[c], 0.0)
+            counts = ctot[None, :] - (units.present[c] & tc)
+            n_train = (n_sum - t[c].astype(np.int64)).astype(float)
+            held = np.where(t[c], np.arange(c.start, c.stop), -1)
+            out[c] = self._order_block(sums, counts, n_train, bound, exact, held)
+        return out, exact
+
+    def _order_block(self, sums, counts, n_train, bound, exact, held) -> np.ndarray:
+        """Orders of a block of rows from float rank sums (within ``bound`` of the exact ones) and counts.
+
+        ``held``: per row of the block, the training row (of the whole meta-data) subtracted from the
+        totals, or -1 (None: nothing subtracted)."""
         known = counts > 0
         below = counts < self.min_coverage * n_train[:, None]
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = sums / np.where(known, counts, 1)
-        del sums
-        # |float sum - exact sum| <= (n^2 + 2n) 2**-53 (n units in [0, 1] rounded and summed, then the held-out
-        # row subtracted); the division adds a relative 2**-53 (means lie in [0, 1])
         smallest = np.where(known, counts, np.iinfo(np.int64).max).min(axis=1) if counts.shape[1] else np.ones(1)
-        err = (float(n_sum) ** 2 + 2.0 * n_sum + 2.0) * 2.0**-53 / np.maximum(smallest, 1) + 2.0**-52
-        exact = _ExactSums(units, t)
+        err = bound / np.maximum(smallest, 1) + 2.0**-52
 
         def exact_means(row, cols):
-            held = int(row) if loo and t[row] else None
-            return [Fraction(exact.numerator(int(j), held), int(counts[row, j])) for j in cols]
+            r = None if held is None or held[row] < 0 else int(held[row])
+            return [Fraction(exact.numerator(int(j), r), int(counts[row, j])) for j in cols]
 
         order = _ordered(mean, err, known, below, exact_means)
-        return np.where(np.take_along_axis(known, order, axis=1), order, -1), exact
+        return np.where(np.take_along_axis(known, order, axis=1), order, -1)
 
     # ------------------------------------------------------------------ Strategy API
     def fit(self, meta) -> "AverageRanking":

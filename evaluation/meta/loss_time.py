@@ -52,7 +52,18 @@ __all__ = [
     "MeanLossTimeCurve",
     "mean_loss_time_curve",
     "mean_loss_by_tests",
+    "row_chunks",
 ]
+
+#: Rows processed at a time by the batched scoring: bounds the temporaries of large meta-data (and keeps
+#: them in cache).  Rows are independent, so the block size never changes a result.
+CHUNK_CELLS = 1 << 18
+
+
+def row_chunks(n_rows: int, n_cols: int) -> list[slice]:
+    """Slices of at most :data:`CHUNK_CELLS` cells (one row at least) covering ``range(n_rows)``."""
+    step = max(1, CHUNK_CELLS // max(1, n_cols))
+    return [slice(i, min(i + step, n_rows)) for i in range(0, n_rows, step)]
 
 
 def check_window(tmin: float, tmax: float) -> tuple[float, float]:

@@ -75,8 +75,8 @@ def _front_search(acc: list, sec: list, ids: list, best: float, baseline: float,
         return a if t <= 0 else min(max(math.log10(t), a), b)
 
     initial = loss(-math.inf)
-    # states[i]: list of (t, C, path) ending with front[i]; start state separately.
-    start = (0.0, 0.0, ())
+    # states[i]: list of (t, C, path, u(t)) ending with front[i]; start state separately.
+    start = (0.0, 0.0, (), u(0.0))
     best_total, best_path = initial * (b - a), ()
     states: list[list] = []
     losses = [loss(x) for x in acc]
@@ -85,19 +85,20 @@ def _front_search(acc: list, sec: list, ids: list, best: float, baseline: float,
         sj = sec[i]
         cands = []
         for prev_loss, plist in [(initial, [start])] + [(losses[q], states[q]) for q in range(i)]:
-            for t, c, path in plist:
+            for t, c, path, ut in plist:
                 t2 = t + sj
-                cands.append((t2, c + prev_loss * (u(t2) - u(t)), path + (j,)))
+                u2 = u(t2)
+                cands.append((t2, c + prev_loss * (u2 - ut), path, u2))
         cands.sort(key=lambda s: (s[0], s[1]))
         kept, best_v = [], math.inf
-        for t2, c2, path in cands:
-            v = c2 - lj * u(t2)
+        for t2, c2, path, u2 in cands:
+            v = c2 - lj * u2
             if v < best_v:
-                kept.append((t2, c2, path))
+                kept.append((t2, c2, path + (j,), u2))
                 best_v = v
         states.append(kept)
-        for t2, c2, path in kept:
-            total = c2 + lj * (b - u(t2))
+        for t2, c2, path, u2 in kept:
+            total = c2 + lj * (b - u2)
             if total < best_total:
                 best_total, best_path = total, path
     return best_total, best_path

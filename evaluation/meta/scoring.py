@@ -77,6 +77,7 @@ from algorank.evaluation.meta.loss_time import (
     mean_loss_by_tests,
     mean_loss_time_curve,
     mil_rows,
+    row_chunks,
     spearman_rows,
 )
 from algorank.evaluation.meta.trace import run_policy
@@ -153,7 +154,8 @@ class BenchmarkResult:
     sequences : int ndarray (n_datasets, n_learners)
         Tested learner indices in order, padded with -1.
     seconds, accuracies : ndarray (n_datasets, n_learners)
-        Per test (0 / NaN padding).
+        Per test (0 / NaN padding); gathered from the scored arrays when read (``traces``
+        holds what they are gathered from), so a result does not keep copies of them.
     best, baseline : ndarray (n_datasets,)
         Best accuracy and pre-test accuracy per dataset.
     baseline_kind : tuple of str
@@ -175,13 +177,22 @@ class BenchmarkResult:
     spearman: np.ndarray = field(repr=False)
     spearman_score: np.ndarray = field(repr=False)
     sequences: np.ndarray = field(repr=False)
-    seconds: np.ndarray = field(repr=False)
-    accuracies: np.ndarray = field(repr=False)
+    traces: "_Traces" = field(repr=False)
     best: np.ndarray = field(repr=False)
     baseline: np.ndarray = field(repr=False)
     baseline_kind: tuple = field(repr=False)
     path: str = "fast"
     axis: str = "time"
+
+    @property
+    def accuracies(self) -> np.ndarray:
+        """Accuracy of every test in order (NaN: found nothing, or padding)."""
+        return self.traces.accuracies(self.sequences)
+
+    @property
+    def seconds(self) -> np.ndarray:
+        """Seconds of every test in order (0 padding)."""
+        return self.traces.seconds(self.sequences)
 
     @property
     def mean_mil(self) -> float:
@@ -211,11 +222,12 @@ class BenchmarkResult:
         except ValueError:
             raise InputError(f"dataset {dataset!r} is not in this benchmark result") from None
         n = int(self.n_tests[i])
+        one = self.traces.take([i])
         return LossTimeCurve(
             dataset=self.datasets[i],
             learners=tuple(self.learners[j] for j in self.sequences[i, :n]),
-            accuracies=self.accuracies[i, :n].copy(),
-            seconds=self.seconds[i, :n].copy(),
+            accuracies=one.accuracies(self.sequences[i:i + 1])[0, :n].copy(),
+            seconds=one.seconds(self.sequences[i:i + 1])[0, :n].copy(),
             best=float(self.best[i]),
             baseline=float(self.baseline[i]),
             baseline_kind=self.baseline_kind[i],
@@ -353,27 +365,57 @@ def mean_loss_over_tests(losses: np.ndarray, n_tests: np.ndarray, max_tests: int
     return np.take_along_axis(los, idx, axis=1).mean(axis=1)
 
 
+@dataclass(frozen=True, eq=False)
+class _Traces:
+    """Where the accuracies and seconds of test sequences are read from: the scored arrays' rows."""
+
+    acc_source: np.ndarray
+    sec_source: np.ndarray
+    rows: np.ndarray
+
+    def take(self, idx) -> "_Traces":
+        return _Traces(self.acc_source, self.sec_source, self.rows[np.asarray(idx, dtype=np.int64)])
+
+    def _gather(self, source: np.ndarray, seq: np.ndarray, pad: float) -> np.ndarray:
+        out = np.empty(seq.shape)
+        for c in row_chunks(seq.shape[0], seq.shape[1]):
+            s = seq[c]
+            valid = s >= 0
+            got = np.take_along_axis(source[self.rows[c]], np.where(valid, s, 0), axis=1)
+            out[c] = np.where(valid, got, pad)
+        return out
+
+    def accuracies(self, seq: np.ndarray) -> np.ndarray:
+        return self._gather(self.acc_source, seq, np.nan)
+
+    def seconds(self, seq: np.ndarray) -> np.ndarray:
+        return self._gather(self.sec_source, seq, 0.0)
+
+
 def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin: float, tmax: float, name: str,
            path: str, axis: str = "time") -> BenchmarkResult:
     seq = seq[rows]
-    valid = seq >= 0
-    g = np.where(valid, seq, 0)
-    acc = np.where(valid, np.take_along_axis(arrays.accuracy[rows], g, axis=1), np.nan)
-    sec = np.where(valid, np.take_along_axis(arrays.seconds[rows], g, axis=1), 0.0)
+    traces = _Traces(arrays.accuracy, arrays.seconds, np.asarray(rows, dtype=np.int64))
     best, baseline, kind = _baselines(arrays)
     best, baseline, kind = best[rows], baseline[rows], kind[rows]
-    cum, losses, initial = loss_steps(acc, sec, best, baseline)
-    if axis == "tests":
-        mil = mean_loss_over_tests(losses, valid.sum(axis=1), int(tmax))
-    else:
-        mil = mil_rows(cum, losses, initial, tmin=tmin, tmax=tmax)
-    nothing = valid & np.isnan(acc)  # timed-out tests found nothing: last in the ideal order
-    rho = spearman_rows(np.where(nothing, -np.inf, acc), valid)
-    if getattr(strategy, "has_dataset_scores", False):
-        scores = np.where(nothing, -np.inf, strategy.dataset_scores(np.where(nothing, 0.0, acc), sec))
-        rho_s = spearman_rows(np.where(valid, scores, np.nan), valid)
-    else:
-        rho_s = np.full(len(rows), np.nan)
+    n = len(rows)
+    mil, rho, rho_s = np.empty(n), np.empty(n), np.full(n, np.nan)
+    scores = getattr(strategy, "has_dataset_scores", False)
+    for c in row_chunks(n, seq.shape[1]):  # rows are independent: score them a block at a time
+        s = seq[c]
+        valid = s >= 0
+        part = traces.take(np.arange(n)[c])
+        acc, sec = part.accuracies(s), part.seconds(s)
+        cum, losses, initial = loss_steps(acc, sec, best[c], baseline[c])
+        if axis == "tests":
+            mil[c] = mean_loss_over_tests(losses, valid.sum(axis=1), int(tmax))
+        else:
+            mil[c] = mil_rows(cum, losses, initial, tmin=tmin, tmax=tmax)
+        nothing = valid & np.isnan(acc)  # timed-out tests found nothing: last in the ideal order
+        rho[c] = spearman_rows(np.where(nothing, -np.inf, acc), valid)
+        if scores:
+            own = np.where(nothing, -np.inf, strategy.dataset_scores(np.where(nothing, 0.0, acc), sec))
+            rho_s[c] = spearman_rows(np.where(valid, own, np.nan), valid)
     return BenchmarkResult(
         strategy=name,
         tmin=tmin,
@@ -384,8 +426,7 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
         spearman=rho,
         spearman_score=rho_s,
         sequences=seq,
-        seconds=sec,
-        accuracies=acc,
+        traces=traces,
         best=best,
         baseline=baseline,
         baseline_kind=tuple(str(k) for k in kind),

@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from algorank.evaluation.meta.environments import MetaArrays
-from algorank.evaluation.meta.loss_time import check_window, loss_steps, mil_rows
+from algorank.evaluation.meta.loss_time import check_window, loss_steps, mil_rows, row_chunks
 from algorank.evaluation.meta.oracle import oracle_mils
 from algorank.metadata.errors import InputError
 
@@ -288,13 +288,21 @@ def user_metrics(result, *, cheapest, eps: float = DEFAULT_EPS, budgets: Sequenc
     """
     eps = check_eps(eps)
     budgets = check_budgets(budgets)
-    acc, sec = result.accuracies, result.seconds
-    t_eps, reached = time_to_eps_rows(acc, sec, result.best, eps=eps)
-    steps = loss_steps(acc, sec, result.best, result.baseline)
-    loss = np.column_stack([loss_at_rows(acc, sec, result.best, result.baseline, b, steps=steps) for b in budgets])
-    mil_b = np.column_stack([mil_to_budget_rows(acc, sec, result.best, result.baseline, cheapest, b, steps=steps)
-                             for b in budgets])
-    total = sec.sum(axis=1) if sec.shape[1] else np.zeros(len(result.datasets))
+    seq = result.sequences
+    n = seq.shape[0]
+    cheapest = np.broadcast_to(np.asarray(cheapest, dtype=float), (n,))
+    t_eps, reached, total = np.empty(n), np.empty(n, dtype=bool), np.empty(n)
+    loss, mil_b = np.empty((n, len(budgets))), np.empty((n, len(budgets)))
+    for c in row_chunks(n, seq.shape[1]):  # rows are independent: a block at a time
+        part = result.traces.take(np.arange(n)[c])
+        acc, sec = part.accuracies(seq[c]), part.seconds(seq[c])
+        best, baseline = result.best[c], result.baseline[c]
+        t_eps[c], reached[c] = time_to_eps_rows(acc, sec, best, eps=eps)
+        steps = loss_steps(acc, sec, best, baseline)
+        for k, b in enumerate(budgets):
+            loss[c, k] = loss_at_rows(acc, sec, best, baseline, b, steps=steps)
+            mil_b[c, k] = mil_to_budget_rows(acc, sec, best, baseline, cheapest[c], b, steps=steps)
+        total[c] = sec.sum(axis=1) if sec.shape[1] else 0.0
     return UserMetrics(strategy=result.strategy, datasets=tuple(result.datasets), eps=eps, budgets=budgets,
                        time_to_eps=t_eps, eps_reached=reached, loss_at=loss, mil_to_budget=mil_b,
                        mil=np.asarray(result.mil, dtype=float), total_time=total)
