@@ -17,9 +17,17 @@ The public API (the CLI is a thin shell over exactly these)::
 
 from algorank.api import benchmark, evaluate, load_meta, multitest, pull, recommend, tune_p
 from algorank.metadata.dataset import MetaDataset
-from algorank.recommender.live.estimator import AlgorankClassifier
 
 __version__ = "0.1.0"
 
 __all__ = ["load_meta", "recommend", "evaluate", "benchmark", "tune_p", "multitest", "pull", "MetaDataset",
            "AlgorankClassifier", "__version__"]
+
+
+def __getattr__(name: str):
+    # the estimator imports scikit-learn (over a second): only when asked for, not for every command
+    if name == "AlgorankClassifier":
+        from algorank.recommender.live.estimator import AlgorankClassifier
+
+        return AlgorankClassifier
+    raise AttributeError(f"module 'algorank' has no attribute {name!r}")

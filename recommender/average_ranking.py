@@ -61,17 +61,39 @@ import numpy as np
 
 from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
 from algorank.evaluation.meta.labels import format_p
+from algorank.evaluation.meta.loss_time import row_chunks
 from algorank.evaluation.meta.time_model import TimeModel
 from algorank.evaluation.stats.multiple import rank_rows
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import TIME_FLOOR, a3r_prime, check_p
 from algorank.recommender.base import OrderPolicy, StrategyBase, time_model_spec
 
-__all__ = ["AverageRanking", "rescaled_rank_units", "exact_mean_orders", "format_p"]  # format_p: re-exported
+__all__ = ["AverageRanking", "rank_unit_fractions", "rescaled_rank_units", "exact_mean_orders",
+           "format_p"]  # format_p: re-exported
 
 logger = logging.getLogger(__name__)
 
 _EXACT_FLOAT = 2**53
+
+
+def rank_unit_fractions(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-row ranks among present learners, rescaled to [0, 1], as exact fractions ``num / den``.
+
+    Returns
+    -------
+    num : int64 array (n_rows, n_cols)
+        ``2 (r - 1)`` (1 when the learner is alone on its row), 0 where missing.
+    den : int64 array (n_rows,)
+        ``2 (m - 1)`` with ``m`` learners present on the row (2 when ``m <= 1``).
+    present : bool array
+    """
+    ranks = rank_rows(scores)
+    present = ~np.isnan(ranks)
+    twice = np.where(present, np.rint(2.0 * (np.nan_to_num(ranks) - 1.0)), 0).astype(np.int64)  # 2 (r - 1)
+    m = present.sum(axis=1).astype(np.int64)
+    den = np.where(m >= 2, 2 * (m - 1), 2).astype(np.int64)
+    num = np.where(present & (m[:, None] < 2), 1, twice).astype(np.int64)
+    return num, den, present
 
 
 def rescaled_rank_units(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -92,23 +114,16 @@ def rescaled_rank_units(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, int
     denominator : int
         ``lcm{2 (m - 1)}`` over the rows with ``m >= 2`` learners present (2 when none).
     """
-    ranks = rank_rows(scores)
-    present = ~np.isnan(ranks)
-    m = present.sum(axis=1).astype(np.int64)
+    num, den, present = rank_unit_fractions(scores)
+    m = present.sum(axis=1)
     denominator = math.lcm(*(2 * (int(v) - 1) for v in np.unique(m) if v >= 2)) or 2
-    n = ranks.shape[0]
-    twice = np.where(present, np.rint(2.0 * (np.nan_to_num(ranks) - 1.0)), 0).astype(np.int64)  # 2 (r - 1)
+    n = num.shape[0]
     if n * denominator < _EXACT_FLOAT:
-        factor = np.where(m >= 2, denominator // np.maximum(2 * (m - 1), 1), 0).astype(np.int64)
-        units = np.where(m[:, None] >= 2, twice * factor[:, None], denominator // 2)
-        units = np.where(present, units, 0).astype(np.int64)
+        units = num * (denominator // den)[:, None]
     else:
-        units = np.zeros(ranks.shape, dtype=object)
-        for i in range(n):
-            for j in np.flatnonzero(present[i]):
-                units[i, j] = (int(twice[i, j]) * (denominator // (2 * (int(m[i]) - 1))) if m[i] >= 2
-                               else denominator // 2)
-    return units, present, denominator
+        factor = np.array([denominator // int(q) for q in den], dtype=object)
+        units = num.astype(object) * factor[:, None]
+    return np.where(present, units, 0), present, denominator
 
 
 def exact_mean_orders(sums: np.ndarray, counts: np.ndarray, below: np.ndarray) -> np.ndarray:
@@ -131,32 +146,116 @@ def exact_mean_orders(sums: np.ndarray, counts: np.ndarray, below: np.ndarray) -
     int64 array (n_rows, k)
         Column indices; columns with ``counts == 0`` come last.
     """
+    sums = np.atleast_2d(sums)
+    counts = np.atleast_2d(counts)
     known = counts > 0
-    if sums.dtype == object:
-        mean = np.array([[float(Fraction(int(s), int(c))) if c > 0 else 0.0 for s, c in zip(rs, rc)]
+    if sums.dtype == object:  # a float division of Python ints is correctly rounded too
+        mean = np.array([[int(s) / int(c) if c > 0 else 0.0 for s, c in zip(rs, rc)]
                          for rs, rc in zip(sums, counts)], dtype=float).reshape(sums.shape)
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.where(known, sums / np.where(known, counts, 1), 0.0)
-    idx = np.broadcast_to(np.arange(sums.shape[1]), sums.shape)
-    order = np.lexsort((idx, mean, below, ~known), axis=-1)
-    # neighbours with the same key except an equal float mean: check that the means are exactly equal
-    sm = np.take_along_axis(mean, order, axis=1)
-    sk = np.take_along_axis(known, order, axis=1)
-    sb = np.take_along_axis(below, order, axis=1)
-    same = (sm[:, 1:] == sm[:, :-1]) & sk[:, 1:] & sk[:, :-1] & (sb[:, 1:] == sb[:, :-1])
-    for row in np.flatnonzero(same.any(axis=1)):
-        cols = order[row]
-        pairs = np.flatnonzero(same[row])
-        a, b = cols[pairs], cols[pairs + 1]
-        if all(int(sums[row, x]) * int(counts[row, y]) == int(sums[row, y]) * int(counts[row, x])
-               for x, y in zip(a, b)):
-            continue  # exact ties: the index order of lexsort is the rule
-        key = {int(j): (not known[row, j], bool(below[row, j]),
-                        Fraction(int(sums[row, j]), int(counts[row, j])) if known[row, j] else Fraction(0), int(j))
-               for j in cols}
-        order[row] = sorted(cols, key=lambda j: key[int(j)])
+
+    def exact(row, cols):
+        return [Fraction(int(sums[row, j]), int(counts[row, j])) for j in cols]
+
+    return _ordered(mean, np.zeros(mean.shape[0]), known, below, exact)
+
+
+def _ordered(mean: np.ndarray, err: np.ndarray, known: np.ndarray, below: np.ndarray, exact) -> np.ndarray:
+    """Column indices per row by (unknown last, ``below`` last, exact mean, index), from float approximations.
+
+    ``mean`` approximates each exact mean (a value in [0, 1]) within ``err`` (one bound per row; 0 when
+    the floats are correctly rounded quotients, hence monotone in the exact value).  The floats sort the
+    row; a run of neighbours closer than twice the bound (equal floats when it is 0) may be out of exact
+    order, so it is sorted again by ``exact(row, cols)`` (exact, comparable values) and the index.
+    Outside such runs the float order is the exact order: a neighbour more than twice the bound above
+    is above everything before it.
+    """
+    n, k = mean.shape
+    if k == 0:
+        return np.zeros((n, 0), dtype=np.int64)
+    key = np.where(known, mean + 2.0 * below, np.inf)  # below-coverage learners come after the others
+    order = np.argsort(key, axis=1)
+    sk = np.take_along_axis(key, order, axis=1)
+    # adding 2 rounds by at most 2**-52; the bound holds for the row's every entry
+    tol = 2.0 * np.asarray(err, dtype=float) + 2.0**-50
+    tol = np.where(np.asarray(err) > 0, tol, 0.0)
+    close = (sk[:, 1:] - sk[:, :-1] <= tol[:, None]) & np.isfinite(sk[:, 1:])
+    for row in np.flatnonzero(close.any(axis=1)):
+        c = close[row]
+        starts = np.flatnonzero(c & ~np.concatenate(([False], c[:-1])))
+        for s in starts:
+            e = s + 1
+            while e < k - 1 and c[e]:
+                e += 1
+            cols = order[row, s:e + 1]
+            values = exact(row, cols)
+            keyed = sorted(zip((bool(below[row, j]) for j in cols), values, (int(j) for j in cols)))
+            order[row, s:e + 1] = [j for _, _, j in keyed]
     return order
+
+
+class _RankUnits:
+    """Rescaled ranks ``num / den`` of every cell (exact) and their float values."""
+
+    def __init__(self, num: np.ndarray, den: np.ndarray, present: np.ndarray) -> None:
+        self.num, self.den, self.present = num, den, present
+        self.value = num / den[:, None]  # 0 where missing (num = 0 there)
+
+
+class _ExactSums:
+    """Exact rank sums over a training mask, as integers over one common denominator, computed on demand.
+
+    Rows are grouped by their denominator ``2 (m - 1)``; a learner's sum is ``sum_g T_gj / q_g`` with
+    integer group totals ``T_gj``, i.e. the integer ``sum_g T_gj (D / q_g)`` over ``D = lcm(q_g)``.
+    Only learners whose float means are too close to call are ever asked for.
+    """
+
+    def __init__(self, units: _RankUnits, train: np.ndarray) -> None:
+        self._units = units
+        self._train = train
+        self._totals = None
+        self._cache: dict[int, int] = {}
+
+    def _setup(self) -> None:
+        if self._totals is not None:
+            return
+        rows = np.flatnonzero(self._train)
+        den = self._units.den[rows]
+        qs, inverse = np.unique(den, return_inverse=True)
+        by_group = np.argsort(inverse, kind="stable")
+        starts = np.searchsorted(inverse[by_group], np.arange(len(qs)))
+        num = self._units.num[rows[by_group]]
+        self._totals = (np.add.reduceat(num, starts, axis=0) if rows.size else
+                        np.zeros((0, num.shape[1]), dtype=np.int64))
+        d = math.lcm(*(int(q) for q in qs)) if qs.size else 2
+        self._denominator = d
+        self._factors = [d // int(q) for q in qs]
+
+    @property
+    def denominator(self) -> int:
+        """``D``, the common denominator of the training rows' rescaled ranks."""
+        self._setup()
+        return self._denominator
+
+    def numerators(self, cols) -> list[int]:
+        """``D`` times the exact rank sum of each learner in ``cols`` over the whole training mask."""
+        self._setup()
+        out = []
+        for j in cols:
+            j = int(j)
+            if j not in self._cache:
+                self._cache[j] = sum(int(t) * f for t, f in zip(self._totals[:, j].tolist(), self._factors))
+            out.append(self._cache[j])
+        return out
+
+    def numerator(self, j: int, held: int | None = None) -> int:
+        """``D`` times the exact rank sum of learner ``j``, without row ``held`` (a training row) if given."""
+        total = self.numerators([j])[0]
+        if held is None:
+            return total
+        return total - int(self._units.num[held, j]) * (self._denominator // int(self._units.den[held]))
 
 
 class AverageRanking(StrategyBase):
@@ -265,10 +364,10 @@ class AverageRanking(StrategyBase):
         """Whether the ranking needs test times (``P > 0``)."""
         return self.p > 0
 
-    def _units(self, arrays: MetaArrays):
+    def _units(self, arrays: MetaArrays) -> "_RankUnits":
         key = (id(arrays), arrays.shape)
         if self._cache is not None and self._cache[0] == key and self._cache[1] is arrays:
-            return self._cache[2], self._cache[3], self._cache[4]
+            return self._cache[2]
         prior = arrays.censored_as_baseline()  # a timeout: at least that slow, no better than the default
         if self.uses_time:
             require_times(prior, who=f"average ranking with P = {format_p(self.p)} ({self.name})")
@@ -276,39 +375,78 @@ class AverageRanking(StrategyBase):
             scores[~prior.available] = np.nan
         else:  # accuracy only: a cell without a time is still a result
             scores = np.where(prior.has_accuracy, prior.accuracy, np.nan)
-        units, present, denominator = rescaled_rank_units(scores)
-        self._cache = (key, arrays, units, present, denominator)
-        return units, present, denominator
+        units = _RankUnits(*rank_unit_fractions(scores))
+        self._cache = (key, arrays, units)
+        return units
 
-    def _orders(self, sums: np.ndarray, counts: np.ndarray, n_train: np.ndarray) -> np.ndarray:
-        """Orders (rows) from integer rank sums and counts; -1 pads unknown learners at the end."""
-        sums = np.atleast_2d(sums)
-        counts = np.atleast_2d(counts)
-        n_train = np.atleast_1d(n_train).astype(float)
+    def _rank_orders(self, units: "_RankUnits", train: np.ndarray, *, loo: bool) -> tuple[np.ndarray, object]:
+        """Orders (rows) by exact mean rank over ``train`` (minus each row's own dataset when ``loo``);
+        -1 pads unknown learners at the end.  Also returns the exact sums (for the reported mean ranks)."""
+        t = np.asarray(train, dtype=bool)
+        n, k = units.present.shape
+        total = np.zeros(k)
+        ctot = np.zeros(k, dtype=np.int64)
+        for c in row_chunks(n, k):
+            tc = t[c, None]
+            total += np.where(tc, units.value[c], 0.0).sum(axis=0)  # any order: the error bound covers it
+            ctot += (units.present[c] & tc).sum(axis=0)
+        n_sum = int(t.sum())
+        # |float sum - exact sum| <= (n^2 + 2n) 2**-53 (n units in [0, 1] rounded and summed, then the held-out
+        # row subtracted); the division adds a relative 2**-53 (means lie in [0, 1])
+        bound = (float(n_sum) ** 2 + 2.0 * n_sum + 2.0) * 2.0**-53
+        exact = _ExactSums(units, t)
+        if not loo:
+            return self._order_block(total[None, :], ctot[None, :], np.array([float(n_sum)]), bound, exact, None), exact
+        out = np.empty((n, k), dtype=np.int64)
+        for c in row_chunks(n, k):  # each row: the totals minus its own dataset
+            tc = t[c, None]
+            sums = total[None, :] - np.where(tc, units.value[c], 0.0)
+            counts = ctot[None, :] - (units.present[c] & tc)
+            n_train = (n_sum - t[c].astype(np.int64)).astype(float)
+            held = np.where(t[c], np.arange(c.start, c.stop), -1)
+            out[c] = self._order_block(sums, counts, n_train, bound, exact, held)
+        return out, exact
+
+    def _order_block(self, sums, counts, n_train, bound, exact, held) -> np.ndarray:
+        """Orders of a block of rows from float rank sums (within ``bound`` of the exact ones) and counts.
+
+        ``held``: per row of the block, the training row (of the whole meta-data) subtracted from the
+        totals, or -1 (None: nothing subtracted)."""
         known = counts > 0
         below = counts < self.min_coverage * n_train[:, None]
-        order = exact_mean_orders(sums, counts, below)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = sums / np.where(known, counts, 1)
+        smallest = np.where(known, counts, np.iinfo(np.int64).max).min(axis=1) if counts.shape[1] else np.ones(1)
+        err = bound / np.maximum(smallest, 1) + 2.0**-52
+
+        def exact_means(row, cols):
+            r = None if held is None or held[row] < 0 else int(held[row])
+            return [Fraction(exact.numerator(int(j), r), int(counts[row, j])) for j in cols]
+
+        order = _ordered(mean, err, known, below, exact_means)
         return np.where(np.take_along_axis(known, order, axis=1), order, -1)
 
     # ------------------------------------------------------------------ Strategy API
     def fit(self, meta) -> "AverageRanking":
         """Rank on a MetaDataset (or :class:`MetaArrays`) of prior datasets."""
         arrays = meta if isinstance(meta, MetaArrays) else meta_arrays(meta, metric=self.metric, time_kind=self.time_kind)
-        units, present, denominator = self._units(arrays)
-        sums = units.sum(axis=0)
-        counts = present.sum(axis=0)
+        units = self._units(arrays)
         n_train = len(arrays.datasets)
-        order = self._orders(sums[None, :], counts[None, :], np.array([n_train]))[0]
+        orders, exact = self._rank_orders(units, np.ones(n_train, dtype=bool), loo=False)
+        order = orders[0]
+        counts = units.present.sum(axis=0)
         k = len(arrays.learners)
         self.learners_ = tuple(arrays.learners)
         self.order_ = [arrays.learners[j] for j in order if j >= 0]
+        covered = np.flatnonzero(counts > 0)
+        numerators = exact.numerators(covered)
         self.average_rank_ = {
-            l: float(1 + Fraction(int(sums[j]), int(counts[j]) * denominator) * (k - 1))
-            for j, l in enumerate(arrays.learners) if counts[j] > 0
+            arrays.learners[j]: float(1 + Fraction(numerators[i], int(counts[j]) * exact.denominator) * (k - 1))
+            for i, j in enumerate(covered)
         }
         self.coverage_ = {l: int(counts[j]) for j, l in enumerate(arrays.learners)}
         self.n_datasets_ = n_train
-        unranked = [l for l in self.order_ if counts[arrays.learners.index(l)] < self.min_coverage * n_train]
+        unranked = [arrays.learners[j] for j in order if j >= 0 and counts[j] < self.min_coverage * n_train]
         if unranked:
             logger.info("%d learner(s) below min_coverage=%g placed last: %s", len(unranked), self.min_coverage,
                         ", ".join(unranked))
@@ -338,12 +476,6 @@ class AverageRanking(StrategyBase):
         int array (n_datasets, n_learners)
             Learner indices best first, padded with -1 (learners unknown in training).
         """
-        units, present, _ = self._units(arrays)
-        n = units.shape[0]
-        t = np.ones(n, dtype=bool) if train is None else np.asarray(train, dtype=bool)
-        tu = np.where(t[:, None], units, 0)
-        tp = present & t[:, None]
-        sums = tu.sum(axis=0)[None, :] - tu
-        counts = tp.sum(axis=0)[None, :] - tp
-        n_train = t.sum() - t.astype(int)
-        return self._orders(sums, counts, n_train)
+        units = self._units(arrays)
+        t = np.ones(units.present.shape[0], dtype=bool) if train is None else np.asarray(train, dtype=bool)
+        return self._rank_orders(units, t, loo=True)[0]

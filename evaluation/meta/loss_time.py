@@ -52,7 +52,18 @@ __all__ = [
     "MeanLossTimeCurve",
     "mean_loss_time_curve",
     "mean_loss_by_tests",
+    "row_chunks",
 ]
+
+#: Rows processed at a time by the batched scoring: bounds the temporaries of large meta-data (and keeps
+#: them in cache).  Rows are independent, so the block size never changes a result.
+CHUNK_CELLS = 1 << 18
+
+
+def row_chunks(n_rows: int, n_cols: int) -> list[slice]:
+    """Slices of at most :data:`CHUNK_CELLS` cells (one row at least) covering ``range(n_rows)``."""
+    step = max(1, CHUNK_CELLS // max(1, n_cols))
+    return [slice(i, min(i + step, n_rows)) for i in range(0, n_rows, step)]
 
 
 def check_window(tmin: float, tmax: float) -> tuple[float, float]:
@@ -110,31 +121,41 @@ def loss_steps(accuracy: np.ndarray, seconds: np.ndarray, best: np.ndarray, base
     return cum, losses, initial
 
 
-def mil_rows(cumulative: np.ndarray, losses: np.ndarray, initial: np.ndarray, *, tmin: float, tmax: float) -> np.ndarray:
+def mil_rows(cumulative: np.ndarray, losses: np.ndarray, initial: np.ndarray, *, tmin, tmax: float) -> np.ndarray:
     """Exact MIL over ``[tmin, tmax]`` of step functions (one per row).
 
     Parameters
     ----------
     cumulative, losses, initial
         As returned by :func:`loss_steps`.
-    tmin, tmax : float
-        The window in seconds (``0 < tmin < tmax``).
+    tmin : float or array (n_rows,)
+        Start of the window in seconds, one for all rows or one per row (each ``0 < tmin < tmax``).
+    tmax : float
+        End of the window in seconds.
 
     Returns
     -------
     ndarray (n_rows,)
         Mean interval loss in percentage points.
     """
-    lo, hi = check_window(tmin, tmax)
-    a, b = math.log10(lo), math.log10(hi)
     cum = np.atleast_2d(cumulative)
+    n_rows = cum.shape[0]
+    if np.ndim(tmin) == 0:
+        lo, hi = check_window(tmin, tmax)
+        a = np.full((n_rows, 1), math.log10(lo))
+    else:
+        starts = np.asarray(tmin, dtype=float)
+        lo, hi = check_window(float(starts.min()) if starts.size else 1.0, tmax)
+        if starts.shape != (n_rows,) or not (starts < hi).all():
+            raise InputError(f"tmin must be one number or one per row, each below tmax = {hi:g}")
+        a = np.array([[math.log10(t)] for t in starts.tolist()]).reshape(n_rows, 1)
+    b = math.log10(hi)
     with np.errstate(divide="ignore"):
         u = np.clip(np.log10(cum), a, b)
-    n_rows = cum.shape[0]
-    edges = np.concatenate([np.full((n_rows, 1), a), u, np.full((n_rows, 1), b)], axis=1)
+    edges = np.concatenate([a, u, np.full((n_rows, 1), b)], axis=1)
     widths = np.diff(edges, axis=1)
     values = np.concatenate([np.atleast_1d(initial)[:, None], np.atleast_2d(losses)], axis=1)
-    return _seqsum(values * widths) / (b - a)
+    return _seqsum(values * widths) / (b - a[:, 0])
 
 
 def spearman_rows(ideal: np.ndarray, valid: np.ndarray, *, higher_is_better: bool = True) -> np.ndarray:

@@ -29,7 +29,79 @@ import numpy as np
 from algorank.evaluation.meta.loss_time import check_window
 from algorank.metadata.errors import InputError
 
-__all__ = ["oracle_order"]
+__all__ = ["oracle_order", "pareto_fronts", "oracle_mils"]
+
+
+def _sorted_by_time(acc: np.ndarray, sec: np.ndarray, avail: np.ndarray) -> np.ndarray:
+    """Per row, column indices by (unavailable last, time, accuracy descending, index)."""
+    idx = np.broadcast_to(np.arange(acc.shape[1]), acc.shape)
+    return np.lexsort((idx, np.where(avail, -acc, 0.0), np.where(avail, sec, 0.0), ~avail), axis=-1)
+
+
+def pareto_fronts(accuracy, seconds) -> list[np.ndarray]:
+    """The (time, accuracy) Pareto front of every row, in increasing time, computed for all rows at once.
+
+    Parameters
+    ----------
+    accuracy, seconds : array (n_rows, n_learners)
+        NaN (or an infinite time) = no result.
+
+    Returns
+    -------
+    list of int arrays
+        Per row, the learners of its front: in the order by (time, accuracy descending, index), each
+        learner more accurate than every one before it.
+    """
+    acc = np.atleast_2d(np.asarray(accuracy, dtype=float))
+    sec = np.atleast_2d(np.asarray(seconds, dtype=float))
+    avail = np.isfinite(acc) & np.isfinite(sec)
+    order = _sorted_by_time(acc, sec, avail)
+    sa = np.take_along_axis(np.where(avail, acc, -np.inf), order, axis=1)
+    top = np.full(sa.shape, -np.inf)
+    if sa.shape[1] > 1:
+        top[:, 1:] = np.maximum.accumulate(sa, axis=1)[:, :-1]
+    on = np.take_along_axis(avail, order, axis=1) & (sa > top)
+    return [order[i, on[i]] for i in range(order.shape[0])]
+
+
+def _front_search(acc: list, sec: list, ids: list, best: float, baseline: float, a: float, b: float):
+    """Smallest integral of the loss over ``[a, b]`` (log10 seconds) by a subset of the front run in
+    increasing time: ``(integral, path)`` (module docstring)."""
+
+    def loss(x: float) -> float:
+        return 100.0 * max(0.0, best - max(baseline, x))
+
+    def u(t: float) -> float:
+        return a if t <= 0 else min(max(math.log10(t), a), b)
+
+    initial = loss(-math.inf)
+    # states[i]: list of (t, C, path, u(t)) ending with front[i]; start state separately.
+    start = (0.0, 0.0, (), u(0.0))
+    best_total, best_path = initial * (b - a), ()
+    states: list[list] = []
+    losses = [loss(x) for x in acc]
+    for i, j in enumerate(ids):
+        lj = losses[i]
+        sj = sec[i]
+        cands = []
+        for prev_loss, plist in [(initial, [start])] + [(losses[q], states[q]) for q in range(i)]:
+            for t, c, path, ut in plist:
+                t2 = t + sj
+                u2 = u(t2)
+                cands.append((t2, c + prev_loss * (u2 - ut), path, u2))
+        cands.sort(key=lambda s: (s[0], s[1]))
+        kept, best_v = [], math.inf
+        for t2, c2, path, u2 in cands:
+            v = c2 - lj * u2
+            if v < best_v:
+                kept.append((t2, c2, path + (j,), u2))
+                best_v = v
+        states.append(kept)
+        for t2, c2, path, u2 in kept:
+            total = c2 + lj * (b - u2)
+            if total < best_total:
+                best_total, best_path = total, path
+    return best_total, best_path
 
 
 def oracle_order(accuracy, seconds, *, baseline: float, tmin: float, tmax: float) -> tuple[np.ndarray, float]:
@@ -56,46 +128,55 @@ def oracle_order(accuracy, seconds, *, baseline: float, tmin: float, tmax: float
     a, b = math.log10(lo), math.log10(hi)
     acc = np.asarray(accuracy, dtype=float)
     sec = np.asarray(seconds, dtype=float)
-    avail = np.flatnonzero(np.isfinite(acc) & np.isfinite(sec))
+    ok = np.isfinite(acc) & np.isfinite(sec)
+    avail = np.flatnonzero(ok)
     if avail.size == 0:
         raise InputError("oracle_order: no learner has a result on this dataset")
     best = float(acc[avail].max())
+    front = pareto_fronts(acc[None, :], sec[None, :])[0]
+    total, path = _front_search(acc[front].tolist(), sec[front].tolist(), front.tolist(), best, float(baseline), a, b)
+    rest = avail[~np.isin(avail, np.array(path, dtype=np.int64))]
+    rest = rest[np.lexsort((rest, sec[rest], -acc[rest]))]
+    return np.concatenate([np.array(path, dtype=np.int64), rest]), total / (b - a)
 
-    def loss(x: float) -> float:
-        return 100.0 * max(0.0, best - max(baseline, x))
 
-    def u(t: float) -> float:
-        return a if t <= 0 else min(max(math.log10(t), a), b)
+def oracle_mils(accuracy, seconds, baseline, windows) -> np.ndarray:
+    """The oracle's (smallest) MIL of every row over several windows, the fronts found once for all rows.
 
-    by_time = sorted(avail.tolist(), key=lambda j: (sec[j], -acc[j], j))
-    front, top = [], -math.inf
-    for j in by_time:
-        if acc[j] > top:
-            front.append(j)
-            top = acc[j]
-    initial = loss(-math.inf)
-    # states[i]: list of (t, C, path) ending with front[i]; start state separately.
-    start = (0.0, 0.0, ())
-    best_total, best_path = initial * (b - a), ()
-    states: list[list] = []
-    for i, j in enumerate(front):
-        lj = loss(acc[j])
-        cands = []
-        for prev_loss, plist in [(initial, [start])] + [(loss(acc[front[q]]), states[q]) for q in range(i)]:
-            for t, c, path in plist:
-                t2 = t + sec[j]
-                cands.append((t2, c + prev_loss * (u(t2) - u(t)), path + (j,)))
-        cands.sort(key=lambda s: (s[0], s[1]))
-        kept, best_v = [], math.inf
-        for t2, c2, path in cands:
-            v = c2 - lj * u(t2)
-            if v < best_v:
-                kept.append((t2, c2, path))
-                best_v = v
-        states.append(kept)
-        for t2, c2, path in kept:
-            total = c2 + lj * (b - u(t2))
-            if total < best_total:
-                best_total, best_path = total, path
-    rest = sorted((j for j in avail.tolist() if j not in best_path), key=lambda j: (-acc[j], sec[j], j))
-    return np.array(list(best_path) + rest, dtype=np.int64), best_total / (b - a)
+    Parameters
+    ----------
+    accuracy, seconds : array (n_rows, n_learners)
+        NaN = no result; every row needs one.
+    baseline : array (n_rows,)
+        Accuracy known before any test.
+    windows : sequence of (tmin, tmax)
+        Each ``tmin`` and ``tmax`` a number or one per row.  A row whose ``tmin >= tmax`` gets NaN.
+
+    Returns
+    -------
+    ndarray (n_rows, len(windows))
+        The same values as :func:`oracle_order`'s MIL, row by row.
+    """
+    acc = np.atleast_2d(np.asarray(accuracy, dtype=float))
+    sec = np.atleast_2d(np.asarray(seconds, dtype=float))
+    n = acc.shape[0]
+    base = np.broadcast_to(np.asarray(baseline, dtype=float), (n,))
+    ok = np.isfinite(acc) & np.isfinite(sec)
+    if not ok.any(axis=1).all():
+        raise InputError("oracle_order: no learner has a result on this dataset")
+    best = np.max(np.where(ok, acc, -np.inf), axis=1)
+    fronts = pareto_fronts(acc, sec)
+    bounds = [(np.broadcast_to(np.asarray(lo, dtype=float), (n,)), np.broadcast_to(np.asarray(hi, dtype=float), (n,)))
+              for lo, hi in windows]
+    for lo, hi in bounds:
+        good = lo < hi
+        check_window(float(np.min(lo[good])) if good.any() else 1.0, float(np.max(hi[good])) if good.any() else 2.0)
+    out = np.full((n, len(bounds)), np.nan)
+    for i in range(n):
+        f = fronts[i]
+        fa, fs, ids = acc[i, f].tolist(), sec[i, f].tolist(), f.tolist()
+        for w, (lo, hi) in enumerate(bounds):
+            if lo[i] < hi[i]:
+                a, b = math.log10(float(lo[i])), math.log10(float(hi[i]))
+                out[i, w] = _front_search(fa, fs, ids, float(best[i]), float(base[i]), a, b)[0] / (b - a)
+    return out

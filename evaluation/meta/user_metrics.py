@@ -26,7 +26,8 @@ Oracle bounds (what knowing the dataset's results gives; no strategy can beat th
 time to eps = the time of the cheapest single learner within ``eps`` of the best; loss
 at ``B`` = the loss of the most accurate learner whose own time is ``<= B`` (any set of
 tests finished by ``B`` contains its best learner, which alone takes no longer); MIL =
-the exact smallest MIL (:func:`~algorank.evaluation.meta.oracle.oracle_order`).
+the exact smallest MIL (:func:`~algorank.evaluation.meta.oracle.oracle_order`, for all datasets at once
+:func:`~algorank.evaluation.meta.oracle.oracle_mils`).
 
 Comparing strategy S with the reference R over datasets (METHODS.md)
 --------------------------------------------------------------------
@@ -52,8 +53,8 @@ import numpy as np
 import pandas as pd
 
 from algorank.evaluation.meta.environments import MetaArrays
-from algorank.evaluation.meta.loss_time import check_window, loss_steps, mil_rows
-from algorank.evaluation.meta.oracle import oracle_order
+from algorank.evaluation.meta.loss_time import check_window, loss_steps, mil_rows, row_chunks
+from algorank.evaluation.meta.oracle import oracle_mils
 from algorank.metadata.errors import InputError
 
 __all__ = [
@@ -158,21 +159,26 @@ def time_to_eps_rows(accuracy, seconds, best, *, eps: float = DEFAULT_EPS) -> tu
     return times, reached
 
 
-def loss_at_rows(accuracy, seconds, best, baseline, budget: float) -> np.ndarray:
-    """Loss (percentage points) at ``budget`` seconds per row: tests finished by then count."""
-    cum, losses, initial = loss_steps(accuracy, seconds, best, baseline)
+def loss_at_rows(accuracy, seconds, best, baseline, budget: float, *, steps=None) -> np.ndarray:
+    """Loss (percentage points) at ``budget`` seconds per row: tests finished by then count.
+
+    ``steps`` is :func:`~algorank.evaluation.meta.loss_time.loss_steps` of the same rows when already computed.
+    """
+    cum, losses, initial = loss_steps(accuracy, seconds, best, baseline) if steps is None else steps
     done = (cum <= budget).sum(axis=1)  # cum is non-decreasing
     values = np.concatenate([initial[:, None], losses], axis=1)
     return values[np.arange(values.shape[0]), done]
 
 
-def mil_to_budget_rows(accuracy, seconds, best, baseline, cheapest, budget: float) -> np.ndarray:
+def mil_to_budget_rows(accuracy, seconds, best, baseline, cheapest, budget: float, *, steps=None) -> np.ndarray:
     """Exact MIL over ``[cheapest_i, budget]`` per row (the loss at ``budget`` when ``cheapest_i >= budget``)."""
-    cum, losses, initial = loss_steps(accuracy, seconds, best, baseline)
+    steps = loss_steps(accuracy, seconds, best, baseline) if steps is None else steps
+    cum, losses, initial = steps
     start = np.maximum(np.atleast_1d(np.asarray(cheapest, dtype=float)), MIN_SECONDS)
-    out = loss_at_rows(accuracy, seconds, best, baseline, budget)
-    for i in np.flatnonzero(start < budget):
-        out[i] = mil_rows(cum[i:i + 1], losses[i:i + 1], initial[i:i + 1], tmin=start[i], tmax=budget)[0]
+    out = loss_at_rows(accuracy, seconds, best, baseline, budget, steps=steps)
+    inside = np.flatnonzero(start < budget)
+    if inside.size:
+        out[inside] = mil_rows(cum[inside], losses[inside], initial[inside], tmin=start[inside], tmax=budget)
     return out
 
 
@@ -282,12 +288,21 @@ def user_metrics(result, *, cheapest, eps: float = DEFAULT_EPS, budgets: Sequenc
     """
     eps = check_eps(eps)
     budgets = check_budgets(budgets)
-    acc, sec = result.accuracies, result.seconds
-    t_eps, reached = time_to_eps_rows(acc, sec, result.best, eps=eps)
-    loss = np.column_stack([loss_at_rows(acc, sec, result.best, result.baseline, b) for b in budgets])
-    mil_b = np.column_stack([mil_to_budget_rows(acc, sec, result.best, result.baseline, cheapest, b)
-                             for b in budgets])
-    total = sec.sum(axis=1) if sec.shape[1] else np.zeros(len(result.datasets))
+    seq = result.sequences
+    n = seq.shape[0]
+    cheapest = np.broadcast_to(np.asarray(cheapest, dtype=float), (n,))
+    t_eps, reached, total = np.empty(n), np.empty(n, dtype=bool), np.empty(n)
+    loss, mil_b = np.empty((n, len(budgets))), np.empty((n, len(budgets)))
+    for c in row_chunks(n, seq.shape[1]):  # rows are independent: a block at a time
+        part = result.traces.take(np.arange(n)[c])
+        acc, sec = part.accuracies(seq[c]), part.seconds(seq[c])
+        best, baseline = result.best[c], result.baseline[c]
+        t_eps[c], reached[c] = time_to_eps_rows(acc, sec, best, eps=eps)
+        steps = loss_steps(acc, sec, best, baseline)
+        for k, b in enumerate(budgets):
+            loss[c, k] = loss_at_rows(acc, sec, best, baseline, b, steps=steps)
+            mil_b[c, k] = mil_to_budget_rows(acc, sec, best, baseline, cheapest[c], b, steps=steps)
+        total[c] = sec.sum(axis=1) if sec.shape[1] else 0.0
     return UserMetrics(strategy=result.strategy, datasets=tuple(result.datasets), eps=eps, budgets=budgets,
                        time_to_eps=t_eps, eps_reached=reached, loss_at=loss, mil_to_budget=mil_b,
                        mil=np.asarray(result.mil, dtype=float), total_time=total)
@@ -316,17 +331,17 @@ def oracle_metrics(arrays: MetaArrays, *, cheapest=None, eps: float = DEFAULT_EP
         near = avail & (acc >= (best - eps / 100.0 - _TOL)[:, None])
     t_eps = np.where(near, sec, np.inf).min(axis=1)
     loss = np.empty((n, len(budgets)))
-    mil_b = np.empty((n, len(budgets)))
-    mil = np.empty(n)
-    for i in range(n):
-        a, s = acc[i], np.where(avail[i], arrays.seconds[i], np.nan)
-        for k, b in enumerate(budgets):
-            within = avail[i] & (sec[i] <= b)
-            found = max(baseline[i], float(np.max(a[within]))) if within.any() else baseline[i]
-            loss[i, k] = 100.0 * max(0.0, best[i] - found)
-            start = max(float(cheapest[i]), MIN_SECONDS)
-            mil_b[i, k] = oracle_order(a, s, baseline=baseline[i], tmin=start, tmax=b)[1] if start < b else loss[i, k]
-        mil[i] = oracle_order(a, s, baseline=baseline[i], tmin=lo, tmax=hi)[1]
+    for k, b in enumerate(budgets):
+        within = avail & (sec <= b)
+        top = np.max(np.where(within, acc, -np.inf), axis=1)
+        found = np.where(within.any(axis=1), np.maximum(baseline, top), baseline)
+        loss[:, k] = 100.0 * np.maximum(0.0, best - found)
+    start = np.maximum(np.asarray(cheapest, dtype=float), MIN_SECONDS)
+    # the oracle's MIL over [cheapest, B] for every budget, then over the benchmark window: fronts found once
+    mils = oracle_mils(acc, np.where(avail, arrays.seconds, np.nan), baseline,
+                       [(start, b) for b in budgets] + [(lo, hi)])
+    mil_b = np.where(start[:, None] < np.asarray(budgets)[None, :], mils[:, :-1], loss)
+    mil = mils[:, -1]
     return UserMetrics(strategy=name, datasets=tuple(arrays.datasets), eps=eps, budgets=budgets,
                        time_to_eps=t_eps, eps_reached=np.ones(n, dtype=bool), loss_at=loss, mil_to_budget=mil_b,
                        mil=mil, total_time=np.full(n, np.nan))
