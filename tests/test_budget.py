@@ -174,11 +174,12 @@ def test_folds_run_single_threaded_in_process_and_in_fold_processes(iris, tmp_pa
 
 
 def test_fold_server_is_warmed_with_every_portfolio_learner():
-    import algorank.evaluation.cv.evaluator as evaluator
+    from algorank.evaluation.cv.children import PRELOAD
     from algorank.evaluation.cv.forkserver_warmup import warm_up
     from algorank.metadata.learners import learner_ids
 
-    assert evaluator._PRELOAD[-1] == "algorank.evaluation.cv.forkserver_warmup"
+    assert PRELOAD[0] == "algorank_fold_server_guard"  # the guard first: the server dies with its caller at once
+    assert PRELOAD[-1] == "algorank.evaluation.cv.forkserver_warmup"
     # every learner but QDA (singular covariance on 30 training rows is fine to fail) fits the tiny data
     assert warm_up() >= len(learner_ids()) - 1
 

@@ -58,7 +58,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from algorank.evaluation.cv.datasets import LoadedDataset, as_dataset
-from algorank.evaluation.cv.evaluator import start_fold_server
+from algorank.evaluation.cv.children import start_fold_server
 from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
 from algorank.recommender.live.environment import LiveEnvironment
 from algorank.evaluation.meta.environments import meta_arrays
@@ -287,7 +287,7 @@ def _measure_landmarks(info: dict, data: LoadedDataset, meta, *, budget: float |
     most :data:`LANDMARK_BUDGET_SHARE` of it (1-NN on 2,000 rows of 4,862 features takes 5 s);
     otherwise ``landmarks_skipped`` says why and the strategy plans without them.
     """
-    from algorank.evaluation.cv.metabuild import dataset_meta_features, expected_landmark_seconds
+    from algorank.evaluation.cv.metafeatures import dataset_meta_features, expected_landmark_seconds
 
     if budget is not None:
         expected = expected_landmark_seconds(meta.datasets, len(data.y), data.X.shape[1])
