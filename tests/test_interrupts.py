@@ -240,3 +240,26 @@ def test_sigkill_with_n_jobs_2_leaves_no_worker_behind(tmp_path, command, reques
         if proc.poll() is None:
             proc.kill()
         _cleanup(marker)
+
+
+@pytest.mark.parametrize("delay", [0.3, 1.0, 2.0])
+def test_sigint_while_starting_or_loading_exits_130_without_a_traceback(tmp_path, delay):
+    """Ctrl-C during the imports, the loading of the data or the start of the fold server: exit 130, one line."""
+    marker = uuid.uuid4().hex
+    args = [sys.executable, "-m", "algorank", "evaluate", "sklearn:breast_cancer", "--learners", "logreg", "knn",
+            "--timeout", "30", "--no-store", "--quiet"]
+    proc = subprocess.Popen(args, env=_env(marker), stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    try:
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        if proc.returncode == 0:  # the machine was fast enough to finish first: nothing to check
+            pytest.skip("the command finished before the interrupt")
+        assert proc.returncode == 130, err.decode()
+        assert err.decode().strip().splitlines()[-1:] == ["interrupted"], err.decode()
+        assert b"Traceback" not in err and b"Error" not in err, err.decode()
+        assert _gone(marker) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _cleanup(marker)

@@ -599,14 +599,48 @@ class Evaluator:
 
 # ====================================================================== output files
 def write_runs(result: EvaluationResult, out_dir) -> list[str]:
-    """Write ``runs.csv`` (+ ``runs.datasets.csv``) in the runs schema and ``summary.csv`` atomically."""
-    from algorank.metadata.io import atomic_path
+    """Write ``runs.csv`` (+ ``runs.datasets.csv``) in the runs schema and ``summary.csv``, all or nothing.
+
+    The three files are written to a temporary folder inside ``out_dir`` and moved into place
+    only when all are complete, so a full disk or an interrupt never leaves a partial set.
+
+    Raises
+    ------
+    InputError
+        ``out_dir`` is a file, or cannot be written (a bad path).
+    AlgorankError
+        The machine refused the write (no space left, quota, I/O error): nothing new is left.
+    """
+    import os
+    import shutil
+    import tempfile
+
+    from algorank.metadata.io import write_error
 
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise InputError(f"out_dir must be a folder, but {str(out)!r} is a file")
-    runs_path = result.to_meta().save(out / "runs.csv")
-    summary_path = out / "summary.csv"
-    with atomic_path(summary_path) as tmp:
-        result.summary.to_csv(tmp, float_format="%.17g")
-    return [str(runs_path), str(runs_path.with_name("runs.datasets.csv")), str(summary_path)]
+    missing = [q for q in [out, *out.parents] if not q.exists()]
+    names = ["runs.csv", "runs.datasets.csv", "summary.csv"]
+    staging = None
+    done = False
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".algorank-runs-", dir=out))
+        result.to_meta().save(staging / "runs.csv")
+        result.summary.to_csv(staging / "summary.csv", float_format="%.17g")
+        for name in names:
+            os.replace(staging / name, out / name)
+        done = True
+    except OSError as exc:
+        raise write_error(exc, out) from None
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        if not done:
+            for q in missing:  # the folders this call created, innermost first
+                try:
+                    q.rmdir()
+                except OSError:
+                    break
+    return [str(out / name) for name in names]
