@@ -15,6 +15,19 @@ The public API (the CLI is a thin shell over exactly these)::
     algorank.AlgorankClassifier(budget=30).fit(X, y)         # the loop as a scikit-learn estimator
 """
 
+import sys as _sys
+
+_argv0 = (getattr(_sys, "argv", None) or [""])[0]
+if _argv0 == "-m" or _argv0.rsplit("/", 1)[-1] == "algorank":  # the command line is starting
+    import os as _os
+    import signal as _signal
+
+    def _interrupted_while_starting(signum, frame):  # a Ctrl-C during the imports: exit 130, no traceback
+        _os.write(2, b"interrupted\n")
+        _os._exit(130)
+
+    _signal.signal(_signal.SIGINT, _interrupted_while_starting)  # cli.main() puts Python's handler back
+
 from algorank.api import benchmark, evaluate, load_meta, multitest, pull, recommend, tune_p
 from algorank.metadata.dataset import MetaDataset
 

@@ -1139,6 +1139,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     programs) budgets count from the call.
     """
     started = _process_start() if argv is None else time.perf_counter()
+    if argv is None:  # from here on Ctrl-C is KeyboardInterrupt (algorank/__init__ exits quietly before)
+        import signal
+
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         args = build_parser().parse_args(argv)
         args.started = started

@@ -1,4 +1,4 @@
-"""One validation of the numbers every command shares: seeds and fold counts.
+"""One validation of the numbers every command shares: seeds, fold counts, seconds and workers.
 
 Every layer (the evaluator, ``recommend``, the estimator, the live time model, the command
 line's ``--seed`` and ``--cv``) checks these values with the functions below, so the same
@@ -8,12 +8,23 @@ wherever it is made, before any work starts.
 
 from __future__ import annotations
 
+import logging
+import math
 import numbers
+import os
 from urllib.parse import urlparse
 
 from algorank.metadata.errors import InputError
 
-__all__ = ["check_seed", "check_folds", "check_url"]
+__all__ = ["check_seed", "check_folds", "check_url", "check_seconds", "check_n_jobs", "available_cores",
+           "MAX_SEED", "MAX_SECONDS"]
+
+logger = logging.getLogger(__name__)
+
+#: Largest seed: numpy's legacy generators and scikit-learn take 32-bit seeds.
+MAX_SEED = 2**32 - 1
+#: Longest time limit, in seconds (about 31 years): larger values overflow the operating system's timers.
+MAX_SECONDS = 1e9
 
 
 def _is_int(value) -> bool:
@@ -21,15 +32,75 @@ def _is_int(value) -> bool:
 
 
 def check_seed(value, *, name: str = "random_state") -> int:
-    """A seed: an integer >= 0 (numpy's seed sequences are unsigned).
+    """A seed: an integer from 0 to :data:`MAX_SEED` (numpy's seed sequences are unsigned, scikit-learn's 32-bit).
 
     Raises
     ------
     InputError
-        ``{name} must be an integer >= 0; got ...``
+        ``{name} must be an integer >= 0; got ...`` or ``{name} must be at most 4294967295 (a 32-bit
+        seed); got ...``
     """
     if not _is_int(value) or value < 0:
-        raise InputError(f"{name} must be an integer >= 0; got {value!r}")
+        raise InputError(f"{name} must be an integer >= 0; got {_short(value)}")
+    if value > MAX_SEED:
+        raise InputError(f"{name} must be at most {MAX_SEED} (a 32-bit seed); got {_short(value)}")
+    return int(value)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_seconds(value, *, name: str = "timeout") -> float:
+    """A positive, finite number of seconds, at most :data:`MAX_SECONDS`.
+
+    Raises
+    ------
+    InputError
+        ``{name} must be a positive number of seconds (at most 1e+09); got ...``
+    """
+    message = f"{name} must be a positive number of seconds (at most {MAX_SECONDS:g}); got {_short(value)}"
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, str)):
+        raise InputError(message)
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(message) from None
+    if not (math.isfinite(seconds) and 0 < seconds <= MAX_SECONDS):
+        raise InputError(message)
+    return seconds
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity mask where the system has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def check_n_jobs(value, *, name: str = "n_jobs", allow_none: bool = False) -> int | None:
+    """Parallel workers: a non-zero integer (-1 = all cores, -2 = all but one, ...), capped at the cores.
+
+    A count above :func:`available_cores` would only make the workers compete for them (and
+    costs a process each): it is lowered to the number of cores, with a note in the log.
+
+    Raises
+    ------
+    InputError
+        ``{name} must be a non-zero integer (-1 = all cores); got ...``
+    """
+    if value is None and allow_none:
+        return None
+    if not _is_int(value) or value == 0:
+        raise InputError(f"{name} must be a non-zero integer (-1 = all cores); got {_short(value)}")
+    cores = available_cores()
+    if value > cores:
+        logger.warning("note: %s=%d is more than the %d core(s) of this machine; using %d", name, value, cores, cores)
+        return cores
+    if value < -cores:
+        raise InputError(f"{name} = {int(value)} leaves no core of the {cores} of this machine (-1 = all cores)")
     return int(value)
 
 

@@ -116,3 +116,46 @@ class ThreadCountClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         return np.full(len(X), self.majority_)
+
+
+class InterruptSwallowingClassifier(ClassifierMixin, BaseEstimator):
+    """Catches ``KeyboardInterrupt`` in ``fit`` and returns a half-trained model, as scikit-learn's MLP does.
+
+    Until the file ``gate`` exists, ``fit`` waits for it (up to ``wait`` seconds); an interrupt
+    that arrives meanwhile is swallowed and the model returned predicts the *minority* class
+    (a wrong, "half-trained" result).  With ``self_interrupt`` it sends SIGINT to its own process
+    instead of waiting, so a test can land an interrupt inside a fit deterministically.  Once the
+    gate exists it fits normally and predicts the training majority class.  With ``log`` each
+    ``fit`` first appends ``<pid>`` to that file.
+    """
+
+    def __init__(self, gate: str = "", wait: float = 60.0, self_interrupt: bool = False, log: str | None = None):
+        self.gate = gate
+        self.wait = wait
+        self.self_interrupt = self_interrupt
+        self.log = log
+
+    def fit(self, X, y):
+        import os
+        import signal
+
+        if self.log:
+            with open(self.log, "a") as f:
+                f.write(f"{os.getpid()}\n")
+        self.classes_, counts = np.unique(y, return_counts=True)
+        self.label_ = self.classes_[np.argmax(counts)]
+        if self.gate and os.path.exists(self.gate):
+            return self
+        try:
+            if self.self_interrupt:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(1.0)  # the handler runs at the next bytecode; never reached in practice
+            end = time.monotonic() + self.wait
+            while time.monotonic() < end and not (self.gate and os.path.exists(self.gate)):
+                time.sleep(0.02)
+        except KeyboardInterrupt:  # swallowed: stop early and return what there is
+            self.label_ = self.classes_[np.argmin(counts)]
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.label_)

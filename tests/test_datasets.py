@@ -160,4 +160,4 @@ def test_every_manifest_file_evaluates_or_fails_with_one_line(shared_dir):
             assert "single class" in failed[r["file"]]
     assert "fewer" in failed.get("statlib/wseries.arff", "fewer") or "needs at least" in failed["statlib/wseries.arff"]
     assert len(outcomes) - len(failed) >= 80
-    assert elapsed < 120
+    assert elapsed < 600  # a margin for a loaded machine: the loader is linear in the cells

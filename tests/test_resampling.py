@@ -95,7 +95,7 @@ def test_bad_options():
 def test_one_seeding_routine_with_pinned_values():
     # the resampler's repetition seeds and the evaluator's fold seeds both come from derive_seed; the
     # values are part of what a stored run reproduces, so they are pinned
-    from algorank.evaluation.cv.evaluator import _fold_seed
+    from algorank.evaluation.cv.fold import fold_seed as _fold_seed
     from algorank.evaluation.cv.resampling import derive_seed, make_resampler
 
     r = make_resampler("cv", cv=5, n_rows=100, random_state=3)

@@ -86,7 +86,7 @@ def test_windowed_rollout_scales_and_never_worsens_the_start():
     assert sorted(order) == start
     mean = lambda o: batch_mil(np.array([o]), acc, sec, base, best, lo=-3, hi=2).mean()
     assert mean(order) < mean(start)
-    assert elapsed < 20  # O(learners x candidates^2 x datasets); the full rollout is cubic in the learners
+    assert elapsed < 120  # O(learners x candidates^2 x datasets), a few seconds; the full rollout (cubic) takes hours
     # with no more learners than candidates the original rollout runs unchanged
     small = list(range(6))
     assert rollout_order(small, acc[:, :6], sec[:, :6], base, acc[:, :6].max(axis=1), w, lo=-3, hi=2,

@@ -42,14 +42,19 @@ import numpy as np
 import pandas as pd
 
 from algorank.metadata.errors import InputError
+from algorank.metadata.text import escape
 
-__all__ = ["LoadedDataset", "load_dataset", "dataset_from_frame", "as_dataset", "SKLEARN_DATASETS"]
+__all__ = ["LoadedDataset", "load_dataset", "dataset_from_frame", "as_dataset", "check_class_sizes", "SKLEARN_DATASETS",
+           "MAX_ABS_VALUE"]
 
 logger = logging.getLogger(__name__)
 
 #: Names accepted after ``sklearn:``.
 SKLEARN_DATASETS = ("iris", "wine", "breast_cancer", "digits")
 _TARGET_NAMES = ("class", "target")
+#: Feature values larger than this in magnitude (and infinite ones, e.g. ``1e309`` in a CSV) are treated as
+#: missing, with a warning: squaring them (a variance, a distance) would overflow to inf and then NaN.
+MAX_ABS_VALUE = 1e150
 
 
 @dataclass(frozen=True, eq=False)
@@ -247,7 +252,11 @@ def dataset_from_frame(
     X = frame.loc[keep, [c for c in frame.columns if c != target]].reset_index(drop=True)
     if len(y) == 0:
         raise InputError(f"dataset {name!r} has no rows with a target value (target {target!r})")
-    X = _typed_features(X, nominal)
+    if X.shape[1] == 0:
+        raise InputError(f"dataset {name!r} has no feature columns, only the target {target!r}: there is nothing "
+                         "to learn from")
+    _refuse_nested(X, nominal, name)
+    X = _out_of_range_as_missing(_typed_features(X, nominal), name)
     classes = tuple(sorted(y.unique()))
     if len(classes) < 2:
         raise InputError(
@@ -255,6 +264,7 @@ def dataset_from_frame(
             "classification needs at least two"
         )
     counts = y.value_counts()
+    check_class_sizes(counts.to_numpy(), name=name, target=target)
     n_cells = X.shape[0] * X.shape[1]
     meta = {
         "n_instances": int(len(y)),
@@ -266,6 +276,68 @@ def dataset_from_frame(
         "dropped_rows": dropped,
     }
     return LoadedDataset(name=name, source=source, X=X, y=y, target=target, classes=classes, meta_features=meta)
+
+
+def check_class_sizes(counts, *, name: str, target: str | None = None) -> None:
+    """Refuse a target no classifier can be cross-validated on: every class has a single row.
+
+    With one row per class, any split puts each test row's class outside its training rows:
+    every learner scores 0 and the ranking means nothing.
+
+    Parameters
+    ----------
+    counts : array-like of int
+        Rows per class.
+    name : str
+        Dataset name (for the message).
+    target : str, optional
+        Target column (for the message).
+
+    Raises
+    ------
+    InputError
+        ``target ... of dataset ... has N classes of one row each: ...``
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    counts = counts[counts > 0]
+    if len(counts) >= 2 and counts.max() < 2:
+        what = f"target {target!r} of dataset {name!r}" if target is not None else f"the target of dataset {name!r}"
+        raise InputError(f"{what} has {len(counts)} classes of one row each: no class has two rows to train on "
+                         "one and test on the other (is it an id column?)")
+
+
+def _refuse_nested(X: pd.DataFrame, nominal: dict, name: str) -> None:
+    """Refuse columns holding lists, arrays or mappings (e.g. a Parquet list column)."""
+    for c, dt in X.dtypes.items():
+        if dt != object:
+            continue
+        kind = pd.api.types.infer_dtype(X[c], skipna=True)
+        if kind in ("string", "empty", "boolean", "integer", "floating", "mixed-integer-float", "decimal", "bytes",
+                    "datetime", "date", "time", "categorical"):
+            continue
+        if any(isinstance(v, (list, tuple, dict, set, np.ndarray)) for v in X[c].to_numpy()):
+            raise InputError(f"column {c!r} of dataset {name!r} holds lists or other nested values; algorank needs "
+                             "one number or category per cell (flatten or drop the column)")
+
+
+def _out_of_range_as_missing(X: pd.DataFrame, name: str) -> pd.DataFrame:
+    """Numeric values beyond :data:`MAX_ABS_VALUE` in magnitude (inf included) become NaN, with a warning."""
+    cols = [c for c, dt in X.dtypes.items() if dt == float]
+    if not cols:
+        return X
+    values = X[cols].to_numpy(dtype=float, copy=True)
+    with np.errstate(invalid="ignore"):
+        bad = np.abs(values) > MAX_ABS_VALUE
+    if not bad.any():
+        return X
+    hit = [c for c, b in zip(cols, bad.any(axis=0)) if b]
+    values[bad] = np.nan
+    X = X.copy()
+    X[cols] = values
+    logger.warning("dataset %s: %d value(s) beyond +-%g (too large to compute with, or beyond the float range) "
+                   "in %d column(s) (%s) are treated as missing", escape(name), int(bad.sum()), MAX_ABS_VALUE, len(hit),
+                   _listing([escape(c) for c in hit], 5))
+    return X
 
 
 def _numeric_dtypes(dtypes: pd.Series) -> dict:

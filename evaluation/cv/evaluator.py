@@ -20,65 +20,44 @@ takes the same decisions and returns the same numbers as an uninterrupted one.
 
 Per-fit timeout
 ---------------
-With ``timeout`` set, each fold's fit+predict runs in a child process of a
-``multiprocessing`` *forkserver* (POSIX only) that has preloaded this module; the
-parent waits on a pipe until the deadline and then kills the child with SIGKILL, so
-a stuck fit really is abandoned and its memory returned.  The forkserver is started
-once per process (about 1-2 s: it imports numpy/pandas/scikit-learn); each fold then
-costs one fork of that clean server (no OpenMP/BLAS thread state inherited, so no
-fork-after-threads deadlock) plus pickling the feature matrix to the child and the
-small fold result back.  Measured on iris (LDA, 10-fold, this 2-core machine under
-load): 43 ms per fold without a timeout, 214 ms with one, i.e. roughly 0.15 s of
-overhead per fold; scikit-learn's estimator modules are preloaded in the server so
-children do not re-import them.  A plain ``fork``
-of the caller was tried first and deadlocked scikit-learn's OpenMP code (kNN) when
-the caller had already used OpenMP.  A child that
-dies (e.g. killed by the out-of-memory killer, or ``MemoryError``) is recorded as
-``error`` with its exit status.  Run sequentially (``n_jobs=1``), the timed folds of one
-evaluation share one such child (:class:`_TimedWorker`: the data is sent once, then one fold at a
-time under the same per-fold timeout and deadline) until a fold is killed or the child dies; the
-next fold then starts a fresh child.  A timed 5-fold test of logistic regression on
-breast_cancer after the first: 0.56 s with a child per fold, 0.19 s with one per test.
-Without ``timeout`` folds run in-process (or in the
-joblib worker) with no such overhead, and exceptions (including ``MemoryError``)
-are still recorded as ``error``.  Run sequentially (``n_jobs=1``), a learner whose
-fold timed out is abandoned: its remaining folds of that repetition are recorded as
-``timeout`` ("not run: ...") without being started.
+With ``timeout`` set, each fold's fit+predict runs in a child process of the fold server
+(:mod:`algorank.evaluation.cv.children`: a ``multiprocessing`` forkserver that has preloaded
+numpy, pandas and scikit-learn); the parent waits until the timeout or deadline and then kills
+the child with SIGKILL, so a stuck fit really is abandoned and its memory returned.  Measured on
+iris (LDA, 10-fold, this 2-core machine under load): 43 ms per fold without a timeout, 214 ms
+with one.  A child that dies (e.g. killed by the out-of-memory killer, or ``MemoryError``) is
+recorded as ``error`` with its exit status.  Run sequentially (``n_jobs=1``), the timed folds
+of one evaluation share one such child (:class:`~algorank.evaluation.cv.children.ChildWorker`:
+the data is sent once, then one fold at a time under the same per-fold timeout and deadline)
+until a fold is killed or the child dies; the next fold then starts a fresh child (a timed
+5-fold test of logistic regression on breast_cancer after the first: 0.56 s with a child per
+fold, 0.19 s with one per test).  Without ``timeout`` folds run in-process (or in the joblib
+worker) with no such overhead, and exceptions (including ``MemoryError``) are still recorded
+as ``error``.  Run sequentially, a learner whose fold timed out is abandoned: its remaining
+folds of that repetition are recorded as ``timeout`` ("not run: ...") without being started.
 
 Deadline.  ``evaluate(..., deadline=t)`` bounds a whole evaluation in wall-clock time
 (the live loop's budget): a fold not started by ``t`` is recorded as ``timeout`` (not
 run), and a timed fold is killed at ``t`` even if its own timeout is longer.
 
-Orphans and Ctrl-C
-------------------
-A fold child never outlives the process that wants its result.  It sets the Linux
-parent-death signal (SIGKILL when its parent, the forkserver, dies) and closes the
-forkserver's "caller alive" pipe that multiprocessing hands every child, so that when
-the caller dies (even by SIGKILL) the server sees it, exits, and takes the child with
-it.  The child ignores SIGINT: a terminal Ctrl-C reaches the caller, which kills the
-child at once (no waiting for the fit, no traceback from the child) and re-raises.
+Processes and interrupts
+------------------------
+No process started here outlives the evaluation's caller, SIGKILL included: fold children,
+the fold server and joblib's loky workers all watch their parent
+(:mod:`algorank.evaluation.cv.children`, "Lifetimes").  An interrupt (SIGINT) is never a
+result: a fold whose fit it reached is not stored, even when the estimator caught the
+``KeyboardInterrupt`` and returned a half-trained model, and the evaluation raises
+``KeyboardInterrupt``; a resumed run then computes that fold again.  ``n_jobs`` above the
+machine's cores is capped at them (with a note).
 
-Measurements per fold: accuracy, balanced accuracy (mean recall over the classes
-present in the test fold), AUC (one-vs-rest, macro over the classes present in the
-test fold, from probabilities or decision values), log loss (probabilities clipped
-to [1e-15, 1]; NaN without probabilities), fit and predict wall time, pickled size
-of the fitted pipeline, status and message.  For the ``bootstrap`` scheme accuracy
-and balanced accuracy are the .632 estimate ``0.632 * out-of-bag + 0.368 *
-resubstitution``; AUC and log loss are out-of-bag.
+Measurements per fold: :func:`~algorank.evaluation.cv.fold.evaluate_fold`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
-import os
-import pickle
-import signal
-import sys
 import time
-import types
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -87,16 +66,19 @@ import numpy as np
 import pandas as pd
 
 from algorank.metadata.dataset import MetaDataset
-from algorank.metadata.checks import check_seed
+from algorank.metadata.checks import check_n_jobs, check_seconds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.io import to_plain
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, short_name
 from algorank.metadata.progress import progress_bar
 
+from algorank.evaluation.cv.children import (ChildWorker, Outcome, interrupt_watch, limit_threads, parallel,
+                                             run_with_deadline, start_fold_server)
+from algorank.evaluation.cv.fold import INTERRUPTED, NOT_RUN_DEADLINE, evaluate_fold, failed_fold, fold_seed
 from algorank.evaluation.cv.stopping import STOP_RULES, make_rule, reproducibility
-from algorank.evaluation.cv.datasets import LoadedDataset
-from algorank.evaluation.cv.preprocessing import LearnerRecipe, encode_dataset, make_pipeline, resolve_learner
-from algorank.evaluation.cv.resampling import SCHEMES, Resampler, Split, derive_seed, make_resampler, wilson_interval
+from algorank.evaluation.cv.datasets import LoadedDataset, check_class_sizes
+from algorank.evaluation.cv.preprocessing import LearnerRecipe, encode_dataset, resolve_learner
+from algorank.evaluation.cv.resampling import SCHEMES, Resampler, Split, make_resampler, wilson_interval
 from algorank.evaluation.cv.store import FoldRecord, FoldStore, config_key
 
 __all__ = ["Evaluator", "EvaluationResult", "evaluate_fold", "DEFAULT_REPEATS", "write_runs", "start_fold_server",
@@ -108,406 +90,62 @@ logger = logging.getLogger(__name__)
 DEFAULT_REPEATS = {"cv": 1, "5x2": 5, "holdout": 1, "loo": 1, "bootstrap": 10}
 _RUN_COLUMNS = ["dataset", "learner", "repeat", "fold", "accuracy", "fit_time", "predict_time", "status",
                 "balanced_accuracy", "auc", "log_loss", "model_bytes", "message"]
-_LOG_LOSS_EPS = 1e-15
 
 
-# ====================================================================== one fold
-def _fold_seed(random_state: int, repeat: int, fold: int) -> int:
-    return derive_seed(random_state, repeat, fold, 7) >> 1  # 31 bits: any estimator's random_state
+# ====================================================================== one fold, here or in a child
+def _fold_call(X, y, recipe, split, kwargs) -> FoldRecord:
+    """:func:`evaluate_fold` with the data first (the shape :class:`~algorank.evaluation.cv.children.ChildWorker`
+    calls: the data is its state, sent once)."""
+    return evaluate_fold(recipe, X, y, split, **kwargs)
 
 
-def _balanced_accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    recalls = [np.mean(y_pred[y_true == c] == c) for c in np.unique(y_true)]
-    return float(np.mean(recalls))
-
-
-def _auc_ovr(y_true: np.ndarray, scores: np.ndarray) -> float:
-    from sklearn.metrics import roc_auc_score
-
-    present = np.unique(y_true)
-    if len(present) < 2:
-        return math.nan
-    if scores.shape[1] == 2 and len(present) == 2:
-        return float(roc_auc_score(y_true == 1, scores[:, 1]))
-    values = [roc_auc_score(y_true == c, scores[:, c]) for c in present]
-    return float(np.mean(values))
-
-
-def _score_matrix(model, X_test, n_classes: int) -> tuple[np.ndarray | None, bool]:
-    """(n_test, n_classes) probabilities (True) or decision values (False); None if neither."""
-    classes = np.asarray(model.classes_).astype(int)
-    try:
-        proba = np.asarray(model.predict_proba(X_test), dtype=float)
-        full = np.zeros((proba.shape[0], n_classes))
-        full[:, classes] = proba
-        return full, True
-    except (AttributeError, NotImplementedError):
-        pass
-    try:
-        dec = np.asarray(model.decision_function(X_test), dtype=float)
-    except (AttributeError, NotImplementedError):
-        return None, False
-    if dec.ndim == 1:
-        dec = np.column_stack([-dec, dec])
-    floor = np.nanmin(dec) - 1 if dec.size else 0.0
-    full = np.full((dec.shape[0], n_classes), floor)
-    full[:, classes[: dec.shape[1]]] = dec
-    return full, False
-
-
-def _failed_fold(recipe: LearnerRecipe, split: Split, status: str, message: str, *, fit_time: float = 0.0,
-                 predict_time: float = math.nan) -> FoldRecord:
-    """The record of a fold that produced no result: metrics NaN, one NaN score per test instance."""
-    return FoldRecord(recipe.id, split.repeat, split.fold, status, *([math.nan] * 4), fit_time, predict_time,
-                      math.nan, message, np.full(len(split.test), np.nan))
-
-
-def evaluate_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Split, *, n_classes: int,
-                  random_state: int, nominal: tuple = (), bootstrap: bool = False) -> FoldRecord:
-    """Fit ``recipe`` on ``split.train`` and measure it on ``split.test`` (never raises for learner faults).
-
-    Parameters
-    ----------
-    recipe : LearnerRecipe
-    X : ndarray
-        Feature matrix from :func:`~algorank.evaluation.cv.preprocessing.encode_features`.
-    y : ndarray of int
-        Class codes ``0 .. n_classes - 1``.
-    split : Split
-    n_classes : int
-    random_state : int
-        Seed of the learner (derived per fold by the evaluator).
-    nominal : tuple of bool
-        Nominal-column mask of ``X``.
-    bootstrap : bool
-        Score the .632 estimate (see the module docstring).
-    """
-    y_test = y[split.test]
-    fit_time = predict_time = math.nan
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            pipe = make_pipeline(recipe, nominal, random_state=random_state)
-            X_train = X[split.train]
-            X_test = X[split.test]
-            t0 = time.perf_counter()
-            pipe.fit(X_train, y[split.train])
-            fit_time = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            y_pred = np.asarray(pipe.predict(X_test)).astype(int)
-            scores, is_proba = _score_matrix(pipe, X_test, n_classes)
-            predict_time = time.perf_counter() - t0
-            accuracy = float(np.mean(y_pred == y_test))
-            balanced = _balanced_accuracy(y_test, y_pred)
-            if bootstrap:
-                y_resub = np.asarray(pipe.predict(X_train)).astype(int)
-                accuracy = 0.632 * accuracy + 0.368 * float(np.mean(y_resub == y[split.train]))
-                balanced = 0.632 * balanced + 0.368 * _balanced_accuracy(y[split.train], y_resub)
-            rows = np.arange(len(y_test))
-            if scores is None:
-                auc, log_loss = math.nan, math.nan
-                true_score = (y_pred == y_test).astype(float)
-            else:
-                auc = _auc_ovr(y_test, scores)
-                true_score = scores[rows, y_test]
-                log_loss = (float(-np.mean(np.log(np.clip(true_score, _LOG_LOSS_EPS, 1.0))))
-                            if is_proba else math.nan)
-            model_bytes = float(len(pickle.dumps(pipe, protocol=pickle.HIGHEST_PROTOCOL)))
-    except Exception as exc:  # a learner fault is a recorded result, not a crash (MemoryError included)
-        message = f"{type(exc).__name__}: {exc}".strip()
-        return _failed_fold(recipe, split, "error", " ".join(message.split())[:500], fit_time=fit_time,
-                            predict_time=predict_time)
-    return FoldRecord(recipe.id, split.repeat, split.fold, "ok", accuracy, balanced, auc, log_loss, fit_time,
-                      predict_time, model_bytes, "", np.asarray(true_score, dtype=float))
-
-
-def _detach_from_caller(caller_pid: int) -> None:
-    """Make a fold child die with the process that wants its result (see "Orphans" above).
-
-    * Ctrl-C belongs to the caller (which kills this child): SIGINT is ignored here, so a
-      terminal interrupt never prints a traceback from the child.
-    * The kernel sends SIGKILL when the parent (the forkserver) dies (``PR_SET_PDEATHSIG``).
-    * The forkserver hands every child the write end of its "caller alive" pipe; a child
-      holding it would keep the server alive after the caller dies (and with it this
-      child).  Closing it lets the server see the caller's death and exit.
-    * If the caller died before all this was in place, exit now.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:  # pragma: no cover - not Linux
-        pass
-    try:
-        from multiprocessing import forkserver
-
-        server = forkserver._forkserver
-        fd = getattr(server, "_forkserver_alive_fd", None)
-        if fd is not None:
-            os.close(fd)
-            server._forkserver_alive_fd = None
-    except Exception:  # pragma: no cover - other multiprocessing internals
-        pass
-    if os.getppid() == 1 or not _alive(caller_pid):
-        os._exit(1)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - someone else's process under a reused pid
-        return True
-    return True
-
-
-def _child_main(conn, recipe, X, y, split, kwargs, caller_pid, threads=None) -> None:
-    _detach_from_caller(caller_pid)
-    with _limit_threads(threads):
-        record = evaluate_fold(recipe, X, y, split, **kwargs)
-    conn.send(record)
-    conn.close()
-
-
-_CONTEXT = None
-#: Modules the forkserver imports once, so that no child pays for importing them per fold; the last
-#: one fits every portfolio learner once on a tiny dataset, so that no child pays for first calls
-#: either (a timed 5-fold test on breast_cancer after the first: 0.74 s -> 0.56 s, median of 3).
-_PRELOAD = ["algorank.evaluation.cv.evaluator", "sklearn.pipeline", "sklearn.metrics", "sklearn.dummy", "sklearn.svm",
-            "sklearn.discriminant_analysis", "sklearn.ensemble", "sklearn.linear_model", "sklearn.naive_bayes",
-            "sklearn.neighbors", "sklearn.neural_network", "sklearn.tree", "algorank.evaluation.cv.forkserver_warmup"]
-
-
-def _deadline_context():
-    """A forkserver multiprocessing context that preloads this module (created once)."""
-    global _CONTEXT
-    if _CONTEXT is None:
-        import multiprocessing
-
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(_PRELOAD)
-        _CONTEXT = ctx
-    return _CONTEXT
-
-
-def start_fold_server() -> None:
-    """Start the forkserver of timed folds now, in the background (best effort).
-
-    Its start-up (importing numpy, pandas and scikit-learn: one to two seconds) then
-    overlaps with the caller's own work instead of delaying the first timed fold.
-    """
-    try:
-        from multiprocessing import forkserver
-
-        _deadline_context()
-        forkserver.ensure_running()
-    except Exception:  # pragma: no cover - no forkserver here: timed folds will say so
-        logger.debug("could not start the forkserver early", exc_info=True)
-
-
-@contextlib.contextmanager
-def _main_not_rerun(recipe: LearnerRecipe):
-    """Start a fold child without making it run the caller's script again.
-
-    multiprocessing has a child import the parent's ``__main__`` (the user's script) before it
-    runs its target, so a script that calls ``AlgorankClassifier.fit`` without an
-    ``if __name__ == "__main__":`` guard would run again in every fold child.  A fold needs only
-    this module, so while the child is started ``__main__`` is hidden from multiprocessing's
-    preparation data (unless the learner itself is a class of ``__main__``).
-    """
-    main = sys.modules.get("__main__")
-    if main is None or str(recipe.path or "").startswith("__main__."):
-        yield
-        return
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        sys.modules["__main__"] = main
-
-
-#: Seconds given to a killed child to be reaped before the caller moves on without waiting.
-_REAP_SECONDS = 0.5
-
-
-def _kill(proc) -> None:
-    if proc.pid is None:  # never started (interrupted or failed in start())
-        return
-    if proc.is_alive():
-        proc.kill()
-    proc.join(_REAP_SECONDS)
-
-
-def _run_with_deadline(timeout: float, recipe: LearnerRecipe, X, y, split: Split, *, deadline: float | None = None,
-                       threads: int | None = None, **kwargs) -> FoldRecord:
-    """Run :func:`evaluate_fold` in a child process; kill it at the timeout or ``deadline``.
-
-    The per-fold ``timeout`` counts from the child's start; ``deadline`` (a
-    :func:`time.perf_counter` value) is absolute.  The child is killed, never waited for,
-    also when the caller is interrupted (Ctrl-C), which is then re-raised.
-    """
-    ctx = _deadline_context()
-    receive, send = ctx.Pipe(duplex=False)
-    start = time.perf_counter()
-    proc = ctx.Process(target=_child_main, args=(send, recipe, X, y, split, kwargs, os.getpid(), threads),
-                       daemon=True)
-    record = None
-    finished = False
-    try:
-        with _main_not_rerun(recipe):
-            proc.start()
-        send.close()
-        wait = timeout
-        if deadline is not None:
-            wait = min(wait, deadline - time.perf_counter())
-        if receive.poll(max(wait, 0.0)):
-            try:
-                record = receive.recv()
-            except (EOFError, OSError):
-                record = None
-            finished = True
-    finally:
-        receive.close()
-        if not finished:  # timed out, or interrupted: kill the child now
-            _kill(proc)
-        else:
-            proc.join()
-    if not finished:
-        cut = deadline is not None and deadline - start < timeout
-        limit = f"the evaluation's time limit ({deadline - start:.3g} s left)" if cut else f"the {timeout:g} s timeout"
-        return _failed_fold(recipe, split, "timeout", f"fit+predict exceeded {limit}; the fit process was killed",
-                            fit_time=time.perf_counter() - start)
-    if record is None:
-        code = proc.exitcode
-        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        return _failed_fold(recipe, split, "error", f"the fit process died ({how}; out of memory?)",
-                            fit_time=time.perf_counter() - start)
-    return record
-
-
-#: Message of a fold that was not started because the evaluation's deadline had passed.
-NOT_RUN_DEADLINE = "not run: the evaluation's time limit was reached"
-
-
-def _worker_main(conn, X, y, caller_pid, threads=None) -> None:
-    """Body of a :class:`_TimedWorker` child: evaluate the folds it is sent until told to stop."""
-    _detach_from_caller(caller_pid)
-    with _limit_threads(threads):
-        while True:
-            try:
-                message = conn.recv()
-            except (EOFError, OSError):
-                break
-            if message is None:
-                break
-            recipe, split, kwargs = message
-            conn.send(evaluate_fold(recipe, X, y, split, **kwargs))
-
-
-class _TimedWorker:
-    """One fold child kept alive for the consecutive timed folds of a sequential evaluation.
-
-    :func:`_run_with_deadline` forks a child per fold and pickles the feature matrix to each;
-    this worker receives the data once and then one fold at a time, with the same per-fold
-    timeout and deadline: a fold that runs past them gets the whole child killed (its memory
-    returned) and the next fold starts a fresh one.  A fold child pays about 0.1 s of start-up
-    and first calls, so a timed 5-fold test saves about four of those.  A learner class defined
-    in ``__main__`` gets a worker of its own (the script is then imported in that child only).
-    """
-
-    def __init__(self, X, y, threads=None) -> None:
-        self.X, self.y, self.threads = X, y, threads
-        self.proc = None
-        self.conn = None
-        self.with_main = False
-
-    def _start(self, recipe: LearnerRecipe) -> None:
-        ctx = _deadline_context()
-        mine, theirs = ctx.Pipe(duplex=True)
-        proc = ctx.Process(target=_worker_main, args=(theirs, self.X, self.y, os.getpid(), self.threads), daemon=True)
-        try:
-            with _main_not_rerun(recipe):
-                proc.start()
-        finally:
-            theirs.close()
-        self.proc, self.conn = proc, mine
-        self.with_main = str(recipe.path or "").startswith("__main__.")
-
-    def close(self) -> None:
-        """Kill the child (it holds no result anyone waits for) and forget it."""
-        if self.conn is not None:
-            self.conn.close()
-        if self.proc is not None:
-            _kill(self.proc)
-        self.proc = self.conn = None
-
-    def run(self, timeout: float, recipe: LearnerRecipe, split: Split, *, deadline: float | None = None,
-            **kwargs) -> FoldRecord:
-        """:func:`_run_with_deadline` semantics, in this worker's child."""
-        needs_main = str(recipe.path or "").startswith("__main__.")
-        if self.proc is None or not self.proc.is_alive() or needs_main != self.with_main:
-            self.close()
-            self._start(recipe)
-        start = time.perf_counter()
-        record = None
-        finished = False
-        try:
-            self.conn.send((recipe, split, kwargs))
-            wait = timeout if deadline is None else min(timeout, deadline - time.perf_counter())
-            if self.conn.poll(max(wait, 0.0)):
-                record = self.conn.recv()
-                finished = True
-        except (EOFError, OSError):  # the child died (out of memory, a crash in native code)
-            finished = True
-            record = None
-        finally:
-            if not finished:  # timed out, or interrupted: kill the child now
-                self.close()
-        if not finished:
-            cut = deadline is not None and deadline - start < timeout
-            limit = (f"the evaluation's time limit ({deadline - start:.3g} s left)" if cut
-                     else f"the {timeout:g} s timeout")
-            return _failed_fold(recipe, split, "timeout", f"fit+predict exceeded {limit}; the fit process was killed",
-                                fit_time=time.perf_counter() - start)
-        if record is None:
-            self.proc.join(_REAP_SECONDS)
-            code = self.proc.exitcode
-            self.close()
-            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-            return _failed_fold(recipe, split, "error", f"the fit process died ({how}; out of memory?)",
-                                fit_time=time.perf_counter() - start)
-        return record
+def _from_outcome(out: Outcome, recipe: LearnerRecipe, split: Split, timeout: float) -> FoldRecord:
+    """The fold record of a timed fold's :class:`~algorank.evaluation.cv.children.Outcome`."""
+    if out.status == "done":
+        return out.value
+    if out.status == "timeout":
+        limit = (f"the evaluation's time limit ({out.limit:.3g} s left)" if out.cut
+                 else f"the {timeout:g} s timeout")
+        return failed_fold(recipe, split, "timeout", f"fit+predict exceeded {limit}; the fit process was killed",
+                           fit_time=out.elapsed)
+    if out.status == "raised":  # pragma: no cover - evaluate_fold records learner faults itself
+        return failed_fold(recipe, split, "error", out.message, fit_time=out.elapsed)
+    return failed_fold(recipe, split, "error", f"the fit process died ({out.death}; out of memory?)",
+                       fit_time=out.elapsed)
 
 
 def _task(recipe, X, y, split, n_classes, random_state, nominal, bootstrap, timeout, deadline=None,
-          threads=None, worker: _TimedWorker | None = None) -> FoldRecord:
+          threads=None, worker: ChildWorker | None = None) -> FoldRecord:
     """One fold: in-process (the caller limits the threads), or in a child process that does
-    (``worker``'s, when the caller keeps one, else a child of its own)."""
+    (``worker``'s, when the caller keeps one, else a child of its own).
+
+    An in-process fit that SIGINT reached gives an ``interrupted`` record even when the
+    estimator caught the ``KeyboardInterrupt`` and returned (scikit-learn's MLP does): the
+    caller never stores it and stops (:meth:`Evaluator._run`).
+    """
     kwargs = dict(n_classes=n_classes, random_state=random_state, nominal=nominal, bootstrap=bootstrap)
     if deadline is not None and deadline - time.perf_counter() <= 0:
-        return _failed_fold(recipe, split, "timeout", NOT_RUN_DEADLINE)
+        return failed_fold(recipe, split, "timeout", NOT_RUN_DEADLINE)
     if timeout is None:
-        return evaluate_fold(recipe, X, y, split, **kwargs)
+        with interrupt_watch() as seen:
+            record = evaluate_fold(recipe, X, y, split, **kwargs)
+        if seen.hit:
+            return failed_fold(recipe, split, INTERRUPTED, "the fit was interrupted")
+        return record
+    uses_main = str(recipe.path or "").startswith("__main__.")
     if worker is not None:
-        return worker.run(timeout, recipe, split, deadline=deadline, **kwargs)
-    return _run_with_deadline(timeout, recipe, X, y, split, deadline=deadline, threads=threads, **kwargs)
+        out = worker.call(_fold_call, (recipe, split, kwargs), timeout=timeout, deadline=deadline,
+                          uses_main=uses_main)
+    else:
+        out = run_with_deadline(_fold_call, (X, y, recipe, split, kwargs), timeout=timeout, deadline=deadline,
+                                threads=threads, uses_main=uses_main)
+    return _from_outcome(out, recipe, split, timeout)
 
 
 def _worker_task(*args) -> FoldRecord:
     """:func:`_task` in a joblib worker, with the fold's thread limit."""
-    with _limit_threads(args[-1]):
+    with limit_threads(args[-1]):
         return _task(*args)
-
-
-def _limit_threads(threads: int | None):
-    """Context limiting BLAS/OpenMP threads (``threadpoolctl``); a no-op for None."""
-    if threads is None:
-        return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=int(threads))
 
 
 class _Claims:
@@ -670,14 +308,12 @@ class Evaluator:
         if scheme == "loo" and (stop != "fixed" or (repeats or 1) != 1):
             raise InputError("scheme 'loo' is deterministic: it allows only stop='fixed' with repeats=1")
         if timeout is not None:
-            if not isinstance(timeout, (int, float)) or not timeout > 0 or not math.isfinite(timeout):
-                raise InputError(f"timeout must be a positive number of seconds, got {timeout!r}")
+            timeout = check_seconds(timeout, name="timeout")
             import multiprocessing
 
             if "forkserver" not in multiprocessing.get_all_start_methods():  # pragma: no cover - Windows
                 raise InputError("timeout needs the forkserver start method (POSIX); run with timeout=None")
-        if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
-            raise InputError(f"n_jobs must be a non-zero integer (-1 = all cores), got {n_jobs!r}")
+        n_jobs = check_n_jobs(n_jobs)
         check_seed(random_state)
         self.scheme = scheme
         self.cv = cv
@@ -733,7 +369,10 @@ class Evaluator:
         Raises
         ------
         InputError
-            No or duplicated learners, an unknown learner, fewer rows than folds.
+            No or duplicated learners, an unknown learner, fewer rows than folds, a target
+            with fewer than two classes or a class too small for the scheme.
+        KeyboardInterrupt
+            SIGINT reached a fit (the interrupted fold is not stored).
         """
         if isinstance(learners, str) or not learners:
             raise InputError("learners must be a non-empty list of learner ids")
@@ -744,6 +383,7 @@ class Evaluator:
             raise InputError(f"learners must be distinct; repeated: {', '.join(dup)}")
         y = dataset.y_codes
         n_classes = len(dataset.classes)
+        check_class_sizes(np.bincount(y, minlength=n_classes), name=dataset.name, target=dataset.target)
         resampler = make_resampler(self.scheme, cv=self.cv, n_rows=len(y), train_fraction=self.train_fraction,
                                    random_state=self.random_state)
         store, own_store = self._open_store()
@@ -785,8 +425,8 @@ class Evaluator:
         bootstrap = self.scheme == "bootstrap"
         claims = None if store is None else _Claims(store, key)
         repeat = 0
-        limits = _limit_threads(self.threads)
-        worker = _TimedWorker(X, y, self.threads) if self.timeout is not None and self.n_jobs == 1 else None
+        limits = limit_threads(self.threads)
+        worker = ChildWorker((X, y), threads=self.threads) if self.timeout is not None and self.n_jobs == 1 else None
         try:
             limits.__enter__()
             while any(s["active"] for s in states.values()):
@@ -798,6 +438,8 @@ class Evaluator:
                 while todo:
                     for rec, fresh in self._execute(todo, X, y, n_classes, nominal, bootstrap, deadline, claims,
                                                     worker):
+                        if rec.status == INTERRUPTED:  # never a result: not stored, the evaluation stops
+                            raise KeyboardInterrupt
                         if fresh and store is not None:
                             if not (deadline is not None and rec.status == "timeout"):
                                 store.put(key, rec)
@@ -807,7 +449,7 @@ class Evaluator:
                     todo = [(r, s) for r, s in todo if (repeat, s.fold) not in records[r.id]]
                     if todo and not claims.wait(todo, deadline):  # held elsewhere past the deadline: not run
                         for r, s in todo:
-                            records[r.id][(s.repeat, s.fold)] = _failed_fold(r, s, "timeout", NOT_RUN_DEADLINE)
+                            records[r.id][(s.repeat, s.fold)] = failed_fold(r, s, "timeout", NOT_RUN_DEADLINE)
                         todo = []
                 for r in active:
                     self._advance(states[r.id], [records[r.id][(repeat, s.fold)] for s in splits], splits, len(y))
@@ -827,7 +469,7 @@ class Evaluator:
         With ``claims`` (a store), each fold is claimed first: a fold already stored is read
         (``fresh=False``), a fold another process holds is skipped (the caller waits for it).
         """
-        args = [(r, X, y, s, n_classes, _fold_seed(self.random_state, s.repeat, s.fold), nominal, bootstrap,
+        args = [(r, X, y, s, n_classes, fold_seed(self.random_state, s.repeat, s.fold), nominal, bootstrap,
                  self.timeout, deadline, self.threads)
                 for r, s in todo]
         if not args:
@@ -843,7 +485,7 @@ class Evaluator:
                             yield got, False
                         continue
                 if recipe.id in timed_out:  # the learner is abandoned: its other folds would time out too
-                    yield _failed_fold(recipe, split, "timeout",
+                    yield failed_fold(recipe, split, "timeout",
                                        "not run: an earlier fold of this learner timed out"), True
                     continue
                 rec = _task(*a, worker=worker)
@@ -860,10 +502,9 @@ class Evaluator:
                 elif got is not None:
                     yield got, False
             args = mine
-        from joblib import Parallel, delayed
+        from joblib import delayed
 
-        for rec in Parallel(n_jobs=self.n_jobs, return_as="generator_unordered")(delayed(_worker_task)(*a)
-                                                                                 for a in args):
+        for rec in parallel(self.n_jobs, return_as="generator_unordered")(delayed(_worker_task)(*a) for a in args):
             yield rec, True
 
     @staticmethod
@@ -958,14 +599,48 @@ class Evaluator:
 
 # ====================================================================== output files
 def write_runs(result: EvaluationResult, out_dir) -> list[str]:
-    """Write ``runs.csv`` (+ ``runs.datasets.csv``) in the runs schema and ``summary.csv`` atomically."""
-    from algorank.metadata.io import atomic_path
+    """Write ``runs.csv`` (+ ``runs.datasets.csv``) in the runs schema and ``summary.csv``, all or nothing.
+
+    The three files are written to a temporary folder inside ``out_dir`` and moved into place
+    only when all are complete, so a full disk or an interrupt never leaves a partial set.
+
+    Raises
+    ------
+    InputError
+        ``out_dir`` is a file, or cannot be written (a bad path).
+    AlgorankError
+        The machine refused the write (no space left, quota, I/O error): nothing new is left.
+    """
+    import os
+    import shutil
+    import tempfile
+
+    from algorank.metadata.io import write_error
 
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise InputError(f"out_dir must be a folder, but {str(out)!r} is a file")
-    runs_path = result.to_meta().save(out / "runs.csv")
-    summary_path = out / "summary.csv"
-    with atomic_path(summary_path) as tmp:
-        result.summary.to_csv(tmp, float_format="%.17g")
-    return [str(runs_path), str(runs_path.with_name("runs.datasets.csv")), str(summary_path)]
+    missing = [q for q in [out, *out.parents] if not q.exists()]
+    names = ["runs.csv", "runs.datasets.csv", "summary.csv"]
+    staging = None
+    done = False
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".algorank-runs-", dir=out))
+        result.to_meta().save(staging / "runs.csv")
+        result.summary.to_csv(staging / "summary.csv", float_format="%.17g")
+        for name in names:
+            os.replace(staging / name, out / name)
+        done = True
+    except OSError as exc:
+        raise write_error(exc, out) from None
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        if not done:
+            for q in missing:  # the folders this call created, innermost first
+                try:
+                    q.rmdir()
+                except OSError:
+                    break
+    return [str(out / name) for name in names]

@@ -1,7 +1,7 @@
 """Warm the fork server of timed folds: one tiny fit of every portfolio learner, at import.
 
 Timed folds run in children forked from a ``multiprocessing`` fork server
-(:mod:`algorank.evaluation.cv.evaluator`).  A fresh fork pays for every first call its
+(:mod:`algorank.evaluation.cv.children`).  A fresh fork pays for every first call its
 parent never made (scikit-learn's and SciPy's lazy set-up of solvers, validation and BLAS),
 about 0.1 s per fold measured on this machine for a logistic regression on 455 rows: more than
 the fit itself.  The fork server imports this module once (it is in the server's preload list),
@@ -14,10 +14,11 @@ imported by the package itself.
 from __future__ import annotations
 
 import logging
+import sys
 
 import numpy as np
 
-from algorank.evaluation.cv.evaluator import evaluate_fold
+from algorank.evaluation.cv.fold import evaluate_fold
 from algorank.evaluation.cv.preprocessing import resolve_learner
 from algorank.evaluation.cv.resampling import Split
 from algorank.metadata.learners import learner_ids
@@ -51,3 +52,8 @@ def warm_up(rows: int = 60) -> int:
 
 
 warm_up()
+
+# The server's imports are done: its own watch of its caller takes over from the start-up guard.
+_guard = sys.modules.get("algorank_fold_server_guard")
+if _guard is not None:
+    _guard.stop()

@@ -42,10 +42,10 @@ finish early.
 Time cap and timing
 -------------------
 Each test (one learner's 5 folds) is capped at ``cap`` seconds (120) of wall time.
-A test runs in one child process of the evaluator's forkserver
-(:mod:`algorank.evaluation.cv.evaluator`, "Per-fit timeout"): the child first fits the
+A test runs in one child of the fold server
+(:class:`~algorank.evaluation.cv.children.ChildStream`): the child first fits the
 learner once, untimed, on at most 100 training rows (a warm-up), then runs the
-folds one after the other with :func:`~algorank.evaluation.cv.evaluator.evaluate_fold` (the
+folds one after the other with :func:`~algorank.evaluation.cv.fold.fold_sequence` (the
 evaluator's own measurement: the same splits, fold seeds, preprocessing, metrics
 and fit/predict timers) and sends each fold back as it finishes.  When the cap is
 reached the child is killed: the running fold and the folds not started are
@@ -74,27 +74,11 @@ into the embedded ``metadata/data/broad_evaluator.parquet`` and its JSON record
 
 Datasets table
 --------------
-The loader's meta-features (``n_instances``, ``n_features``, ``n_classes``,
-``majority_fraction``, ``n_nominal_features``, ``missing_fraction``,
-``dropped_rows``) plus ``n_features_onehot`` (columns after one-hot encoding the
-nominal features), ``nominal_fraction``, ``class_entropy`` (bits) and
-``class_entropy_normalized`` (divided by log2 of the number of classes), two
-landmarkers on a random subsample of at most 2,000 rows (seed 0) scored by
-stratified 5-fold CV with the evaluator's preprocessing: ``landmark_1nn`` (1-NN
-accuracy) and ``landmark_stump`` (depth-1 decision tree accuracy), their CPU cost
-``landmark_1nn_time`` / ``landmark_stump_time`` (seconds for the 5 folds) and
-``landmark_rows``; and the provenance: ``collection``, ``family``, ``kind``,
-``calibration_s`` (:func:`calibrate_machine` at the dataset's start),
-``build_cap_s``, ``build_folds``, ``build_seed``, ``build_wall_s``,
-``build_sklearn``.
-
-Machine-speed calibration
--------------------------
-:func:`calibrate_machine` times a fixed reference workload (fixed-seed numpy and
-scikit-learn fits, about 0.3 s, median of 3).  Times measured on machine A are put
-on machine B's scale by multiplying them by ``calib_B / calib_A``
-(:func:`rescale_times`), e.g. when meta-data from two machines are joined or when
-a live run predicts its own test times from meta-data built elsewhere.
+The meta-features and landmarkers of :func:`~algorank.evaluation.cv.metafeatures.dataset_meta_features`
+plus the provenance: ``collection``, ``family``, ``kind``, ``calibration_s``
+(:func:`~algorank.evaluation.cv.calibration.calibrate_machine` at the dataset's start; times from
+two machines are put on one scale with :func:`~algorank.evaluation.cv.calibration.rescale_times`),
+``build_cap_s``, ``build_folds``, ``build_seed``, ``build_wall_s``, ``build_sklearn``.
 
 Parallel and distributed builds
 -------------------------------
@@ -124,7 +108,6 @@ import math
 import os
 import platform
 import time
-import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -132,8 +115,14 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from algorank.metadata.checks import check_n_jobs, check_seconds
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
+
+from algorank.evaluation.cv.calibration import CALIBRATION_WORKLOAD, calibrate_machine, rescale_times
+from algorank.evaluation.cv.children import ChildStream, parallel
+from algorank.evaluation.cv.fold import failed_fold, fold_sequence
+from algorank.evaluation.cv.metafeatures import dataset_meta_features, expected_landmark_seconds
 
 __all__ = [
     "COLLECTIONS",
@@ -153,6 +142,7 @@ __all__ = [
     "calibrate_machine",
     "rescale_times",
     "dataset_meta_features",
+    "expected_landmark_seconds",
     "censor_timeouts",
     "evaluate_capped",
     "build_dataset",
@@ -166,7 +156,6 @@ logger = logging.getLogger(__name__)
 COLLECTIONS = ("uci", "statlib", "keel", "highdim")
 #: Default per-test time cap in seconds (all folds of one learner together).
 DEFAULT_CAP = 120.0
-_LANDMARK_ROWS = 2000
 _FOLDS = 5
 _SEED = 0
 
@@ -248,9 +237,6 @@ BROAD_SOURCE = ("algorank evaluator (stratified 5-fold CV x1, seed 0, 120 s cap 
                 "dataset of shared/datasets (uci, statlib, keel, highdim; evaluation/metabuild.py)")
 _EMBEDDED_FILE = "broad_evaluator.parquet"
 _EMBEDDED_RECORD = "broad_evaluator.json"
-#: Version tag of the calibration workload: times calibrated with different workloads do not compare.
-CALIBRATION_WORKLOAD = ("v1: decision tree, logistic regression, 5-NN and a 10-tree forest on 3000x20 Gaussian data; "
-                        "ten 300x300 matrix products")
 
 
 # ====================================================================== selection
@@ -384,191 +370,6 @@ def select_datasets(shared_dir: str | os.PathLike | None = None, *,
     return sorted(items, key=lambda i: (i.instances * i.features, i.file))
 
 
-# ====================================================================== calibration
-def _reference_workload() -> None:
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.neighbors import KNeighborsClassifier
-    from sklearn.tree import DecisionTreeClassifier
-
-    rng = np.random.default_rng(12345)
-    X = rng.normal(size=(3000, 20))
-    y = (X[:, 0] + X[:, 1] ** 2 - X[:, 2] * X[:, 3] + rng.normal(size=3000) > 1).astype(int)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        DecisionTreeClassifier(random_state=0).fit(X, y)
-        LogisticRegression(max_iter=200).fit(X, y)
-        KNeighborsClassifier().fit(X[:2000], y[:2000]).predict(X[2000:])
-        RandomForestClassifier(n_estimators=10, random_state=0, n_jobs=1).fit(X, y)
-    a = rng.normal(size=(300, 300))
-    for _ in range(10):
-        a = np.tanh(a @ a / 300.0)
-
-
-def calibrate_machine(*, repeats: int = 3) -> float:
-    """Seconds this machine takes for a fixed reference workload (median of ``repeats`` runs).
-
-    The workload (:data:`CALIBRATION_WORKLOAD`) is fixed-seed numpy and scikit-learn
-    work of the kinds the portfolio does (a tree, a linear model, nearest neighbours,
-    a small forest, a matrix product), about 0.3 s on the build machine, run in the
-    calling process with its thread settings (single-threaded for the build).  Times
-    from machine A are put on machine B's scale with ``calib_B / calib_A``
-    (:func:`rescale_times`).
-
-    Parameters
-    ----------
-    repeats : int
-        Runs timed; the median is returned.
-    """
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise InputError(f"repeats must be an integer >= 1, got {repeats!r}")
-    import sklearn.ensemble  # noqa: F401 - imports outside the timing
-    import sklearn.linear_model  # noqa: F401
-    import sklearn.neighbors  # noqa: F401
-
-    times = []
-    for _ in range(int(repeats)):
-        t0 = time.perf_counter()
-        _reference_workload()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
-
-
-def rescale_times(runs: pd.DataFrame, *, from_calibration: float, to_calibration: float) -> pd.DataFrame:
-    """Put run times measured on one machine on another machine's scale.
-
-    ``fit_time`` and ``predict_time`` are multiplied by ``to_calibration /
-    from_calibration`` (both from :func:`calibrate_machine`, same workload version).
-
-    Returns
-    -------
-    DataFrame
-        A copy of ``runs`` with scaled times.
-    """
-    for name, v in (("from_calibration", from_calibration), ("to_calibration", to_calibration)):
-        if not isinstance(v, (int, float, np.floating)) or not math.isfinite(v) or v <= 0:
-            raise InputError(f"{name} must be a positive number of seconds, got {v!r}")
-    factor = float(to_calibration) / float(from_calibration)
-    out = runs.copy()
-    for col in ("fit_time", "predict_time"):
-        if col in out.columns:
-            out[col] = out[col] * factor
-    return out
-
-
-# ====================================================================== meta-features
-def _entropy_bits(counts: np.ndarray) -> float:
-    p = counts[counts > 0] / counts.sum()
-    return float(-(p * np.log2(p)).sum()) if len(p) else 0.0
-
-
-def _landmark(X: np.ndarray, nominal: tuple, y: np.ndarray, estimator, *, folds: int, random_state: int):
-    """(accuracy, seconds) of ``estimator`` behind the evaluator's preprocessing, stratified k-fold CV."""
-    from sklearn.model_selection import StratifiedKFold
-    from sklearn.pipeline import Pipeline
-
-    from algorank.evaluation.cv.preprocessing import make_preprocessor
-
-    t0 = time.perf_counter()
-    correct = 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cv = StratifiedKFold(n_splits=folds, shuffle=True, random_state=random_state)
-        for train, test in cv.split(X, y):
-            pipe = Pipeline([("prep", make_preprocessor(nominal, scaling="standard")), ("model", estimator)])
-            pipe.fit(X[train], y[train])
-            correct += int(np.sum(pipe.predict(X[test]) == y[test]))
-    return correct / len(y), time.perf_counter() - t0
-
-
-def expected_landmark_seconds(datasets, n_rows: float, n_features: float) -> float:
-    """Seconds :func:`dataset_meta_features` is expected to take on ``n_rows`` x ``n_features`` data.
-
-    ``a + b r^2 d + c r d`` (``r`` landmarker rows, at most 2,000; ``d`` one-hot features; 1-NN
-    compares every pair of rows, the stump sorts every feature), fitted by non-negative least
-    squares to the recorded landmarker times (``landmark_1nn_time + landmark_stump_time``) of the
-    prior datasets, so the largest of them pin it down (broad without BASEHOCK predicts 3.4 s for
-    its 1,993 x 4,862; recorded 4.1 s).  NaN when fewer than 5 prior datasets record the times.
-
-    Parameters
-    ----------
-    datasets : DataFrame
-        A meta-dataset's datasets table.
-    n_rows, n_features : float
-        The new dataset's rows and features (after one-hot encoding when known).
-    """
-    from scipy.optimize import nnls
-
-    if not {"landmark_1nn_time", "landmark_stump_time"} <= set(datasets.columns):
-        return math.nan
-    t = datasets["landmark_1nn_time"].to_numpy(dtype=float) + datasets["landmark_stump_time"].to_numpy(dtype=float)
-    rows = (datasets["landmark_rows"] if "landmark_rows" in datasets.columns
-            else np.minimum(datasets["n_instances"], _LANDMARK_ROWS)).to_numpy(dtype=float)
-    cols = (datasets["n_features_onehot"] if "n_features_onehot" in datasets.columns
-            else datasets["n_features"]).to_numpy(dtype=float)
-    ok = np.isfinite(t) & (t > 0) & np.isfinite(rows) & (rows > 0) & np.isfinite(cols) & (cols > 0)
-    if ok.sum() < 5 or not (n_rows > 0 and n_features > 0):
-        return math.nan
-    r, d = rows[ok], cols[ok]
-    coef, _ = nnls(np.column_stack([np.ones(len(r)), r * r * d, r * d]), t[ok])
-    r_new = min(float(n_rows), _LANDMARK_ROWS)
-    return float(coef @ np.array([1.0, r_new * r_new * n_features, r_new * n_features]))
-
-
-def dataset_meta_features(data, *, max_rows: int = _LANDMARK_ROWS, random_state: int = _SEED) -> dict:
-    """Meta-features of a :class:`~algorank.evaluation.cv.datasets.LoadedDataset` (see the module docstring).
-
-    Parameters
-    ----------
-    data : LoadedDataset
-    max_rows : int
-        Rows of the random subsample the landmarkers run on.
-    random_state : int
-        Seed of the subsample and the landmarkers' folds.
-
-    Returns
-    -------
-    dict
-        The loader's meta-features plus ``n_features_onehot``, ``nominal_fraction``,
-        ``class_entropy``, ``class_entropy_normalized``, ``landmark_1nn``,
-        ``landmark_stump`` (NaN when the data is too small for 2-fold CV), their
-        ``*_time`` and ``landmark_rows``.
-    """
-    from sklearn.neighbors import KNeighborsClassifier
-    from sklearn.tree import DecisionTreeClassifier
-
-    from algorank.evaluation.cv.preprocessing import encode_features, make_preprocessor
-
-    mf = dict(data.meta_features)
-    X, nominal = encode_features(data.X)
-    y = data.y_codes
-    n, d = X.shape
-    onehot = make_preprocessor(nominal, scaling="none").fit(X).transform(X[:1]).shape[1] if n else 0
-    counts = np.bincount(y, minlength=len(data.classes)).astype(float)
-    k = len(data.classes)
-    entropy = _entropy_bits(counts)
-    mf.update({
-        "n_features_onehot": int(onehot),
-        "nominal_fraction": float(sum(nominal) / d) if d else 0.0,
-        "class_entropy": entropy,
-        "class_entropy_normalized": entropy / math.log2(k) if k > 1 else 0.0,
-    })
-    rows = np.arange(n)
-    if n > max_rows:
-        rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_rows, replace=False))
-    Xs, ys = X[rows], y[rows]
-    folds = min(_FOLDS, int(np.bincount(ys).max()))  # StratifiedKFold needs n_splits <= the largest class
-    mf["landmark_rows"] = int(len(rows))
-    for name, est in (("landmark_1nn", KNeighborsClassifier(n_neighbors=1)),
-                      ("landmark_stump", DecisionTreeClassifier(max_depth=1, random_state=random_state))):
-        if folds >= 2 and len(np.unique(ys)) >= 2:
-            acc, sec = _landmark(Xs, nominal, ys, est, folds=folds, random_state=random_state)
-        else:
-            acc, sec = math.nan, 0.0
-        mf[name], mf[f"{name}_time"] = float(acc), float(sec)
-    return mf
-
-
 # ====================================================================== timeouts
 def censor_timeouts(runs: pd.DataFrame, cap: float) -> pd.DataFrame:
     """Make every timed-out test at least ``cap`` seconds long (a lower bound, never NaN).
@@ -617,99 +418,43 @@ _RUN_ORDER = ["dataset", "learner", "repeat", "fold", "accuracy", "fit_time", "p
               "balanced_accuracy", "auc", "log_loss", "model_bytes", "message"]
 
 
-def _warm_up(recipe, X, y, split, *, n_classes: int, nominal: tuple, random_state: int) -> None:
-    """One untimed fit+predict on at most 100 training and 20 test rows (class-proportional), result dropped."""
-    from algorank.evaluation.cv.evaluator import evaluate_fold
-    from algorank.evaluation.cv.resampling import Split
-
-    def spread(rows, m):
-        order = rows[np.argsort(y[rows], kind="stable")]
-        return np.unique(order[np.linspace(0, len(order) - 1, min(m, len(order))).astype(int)])
-
-    mini = Split(split.repeat, split.fold, spread(split.train, 100), spread(split.test, 20))
-    evaluate_fold(recipe, X, y, mini, n_classes=n_classes, random_state=random_state, nominal=nominal)
-
-
-def _test_child(conn, recipe, X, y, splits, random_state, kwargs, caller_pid) -> None:
-    """Child process of a capped test: warm up, then send ("ready", None) and one ("fold", record) per fold."""
-    from algorank.evaluation.cv.evaluator import _detach_from_caller, _fold_seed, evaluate_fold
-
-    _detach_from_caller(caller_pid)  # dies with the build, never an orphan
-    _warm_up(recipe, X, y, splits[0], random_state=random_state, **kwargs)
-    conn.send(("ready", None))
-    for s in splits:
-        conn.send(("fold", evaluate_fold(recipe, X, y, s, random_state=_fold_seed(random_state, s.repeat, s.fold),
-                                         **kwargs)))
-    conn.close()
-
-
-def _preload_self(ctx) -> None:
-    """Add this module to the forkserver's preload list (effective if the server has not started yet), so that
-    children neither import it per test nor read a version edited on disk after the build started."""
-    from algorank.evaluation.cv.evaluator import _PRELOAD
-
-    if __name__ not in _PRELOAD:
-        ctx.set_forkserver_preload(list(_PRELOAD) + [__name__])
-
-
 def _run_test(recipe, X, y, splits, *, n_classes: int, nominal: tuple, random_state: int,
               cap: float | None) -> list:
     """The fold records of one learner's test (see "Time cap and timing" in the module docstring)."""
-    from algorank.evaluation.cv.evaluator import _deadline_context, _failed_fold, _fold_seed, evaluate_fold
-
-    kwargs = dict(n_classes=n_classes, nominal=nominal)
+    kwargs = dict(n_classes=n_classes, nominal=nominal, random_state=random_state)
     if cap is None:
-        _warm_up(recipe, X, y, splits[0], random_state=random_state, **kwargs)
-        return [evaluate_fold(recipe, X, y, s, random_state=_fold_seed(random_state, s.repeat, s.fold), **kwargs)
-                for s in splits]
-    ctx = _deadline_context()
-    _preload_self(ctx)
-    receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_test_child, args=(send, recipe, X, y, splits, random_state, kwargs, os.getpid()),
-                       daemon=True)
-    proc.start()
-    send.close()
+        return [rec for rec in fold_sequence(recipe, X, y, splits, **kwargs) if rec is not None]
     records: list = []
     outcome = "done"
     fold_start = None  # None while the child warms up
     deadline = time.perf_counter() + cap  # the warm-up may not take longer than the whole test
-    try:
+    with ChildStream(fold_sequence, (recipe, X, y, splits), kwargs=kwargs,
+                     uses_main=str(recipe.path or "").startswith("__main__.")) as child:
         while len(records) < len(splits):
-            if not receive.poll(max(0.0, deadline - time.perf_counter())):
-                outcome = "timeout"
-                break
-            try:
-                kind, rec = receive.recv()
-            except (EOFError, OSError):
-                outcome = "died"
-                break
+            got = child.next(deadline - time.perf_counter())
             now = time.perf_counter()
-            if kind == "ready":
+            if got.status != "done":
+                outcome = got
+                break
+            if got.value is None:  # warmed up: the cap counts from here
                 deadline = now + cap
             else:
-                records.append(rec)
+                records.append(got.value)
             fold_start = now
-    finally:
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
-        receive.close()
     if outcome == "done":
         return records
     now = time.perf_counter()
     running = splits[len(records)]
-    if outcome == "timeout":
-        records.append(_failed_fold(recipe, running, "timeout",
-                                    f"the test exceeded the {cap:g} s cap; the fit process was killed",
-                                    fit_time=0.0 if fold_start is None else now - fold_start))
+    took = 0.0 if fold_start is None else now - fold_start
+    if outcome.status == "timeout":
+        records.append(failed_fold(recipe, running, "timeout",
+                                   f"the test exceeded the {cap:g} s cap; the fit process was killed", fit_time=took))
         why, status = "not run: the test's time cap was reached", "timeout"
     else:
-        code = proc.exitcode
-        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        records.append(_failed_fold(recipe, running, "error", f"the fit process died ({how}; out of memory?)",
-                                    fit_time=0.0 if fold_start is None else now - fold_start))
+        what = outcome.message if outcome.status == "raised" else f"the fit process died ({outcome.death}; out of memory?)"
+        records.append(failed_fold(recipe, running, "error", what, fit_time=took))
         why, status = "not run: the fit process died on an earlier fold", "error"
-    records += [_failed_fold(recipe, s, status, why) for s in splits[len(records):]]
+    records += [failed_fold(recipe, s, status, why) for s in splits[len(records):]]
     return records
 
 
@@ -892,16 +637,14 @@ def build_meta(datasets: Iterable[BroadDataset] | None = None, *, only: Sequence
     -------
     BuildSummary
     """
-    from joblib import Parallel, delayed
+    from joblib import delayed
     from algorank.metadata.progress import progress_bar
 
-    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap)
-                            or cap <= 0):
-        raise InputError(f"cap must be a positive number of seconds, got {cap!r}")
+    if cap is not None:
+        cap = check_seconds(cap, name="cap")
     if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
         raise InputError(f"folds must be an integer >= 2, got {folds!r}")
-    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0):
-        raise InputError(f"n_jobs must be a non-zero integer (-1 = all cores) or None, got {n_jobs!r}")
+    n_jobs = check_n_jobs(n_jobs, allow_none=True)
     datasets_dir = None
     if datasets is None:
         shared = _resolve_shared(shared_dir)
@@ -933,7 +676,7 @@ def build_meta(datasets: Iterable[BroadDataset] | None = None, *, only: Sequence
         tasks = (delayed(_build_task)(i, str(out), None if datasets_dir is None else str(datasets_dir), cap, folds,
                                       None if learners is None else list(learners), random_state, calibrate)
                  for i in todo)
-        for res in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks):
+        for res in parallel(n_jobs, return_as="generator_unordered")(tasks):
             if res["status"] == "built":
                 built.append(res)
                 logger.info("built %s (%d/%d): %d ok, %d error, %d timeout runs in %.1f s (calibration %.3f s)",

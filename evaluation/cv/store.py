@@ -104,8 +104,14 @@ def config_key(parts: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+#: sqlite messages of a file that is not a fold store of this version, or is damaged (truncated, overwritten).
+_DAMAGED = ("malformed", "not a database", "no such column", "no such table", "has no column", "encrypted",
+            "datatype mismatch", "constraint failed", "disk image")
+
+
 def _store_error(path: Path, exc: Exception, *, opening: bool = False):
-    """One-line error for a store that cannot be opened (a bad path: exit 2) or written (a full disk: exit 1)."""
+    """One-line error for a store that cannot be opened (a bad path: exit 2), is damaged or of another schema
+    (exit 2, with how to start over), or cannot be written (a full disk: exit 1)."""
     import errno
 
     text = " ".join(str(exc).split()) or type(exc).__name__
@@ -113,7 +119,24 @@ def _store_error(path: Path, exc: Exception, *, opening: bool = False):
     full = full or (isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO))
     if full:
         return AlgorankError(f"cannot write store {str(path)!r}: {text}")
+    if isinstance(exc, sqlite3.DatabaseError) and any(w in text for w in _DAMAGED):
+        return InputError(f"store {str(path)!r} is damaged or is not an algorank fold store ({text}); to start "
+                          f"over, delete it (its folds are computed again) or choose another store file")
     return InputError(f"cannot {'open' if opening else 'write'} store {str(path)!r}: {text}")
+
+
+def _translated(method):
+    """Turn an sqlite error inside a store method into the one-line error of :func:`_store_error`."""
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise _store_error(self.path, exc) from None
+
+    return wrapper
 
 
 def _pid_start(pid: int) -> str | None:
@@ -180,6 +203,7 @@ class FoldStore:
                     owner TEXT NOT NULL, host TEXT, pid INTEGER, pid_start TEXT, created REAL,
                     PRIMARY KEY (config, learner, repeat, fold))"""
             )
+            self._check_schema(existed)
         except (sqlite3.Error, OSError) as exc:
             if self._con is not None:
                 self._con.close()
@@ -192,6 +216,18 @@ class FoldStore:
                     except OSError:
                         break
             raise _store_error(self.path, exc, opening=True) from None
+
+    def _check_schema(self, existed: bool) -> None:
+        """Fail now, with one clear error, on a damaged file or tables of another layout (not at the first fold)."""
+        for table, columns in (("folds", "config, learner, repeat, fold, status, " + ", ".join(_METRICS)
+                                + ", message, scores, created"),
+                               ("configs", "config, description, created"),
+                               ("claims", "config, learner, repeat, fold, owner, host, pid, pid_start, created")):
+            self._con.execute(f"SELECT {columns} FROM {table} LIMIT 0")
+        if existed:
+            row = self._con.execute("PRAGMA quick_check(1)").fetchone()
+            if row is None or row[0] != "ok":
+                raise sqlite3.DatabaseError(f"database disk image is malformed ({row[0] if row else 'no answer'})")
 
     def close(self) -> None:
         """Release this process's claims and close the connection."""
@@ -211,6 +247,7 @@ class FoldStore:
             self._owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         return self._owner
 
+    @_translated
     def claim(self, config: str, learner: str, repeat: int, fold: int) -> str:
         """Claim one fold for this process.
 
@@ -266,6 +303,7 @@ class FoldStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @_translated
     def register(self, config: str, description: dict) -> None:
         """Remember what a config hash stands for (for humans inspecting the file)."""
         self._con.execute("INSERT OR IGNORE INTO configs VALUES (?, ?, ?)",
@@ -285,6 +323,7 @@ class FoldStore:
             raise _store_error(self.path, exc) from None
         return cur.rowcount == 1
 
+    @_translated
     def get(self, config: str, learner: str) -> dict[tuple[int, int], FoldRecord]:
         """All stored folds of ``learner`` under ``config``, keyed by ``(repeat, fold)``."""
         rows = self._con.execute(
@@ -300,6 +339,7 @@ class FoldStore:
             out[(rec.repeat, rec.fold)] = rec
         return out
 
+    @_translated
     def count(self, config: str | None = None) -> int:
         """Number of stored folds (of one config, or all)."""
         if config is None:

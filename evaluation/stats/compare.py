@@ -44,6 +44,7 @@ from algorank.evaluation.stats import (
     wilcoxon_signed_rank,
 )
 from algorank.evaluation.stats._validate import check_alpha, check_choice
+from algorank.metadata.checks import check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import short_names
 from algorank.metadata.progress import progress_bar
@@ -193,6 +194,7 @@ def compare_learners(meta, *, learners: Sequence[str] | None = None, metric: str
     LearnerComparison
     """
     alpha = check_alpha(alpha)
+    random_state = check_seed(random_state)
     check_choice("posthoc_method", posthoc_method, POSTHOC_METHODS)
     check_choice("control_method", control_method, CONTROL_METHODS)
     all_learners = list(meta.learner_ids)

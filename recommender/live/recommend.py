@@ -58,13 +58,13 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from algorank.evaluation.cv.datasets import LoadedDataset, as_dataset
-from algorank.evaluation.cv.evaluator import start_fold_server
+from algorank.evaluation.cv.children import start_fold_server
 from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
 from algorank.recommender.live.environment import LiveEnvironment
 from algorank.evaluation.meta.environments import meta_arrays
 from algorank.evaluation.meta.time_model import TimeModel, live_model_for
 from algorank.evaluation.meta.trace import Observation, Trace, run_policy
-from algorank.metadata.checks import check_folds, check_seed
+from algorank.metadata.checks import check_folds, check_seconds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable, short_name
 from algorank.metadata.metric import METRIC_LABELS, primary_metric
@@ -287,7 +287,7 @@ def _measure_landmarks(info: dict, data: LoadedDataset, meta, *, budget: float |
     most :data:`LANDMARK_BUDGET_SHARE` of it (1-NN on 2,000 rows of 4,862 features takes 5 s);
     otherwise ``landmarks_skipped`` says why and the strategy plans without them.
     """
-    from algorank.evaluation.cv.metabuild import dataset_meta_features, expected_landmark_seconds
+    from algorank.evaluation.cv.metafeatures import dataset_meta_features, expected_landmark_seconds
 
     if budget is not None:
         expected = expected_landmark_seconds(meta.datasets, len(data.y), data.X.shape[1])
@@ -402,15 +402,7 @@ def prior_matches(meta, dataset_info: Mapping) -> tuple:
 
 
 def _check_budget(budget_seconds) -> float | None:
-    if budget_seconds is None:
-        return None
-    try:
-        b = float(budget_seconds)
-    except (TypeError, ValueError):
-        raise InputError(f"budget_seconds must be a positive number of seconds; got {budget_seconds!r}") from None
-    if not (math.isfinite(b) and b > 0):
-        raise InputError(f"budget_seconds must be a positive number of seconds; got {budget_seconds!r}")
-    return b
+    return None if budget_seconds is None else check_seconds(budget_seconds, name="budget_seconds")
 
 
 def recommend(
@@ -513,11 +505,11 @@ def recommend(
         raise InputError(f"top must be an integer >= 1; got {top!r}")
     cv = check_folds(cv)
     random_state = check_seed(random_state)
-    if budget is not None and not dry_run:
-        start_fold_server()  # its start-up overlaps with loading the data and the meta-data
     data = as_dataset(dataset, target, y=y)
     if not dry_run:
         check_folds(cv, n_rows=len(data.y))  # one error now, not the same error for every learner
+    if budget is not None and not dry_run:
+        start_fold_server()  # the input is good: its start-up overlaps with loading the meta-data
     if meta is None:
         from algorank.metadata.snapshot import load_meta
 

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from algorank.evaluation.cv.stopping import make_rule, reproducibility  # noqa: E402
 from algorank.evaluation.cv.datasets import load_dataset  # noqa: E402
 from algorank.evaluation.cv.preprocessing import encode_features, resolve_learner  # noqa: E402
-from algorank.evaluation.cv.evaluator import evaluate_fold, _fold_seed  # noqa: E402
+from algorank.evaluation.cv.fold import evaluate_fold, fold_seed as _fold_seed  # noqa: E402
 from algorank.evaluation.cv.resampling import make_resampler  # noqa: E402
 
 DATASETS = ["uci/iris.arff", "uci/wine.arff", "uci/glass.arff", "uci/heart.statlog.arff", "uci/ecoli.arff",

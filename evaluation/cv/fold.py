@@ -1,0 +1,175 @@
+"""One fold: fit a learner on a split's training rows and measure it on its test rows.
+
+:func:`evaluate_fold` is the measurement of every algorank evaluation (the evaluator, the
+meta-data build, the live loop): accuracy, balanced accuracy (mean recall over the classes
+present in the test fold), AUC (one-vs-rest, macro over the classes present in the test fold,
+from probabilities or decision values), log loss (probabilities clipped to [1e-15, 1]; NaN
+without probabilities), fit and predict wall time, pickled size of the fitted pipeline, status
+and message.  For the ``bootstrap`` scheme accuracy and balanced accuracy are the .632 estimate
+``0.632 * out-of-bag + 0.368 * resubstitution``; AUC and log loss are out-of-bag.
+
+A learner fault is a recorded result (status ``error``), never an exception;
+:func:`failed_fold` builds the record of a fold that produced no result (``error``,
+``timeout``, ``interrupted``), and :func:`fold_seed` the learner seed of a fold.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import time
+import warnings
+
+import numpy as np
+
+from algorank.evaluation.cv.preprocessing import LearnerRecipe, make_pipeline
+from algorank.evaluation.cv.resampling import Split, derive_seed
+from algorank.evaluation.cv.store import FoldRecord
+
+__all__ = ["evaluate_fold", "failed_fold", "fold_seed", "fold_sequence", "NOT_RUN_DEADLINE", "INTERRUPTED"]
+
+_LOG_LOSS_EPS = 1e-15
+#: Message of a fold that was not started because the evaluation's deadline had passed.
+NOT_RUN_DEADLINE = "not run: the evaluation's time limit was reached"
+#: Status of a fold whose fit was interrupted (SIGINT): never a result, never stored.
+INTERRUPTED = "interrupted"
+
+
+def fold_seed(random_state: int, repeat: int, fold: int) -> int:
+    """The learner seed of fold ``fold`` of repetition ``repeat`` (31 bits: any estimator's random_state)."""
+    return derive_seed(random_state, repeat, fold, 7) >> 1  # 31 bits: any estimator's random_state
+
+
+def _balanced_accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    recalls = [np.mean(y_pred[y_true == c] == c) for c in np.unique(y_true)]
+    return float(np.mean(recalls))
+
+
+def _auc_ovr(y_true: np.ndarray, scores: np.ndarray) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    present = np.unique(y_true)
+    if len(present) < 2:
+        return math.nan
+    if scores.shape[1] == 2 and len(present) == 2:
+        return float(roc_auc_score(y_true == 1, scores[:, 1]))
+    values = [roc_auc_score(y_true == c, scores[:, c]) for c in present]
+    return float(np.mean(values))
+
+
+def _score_matrix(model, X_test, n_classes: int) -> tuple[np.ndarray | None, bool]:
+    """(n_test, n_classes) probabilities (True) or decision values (False); None if neither."""
+    classes = np.asarray(model.classes_).astype(int)
+    try:
+        proba = np.asarray(model.predict_proba(X_test), dtype=float)
+        full = np.zeros((proba.shape[0], n_classes))
+        full[:, classes] = proba
+        return full, True
+    except (AttributeError, NotImplementedError):
+        pass
+    try:
+        dec = np.asarray(model.decision_function(X_test), dtype=float)
+    except (AttributeError, NotImplementedError):
+        return None, False
+    if dec.ndim == 1:
+        dec = np.column_stack([-dec, dec])
+    floor = np.nanmin(dec) - 1 if dec.size else 0.0
+    full = np.full((dec.shape[0], n_classes), floor)
+    full[:, classes[: dec.shape[1]]] = dec
+    return full, False
+
+
+def failed_fold(recipe: LearnerRecipe, split: Split, status: str, message: str, *, fit_time: float = 0.0,
+                 predict_time: float = math.nan) -> FoldRecord:
+    """The record of a fold that produced no result: metrics NaN, one NaN score per test instance."""
+    return FoldRecord(recipe.id, split.repeat, split.fold, status, *([math.nan] * 4), fit_time, predict_time,
+                      math.nan, message, np.full(len(split.test), np.nan))
+
+
+def evaluate_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Split, *, n_classes: int,
+                  random_state: int, nominal: tuple = (), bootstrap: bool = False) -> FoldRecord:
+    """Fit ``recipe`` on ``split.train`` and measure it on ``split.test`` (never raises for learner faults).
+
+    Parameters
+    ----------
+    recipe : LearnerRecipe
+    X : ndarray
+        Feature matrix from :func:`~algorank.evaluation.cv.preprocessing.encode_features`.
+    y : ndarray of int
+        Class codes ``0 .. n_classes - 1``.
+    split : Split
+    n_classes : int
+    random_state : int
+        Seed of the learner (derived per fold by the evaluator).
+    nominal : tuple of bool
+        Nominal-column mask of ``X``.
+    bootstrap : bool
+        Score the .632 estimate (see the module docstring).
+    """
+    y_test = y[split.test]
+    fit_time = predict_time = math.nan
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pipe = make_pipeline(recipe, nominal, random_state=random_state)
+            X_train = X[split.train]
+            X_test = X[split.test]
+            t0 = time.perf_counter()
+            pipe.fit(X_train, y[split.train])
+            fit_time = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            y_pred = np.asarray(pipe.predict(X_test)).astype(int)
+            scores, is_proba = _score_matrix(pipe, X_test, n_classes)
+            predict_time = time.perf_counter() - t0
+            accuracy = float(np.mean(y_pred == y_test))
+            balanced = _balanced_accuracy(y_test, y_pred)
+            if bootstrap:
+                y_resub = np.asarray(pipe.predict(X_train)).astype(int)
+                accuracy = 0.632 * accuracy + 0.368 * float(np.mean(y_resub == y[split.train]))
+                balanced = 0.632 * balanced + 0.368 * _balanced_accuracy(y[split.train], y_resub)
+            rows = np.arange(len(y_test))
+            if scores is None:
+                auc, log_loss = math.nan, math.nan
+                true_score = (y_pred == y_test).astype(float)
+            else:
+                auc = _auc_ovr(y_test, scores)
+                true_score = scores[rows, y_test]
+                log_loss = (float(-np.mean(np.log(np.clip(true_score, _LOG_LOSS_EPS, 1.0))))
+                            if is_proba else math.nan)
+            model_bytes = float(len(pickle.dumps(pipe, protocol=pickle.HIGHEST_PROTOCOL)))
+    except Exception as exc:  # a learner fault is a recorded result, not a crash (MemoryError included)
+        message = f"{type(exc).__name__}: {exc}".strip()
+        return failed_fold(recipe, split, "error", " ".join(message.split())[:500], fit_time=fit_time,
+                            predict_time=predict_time)
+    return FoldRecord(recipe.id, split.repeat, split.fold, "ok", accuracy, balanced, auc, log_loss, fit_time,
+                      predict_time, model_bytes, "", np.asarray(true_score, dtype=float))
+
+
+
+def _warm_up(recipe: LearnerRecipe, X, y, split: Split, **kwargs) -> None:
+    """One untimed fit+predict on at most 100 training and 20 test rows (class-proportional), result dropped."""
+
+    def spread(rows, m):
+        order = rows[np.argsort(y[rows], kind="stable")]
+        return np.unique(order[np.linspace(0, len(order) - 1, min(m, len(order))).astype(int)])
+
+    mini = Split(split.repeat, split.fold, spread(split.train, 100), spread(split.test, 20))
+    evaluate_fold(recipe, X, y, mini, **kwargs)
+
+
+def fold_sequence(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, splits, *, n_classes: int,
+                  random_state: int, nominal: tuple = (), warm_up: bool = True):
+    """Evaluate ``recipe`` on ``splits`` one after the other (a "test"), after an untimed warm-up fit.
+
+    A generator (it runs as is in a :class:`~algorank.evaluation.cv.children.ChildStream`): it
+    yields None once the warm-up (one fit on at most 100 training rows of the first split, result
+    dropped) is done, then each fold's :class:`~algorank.evaluation.cv.store.FoldRecord` as it
+    finishes.  Fold ``k`` uses the learner seed :func:`fold_seed` of ``random_state``, as the
+    evaluator does.
+    """
+    kwargs = dict(n_classes=n_classes, nominal=nominal)
+    if warm_up and len(splits):
+        _warm_up(recipe, X, y, splits[0], random_state=random_state, **kwargs)
+    yield None
+    for s in splits:
+        yield evaluate_fold(recipe, X, y, s, random_state=fold_seed(random_state, s.repeat, s.fold), **kwargs)

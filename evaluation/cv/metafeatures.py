@@ -1,0 +1,143 @@
+"""Meta-features and landmarkers of a dataset: what the meta-data build records and ``recommend`` measures live.
+
+:func:`dataset_meta_features` gives the loader's meta-features (``n_instances``,
+``n_features``, ``n_classes``, ``majority_fraction``, ``n_nominal_features``,
+``missing_fraction``, ``dropped_rows``) plus ``n_features_onehot`` (columns after one-hot
+encoding the nominal features), ``nominal_fraction``, ``class_entropy`` (bits) and
+``class_entropy_normalized`` (divided by log2 of the number of classes), and two landmarkers on
+a random subsample of at most 2,000 rows (seed 0) scored by stratified 5-fold CV with the
+evaluator's preprocessing: ``landmark_1nn`` (1-NN accuracy) and ``landmark_stump`` (depth-1
+decision tree accuracy), their CPU cost ``landmark_1nn_time`` / ``landmark_stump_time``
+(seconds for the 5 folds) and ``landmark_rows``.
+
+:func:`expected_landmark_seconds` predicts their cost on a new dataset from the times recorded
+in a meta-dataset, so that a budgeted ``recommend`` can decide whether to pay for them.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+
+__all__ = ["dataset_meta_features", "expected_landmark_seconds", "LANDMARK_ROWS"]
+
+#: Rows of the random subsample the landmarkers run on.
+LANDMARK_ROWS = 2000
+_FOLDS = 5
+_SEED = 0
+
+
+def _entropy_bits(counts: np.ndarray) -> float:
+    p = counts[counts > 0] / counts.sum()
+    return float(-(p * np.log2(p)).sum()) if len(p) else 0.0
+
+
+def _landmark(X: np.ndarray, nominal: tuple, y: np.ndarray, estimator, *, folds: int, random_state: int):
+    """(accuracy, seconds) of ``estimator`` behind the evaluator's preprocessing, stratified k-fold CV."""
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.pipeline import Pipeline
+
+    from algorank.evaluation.cv.preprocessing import make_preprocessor
+
+    t0 = time.perf_counter()
+    correct = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cv = StratifiedKFold(n_splits=folds, shuffle=True, random_state=random_state)
+        for train, test in cv.split(X, y):
+            pipe = Pipeline([("prep", make_preprocessor(nominal, scaling="standard")), ("model", estimator)])
+            pipe.fit(X[train], y[train])
+            correct += int(np.sum(pipe.predict(X[test]) == y[test]))
+    return correct / len(y), time.perf_counter() - t0
+
+
+def expected_landmark_seconds(datasets, n_rows: float, n_features: float) -> float:
+    """Seconds :func:`dataset_meta_features` is expected to take on ``n_rows`` x ``n_features`` data.
+
+    ``a + b r^2 d + c r d`` (``r`` landmarker rows, at most 2,000; ``d`` one-hot features; 1-NN
+    compares every pair of rows, the stump sorts every feature), fitted by non-negative least
+    squares to the recorded landmarker times (``landmark_1nn_time + landmark_stump_time``) of the
+    prior datasets, so the largest of them pin it down (broad without BASEHOCK predicts 3.4 s for
+    its 1,993 x 4,862; recorded 4.1 s).  NaN when fewer than 5 prior datasets record the times.
+
+    Parameters
+    ----------
+    datasets : DataFrame
+        A meta-dataset's datasets table.
+    n_rows, n_features : float
+        The new dataset's rows and features (after one-hot encoding when known).
+    """
+    from scipy.optimize import nnls
+
+    if not {"landmark_1nn_time", "landmark_stump_time"} <= set(datasets.columns):
+        return math.nan
+    t = datasets["landmark_1nn_time"].to_numpy(dtype=float) + datasets["landmark_stump_time"].to_numpy(dtype=float)
+    rows = (datasets["landmark_rows"] if "landmark_rows" in datasets.columns
+            else np.minimum(datasets["n_instances"], LANDMARK_ROWS)).to_numpy(dtype=float)
+    cols = (datasets["n_features_onehot"] if "n_features_onehot" in datasets.columns
+            else datasets["n_features"]).to_numpy(dtype=float)
+    ok = np.isfinite(t) & (t > 0) & np.isfinite(rows) & (rows > 0) & np.isfinite(cols) & (cols > 0)
+    if ok.sum() < 5 or not (n_rows > 0 and n_features > 0):
+        return math.nan
+    r, d = rows[ok], cols[ok]
+    coef, _ = nnls(np.column_stack([np.ones(len(r)), r * r * d, r * d]), t[ok])
+    r_new = min(float(n_rows), LANDMARK_ROWS)
+    return float(coef @ np.array([1.0, r_new * r_new * n_features, r_new * n_features]))
+
+
+def dataset_meta_features(data, *, max_rows: int = LANDMARK_ROWS, random_state: int = _SEED) -> dict:
+    """Meta-features of a :class:`~algorank.evaluation.cv.datasets.LoadedDataset` (see the module docstring).
+
+    Parameters
+    ----------
+    data : LoadedDataset
+    max_rows : int
+        Rows of the random subsample the landmarkers run on.
+    random_state : int
+        Seed of the subsample and the landmarkers' folds.
+
+    Returns
+    -------
+    dict
+        The loader's meta-features plus ``n_features_onehot``, ``nominal_fraction``,
+        ``class_entropy``, ``class_entropy_normalized``, ``landmark_1nn``,
+        ``landmark_stump`` (NaN when the data is too small for 2-fold CV), their
+        ``*_time`` and ``landmark_rows``.
+    """
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    from algorank.evaluation.cv.preprocessing import encode_features, make_preprocessor
+
+    mf = dict(data.meta_features)
+    X, nominal = encode_features(data.X)
+    y = data.y_codes
+    n, d = X.shape
+    onehot = make_preprocessor(nominal, scaling="none").fit(X).transform(X[:1]).shape[1] if n else 0
+    counts = np.bincount(y, minlength=len(data.classes)).astype(float)
+    k = len(data.classes)
+    entropy = _entropy_bits(counts)
+    mf.update({
+        "n_features_onehot": int(onehot),
+        "nominal_fraction": float(sum(nominal) / d) if d else 0.0,
+        "class_entropy": entropy,
+        "class_entropy_normalized": entropy / math.log2(k) if k > 1 else 0.0,
+    })
+    rows = np.arange(n)
+    if n > max_rows:
+        rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_rows, replace=False))
+    Xs, ys = X[rows], y[rows]
+    folds = min(_FOLDS, int(np.bincount(ys).max()))  # StratifiedKFold needs n_splits <= the largest class
+    mf["landmark_rows"] = int(len(rows))
+    for name, est in (("landmark_1nn", KNeighborsClassifier(n_neighbors=1)),
+                      ("landmark_stump", DecisionTreeClassifier(max_depth=1, random_state=random_state))):
+        if folds >= 2 and len(np.unique(ys)) >= 2:
+            acc, sec = _landmark(Xs, nominal, ys, est, folds=folds, random_state=random_state)
+        else:
+            acc, sec = math.nan, 0.0
+        mf[name], mf[f"{name}_time"] = float(acc), float(sec)
+    return mf
+
