@@ -139,13 +139,13 @@ def time_model_arrays(meta: MetaDataset, *, time_model: str = "fit", cv: int = 5
     """``(meta or arrays, TimeModel or None, time kind, words)`` for a benchmark under ``time_model``.
 
     ``"fit"``: the recorded fit times; ``"live"``: what a live ``cv``-fold test costs,
-    ``cv x t + overhead`` (:func:`algorank.evaluation.meta.time_model.live_arrays`).
+    ``cv x t + overhead`` (:func:`algorank.recommender.kernel.time_model.live_arrays`).
     """
     if time_model == "fit":
         return meta, None, "fit_time", "recorded fit times"
     if time_model != "live":
         raise InputError(f"time_model must be 'fit' or 'live'; got {time_model!r}")
-    from algorank.evaluation.meta.time_model import live_arrays
+    from algorank.recommender.kernel.time_model import live_arrays
 
     arrays, model, kind = live_arrays(meta, folds=cv, overhead=time_overhead)
     return arrays, model, kind, "live tests, " + model.describe(kind)
@@ -224,7 +224,7 @@ def benchmark(strategies: Sequence, meta="lcdb", *, test_meta=None, heldout=None
         ``to_dict()``, ``per_dataset_table()`` / ``to_frame()``.
     """
     from algorank.evaluation.meta.benchmark import benchmark_strategies, join_test_meta
-    from algorank.evaluation.meta.time_model import meta_time_kind
+    from algorank.recommender.kernel.time_model import meta_time_kind
     from algorank.recommender.registry import parse_strategy
 
     if isinstance(strategies, str):
@@ -373,7 +373,7 @@ def tune_p(meta="lcdb", *, strategy: str = "ar", grid: Sequence[float] | None = 
     TuneResult
     """
     from algorank.evaluation.meta.benchmark import PAPER_P_GRID, p_sweep, tune_p_nested
-    from algorank.evaluation.meta.environments import MetaArrays, meta_arrays
+    from algorank.recommender.kernel.environments import MetaArrays, meta_arrays
     from algorank.evaluation.meta.user_metrics import metrics_report
     from algorank.recommender.average_ranking import format_p
     from algorank.recommender.spec import parse_p
@@ -423,7 +423,7 @@ _EI_P_GRID = (2.0, 1.5, 1.0, 0.5, 0.25, 0.0)
 
 def _p_family(spec: str):
     """``(family, make_strategy(p), upper bound of P, default grid)`` of a ``tune_p`` strategy family."""
-    from algorank.evaluation.meta.labels import format_p
+    from algorank.recommender.kernel.labels import format_p
     from algorank.recommender.registry import make_ar, parse_strategy
 
     text = str(spec).strip()

@@ -9,14 +9,14 @@ dataset::
 ``dataset_info`` is a dict of what is known about the new dataset (``dataset``,
 ``n_instances``, ``n_features``, ``n_classes``, ``majority_fraction`` and any
 meta-features; any of them may be missing).  ``history`` is the list of
-:class:`~algorank.evaluation.meta.trace.Observation` made so far on that dataset.
+:class:`~algorank.recommender.kernel.trace.Observation` made so far on that dataset.
 """
 
 from __future__ import annotations
 
 from typing import Mapping, Protocol, Sequence
 
-from algorank.evaluation.meta.trace import Observation
+from algorank.recommender.kernel.trace import Observation
 
 __all__ = ["Strategy", "StrategyBase", "OrderPolicy", "CAPABILITIES", "time_model_spec"]
 

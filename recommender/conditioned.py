@@ -44,8 +44,8 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy.stats import norm
 
-from algorank.evaluation.meta.environments import meta_arrays
-from algorank.evaluation.meta.time_model import TimeModel
+from algorank.recommender.kernel.environments import meta_arrays
+from algorank.recommender.kernel.time_model import TimeModel
 from algorank.metadata.errors import InputError
 from algorank.metadata.growth import load_growth
 from algorank.recommender.base import StrategyBase, time_model_spec

@@ -48,9 +48,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
-from algorank.evaluation.meta.labels import format_p
-from algorank.evaluation.meta.time_model import TimeModel
+from algorank.recommender.kernel.environments import MetaArrays, meta_arrays, require_times
+from algorank.recommender.kernel.labels import format_p
+from algorank.recommender.kernel.time_model import TimeModel
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import TIME_FLOOR
 from algorank.recommender.average_ranking import AverageRanking
@@ -264,7 +264,7 @@ class LossTimeOrder(StrategyBase):
         module docstring).  With at most this many learners every one is tried.
     time_overhead, time_scale : float
         Live time model ``T = time_scale * t + time_overhead`` applied to the meta-data
-        times before anything else (defaults: the recorded times; see :mod:`algorank.evaluation.meta.time_model`).
+        times before anything else (defaults: the recorded times; see :mod:`algorank.recommender.kernel.time_model`).
     name : str, optional
         Display name (default: the spec of the parameters set away from their defaults).
     """

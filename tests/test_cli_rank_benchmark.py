@@ -99,8 +99,8 @@ def test_tune_p_json(capsys, small_meta):
 
 def test_live_time_model_flags(capsys, small_meta):
     from algorank.evaluation.meta.benchmark import p_sweep
-    from algorank.evaluation.meta.time_model import TimeModel
-    from algorank.evaluation.meta.environments import meta_arrays
+    from algorank.recommender.kernel.time_model import TimeModel
+    from algorank.recommender.kernel.environments import meta_arrays
     from algorank.recommender.registry import make_ar
 
     code, out, err = _run(capsys, "tune-p", "--meta", str(small_meta), "--p-grid", "1/4", "0", "--json",
@@ -116,7 +116,7 @@ def test_live_time_model_flags(capsys, small_meta):
     code, out, err = _run(capsys, "benchmark", "--meta", str(small_meta), "--strategy", "ar:p=1/4",
                           "--strategy", "lt:h=inf", "--time-model", "live")
     assert code == 0, err
-    from algorank.evaluation.meta.time_model import LIVE_OVERHEAD
+    from algorank.recommender.kernel.time_model import LIVE_OVERHEAD
 
     assert f"(live tests, 5 x fit + {LIVE_OVERHEAD:g} s)" in out
     code, out, err = _run(capsys, "tune-p", "--meta", str(small_meta), "--time-model", "live", "--time-overhead", "-1")

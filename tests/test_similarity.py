@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from algorank.evaluation.meta.loss_time import loss_steps, mil_rows
+from algorank.recommender.kernel.loss_time import loss_steps, mil_rows
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.recommender.registry import parse_strategy

@@ -6,7 +6,7 @@ out?".  For one strategy on one dataset (its trace: tests in order with accuraci
 ``a_k``, NaN for a test that failed or timed out, and seconds ``t_k``; cumulative
 ``T_k = t_1 + ... + t_k``), with ``best`` the highest accuracy of any learner on the
 dataset and ``baseline`` the accuracy known before any test (majority-class fraction,
-else the worst learner's; see :mod:`algorank.evaluation.meta.loss_time`):
+else the worst learner's; see :mod:`algorank.recommender.kernel.loss_time`):
 
 * **time to eps**: ``T_k`` of the first test with ``a_k >= best - eps`` (``eps`` in
   accuracy points, default 1 point = 0.01 accuracy; a tolerance of 1e-9 absorbs
@@ -26,7 +26,7 @@ Oracle bounds (what knowing the dataset's results gives; no strategy can beat th
 time to eps = the time of the cheapest single learner within ``eps`` of the best; loss
 at ``B`` = the loss of the most accurate learner whose own time is ``<= B`` (any set of
 tests finished by ``B`` contains its best learner, which alone takes no longer); MIL =
-the exact smallest MIL (:func:`~algorank.evaluation.meta.oracle.oracle_order`).
+the exact smallest MIL (:func:`~algorank.recommender.kernel.oracle.oracle_order`).
 
 Comparing strategy S with the reference R over datasets (METHODS.md)
 --------------------------------------------------------------------
@@ -51,9 +51,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from algorank.evaluation.meta.environments import MetaArrays
-from algorank.evaluation.meta.loss_time import check_window, loss_steps, mil_rows
-from algorank.evaluation.meta.oracle import oracle_order
+from algorank.recommender.kernel.environments import MetaArrays
+from algorank.recommender.kernel.loss_time import check_window, loss_steps, mil_rows
+from algorank.recommender.kernel.oracle import oracle_order
 from algorank.metadata.errors import InputError
 
 __all__ = [

@@ -3,7 +3,7 @@
 :func:`recommend` joins the three contracts: a strategy (any spec of
 :mod:`algorank.recommender.registry` or a Strategy object) is fitted on the meta-data,
 its policy for the new dataset is followed in a
-:class:`~algorank.recommender.live.environment.LiveEnvironment` by :func:`~algorank.evaluation.meta.trace.run_policy`,
+:class:`~algorank.recommender.live.environment.LiveEnvironment` by :func:`~algorank.recommender.kernel.trace.run_policy`,
 and the result is the planned order, the trace of what really happened and the
 best learner found.
 
@@ -23,10 +23,10 @@ ranks from LCDB instead (unscaled features, single fits, no predict times).
 
 Live time model (default).  A live test is ``cv`` fits and predictions plus a fixed
 cost.  With ``time_model="live"`` a strategy given as a spec ranks with
-``T = cv x t + time_overhead`` (:mod:`algorank.evaluation.meta.time_model`), where ``t`` is the
+``T = cv x t + time_overhead`` (:mod:`algorank.recommender.kernel.time_model`), where ``t`` is the
 meta-data's fit plus predict time when it records predict times and the fit time
-otherwise (:func:`~algorank.evaluation.meta.time_model.meta_time_kind`), and ``time_overhead`` defaults
-to the calibrated constant for that kind (:func:`~algorank.evaluation.meta.time_model.default_overhead`); a spec that
+otherwise (:func:`~algorank.recommender.kernel.time_model.meta_time_kind`), and ``time_overhead`` defaults
+to the calibrated constant for that kind (:func:`~algorank.recommender.kernel.time_model.default_overhead`); a spec that
 sets ``overhead=``, ``scale=`` or ``time=`` itself is used as given, and
 ``time_model="fit"`` ranks with the recorded fit times.  Strategy objects are used as
 given.  The default strategy's P is the one nested leave-one-dataset-out picks on the
@@ -61,9 +61,9 @@ from algorank.evaluation.cv.datasets import LoadedDataset, as_dataset
 from algorank.evaluation.cv.evaluator import start_fold_server
 from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
 from algorank.recommender.live.environment import LiveEnvironment
-from algorank.evaluation.meta.environments import meta_arrays
-from algorank.evaluation.meta.time_model import TimeModel, live_model_for
-from algorank.evaluation.meta.trace import Observation, Trace, run_policy
+from algorank.recommender.kernel.environments import meta_arrays
+from algorank.recommender.kernel.time_model import TimeModel, live_model_for
+from algorank.recommender.kernel.trace import Observation, Trace, run_policy
 from algorank.metadata.checks import check_folds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable, short_name
@@ -475,12 +475,12 @@ def recommend(
     time_model : {"live", "fit"}
         ``"live"``: a strategy spec ranks with the time of a live test,
         ``cv x t + time_overhead`` with ``t`` the fit plus predict time when the meta-data
-        records predict times (:func:`~algorank.evaluation.meta.time_model.meta_time_kind`), else the fit time
+        records predict times (:func:`~algorank.recommender.kernel.time_model.meta_time_kind`), else the fit time
         (unless the spec sets ``overhead=``/``scale=``/``time=``); ``"fit"``: with the recorded
         fit times.
     time_overhead : float, optional
         Seconds a live test costs on top of ``cv x t`` (default the calibrated
-        :func:`~algorank.evaluation.meta.time_model.default_overhead` for that time).
+        :func:`~algorank.recommender.kernel.time_model.default_overhead` for that time).
     on_plan, on_start, on_observation : callable, optional
         Progress hooks: called with the plan, with each learner id before its test, and
         with each observation as it arrives.
@@ -614,7 +614,7 @@ def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time
         A spec or a strategy object (objects are used as given).
     meta : MetaDataset
         The meta-data it will be fitted on (decides the time kind,
-        :func:`~algorank.evaluation.meta.time_model.meta_time_kind`).
+        :func:`~algorank.recommender.kernel.time_model.meta_time_kind`).
     time_model, cv, time_overhead, random_state
         As in :func:`recommend`.
 
