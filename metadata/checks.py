@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 
 from algorank.metadata.errors import InputError
 
-__all__ = ["check_seed", "check_folds", "check_url"]
+__all__ = ["check_seed", "check_folds", "check_url", "check_budget"]
 
 
 def _is_int(value) -> bool:
@@ -62,3 +62,24 @@ def check_url(value, *, name: str = "server") -> str:
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
         raise InputError(f"{name} must be an http(s) URL such as https://www.openml.org/api/v1/xml; got {value!r}")
     return str(value)
+
+
+def check_budget(value, *, name: str = "budget_seconds", none_ok: bool = True) -> float | None:
+    """A budget in seconds: a finite number > 0 (or None, no limit, when ``none_ok``); the one check of budgets.
+
+    Raises
+    ------
+    InputError
+        Not a number, not finite, not positive, a bool, or None where a limit is needed.
+    """
+    import math
+
+    if value is None and none_ok:
+        return None
+    try:
+        b = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError, OverflowError):
+        b = math.nan
+    if not (math.isfinite(b) and b > 0):
+        raise InputError(f"{name} must be a positive number of seconds; got {value!r}")
+    return b

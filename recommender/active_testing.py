@@ -270,6 +270,7 @@ class ActiveTesting(StrategyBase):
     adaptive = True
     time_model_aware = True
     fast_loo = True
+    p_upper = 1.0
 
     def __init__(
         self,

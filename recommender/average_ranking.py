@@ -195,6 +195,7 @@ class AverageRanking(StrategyBase):
 
     time_model_aware = True
     fast_loo = True
+    p_upper = 1.0
     has_dataset_scores = True
 
     def __init__(

@@ -113,6 +113,9 @@ class ConditionedStrategy(StrategyBase):
     needs_window = False
     sees_held_out = False
     adaptive = True
+    conditions_on_landmarks = True
+    p_upper = 2.0
+    p_grid = (2.0, 1.5, 1.0, 0.5, 0.25, 0.0)
     predicts = True
     time_model_aware = True
 

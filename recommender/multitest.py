@@ -537,6 +537,32 @@ class Multi2TestResult:
         k = len(self.labels)
         return [(self.labels[i], self.labels[j]) for i in range(k) for j in range(k) if self.better[i, j]]
 
+    def to_text(self) -> str:
+        """The ``algorank multitest`` report: the tests used, then the order with the reason for each step."""
+        from algorank.metadata.text import escape, format_table
+
+        fr = self.friedman
+        cost = self.to_dict()["average_cost"]
+        rows = []
+        for i, l in enumerate(self.order):
+            rec = self.reasons[i] if i < len(self.reasons) else None
+            reason = "" if rec is None else (
+                f"significantly more accurate than {short_name(rec['second'])}" if rec["reason"] == "significant"
+                else f"not significantly different from {short_name(rec['second'])}; cheaper"
+                if rec["reason"] == "cost" else rec["text"])
+            c = cost.get(l)
+            rows.append((i + 1, short_name(l), f"{self.average_ranks[l]:.2f}", "" if c is None else f"{c:.3f}", reason))
+        lines = [f"Multi2Test on {fr.n_datasets} datasets ({len(self.dropped)} dropped), cost prior: "
+                 f"{escape(self.cost)}, alpha = {self.alpha:g}",
+                 f"pairwise: {'; '.join(self.pairwise_tests)} ({self.correction})",
+                 f"omnibus: {self.omnibus_method} chi2 = {fr.statistic:.2f}, p = {fr.pvalue:.3g}"
+                 + (f", Kendall's W = {fr.kendall_w:.3f}" if fr.kendall_w == fr.kendall_w else "")
+                 + "; post hoc: " + ("none" if self.posthoc is None else self.posthoc.method), "",
+                 format_table(["#", "learner", "avg rank", "avg cost", "reason for the next step"], rows,
+                              align="rlrrl")]
+        lines += [f"note: {escape(n)}" for n in self.notes]
+        return "\n".join(lines)
+
     def to_dict(self) -> dict:
         """JSON-ready summary (the ``algorank multitest --json`` object)."""
         ph = self.posthoc

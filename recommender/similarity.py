@@ -271,6 +271,7 @@ class LossTimeOrder(StrategyBase):
 
     needs_window = True
     time_model_aware = True
+    p_upper = 1.0
 
     def __init__(self, *, h="inf", p: float = 1 / 16, passes: int = 2, tmin: float = 1e-3, tmax: float = 100.0,
                  h_grid: Sequence[float] = DEFAULT_H_GRID, inner: int = 40, random_state: int = 0,

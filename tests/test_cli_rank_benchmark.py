@@ -41,7 +41,7 @@ def one_dataset_meta(tmp_path):
 
 
 def test_rank_json_on_snapshot(capsys):
-    code, out, err = _run(capsys, "rank", "--p", "1/64", "--json")
+    code, out, err = _run(capsys, "rank", "--meta", "lcdb", "--p", "1/64", "--json")
     assert code == 0, err
     d = json.loads(out)
     assert set(d) >= {"order", "scores"}
@@ -51,9 +51,9 @@ def test_rank_json_on_snapshot(capsys):
 
 
 def test_rank_exclude_dataset_and_table(capsys):
-    code, out, _ = _run(capsys, "rank", "--p", "0", "--exclude-dataset", "1000", "--json")
+    code, out, _ = _run(capsys, "rank", "--meta", "lcdb", "--p", "0", "--exclude-dataset", "1000", "--json")
     assert code == 0 and json.loads(out)["n_datasets"] == 247
-    code, out, _ = _run(capsys, "rank", "--p", "0.015625")
+    code, out, _ = _run(capsys, "rank", "--meta", "lcdb", "--p", "0.015625")
     assert code == 0 and "P = 0.015625" in out and "mean rank" in out
 
 
