@@ -15,6 +15,7 @@ Every function that reads meta-data defaults to the embedded ``broad`` set
 from __future__ import annotations
 
 import logging
+import time
 from typing import Callable, Sequence
 
 from algorank.metadata.dataset import MetaDataset
@@ -25,7 +26,7 @@ from algorank.results import DatasetSelection, ExportResult, RankResult, RecordR
 logger = logging.getLogger(__name__)
 
 __all__ = ["load_meta", "info", "rank", "recommend", "evaluate", "benchmark", "tune_p", "multitest", "compare",
-           "export", "pull", "build_meta", "build_snapshot", "build_oboe", "parse_repeats", "default_store_path",
+           "export", "pull", "build_meta", "build_snapshot", "build_oboe", "process_start", "parse_repeats", "default_store_path",
            "time_model_arrays", "p_families", "DEFAULT_META", "TuneResult", "RankResult", "ExportResult",
            "DatasetSelection", "RecordResult"]
 
@@ -155,6 +156,22 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
                       exclude_datasets=exclude_datasets, allow_modules=allow_modules, time_model=time_model,
                       time_overhead=time_overhead, metric=metric, on_plan=on_plan, on_start=on_start,
                       on_observation=on_observation, started=started, neighbours=neighbours)
+
+
+def process_start() -> float:
+    """:func:`time.perf_counter` value of this process's start (Linux; else now): the command line's budgets count from it."""
+    import os
+
+    now = time.perf_counter()
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            start_ticks = float(f.read().rpartition(")")[2].split()[19])  # field 22, starttime
+        with open("/proc/uptime", encoding="ascii") as f:
+            uptime = float(f.read().split()[0])
+        age = uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return now
+    return now - min(max(age, 0.0), 60.0)  # a clock oddity never eats more than a minute
 
 
 def parse_repeats(text: str | int | None, stop: str | None) -> tuple[int | None, str]:

@@ -22,6 +22,8 @@ import time
 from typing import Callable, Sequence
 
 from algorank.metadata.errors import AlgorankError, InputError
+from algorank.metadata.io import check_out_dir, json_dumps, output_folder
+from algorank.metadata.text import escape
 
 __all__ = ["main", "build_parser"]
 
@@ -76,14 +78,8 @@ def _numbers(values, *, option: str):
     return out or None
 
 
-def _progress(args) -> bool:
-    return not getattr(args, "quiet", False) and sys.stderr.isatty()
-
-
 def _check_out(args):
     """``--out`` checked before any work (a folder that is, or can become, writable); None without it."""
-    from algorank.metadata.io import check_out_dir
-
     return check_out_dir(args.out) if getattr(args, "out", None) else None
 
 
@@ -93,21 +89,20 @@ def _emit(text: str) -> None:
 
 def _finish(args, result, out=None, code: int = 0) -> int:
     """Print ``result`` (text, or one JSON object naming the files to come), then write its files under ``out``."""
-    from algorank import results
-    from algorank.metadata.io import json_dumps, output_folder
+    from algorank.results import output_files, to_text, write_files
 
-    names = results.output_files(result) if out is not None else []
+    names = output_files(result) if out is not None else []
     if args.json:
         d = result.to_dict()
         if isinstance(d, dict) and getattr(args, "out", None) is not None and "written" not in d:
             d["written"] = [str(out / n) for n in names]  # printed first, then written
         _emit(json_dumps(d))
     else:
-        _emit(results.to_text(result))
+        _emit(to_text(result))
     if names:
         sys.stdout.flush()
         with output_folder(out) as folder:
-            written = results.write_files(result, folder)
+            written = write_files(result, folder)
         if not args.json:
             _emit("\n".join(f"wrote {w}" for w in written))
     return code
@@ -131,19 +126,17 @@ def _add_snapshot(sub) -> None:
     p = sub.add_parser("snapshot", help="rebuild the embedded meta-data (LCDB snapshot, OBOE matrices)")
     ssub = p.add_subparsers(dest="snapshot_command", required=True, parser_class=_Parser)
     b = ssub.add_parser("build", help="rebuild the snapshot and the growth table from the lcdb package (pip install 'algorank[lcdb]')")
-    b.add_argument("--out", metavar="DIR", help="folder to write to (default: the installed package's data folder)")
     b.add_argument("--lcdb-dir", metavar="DIR", help="folder of LCDB's CSV files (default: the installed lcdb package)")
-    b.add_argument("--json", action="store_true", help="print the written record as JSON")
-    b.add_argument("--quiet", action="store_true", help="no log messages")
     b.set_defaults(func=_run_snapshot_build)
     o = ssub.add_parser("build-oboe", help="rebuild the embedded 'oboe' set from OBOE's matrices "
                                            "(e.g. ../shared/metadata/oboe)")
     o.add_argument("source", metavar="DIR", help="folder holding OBOE's error_matrix.csv, runtime_matrix.csv, "
                                                  "dataset_sizes.csv, classification.json and LICENSE.txt")
-    o.add_argument("--out", metavar="DIR", help="folder to write to (default: the installed package's data folder)")
-    o.add_argument("--json", action="store_true", help="print the written record as JSON")
-    o.add_argument("--quiet", action="store_true", help="no log messages")
     o.set_defaults(func=_run_snapshot_build_oboe)
+    for q in (b, o):
+        q.add_argument("--out", metavar="DIR", help="folder to write to (default: the installed package's data folder)")
+        q.add_argument("--json", action="store_true", help="print the written record as JSON")
+        q.add_argument("--quiet", action="store_true", help="no log messages")
 
 
 def _run_snapshot_build(args) -> int:
@@ -348,7 +341,8 @@ def _run_benchmark(args) -> int:
                       exclude_datasets=_items(args.exclude_dataset) or (), reference=args.reference, eps=args.eps,
                       budgets=_numbers(args.budgets, option="--budgets") or (1.0, 10.0, 60.0), tmin=args.tmin,
                       tmax=args.tmax, time_model=args.time_model, cv=args.cv, time_overhead=args.time_overhead,
-                      random_state=args.seed, progress=_progress(args), axis=args.axis, max_tests=args.max_tests)
+                      random_state=args.seed, progress=not args.quiet and sys.stderr.isatty(), axis=args.axis,
+                      max_tests=args.max_tests)
     return _finish(args, suite, out)
 
 
@@ -382,7 +376,8 @@ def _run_tune_p(args) -> int:
                  tmax=args.tmax, time_model=args.time_model, cv=args.cv, time_overhead=args.time_overhead,
                  exclude_heldout=args.exclude_heldout, exclude_datasets=_items(args.exclude_dataset) or (),
                  reference=args.reference, eps=args.eps,
-                 budgets=_numbers(args.budgets, option="--budgets") or (1.0, 10.0, 60.0), progress=_progress(args))
+                 budgets=_numbers(args.budgets, option="--budgets") or (1.0, 10.0, 60.0),
+                 progress=not args.quiet and sys.stderr.isatty())
     return _finish(args, res, out)
 
 
@@ -489,7 +484,7 @@ def _add_recommend(sub) -> None:
 
 
 def _run_recommend(args) -> int:
-    from algorank.api import recommend
+    from algorank.api import process_start, recommend
     from algorank.recommender.live.report import observation_line, progress_width, start_line
 
     out = _check_out(args)
@@ -518,27 +513,11 @@ def _run_recommend(args) -> int:
                        exclude_datasets=args.exclude_dataset, allow_modules=args.allow_module,
                        time_model=args.time_model, time_overhead=args.time_overhead, on_plan=on_plan,
                        on_start=None if args.dry_run else on_start, on_observation=on_observation,
-                       started=args.started)
+                       started=process_start() if args.started is None else args.started)
     code = 130 if result.stop_reason == "interrupted" else 0  # partial results are shown, then exit 130
     if result.trace is None and not args.json:
         return code  # a dry run: the plan was printed
     return _finish(args, result, out, code)
-
-
-def _process_start() -> float:
-    """:func:`time.perf_counter` value of this process's start (Linux; else now): budgets count from it."""
-    import os
-
-    now = time.perf_counter()
-    try:
-        with open("/proc/self/stat", encoding="ascii") as f:
-            start_ticks = float(f.read().rpartition(")")[2].split()[19])  # field 22, starttime
-        with open("/proc/uptime", encoding="ascii") as f:
-            uptime = float(f.read().split()[0])
-        age = uptime - start_ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return now
-    return now - min(max(age, 0.0), 60.0)  # a clock oddity never eats more than a minute
 
 
 # ---------------------------------------------------------------- wiring
@@ -572,11 +551,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 ok, 1 failure, 2 bad input, 130 interrupted).
 
-    Called without ``argv`` it is the process's command line: budgets count from the start of
-    the process, and an interrupted command exits at once.  Called with ``argv`` (tests, other
-    programs) budgets count from the call.
+    Without ``argv`` (the process's command line) budgets count from the start of the process and an
+    interrupted command exits at once; with ``argv`` (tests, other programs) budgets count from the call.
     """
-    started = _process_start() if argv is None else time.perf_counter()
+    started = None if argv is None else time.perf_counter()  # None: the budget counts from the process start
     try:  # everything, imports included, is inside: an interrupt at any moment exits 130 without a traceback
         import logging
 
@@ -586,12 +564,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
         code = int(args.func(args) or 0)  # a command may return its own code (130: interrupted, results kept)
         return _exit_now(code) if code == 130 and argv is None else code
-    except InputError as exc:
+    except AlgorankError as exc:  # InputError: the user's mistake (2); anything else of algorank's (1)
         sys.stderr.write(f"error: {_one_line(exc)}\n")
-        return 2
-    except AlgorankError as exc:
-        sys.stderr.write(f"error: {_one_line(exc)}\n")
-        return 1
+        return 2 if isinstance(exc, InputError) else 1
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return _exit_now(130) if argv is None else 130
@@ -600,14 +575,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _exit_now(code: int) -> int:
-    """End the process at once after Ctrl-C (the command line only: ``main()`` without ``argv``).
-
-    Python's normal shutdown tears down every module (numpy, pandas, scikit-learn, ...), which
-    takes from a few tenths of a second to more than one on a loaded machine; an interrupted
-    command must stop within a second.  What matters is done explicitly: output flushed, log
-    handlers closed, multiprocessing's finalizers run (the fold server's socket folder removed,
-    daemonic children ended); then the process exits.
-    """
+    """End the process at once after Ctrl-C (``main()`` without ``argv``): Python's normal shutdown of numpy,
+    pandas, scikit-learn takes up to a second; output, log handlers and multiprocessing's finalizers are done here."""
     import logging
     import os
 
@@ -624,8 +593,7 @@ def _exit_now(code: int) -> int:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return " ".join(text.split())
+    return escape(" ".join((str(exc).strip() or type(exc).__name__).split()))
 
 
 if __name__ == "__main__":
