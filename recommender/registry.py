@@ -21,8 +21,8 @@ from algorank.metadata.errors import InputError
 from algorank.recommender.average_ranking import AverageRanking
 from algorank.recommender.baselines import BestAccuracy, Fastest, Oracle, RandomOrder
 from algorank.recommender.active_testing import from_spec as active_testing_from_spec
-from algorank.recommender.conditioned import from_spec as conditioned_from_spec
-from algorank.recommender.similarity import from_spec as loss_time_from_spec
+from algorank.recommender.ei import from_spec as conditioned_from_spec
+from algorank.recommender.lt import from_spec as loss_time_from_spec
 from algorank.recommender.multitest_strategies import multi2test_factory
 from algorank.recommender.spec import (TIME_MODEL_KEYS, int_param, parse_p, pop_number, pop_time_model, seed_from,
                                       split_spec)

@@ -13,7 +13,7 @@ from algorank.recommender.kernel.trace import Observation
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.recommender.accuracy_model import fit_accuracy_model, from_gain, to_gain
-from algorank.recommender.conditioned import ConditionedStrategy
+from algorank.recommender.ei import ConditionedStrategy
 from algorank.recommender.registry import parse_strategy
 from algorank.recommender.runtime_model import fit_runtime_model, observed_ratio, runtime_features
 

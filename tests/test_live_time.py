@@ -14,7 +14,7 @@ from algorank.recommender.a3r import a3r_prime
 from algorank.recommender.active_testing import ActiveTesting
 from algorank.recommender.average_ranking import AverageRanking
 from algorank.recommender.registry import parse_strategy
-from algorank.recommender.similarity import LossTimeOrder
+from algorank.recommender.lt import LossTimeOrder
 
 A, B = "learner.A", "learner.B"
 

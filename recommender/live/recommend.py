@@ -79,7 +79,7 @@ __all__ = ["PlannedTest", "PlannedOrder", "Recommendation", "recommend", "plan",
 logger = logging.getLogger(__name__)
 
 #: Strategy used when none is given: the dataset-conditioned adaptive ``ei`` (expected improvement
-#: per expected second, :mod:`algorank.recommender.conditioned`), chosen on the frozen held-out split of
+#: per expected second, :mod:`algorank.recommender.ei`), chosen on the frozen held-out split of
 #: the broad meta-data (40 datasets no choice was tuned on; README "Dataset-conditioned, adaptive
 #: recommendation"): time to within 1 point of the best learner no slower than accuracy-only ranking
 #: on 35 of 40 and faster on 33 (sign test p = 4e-6), summed time 65 s against 375 s (oracle 29 s),
