@@ -302,7 +302,26 @@ def _build_text(summary) -> str:
     return "\n".join(lines)
 
 
-_TEXT = {"BenchmarkSuite": _benchmark_text, "EvaluationResult": _evaluation_text, "BuildSummary": _build_text}
+def _pull_text(c) -> str:
+    """The coverage report of a pull (at most 20 gaps listed)."""
+    lines = [f"wrote             {escape(c.output)} (+ .coverage.json)",
+             f"selection         {escape(c.selection)}; flows {', '.join(map(str, c.flows))}",
+             f"datasets          {c.datasets}", f"learners          {c.learners}",
+             f"cells             {c.cells} ({c.with_runtime} with runtime, {c.with_folds} with per-fold values)",
+             f"task x flow       {c.pairs_with_accuracy} of {c.pairs} with {c.measure}, {c.pairs_with_runtime} with "
+             f"runtime, {c.pairs_with_folds} with folds",
+             f"pages             {c.pages['fetched']} fetched, {c.pages['cache']} from cache, "
+             f"{c.pages['corrupt']} corrupt refetched"]
+    for m in c.missing[:20]:
+        where = f"task {m['task']}" + (f", flow {m['flow']}" if m["flow"] is not None else "")
+        lines.append(f"missing {m['what']:<9} {where}: {escape(m['reason'])}")
+    if len(c.missing) > 20:
+        lines.append(f"... and {len(c.missing) - 20} more gaps (see the .coverage.json)")
+    return "\n".join(lines)
+
+
+_TEXT = {"BenchmarkSuite": _benchmark_text, "EvaluationResult": _evaluation_text, "BuildSummary": _build_text,
+         "PullCoverage": _pull_text}
 
 
 def to_text(result) -> str:

@@ -167,28 +167,6 @@ class PullCoverage:
         d["learner_of_flow"] = {str(k): v for k, v in self.learner_of_flow.items()}
         return d
 
-    def to_text(self) -> str:
-        """The coverage report as text (at most 20 gaps listed)."""
-        from algorank.metadata.text import escape
-
-        lines = [
-            f"wrote             {escape(self.output)} (+ .coverage.json)",
-            f"selection         {escape(self.selection)}; flows {', '.join(map(str, self.flows))}",
-            f"datasets          {self.datasets}",
-            f"learners          {self.learners}",
-            f"cells             {self.cells} ({self.with_runtime} with runtime, {self.with_folds} with per-fold values)",
-            f"task x flow       {self.pairs_with_accuracy} of {self.pairs} with {self.measure}, "
-            f"{self.pairs_with_runtime} with runtime, {self.pairs_with_folds} with folds",
-            f"pages             {self.pages['fetched']} fetched, {self.pages['cache']} from cache, "
-            f"{self.pages['corrupt']} corrupt refetched",
-        ]
-        for m in self.missing[:20]:
-            where = f"task {m['task']}" + (f", flow {m['flow']}" if m["flow"] is not None else "")
-            lines.append(f"missing {m['what']:<9} {where}: {escape(m['reason'])}")
-        if len(self.missing) > 20:
-            lines.append(f"... and {len(self.missing) - 20} more gaps (see the .coverage.json)")
-        return "\n".join(lines)
-
 
 @dataclass(frozen=True)
 class PullResult:
