@@ -1,46 +1,60 @@
 """algorank: which learners should I try first on this dataset, and in what order?
 
-The public API (the CLI is a thin shell over exactly these)::
+The public API (the command line is a thin shell over exactly these)::
 
     import algorank
     rec = algorank.recommend(df, target="class", budget=30)   # test learners live, refit the best
     rec.leaderboard                                          # what ran, CV accuracy, seconds
     rec.model.predict(new_rows)                              # the refitted best learner
+    print(rec.to_text())                                     # what `algorank recommend` prints
 
-    meta = algorank.load_meta("uci")                         # or "lcdb", a file, a MetaDataset
+    meta = algorank.load_meta("broad")                       # the default; or "uci", "lcdb", "oboe", a file
+    algorank.info(meta)                                      # counts
+    algorank.rank(meta, p="1/16")                            # AR-A3R average ranking
     algorank.benchmark(["ar:p=0", "ar:p=1/16"], meta)        # leave-one-dataset-out loss-time
     algorank.tune_p(meta, nested=True)                       # which A3R P
     algorank.multitest(meta)                                 # Multi2Test order with statistics
+    algorank.compare(meta, learners=["knn", "lda", "svc-rbf"])  # Friedman, post hoc, effect sizes
     algorank.evaluate(X, y=y, learners=["knn", "logreg"])    # repeated CV of chosen learners
     algorank.AlgorankClassifier(budget=30).fit(X, y)         # the loop as a scikit-learn estimator
+
+Importing the package is cheap: each name is imported on first use.
 """
 
-import sys as _sys
+from __future__ import annotations
 
-_argv0 = (getattr(_sys, "argv", None) or [""])[0]
-if _argv0 == "-m" or _argv0.rsplit("/", 1)[-1] == "algorank":  # the command line is starting
-    import os as _os
-    import signal as _signal
-
-    def _interrupted_while_starting(signum, frame):  # a Ctrl-C during the imports: exit 130, no traceback
-        _os.write(2, b"interrupted\n")
-        _os._exit(130)
-
-    _signal.signal(_signal.SIGINT, _interrupted_while_starting)  # cli.main() puts Python's handler back
-
-from algorank.api import benchmark, evaluate, load_meta, multitest, pull, recommend, tune_p
-from algorank.metadata.dataset import MetaDataset
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = ["load_meta", "recommend", "evaluate", "benchmark", "tune_p", "multitest", "pull", "MetaDataset",
-           "AlgorankClassifier", "__version__"]
+#: Public name -> module that defines it (imported on first access).
+_LAZY = {
+    **{name: "algorank.api" for name in (
+        "load_meta", "info", "rank", "recommend", "evaluate", "benchmark", "tune_p", "multitest", "compare",
+        "export", "pull", "build_meta")},
+    **{name: "algorank.results" for name in (
+        "TuneResult", "RankResult", "ExportResult", "DatasetSelection", "RecordResult")},
+    "MetaDataset": "algorank.metadata.dataset",
+    "MetaDescription": "algorank.metadata.dataset",
+    "Recommendation": "algorank.recommender.live.recommend",
+    "EvaluationResult": "algorank.evaluation.cv.evaluator",
+    "BenchmarkSuite": "algorank.evaluation.meta.benchmark",
+    "Multi2TestResult": "algorank.recommender.multitest",
+    "LearnerComparison": "algorank.evaluation.stats.compare",
+    "AlgorankClassifier": "algorank.recommender.live.estimator",
+}
+
+__all__ = [*_LAZY, "__version__"]
 
 
 def __getattr__(name: str):
-    # the estimator imports scikit-learn (over a second): only when asked for, not for every command
-    if name == "AlgorankClassifier":
-        from algorank.recommender.live.estimator import AlgorankClassifier
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'algorank' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later accesses are plain attribute lookups
+    return value
 
-        return AlgorankClassifier
-    raise AttributeError(f"module 'algorank' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

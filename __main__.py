@@ -2,9 +2,12 @@
 
 import sys
 
-from algorank.cli import main
-
 __all__: list[str] = []
 
 if __name__ == "__main__":
+    try:
+        from algorank.cli import main
+    except KeyboardInterrupt:  # Ctrl-C while Python starts: no traceback
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
     sys.exit(main())

@@ -2,34 +2,44 @@
 
 Each function takes what data scientists hold (a path, a DataFrame with a target column,
 ``X, y`` arrays, an embedded meta-data name or a :class:`MetaDataset`) and returns a result
-object with ``to_frame()`` / ``to_dict()``.  The CLI (:mod:`algorank.cli`) calls the same
-functions; ``--json`` prints ``to_dict()``.
+object with ``to_dict()`` and ``to_text()`` (most also ``to_frame()``).  The command line
+(:mod:`algorank.cli`) is a thin shell over exactly these functions, one per command: it prints
+``to_text()``, or ``to_dict()`` as JSON with ``--json``, and writes the result's files under
+``--out`` (:mod:`algorank.results`).
+
+Every function that reads meta-data defaults to the embedded ``broad`` set
+(:data:`DEFAULT_META`), the same for every command, :func:`recommend` and
+:class:`~algorank.AlgorankClassifier`.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from typing import Sequence
+import time
+from typing import Callable, Sequence
 
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
+from algorank.metadata.snapshot import DEFAULT_META
+from algorank.results import DatasetSelection, ExportResult, RankResult, RecordResult, TuneResult
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["load_meta", "recommend", "evaluate", "benchmark", "tune_p", "multitest", "pull", "TuneResult",
-           "time_model_arrays"]
+__all__ = ["load_meta", "info", "rank", "recommend", "evaluate", "benchmark", "tune_p", "multitest", "compare",
+           "export", "pull", "build_meta", "build_snapshot", "build_oboe", "process_start", "parse_repeats", "default_store_path",
+           "time_model_arrays", "p_families", "DEFAULT_META", "TuneResult", "RankResult", "ExportResult",
+           "DatasetSelection", "RecordResult"]
 
 
-def load_meta(source=None, *, default: str = "lcdb") -> MetaDataset:
-    """Load meta-data: an embedded set's name (``"lcdb"``, ``"uci"``), a file, a MetaDataset, or a list of these.
+def load_meta(source=None, *, default: str = DEFAULT_META) -> MetaDataset:
+    """Load meta-data: an embedded set's name (``"broad"``, ``"uci"``, ``"lcdb"``, ``"oboe"``), a file, a MetaDataset, or a list of these.
 
     Parameters
     ----------
     source : str, path, MetaDataset or sequence, optional
         What to load; None gives ``default``.  A list joins disjoint sources.
     default : str
-        Embedded set used when ``source`` is None.
+        Embedded set used when ``source`` is None (``broad``).
 
     Raises
     ------
@@ -38,17 +48,55 @@ def load_meta(source=None, *, default: str = "lcdb") -> MetaDataset:
     """
     from algorank.metadata.snapshot import load_meta as _load
 
-    if isinstance(source, MetaDataset):
-        return source
-    if isinstance(source, (list, tuple)) and any(isinstance(s, MetaDataset) for s in source):
-        return MetaDataset.concat([load_meta(s, default=default) for s in source])
     return _load(source, default=default)
 
 
+def info(meta=None):
+    """Summary counts of meta-data (``algorank info``).
+
+    Returns
+    -------
+    MetaDescription
+        ``to_text()``, ``to_dict()``.
+    """
+    return load_meta(meta).describe()
+
+
+def rank(meta=None, *, p="1/16", exclude_datasets: Sequence[str] = (), min_coverage: float = 0.5) -> RankResult:
+    """AR-A3R average ranking of the learners of the meta-data (``algorank rank``).
+
+    Parameters
+    ----------
+    meta : str, path, MetaDataset or list, optional
+        Prior runs (default ``broad``).
+    p : float or str
+        A3R time exponent in [0, 1] (``"1/64"``, ``0.015625``, ``0`` = accuracy only).
+    exclude_datasets : sequence of str
+        Datasets left out of the ranking.
+    min_coverage : float
+        Fraction of datasets a learner needs results on to be ranked on merit.
+
+    Returns
+    -------
+    RankResult
+    """
+    from algorank.recommender.registry import make_ar
+
+    data = load_meta(meta)
+    if exclude_datasets:
+        data = data.exclude(datasets=[str(d) for d in exclude_datasets])
+    ar = make_ar(p, min_coverage=min_coverage).fit(data)
+    return RankResult(p=float(ar.p), p_text=str(p), n_datasets=int(ar.n_datasets_), order=tuple(ar.order_),
+                      scores={l: float(ar.average_rank_[l]) for l in ar.order_},
+                      coverage={l: int(ar.coverage_[l]) for l in ar.order_})
+
+
 def recommend(data, target: str | None = None, *, y=None, strategy: str | None = None, budget: float | None = 60.0,
-              meta="broad", cv: int = 5, top: int | None = None, random_state: int = 0, refit: bool = True,
+              meta=None, cv: int = 5, top: int | None = None, random_state: int = 0, refit: bool = True,
               dry_run: bool = False, exclude_datasets: Sequence[str] = (), allow_modules: Sequence[str] = (),
-              **hooks):
+              time_model: str = "live", time_overhead: float | None = None, metric: str | None = None,
+              neighbours: int = 10, on_plan: Callable | None = None, on_start: Callable | None = None,
+              on_observation: Callable | None = None, started: float | None = None):
     """Rank learners for ``data`` from the meta-data, test them live within ``budget`` seconds, refit the best.
 
     Parameters
@@ -61,12 +109,13 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
     y : array-like, optional
         Labels when ``data`` holds the features only.
     strategy : str, optional
-        Strategy spec (default ``recommend``'s default, see :data:`DEFAULT_STRATEGY`).
+        Strategy spec (default ``ei``, see
+        :data:`~algorank.recommender.live.recommend.DEFAULT_STRATEGY`).
     budget : float or None
-        Wall-clock seconds from this call to the end of the live tests, loading included (None: no
-        limit); the refit of the best learner (``refit=True``) comes on top.  For a budget that
-        includes the refit use :class:`~algorank.AlgorankClassifier`.
-    meta : str, path, MetaDataset or list
+        Wall-clock seconds from this call (or ``started``) to the end of the live tests, loading
+        included (None: no limit); the refit of the best learner (``refit=True``) comes on top.
+        For a budget that includes the refit use :class:`~algorank.AlgorankClassifier`.
+    meta : str, path, MetaDataset or list, optional
         Prior runs (default the embedded ``broad`` set).
     cv : int
         Folds of each live test (stratified, one repetition).
@@ -82,29 +131,89 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
         Prior datasets to leave out of the meta-data.
     allow_modules : sequence of str
         Packages besides scikit-learn whose classes learner ids may name.
-    **hooks
-        ``on_plan``, ``on_start``, ``on_observation`` progress callbacks, ``time_model``,
-        ``time_overhead``, ``neighbours`` (see :func:`algorank.recommender.live.recommend.recommend`).
+    time_model : {"live", "fit"}
+        Rank with the time of a live test (``cv x t + time_overhead``) or the recorded fit time.
+    time_overhead : float, optional
+        Seconds a live test costs on top of its fits and predictions (default: calibrated).
+    metric : {"accuracy", "balanced_accuracy"}, optional
+        Score of the live tests (default: the one the meta-data ranks by).
+    neighbours : int
+        Similar prior datasets behind the expected values of strategies without their own model.
+    on_plan, on_start, on_observation : callable, optional
+        Progress hooks: the planned order, each learner id before its test, each observation.
+    started : float, optional
+        :func:`time.perf_counter` value the budget counts from (default: this call).
 
     Returns
     -------
     Recommendation
-        ``leaderboard`` / ``to_frame()``, ``best``, ``model`` (a fitted Pipeline), ``to_dict()``.
+        ``leaderboard`` / ``to_frame()``, ``best``, ``model`` (a fitted Pipeline), ``to_dict()``, ``to_text()``.
     """
-    from algorank.recommender.live.recommend import DEFAULT_STRATEGY
     from algorank.recommender.live.recommend import recommend as _recommend
 
-    return _recommend(data, y=y, target=target, strategy=strategy or DEFAULT_STRATEGY,
-                      meta=load_meta(meta, default="broad"), budget_seconds=budget, top=top, cv=cv,
+    return _recommend(data, y=y, target=target, strategy=strategy, meta=meta, budget_seconds=budget, top=top, cv=cv,
                       random_state=random_state, refit=refit and not dry_run, dry_run=dry_run,
-                      exclude_datasets=exclude_datasets, allow_modules=allow_modules, **hooks)
+                      exclude_datasets=exclude_datasets, allow_modules=allow_modules, time_model=time_model,
+                      time_overhead=time_overhead, metric=metric, on_plan=on_plan, on_start=on_start,
+                      on_observation=on_observation, started=started, neighbours=neighbours)
+
+
+def process_start() -> float:
+    """:func:`time.perf_counter` value of this process's start (Linux; else now): the command line's budgets count from it."""
+    import os
+
+    now = time.perf_counter()
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            start_ticks = float(f.read().rpartition(")")[2].split()[19])  # field 22, starttime
+        with open("/proc/uptime", encoding="ascii") as f:
+            uptime = float(f.read().split()[0])
+        age = uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return now
+    return now - min(max(age, 0.0), 60.0)  # a clock oddity never eats more than a minute
+
+
+def parse_repeats(text: str | int | None, stop: str | None) -> tuple[int | None, str]:
+    """Interpret ``repeats`` (``N`` or ``"auto"``) together with ``stop`` -> ``(repeats, stop)`` of the Evaluator.
+
+    ``auto`` means adaptive: ``stop`` defaults to ``rank`` (``fixed`` with ``auto`` is
+    an error).  A number with ``fixed`` (the default) is the number of repetitions;
+    with ``rank``/``ks`` it is the maximum.
+    """
+    if text is None:
+        return None, stop or "fixed"
+    if isinstance(text, str) and text.strip().lower() == "auto":
+        if stop == "fixed":
+            raise InputError("--repeats auto needs an adaptive --stop (rank or ks), not fixed")
+        return None, stop or "rank"
+    try:
+        n = int(str(text))
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise InputError(f"--repeats must be a positive integer or 'auto', got {text!r}")
+    return n, stop or "fixed"
+
+
+def default_store_path():
+    """Default fold store of :func:`evaluate`: ``$ALGORANK_STORE`` or ``~/.cache/algorank/evaluate.sqlite``."""
+    import os
+    from pathlib import Path
+
+    env = os.environ.get("ALGORANK_STORE")
+    if env:
+        return Path(env)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "algorank" / "evaluate.sqlite"
 
 
 def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str] | None = None, scheme: str = "cv",
-             cv: int = 5, repeats: int | None = None, stop: str = "fixed", threshold: float | None = None,
-             timeout: float | None = None, n_jobs: int = 1, store=None, random_state: int = 0,
-             allow_modules: Sequence[str] = (), progress: bool = False):
-    """Evaluate learners on one dataset with repeated cross-validation (resumable with ``store``).
+             cv: int = 5, repeats: int | str | None = None, stop: str | None = None, threshold: float | None = None,
+             min_repeats: int | None = None, max_repeats: int | None = None, timeout: float | None = None,
+             n_jobs: int = 1, store=True, random_state: int = 0, allow_modules: Sequence[str] = (),
+             progress: bool = False):
+    """Evaluate learners on one dataset with repeated cross-validation (resumable through the fold store).
 
     Parameters
     ----------
@@ -113,7 +222,13 @@ def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str]
     learners : sequence of str, optional
         Portfolio ids, short names or estimator class paths with JSON parameters (default: the
         20-learner portfolio).
-    scheme, cv, repeats, stop, threshold, timeout, n_jobs, store, random_state
+    repeats : int or "auto", optional
+        Repetitions (``stop="fixed"``), their maximum (``rank``/``ks``), or ``"auto"``
+        (adaptive; ``stop`` defaults to ``rank``), see :func:`parse_repeats`.
+    store : bool, str or path
+        The SQLite fold store that makes a run resumable: True (default) the default store
+        :func:`default_store_path`, a path, or False / None for none.
+    scheme, cv, stop, threshold, min_repeats, max_repeats, timeout, n_jobs, random_state
         See :class:`algorank.evaluation.cv.evaluator.Evaluator`.
     allow_modules : sequence of str
         Packages besides scikit-learn whose classes learner ids may name.
@@ -129,8 +244,12 @@ def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str]
     from algorank.evaluation.cv.evaluator import Evaluator
     from algorank.metadata.learners import learner_ids
 
-    evaluator = Evaluator(scheme=scheme, cv=cv, repeats=repeats, stop=stop, threshold=threshold, timeout=timeout,
-                          n_jobs=n_jobs, store=store, random_state=random_state, progress=progress,
+    repeats, stop = parse_repeats(repeats, stop)
+    if store is True:
+        store = default_store_path()
+    evaluator = Evaluator(scheme=scheme, cv=cv, repeats=repeats, stop=stop, threshold=threshold,
+                          min_repeats=min_repeats, max_repeats=max_repeats, timeout=timeout, n_jobs=n_jobs,
+                          store=store or None, random_state=random_state, progress=progress,
                           allow_modules=allow_modules)
     return evaluator.evaluate(as_dataset(data, target, y=y), list(learners) if learners else learner_ids())
 
@@ -139,13 +258,13 @@ def time_model_arrays(meta: MetaDataset, *, time_model: str = "fit", cv: int = 5
     """``(meta or arrays, TimeModel or None, time kind, words)`` for a benchmark under ``time_model``.
 
     ``"fit"``: the recorded fit times; ``"live"``: what a live ``cv``-fold test costs,
-    ``cv x t + overhead`` (:func:`algorank.evaluation.meta.time_model.live_arrays`).
+    ``cv x t + overhead`` (:func:`algorank.recommender.kernel.time_model.live_arrays`).
     """
     if time_model == "fit":
         return meta, None, "fit_time", "recorded fit times"
     if time_model != "live":
         raise InputError(f"time_model must be 'fit' or 'live'; got {time_model!r}")
-    from algorank.evaluation.meta.time_model import live_arrays
+    from algorank.recommender.kernel.time_model import live_arrays
 
     arrays, model, kind = live_arrays(meta, folds=cv, overhead=time_overhead)
     return arrays, model, kind, "live tests, " + model.describe(kind)
@@ -156,7 +275,7 @@ def _meta_name(meta) -> str | None:
     if isinstance(meta, (list, tuple)) and len(meta) == 1:
         meta = meta[0]
     if meta is None:
-        return "lcdb"
+        return DEFAULT_META
     return meta.strip().lower() if isinstance(meta, str) else None
 
 
@@ -172,7 +291,7 @@ def _as_list(x) -> list:
     return [x] if isinstance(x, (str, MetaDataset)) or not isinstance(x, (list, tuple)) else list(x)
 
 
-def benchmark(strategies: Sequence, meta="lcdb", *, test_meta=None, heldout=None,
+def benchmark(strategies: Sequence, meta=None, *, test_meta=None, heldout=None,
               exclude_datasets: Sequence[str] = (), reference=None, eps: float = 1.0,
               budgets: Sequence[float] = (1.0, 10.0, 60.0), tmin: float | None = None, tmax: float | None = None,
               time_model: str = "fit", cv: int = 5, time_overhead: float | None = None, random_state: int = 0,
@@ -184,7 +303,7 @@ def benchmark(strategies: Sequence, meta="lcdb", *, test_meta=None, heldout=None
     strategies : sequence of str or Strategy
         Specs (``"ar:p=1/16"``, ``"ar:p=0"``, ``"oracle"``, ...) or strategy objects.
     meta : str, path, MetaDataset or list
-        Prior runs the strategies are fitted on (default the embedded LCDB snapshot).
+        Prior runs the strategies are fitted on (default the embedded ``broad`` set).
     test_meta : str, path, MetaDataset or list, optional
         Score the strategies on every dataset of this meta-data (its recorded runs; adaptive
         strategies query them as their environment, as in leave-one-out), fitted on ``meta``.
@@ -224,16 +343,17 @@ def benchmark(strategies: Sequence, meta="lcdb", *, test_meta=None, heldout=None
         ``to_dict()``, ``per_dataset_table()`` / ``to_frame()``.
     """
     from algorank.evaluation.meta.benchmark import benchmark_strategies, join_test_meta
-    from algorank.evaluation.meta.time_model import meta_time_kind
+    from algorank.recommender.kernel.time_model import meta_time_kind
+    from algorank.recommender.base import strategy_name
     from algorank.recommender.registry import parse_strategy
 
     if isinstance(strategies, str):
         strategies = [strategies]
     objs = [parse_strategy(s, random_state=random_state) if isinstance(s, str) else s for s in strategies]
-    names = [str(getattr(s, "name", type(s).__name__)) for s in objs]
+    names = [strategy_name(s) for s in objs]
     ref_name = None
     if reference is not None:
-        ref_name = reference.strip() if isinstance(reference, str) else str(getattr(reference, "name", reference))
+        ref_name = reference.strip() if isinstance(reference, str) else strategy_name(reference)
         if ref_name not in names:
             objs.insert(0, parse_strategy(reference, random_state=random_state) if isinstance(reference, str)
                         else reference)
@@ -275,66 +395,7 @@ def benchmark(strategies: Sequence, meta="lcdb", *, test_meta=None, heldout=None
                                 max_tests=max_tests)
 
 
-@dataclass(frozen=True)
-class TuneResult:
-    """What :func:`tune_p` returns: the P sweep, optionally the nested estimate, and the user-facing metrics.
-
-    Attributes
-    ----------
-    sweep : PSweepResult
-        Leave-one-dataset-out MIL of each P (chosen on all datasets: in-sample).
-    nested : NestedTuneResult or None
-        Honest estimate with P tuned without the scored dataset.
-    time_model : str
-        The test-time model in words.
-    metrics : MetricsReport or None
-        Time to eps, loss at budgets and MIL to budgets of every P (and of the nested
-        estimate), against the reference P, with the oracle bounds.
-    excluded : tuple of str
-        Datasets left out of all tuning (the frozen held-out split, ``exclude_datasets``).
-    strategy : str
-        The family whose P was swept (``ar``, ``at``, ``lt``, ``ei``).
-    """
-
-    sweep: object
-    nested: object = None
-    time_model: str = "recorded fit times"
-    extra: dict = field(default_factory=dict, repr=False)
-    metrics: object = None
-    excluded: tuple = ()
-    strategy: str = "ar"
-
-    @property
-    def best_p(self) -> float:
-        return self.sweep.best_p
-
-    def to_frame(self):
-        """One row per P: p, mean_mil, median_mil, mean_spearman (and the user-facing metric totals)."""
-        table = self.sweep.table()
-        if self.metrics is not None:
-            totals = self.metrics.summary_table().drop(columns=["strategy"]).iloc[: len(table)]
-            table = table.join(totals.drop(columns=["mil_mean"]).reset_index(drop=True))
-        return table
-
-    def to_dict(self) -> dict:
-        from algorank.recommender.average_ranking import format_p
-
-        sweep = self.sweep
-        d = {"tmin": sweep.tmin, "tmax": sweep.tmax, "n_datasets": len(sweep.results[0].datasets),
-             "results": [{"p": float(r.p), "p_label": format_p(r.p), "mean_mil": float(r.mean_mil),
-                          "median_mil": float(r.median_mil), "mean_spearman": float(r.mean_spearman)}
-                         for r in sweep.table().itertuples()],
-             "best_p": sweep.best_p, "strategy": self.strategy, "time_model": self.time_model,
-             "excluded_datasets": list(self.excluded)}
-        if self.nested is not None:
-            d["nested"] = {"mean_mil": self.nested.mean_mil, "median_mil": self.nested.median_mil,
-                           "p_counts": {format_p(p): c for p, c in self.nested.p_counts().items()}}
-        if self.metrics is not None:
-            d["user_metrics"] = self.metrics.to_dict()
-        return d
-
-
-def tune_p(meta="lcdb", *, strategy: str = "ar", grid: Sequence[float] | None = None, nested: bool = False,
+def tune_p(meta=None, *, strategy: str = "ar", grid: Sequence[float] | None = None, nested: bool = False,
            tmin: float | None = None, tmax: float | None = None, time_model: str = "fit", cv: int = 5,
            time_overhead: float | None = None, exclude_heldout=None, exclude_datasets: Sequence[str] = (),
            reference=None, eps: float = 1.0, budgets: Sequence[float] = (1.0, 10.0, 60.0),
@@ -344,7 +405,7 @@ def tune_p(meta="lcdb", *, strategy: str = "ar", grid: Sequence[float] | None = 
     Parameters
     ----------
     meta : str, path, MetaDataset or list
-        Prior runs (default the embedded LCDB snapshot).
+        Prior runs (default the embedded ``broad`` set).
     strategy : str
         The strategy family whose P is swept: ``"ar"`` (A3R average ranking, the default),
         ``"at"``, ``"lt"`` or ``"ei"`` (P in [0, 2]: ``EI / seconds ** P``), optionally with its
@@ -373,15 +434,15 @@ def tune_p(meta="lcdb", *, strategy: str = "ar", grid: Sequence[float] | None = 
     TuneResult
     """
     from algorank.evaluation.meta.benchmark import PAPER_P_GRID, p_sweep, tune_p_nested
-    from algorank.evaluation.meta.environments import MetaArrays, meta_arrays
     from algorank.evaluation.meta.user_metrics import metrics_report
-    from algorank.recommender.average_ranking import format_p
+    from algorank.recommender.base import capability
+    from algorank.recommender.kernel.environments import MetaArrays, meta_arrays
+    from algorank.recommender.kernel.labels import format_p
     from algorank.recommender.spec import parse_p
 
     family, make_strategy, upper, default_grid = _p_family(strategy)
-    values = (PAPER_P_GRID if family != "ei" else default_grid) if grid is None else [parse_p(p, upper=upper)
-                                                                                      for p in grid]
-    fast = bool(getattr(make_strategy(values[0]), "fast_loo", False))
+    values = (default_grid or PAPER_P_GRID) if grid is None else [parse_p(p, upper=upper) for p in grid]
+    fast = capability(make_strategy(values[0]), "fast_loo")
     if nested and not fast:
         raise InputError(f"nested tuning needs a strategy with a fast leave-one-out path (ar, at, lt); "
                          f"{family!r} refits per dataset: tune it with exclude_heldout and score the choice "
@@ -413,49 +474,63 @@ def tune_p(meta="lcdb", *, strategy: str = "ar", grid: Sequence[float] | None = 
     scored = arrays if isinstance(arrays, MetaArrays) else meta_arrays(arrays)
     report = metrics_report(results, scored, eps=eps, budgets=budgets, reference=ref, time_axis=words)
     return TuneResult(sweep=sweep, nested=honest, time_model=words, metrics=report, excluded=tuple(excluded),
-                      strategy=family)
+                      strategy=family, spec=str(strategy).strip())
 
 
-#: Strategy families with a cost exponent P that :func:`tune_p` can sweep, and P's upper bound.
-_P_FAMILIES = {"ar": 1.0, "at": 1.0, "lt": 1.0, "ei": 2.0}
-_EI_P_GRID = (2.0, 1.5, 1.0, 0.5, 0.25, 0.0)
+def p_families() -> dict:
+    """Strategy families with a cost exponent P that :func:`tune_p` can sweep -> P's upper bound.
+
+    Declared by the strategies themselves (``p_upper``, see :data:`algorank.recommender.base.CAPABILITIES`).
+    """
+    from algorank.recommender.registry import STRATEGIES, parse_strategy
+
+    out = {}
+    for name in STRATEGIES:
+        try:
+            upper = parse_strategy(name).p_upper
+        except InputError:  # a strategy whose spec needs parameters
+            continue
+        if upper is not None:
+            out[name] = float(upper)
+    return out
 
 
 def _p_family(spec: str):
-    """``(family, make_strategy(p), upper bound of P, default grid)`` of a ``tune_p`` strategy family."""
-    from algorank.evaluation.meta.labels import format_p
-    from algorank.recommender.registry import make_ar, parse_strategy
+    """``(family, make_strategy(p), upper bound of P, default grid or None)`` of a ``tune_p`` strategy family."""
+    from algorank.recommender.kernel.labels import format_p
+    from algorank.recommender.registry import STRATEGIES, make_ar, parse_strategy
+    from algorank.recommender.spec import join_spec, split_spec
 
-    text = str(spec).strip()
-    family, _, rest = text.partition(":")
-    family = family.strip().lower()
-    if family not in _P_FAMILIES:
-        raise InputError(f"tune-p sweeps the P of {', '.join(_P_FAMILIES)}; got strategy {spec!r}")
-    fixed = [part.strip() for part in rest.split(",") if part.strip()]
-    if any(part.split("=", 1)[0].strip().lower() == "p" for part in fixed):
+    family, fixed = split_spec(spec)
+    strategy = parse_strategy(family) if family in STRATEGIES else None
+    upper = None if strategy is None else strategy.p_upper
+    if upper is None:
+        raise InputError(f"tune-p sweeps the P of {', '.join(p_families())}; got strategy {spec!r}")
+    if "p" in fixed:
         raise InputError(f"P is what tune-p sweeps: leave p= out of the strategy {spec!r}")
     if family == "ar" and not fixed:
-        return family, make_ar, _P_FAMILIES[family], None
+        return family, make_ar, upper, strategy.p_grid
 
     def make(p):
-        return parse_strategy(f"{family}:" + ",".join(fixed + [f"p={format_p(p)}"]))
+        return parse_strategy(join_spec(family, {**fixed, "p": format_p(p)}))
 
     make(0.0)  # a bad fixed knob is an error now, not after the first sweep
-    return family, make, _P_FAMILIES[family], _EI_P_GRID
+    return family, make, upper, strategy.p_grid
 
 
-def multitest(meta="lcdb", *, learners: Sequence[str] | None = None, **options):
+def multitest(meta=None, *, learners: Sequence[str] | None = None, cost="fit_time", pairwise: str = "auto",
+              correction: str = "holm", posthoc_method: str = "bergmann", alpha: float = 0.05,
+              test_train_ratio: float | None = None, missing: str = "auto", progress: bool = False):
     """Multi2Test: a cost-conscious order of learners with pairwise tests (Ulas et al. 2012).
 
     Parameters
     ----------
-    meta : str, path, MetaDataset or list
-        Prior runs (default the embedded LCDB snapshot).
+    meta : str, path, MetaDataset or list, optional
+        Prior runs (default the embedded ``broad`` set).
     learners : sequence of str, optional
-        Learners to compare (default all).
-    **options
-        ``cost``, ``pairwise``, ``posthoc_method``, ``alpha``, ... of
-        :func:`algorank.recommender.multitest.multi2test`.
+        Learners to compare: ids or short names (default all).
+    cost, pairwise, correction, posthoc_method, alpha, test_train_ratio, missing, progress
+        See :func:`algorank.recommender.multitest.multi2test`.
 
     Returns
     -------
@@ -463,26 +538,218 @@ def multitest(meta="lcdb", *, learners: Sequence[str] | None = None, **options):
     """
     from algorank.recommender.multitest import multi2test
 
-    return multi2test(load_meta(meta), learners=list(learners) if learners else None, **options)
+    return multi2test(load_meta(meta), learners=list(learners) if learners else None, cost=cost, pairwise=pairwise,
+                      correction=correction, posthoc_method=posthoc_method, alpha=alpha,
+                      test_train_ratio=test_train_ratio, missing=missing, progress=progress)
 
 
-def pull(*, out=None, **options):
+def compare(meta=None, *, learners: Sequence[str] | None = None, metric: str = "accuracy", control: str | None = None,
+            posthoc_method: str = "holm", control_method: str = "holm", alpha: float = 0.05,
+            confidence: float = 0.95, ci_method: str = "t", bayes: bool = True, rope: float = 0.01,
+            nsamples: int = 10000, random_state: int = 0, progress: bool = False):
+    """Compare learners over the datasets of the meta-data: omnibus test, post hoc, effect sizes, Bayesian signed-rank.
+
+    Parameters
+    ----------
+    meta : str, path, MetaDataset or list, optional
+        Prior runs (default the embedded ``broad`` set).
+    learners : sequence of str, optional
+        Learner ids or short names (default all).
+    control : str, optional
+        Compare this learner (id or short name) with every other one instead of all pairs.
+    metric, posthoc_method, control_method, alpha, confidence, ci_method, bayes, rope, nsamples, random_state, progress
+        See :func:`algorank.evaluation.stats.compare.compare_learners`.
+
+    Returns
+    -------
+    LearnerComparison
+    """
+    from algorank.evaluation.stats.compare import compare_learners
+    from algorank.metadata.checks import check_seed
+    from algorank.recommender.multitest import resolve_learners
+
+    random_state = check_seed(random_state)
+    data = load_meta(meta)
+    chosen = resolve_learners(list(learners), data.learner_ids) if learners else None
+    ctrl = resolve_learners([control], data.learner_ids)[0] if control else None
+    return compare_learners(data, learners=chosen, metric=metric, control=ctrl, posthoc_method=posthoc_method,
+                            control_method=control_method, alpha=alpha, confidence=confidence, ci_method=ci_method,
+                            bayes=bayes, rope=rope, nsamples=nsamples, random_state=random_state, progress=progress)
+
+
+def export(meta=None, *, aslib=None, out=None, scenario_id: str | None = None, folds: int = 10,
+           random_state: int = 0) -> ExportResult:
+    """Write meta-data as an ASlib scenario folder and/or a ``.parquet`` / ``.csv`` file.
+
+    Both targets are checked before anything is loaded or written.  The scenario is written into a
+    temporary folder next to ``aslib`` and moved into place file by file, and the file is written
+    atomically, so a failure leaves no half-written scenario or file behind; any OSError is one
+    :class:`~algorank.metadata.errors.InputError` (a path that cannot be written) or
+    :class:`~algorank.metadata.errors.AlgorankError` (a full disk).
+
+    Parameters
+    ----------
+    meta : str, path, MetaDataset or list, optional
+        What to export (default the embedded ``broad`` set).
+    aslib : path, optional
+        ASlib scenario folder to write.
+    out : path, optional
+        ``.parquet`` or ``.csv`` file to write.
+    scenario_id, folds, random_state
+        See :func:`algorank.metadata.aslib.write_aslib`.
+
+    Returns
+    -------
+    ExportResult
+    """
+    from algorank.metadata.io import check_out_dir, check_out_file, staged_folder, write_error
+
+    if aslib is None and out is None:
+        raise InputError("export: give --aslib DIR and/or --out FILE")
+    if aslib is not None:
+        check_out_dir(aslib, option="--aslib")
+    if out is not None:
+        check_out_file(out)
+    data = load_meta(meta)
+    written: list[str] = []
+    if aslib is not None:
+        from algorank.metadata.aslib import write_aslib
+
+        with staged_folder(aslib, option="--aslib") as tmp:
+            names = [p.name for p in write_aslib(data, tmp, scenario_id=scenario_id or _folder_name(aslib),
+                                                 folds=folds, random_state=random_state)]
+        written += [str(_path(aslib) / n) for n in names]
+    if out is not None:
+        try:
+            written.append(str(data.save(out)))
+        except OSError as exc:
+            raise write_error(exc, out) from None
+    d = data.describe()
+    return ExportResult(datasets=d.datasets, learners=d.learners, runs=d.runs, source=d.source, written=tuple(written))
+
+
+def _path(p):
+    from pathlib import Path
+
+    return Path(p)
+
+
+def _folder_name(p) -> str | None:
+    return None if p is None else (_path(p).resolve().name or None)
+
+
+def pull(*, out, suite: int | str | None = None, tasks: Sequence[int] | None = None, tag: str | None = None,
+         flows: Sequence[int] | None = None, top_flows: int | None = None, measure: str = "predictive_accuracy",
+         runtime_measure: str = "auto", cache_dir=None, offline: bool = False, server: str | None = None,
+         page_size: int = 10000, retries: int = 4, backoff: float = 1.0, timeout: float = 120.0,
+         progress: bool = False):
     """Build a meta-dataset from prior runs on OpenML (cached, resumable, offline mode).
 
     Parameters
     ----------
-    out : str or path, optional
+    out : str or path
         Meta-data file to write (``.parquet`` or ``.csv``); the coverage report goes next to it
         (``<out>.coverage.json``).
-    **options
-        ``suite``, ``tasks``, ``tag``, ``flows``, ``top_flows``, ``measure``, ``cache_dir``,
-        ``offline``, ``server``, ... of :func:`algorank.metadata.openml_pull.pull_openml`.
+    suite, tasks, tag
+        Exactly one: a benchmark suite id or alias, task ids, or a task tag.
+    flows, top_flows
+        Exactly one: flow ids, or the N flows with runs on most of the tasks.
+    measure, runtime_measure, cache_dir, offline, page_size, progress
+        See :func:`algorank.metadata.openml_pull.pull_openml`.
+    server : str, optional
+        OpenML API URL (default www.openml.org).
+    retries, backoff, timeout
+        Attempts per request, first retry wait in seconds (doubles), seconds per request.
 
     Returns
     -------
     PullResult
-        ``meta`` (a MetaDataset) and ``coverage``.
+        ``meta`` (a MetaDataset) and ``coverage`` (``to_text()``, ``to_dict()``).
     """
-    from algorank.metadata.openml_pull import pull_openml
+    from algorank.metadata.checks import check_url
+    from algorank.metadata.openml_http import DEFAULT_SERVER, OpenMLUnreachable, RetryPolicy
+    from algorank.metadata.openml_pull import OfflineCacheMiss, pull_openml
 
-    return pull_openml(out=out, **options)
+    if server is not None:
+        check_url(server, name="--server")
+    if isinstance(suite, str) and suite.isdigit():
+        suite = int(suite)
+    try:
+        return pull_openml(suite=suite, tasks=tasks, tag=tag, flows=flows, top_flows=top_flows, measure=measure,
+                           runtime_measure=runtime_measure, cache_dir=cache_dir, offline=offline,
+                           server=server or DEFAULT_SERVER, page_size=page_size,
+                           retry=RetryPolicy(attempts=retries, backoff=backoff, timeout=timeout), out=out,
+                           progress=progress)
+    except OfflineCacheMiss as exc:  # say what to do, in the words of both the API and the command line
+        raise InputError(f"{exc} (run it again online: offline=False, without --offline)") from exc
+    except OpenMLUnreachable as exc:
+        raise InputError(f"{exc} (use the page cache: offline=True / --offline, cache_dir / --cache DIR)") from exc
+
+
+def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None = None, cap: float = 120.0,
+               folds: int = 5, n_jobs: int = 1, calibrate: bool = True, list_only: bool = False,
+               assemble: bool = False, assemble_to=None, progress: bool = False):
+    """Build the broad evaluator meta-data (one file per dataset, resumable), list its datasets, or assemble it.
+
+    Parameters
+    ----------
+    shared_dir : path, optional
+        Folder with ``datasets/MANIFEST.csv`` (default ``$ALGORANK_SHARED``, else ``../shared``).
+    out_dir : path, optional
+        Per-dataset files (default ``metadata/data/broad``); datasets whose file exists are skipped.
+    datasets : sequence of str, optional
+        Build only these dataset ids.
+    cap, folds, n_jobs, calibrate, progress
+        See :func:`algorank.evaluation.cv.metabuild.build_meta`.
+    list_only : bool
+        Only select the datasets (:class:`~algorank.results.DatasetSelection`).
+    assemble : bool
+        Do not build: concatenate the files under ``out_dir`` into the embedded set, written to
+        ``assemble_to`` (:class:`~algorank.results.RecordResult`).
+
+    Returns
+    -------
+    BuildSummary, DatasetSelection or RecordResult
+    """
+    from algorank.evaluation.cv import metabuild
+    from algorank.metadata.io import check_out_dir, write_error
+
+    if list_only:
+        return DatasetSelection(items=tuple(metabuild.select_datasets(shared_dir, only=datasets)))
+    try:
+        if assemble:
+            if assemble_to is not None:
+                check_out_dir(assemble_to, option="--assemble-to")
+            record = metabuild.assemble_broad(out_dir, assemble_to, shared_dir=shared_dir)
+            return RecordResult(record=record, keys=("file", "sha256", "bytes", "datasets", "learners", "cells",
+                                                     "runs", "ok_runs", "error_runs", "timeout_runs",
+                                                     "timeout_tests", "collections", "complete"))
+        if out_dir is not None:
+            check_out_dir(out_dir)
+        return metabuild.build_meta(only=datasets, shared_dir=shared_dir, out_dir=out_dir, cap=cap, folds=folds,
+                                    n_jobs=n_jobs, calibrate=calibrate, progress=progress)
+    except OSError as exc:  # a full disk or a folder that cannot be written while building
+        raise write_error(exc, assemble_to if assemble else out_dir) from None
+
+
+def build_snapshot(*, out_dir=None, lcdb_dir=None) -> RecordResult:
+    """Rebuild the embedded LCDB snapshot and its growth table from the ``lcdb`` package (``snapshot build``)."""
+    from algorank.metadata.growth import build_growth
+    from algorank.metadata.io import check_out_dir
+    from algorank.metadata.snapshot import build_snapshot as _build
+
+    if out_dir is not None:
+        check_out_dir(out_dir)
+    record = _build(out_dir, lcdb_dir=lcdb_dir)
+    growth = build_growth(out_dir, lcdb_dir=lcdb_dir)
+    return RecordResult(record={**record, "growth": growth})
+
+
+def build_oboe(source, *, out_dir=None) -> RecordResult:
+    """Rebuild the embedded ``oboe`` set from OBOE's matrices in the folder ``source`` (``snapshot build-oboe``)."""
+    from algorank.metadata.io import check_out_dir
+    from algorank.metadata.oboe import build_oboe as _build
+
+    if out_dir is not None:
+        check_out_dir(out_dir)
+    return RecordResult(record=_build(source, out_dir))

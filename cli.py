@@ -1,29 +1,31 @@
-"""The ``algorank`` command line: parse, call one library function, render.
+"""The ``algorank`` command line: parse, call one :mod:`algorank.api` function, render its result.
 
-No logic lives here.  Every subcommand parses its arguments, calls one library
-function, and renders the result: a readable table by default, exactly one JSON
-object with ``--json``, files under ``--out``.  Only algorank's own exceptions
-are caught: :class:`~algorank.metadata.errors.InputError` (a user mistake) prints one
-line ``error: ...`` and exits 2; any other :class:`~algorank.metadata.errors.AlgorankError`
-exits 1.
+No logic lives here.  Every subcommand parses its arguments, calls one API function, and prints
+the result's ``to_text()`` (:func:`algorank.results.to_text`), or exactly one JSON object
+(``to_dict()``) with ``--json``; files go under ``--out`` through one output protocol: ``--out``
+checked before any work, results printed first, then the files written
+(:func:`algorank.results.write_files`), and any write failure is one ``error: cannot write ...``
+line with nothing half-written left behind.  Only algorank's own exceptions are caught:
+:class:`~algorank.metadata.errors.InputError` (a user mistake) prints one line ``error: ...`` and
+exits 2; any other :class:`~algorank.metadata.errors.AlgorankError` exits 1; an interrupt exits 130.
+
+Every command that reads meta-data defaults to the embedded ``broad`` set.  To add a command:
+one ``_add_NAME(sub)`` function that defines its arguments and a ``_run_NAME(args)`` that calls
+its API function, plus one entry in ``_COMMANDS``.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 import time
 from typing import Callable, Sequence
 
 from algorank.metadata.errors import AlgorankError, InputError
-from algorank.metadata.io import json_dumps
-from algorank.metadata.learners import short_name, short_names
+from algorank.metadata.io import check_out_dir, json_dumps, output_folder
 from algorank.metadata.text import EscapingFormatter, escape, terminal_text
 
 __all__ = ["main", "build_parser"]
-
-logger = logging.getLogger("algorank")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,33 +35,12 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(f"{self.prog.split()[-1] if ' ' in self.prog else self.prog}: {message}")
 
 
-# ---------------------------------------------------------------- rendering helpers
-def _emit_json(obj) -> None:
-    sys.stdout.write(json_dumps(obj) + "\n")  # JSON escapes every control character itself
-
-
-def _emit(text: str) -> None:
-    sys.stdout.write(terminal_text(text.rstrip("\n")) + "\n")
-
-
-def _fmt_seconds(s: float) -> str:
-    if s != s:  # NaN
-        return "n/a"
-    if s < 1:
-        return f"{s * 1000:.3g} ms"
-    if s < 120:
-        return f"{s:.3g} s"
-    if s < 7200:
-        return f"{s / 60:.3g} min"
-    return f"{s / 3600:.3g} h"
-
-
-def _add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = False, meta_default: str = "lcdb") -> None:
+# ---------------------------------------------------------------- shared arguments and rendering
+def _add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = False) -> None:
     if meta:
         p.add_argument("--meta", metavar="PATH", action="append",
-                       help="meta-data file (.parquet or .csv), an ASlib scenario folder, or an embedded set: lcdb, uci, broad, oboe "
-                            f"(default: {meta_default}); repeat to join several with distinct datasets")
-        p.set_defaults(meta_default=meta_default)
+                       help="meta-data file (.parquet or .csv), an ASlib scenario folder, or an embedded set: broad, "
+                            "uci, lcdb, oboe (default: broad); repeat to join several with distinct datasets")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     if out:
         p.add_argument("--out", metavar="DIR", help="write plots and tables to this folder")
@@ -79,86 +60,65 @@ def _add_time_model(p: argparse.ArgumentParser) -> None:
                    help="--time-model live: seconds per test on top of K x t (default: the calibrated constant)")
 
 
-def _save_figure(ax, target) -> str:
-    """Save ``ax``'s figure to ``target`` atomically (PNG), close it, return the path."""
-    import matplotlib.pyplot as plt
-
-    from algorank.metadata.io import atomic_path
-
-    with atomic_path(target) as tmp:
-        ax.figure.savefig(tmp, dpi=150, bbox_inches="tight")
-    plt.close(ax.figure)
-    return str(target)
+def _items(values) -> list[str] | None:
+    """Space- and comma-separated values of a repeatable option (None when not given)."""
+    if values is None:
+        return None
+    return [x.strip() for item in values for x in str(item).split(",") if x.strip()]
 
 
-def _check_numbers(args, *, cv: bool = True) -> None:
-    """``--seed`` and ``--cv`` with the one shared validation (before any work)."""
-    from algorank.metadata.checks import check_folds, check_seed
-
-    if getattr(args, "seed", None) is not None:
-        check_seed(args.seed, name="--seed")
-    if cv and getattr(args, "cv", None) is not None:
-        check_folds(args.cv, name="--cv")
+def _numbers(values, *, option: str):
+    """``_items`` as floats (a one-line error naming ``option`` otherwise)."""
+    out = []
+    for x in _items(values) or []:
+        try:
+            out.append(float(x))
+        except ValueError:
+            raise InputError(f"{option} must be numbers of seconds; got {x!r}") from None
+    return out or None
 
 
 def _check_out(args):
     """``--out`` checked before any work (a folder that is, or can become, writable); None without it."""
-    from algorank.metadata.io import check_out_dir
-
     return check_out_dir(args.out) if getattr(args, "out", None) else None
 
 
-def _write_outputs(out, writers) -> list[str]:
-    """Run ``writers`` (callables taking the folder, returning the paths written) inside ``out``.
-
-    Called after the results were printed.  Any OSError becomes one ``error: cannot write ...``
-    (exit 2 for a path, 1 for a full disk) and what was created is removed again.
-    """
-    from algorank.metadata.io import output_folder
-
-    written: list[str] = []
-    with output_folder(out) as folder:
-        for write in writers:
-            written.extend(write(folder))
-    return written
+def _emit(text: str) -> None:
+    sys.stdout.write(terminal_text(text.rstrip("\n")) + "\n")  # no control character from data
 
 
-def _load_meta(args):
-    from algorank.metadata.snapshot import load_meta
+def _finish(args, result, out=None, code: int = 0) -> int:
+    """Print ``result`` (text, or one JSON object naming the files to come), then write its files under ``out``."""
+    from algorank.results import output_files, to_text, write_files
 
-    return load_meta(args.meta, default=getattr(args, "meta_default", "lcdb"))
+    names = output_files(result) if out is not None else []
+    if args.json:
+        d = result.to_dict()
+        if isinstance(d, dict) and getattr(args, "out", None) is not None and "written" not in d:
+            d["written"] = [str(out / n) for n in names]  # printed first, then written
+        _emit(json_dumps(d))
+    else:
+        _emit(to_text(result))
+    if names:
+        sys.stdout.flush()
+        with output_folder(out) as folder:
+            written = write_files(result, folder)
+        if not args.json:
+            _emit("\n".join(f"wrote {w}" for w in written))
+    return code
 
 
 # ---------------------------------------------------------------- info
 def _add_info(sub) -> None:
-    p = sub.add_parser("info", help="summarise a meta-dataset (default: the embedded snapshot)")
+    p = sub.add_parser("info", help="summarise a meta-dataset (default: the embedded broad set)")
     _add_common(p)
     p.set_defaults(func=_run_info)
 
 
-def _run_info(args) -> None:
-    meta = _load_meta(args)
-    d = meta.describe()
-    if args.json:
-        _emit_json(d.to_dict())
-        return
-    _emit(
-        "\n".join(
-            [
-                f"source            {d.source}",
-                f"datasets          {d.datasets}",
-                f"learners          {d.learners}",
-                f"cells             {d.cells} of {d.datasets * d.learners} (missing {d.missing_fraction:.1%})",
-                f"  with time       {d.cells_with_time}",
-                f"  without time    {d.cells_without_time}"
-                + ("  (accuracy only: rank --p 0, benchmark --axis tests, multitest --cost none or a learner order)"
-                   if d.cells_with_time == 0 else ""),
-                f"runs              {d.runs} ({d.failed_runs} failed; median {d.repeats_per_cell_median:g} per cell)",
-                f"fit time          {_fmt_seconds(d.fit_time_min)} .. {_fmt_seconds(d.fit_time_max)} "
-                f"(median {_fmt_seconds(d.fit_time_median)})" if d.runs_with_time else "fit time          none recorded",
-            ]
-        )
-    )
+def _run_info(args) -> int:
+    from algorank.api import info
+
+    return _finish(args, info(args.meta))
 
 
 # ---------------------------------------------------------------- snapshot
@@ -166,42 +126,29 @@ def _add_snapshot(sub) -> None:
     p = sub.add_parser("snapshot", help="rebuild the embedded meta-data (LCDB snapshot, OBOE matrices)")
     ssub = p.add_subparsers(dest="snapshot_command", required=True, parser_class=_Parser)
     b = ssub.add_parser("build", help="rebuild the snapshot and the growth table from the lcdb package (pip install 'algorank[lcdb]')")
-    b.add_argument("--out", metavar="DIR", help="folder to write to (default: the installed package's data folder)")
     b.add_argument("--lcdb-dir", metavar="DIR", help="folder of LCDB's CSV files (default: the installed lcdb package)")
-    b.add_argument("--json", action="store_true", help="print the written record as JSON")
-    b.add_argument("--quiet", action="store_true", help="no log messages")
     b.set_defaults(func=_run_snapshot_build)
     o = ssub.add_parser("build-oboe", help="rebuild the embedded 'oboe' set from OBOE's matrices "
                                            "(e.g. ../shared/metadata/oboe)")
     o.add_argument("source", metavar="DIR", help="folder holding OBOE's error_matrix.csv, runtime_matrix.csv, "
                                                  "dataset_sizes.csv, classification.json and LICENSE.txt")
-    o.add_argument("--out", metavar="DIR", help="folder to write to (default: the installed package's data folder)")
-    o.add_argument("--json", action="store_true", help="print the written record as JSON")
-    o.add_argument("--quiet", action="store_true", help="no log messages")
     o.set_defaults(func=_run_snapshot_build_oboe)
+    for q in (b, o):
+        q.add_argument("--out", metavar="DIR", help="folder to write to (default: the installed package's data folder)")
+        q.add_argument("--json", action="store_true", help="print the written record as JSON")
+        q.add_argument("--quiet", action="store_true", help="no log messages")
 
 
-def _run_snapshot_build_oboe(args) -> None:
-    from algorank.metadata.oboe import build_oboe
+def _run_snapshot_build(args) -> int:
+    from algorank.api import build_snapshot
 
-    record = build_oboe(args.source, args.out)
-    if args.json:
-        _emit_json(record)
-    else:
-        _emit("\n".join(f"{k:<15}{v}" for k, v in record.items() if k != "inputs"))
+    return _finish(args, build_snapshot(out_dir=args.out, lcdb_dir=args.lcdb_dir))
 
 
-def _run_snapshot_build(args) -> None:
-    from algorank.metadata.growth import build_growth
-    from algorank.metadata.snapshot import build_snapshot
+def _run_snapshot_build_oboe(args) -> int:
+    from algorank.api import build_oboe
 
-    record = build_snapshot(args.out, lcdb_dir=args.lcdb_dir)
-    growth = build_growth(args.out, lcdb_dir=args.lcdb_dir)
-    if args.json:
-        _emit_json({**record, "growth": growth})
-    else:
-        _emit("\n".join(f"{k:<10}{v}" for k, v in record.items()))
-        _emit(f"{'growth':<10}{growth['file']} ({growth['learners']} learners, {growth['excluded']})")
+    return _finish(args, build_oboe(args.source, out_dir=args.out))
 
 
 # ---------------------------------------------------------------- pull
@@ -232,58 +179,14 @@ def _add_pull(sub) -> None:
     p.set_defaults(func=_run_pull)
 
 
-def _pull_options(args) -> dict:
-    """The keyword arguments of :func:`algorank.api.pull` from ``algorank pull``'s arguments."""
-    from algorank.metadata.openml_http import DEFAULT_SERVER, RetryPolicy
-
-    from algorank.metadata.checks import check_url
-
-    if args.server is not None:
-        check_url(args.server, name="--server")
-    suite = int(args.suite) if args.suite is not None and args.suite.isdigit() else args.suite
-    return dict(suite=suite, tasks=args.tasks, tag=args.tag, flows=args.flows, top_flows=args.top_flows,
-                measure=args.measure, runtime_measure=args.runtime_measure, cache_dir=args.cache,
-                offline=args.offline, server=args.server or DEFAULT_SERVER, page_size=args.page_size,
-                retry=RetryPolicy(attempts=args.retries, backoff=args.backoff, timeout=args.timeout),
-                out=args.out, progress=not args.quiet)
-
-
-def _render_pull(c) -> str:
-    """The coverage report of a pull as a table (at most 20 gaps listed)."""
-    lines = [
-        f"wrote             {c.output} (+ .coverage.json)",
-        f"selection         {c.selection}; flows {', '.join(map(str, c.flows))}",
-        f"datasets          {c.datasets}",
-        f"learners          {c.learners}",
-        f"cells             {c.cells} ({c.with_runtime} with runtime, {c.with_folds} with per-fold values)",
-        f"task x flow       {c.pairs_with_accuracy} of {c.pairs} with {c.measure}, {c.pairs_with_runtime} with "
-        f"runtime, {c.pairs_with_folds} with folds",
-        f"pages             {c.pages['fetched']} fetched, {c.pages['cache']} from cache, "
-        f"{c.pages['corrupt']} corrupt refetched",
-    ]
-    for m in c.missing[:20]:
-        where = f"task {m['task']}" + (f", flow {m['flow']}" if m["flow"] is not None else "")
-        lines.append(f"missing {m['what']:<9} {where}: {m['reason']}")
-    if len(c.missing) > 20:
-        lines.append(f"... and {len(c.missing) - 20} more gaps (see the .coverage.json)")
-    return "\n".join(lines)
-
-
-def _run_pull(args) -> None:
+def _run_pull(args) -> int:
     from algorank.api import pull
-    from algorank.metadata.openml_http import OpenMLUnreachable
-    from algorank.metadata.openml_pull import OfflineCacheMiss
 
-    try:
-        result = pull(**_pull_options(args))
-    except OfflineCacheMiss as exc:  # the library names its parameters; say which flag that is
-        raise InputError(f"{exc} (run it again without --offline)") from exc
-    except OpenMLUnreachable as exc:
-        raise InputError(f"{exc} (--offline, --cache DIR)") from exc
-    if args.json:
-        _emit_json(result.coverage.to_dict())
-        return
-    _emit(_render_pull(result.coverage))
+    result = pull(out=args.out, suite=args.suite, tasks=args.tasks, tag=args.tag, flows=args.flows,
+                  top_flows=args.top_flows, measure=args.measure, runtime_measure=args.runtime_measure,
+                  cache_dir=args.cache, offline=args.offline, server=args.server, page_size=args.page_size,
+                  retries=args.retries, backoff=args.backoff, timeout=args.timeout, progress=not args.quiet)
+    return _finish(args, result.coverage)
 
 
 # ---------------------------------------------------------------- multitest
@@ -311,58 +214,14 @@ def _add_multitest(sub) -> None:
     p.set_defaults(func=_run_multitest)
 
 
-def _run_multitest(args) -> None:
-    from algorank.recommender.multitest import multi2test
+def _run_multitest(args) -> int:
+    from algorank.api import multitest
 
-    learners = None
-    if args.learners:
-        learners = [x for item in args.learners for x in item.split(",") if x.strip()]
     out = _check_out(args)
-    meta = _load_meta(args)
-    res = multi2test(meta, learners=learners, cost=args.cost, pairwise=args.pairwise, posthoc_method=args.posthoc,
-                     correction=args.correction, alpha=args.alpha, test_train_ratio=args.test_train_ratio,
-                     progress=not args.quiet, missing=args.missing)
-
-    def cd_diagram(folder):
-        import matplotlib
-
-        matplotlib.use("Agg")
-        from algorank.evaluation.stats.cd_plot import plot_cd
-
-        return [_save_figure(plot_cd(res, label_formatter=short_name), folder / "cd_diagram.png")]
-
-    d = res.to_dict()
-    if args.json:
-        d["written"] = [str(out / "cd_diagram.png")] if out else []  # printed first, then written
-        _emit_json(d)
-        if out:
-            _write_outputs(out, [cd_diagram])
-        return
-    fr = res.friedman
-    lines = [f"Multi2Test on {fr.n_datasets} datasets ({len(res.dropped)} dropped), cost prior: {res.cost}, "
-             f"alpha = {res.alpha:g}",
-             f"pairwise: {'; '.join(res.pairwise_tests)} ({res.correction})",
-             f"omnibus: {res.omnibus_method} chi2 = {fr.statistic:.2f}, p = {fr.pvalue:.3g}"
-             + (f", Kendall's W = {fr.kendall_w:.3f}" if fr.kendall_w == fr.kendall_w else "")
-             + "; post hoc: " + ("none" if res.posthoc is None else res.posthoc.method),
-             "",
-             f"{'#':>3}  {'learner':<22}{'avg rank':>9}{'avg cost':>10}  reason for the next step"]
-    ranks = res.average_ranks
-    cost = d["average_cost"]
-    for i, l in enumerate(res.order):
-        rec = res.reasons[i] if i < len(res.reasons) else None
-        reason = "" if rec is None else (
-            f"significantly more accurate than {short_name(rec['second'])}" if rec["reason"] == "significant"
-            else f"not significantly different from {short_name(rec['second'])}; cheaper" if rec["reason"] == "cost"
-            else rec["text"])
-        c = cost.get(l)
-        lines.append(f"{i + 1:>3}  {short_name(l):<22}{ranks[l]:>9.2f}{'' if c is None else f'{c:>10.3f}':>10}  {reason}")
-    for note in res.notes:
-        lines.append(f"note: {note}")
-    _emit("\n".join(lines))
-    if out:
-        sys.stdout.flush()
-        _emit("\n".join(f"wrote {w}" for w in _write_outputs(out, [cd_diagram])))
+    res = multitest(args.meta, learners=_items(args.learners), cost=args.cost, pairwise=args.pairwise,
+                    posthoc_method=args.posthoc, correction=args.correction, alpha=args.alpha,
+                    test_train_ratio=args.test_train_ratio, missing=args.missing, progress=not args.quiet)
+    return _finish(args, res, out)
 
 
 # ---------------------------------------------------------------- compare
@@ -387,81 +246,15 @@ def _add_compare(sub) -> None:
     p.set_defaults(func=_run_compare)
 
 
-def _run_compare(args) -> None:
-    from pathlib import Path
+def _run_compare(args) -> int:
+    from algorank.api import compare
 
-    from algorank.evaluation.stats.compare import compare_learners
-    from algorank.recommender.multitest import resolve_learners
-
-    meta = _load_meta(args)
-    learners = None
-    if args.learners:
-        learners = resolve_learners([x for item in args.learners for x in item.split(",") if x.strip()],
-                                    meta.learner_ids)
-    control = resolve_learners([args.control], meta.learner_ids)[0] if args.control else None
-    res = compare_learners(meta, learners=learners, metric=args.metric, control=control, posthoc_method=args.posthoc,
-                           control_method=args.control_method, alpha=args.alpha, confidence=args.confidence,
-                           ci_method=args.ci, bayes=not args.no_bayes, rope=args.rope, nsamples=args.bayes_samples,
-                           random_state=args.seed, progress=not args.quiet)
-    written = []
-    if args.out:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        from algorank.evaluation.stats import plot_posterior
-
-        out = Path(args.out)
-        if res.posthoc is not None:
-            from algorank.evaluation.stats.cd_plot import plot_cd
-
-            written.append(_save_figure(plot_cd(res.posthoc, label_formatter=short_name), out / "cd_diagram.png"))
-        for (a, b), bres in list(res.bayes_results.items())[:20]:
-            name = f"bayes_{short_name(a)}_vs_{short_name(b)}.png".replace("/", "_")
-            written.append(_save_figure(plot_posterior(bres, names=(short_name(a), short_name(b))), out / name))
-    if args.json:
-        d = res.to_dict()
-        d["written"] = written
-        _emit_json(d)
-        return
-    fr = res.omnibus
-    lines = [f"{len(res.labels)} learners on {fr.n_datasets} datasets ({res.dropped_datasets} left out), "
-             f"metric {res.metric}, alpha = {res.alpha:g}",
-             f"omnibus: {res.omnibus_method}: chi2 = {fr.statistic:.2f}, df = {fr.df}, p = {fr.pvalue:.3g}"
-             + (f", Kendall's W = {fr.kendall_w:.3f}" if fr.kendall_w == fr.kendall_w else ""),
-             "", f"{'learner':<26}{'avg rank':>9}"]
-    ranks = res.average_ranks
-    for l in sorted(res.labels, key=lambda l: (ranks[l], l)):
-        lines.append(f"{short_name(l):<26}{ranks[l]:>9.2f}")
-    if res.control is not None:
-        c = res.control
-        lines += ["", f"control {short_name(c.control)} versus all ({c.method}):"]
-        for l, z, pa, sig in zip(c.labels, c.z, c.adjusted, c.significant):
-            verdict = ("better than control" if z < 0 else "worse than control") if sig else "not significant"
-            lines.append(f"  {short_name(l):<24} z = {z:+.2f}  adjusted p = {pa:.3g}  {verdict}")
-    elif res.posthoc is not None:
-        ph = res.posthoc
-        pairs = ph.significant_pairs()
-        lines += ["", f"post hoc ({ph.method}): {len(pairs)} significant pair(s)"]
-        lines += [f"  {short_name(a)} > {short_name(b)}" for a, b in pairs[:30]]
-    lines += ["", f"pairs a - b: mean difference [{res.pairs[0].get('confidence', args.confidence):.0%} "
-                  f"{args.ci}], Wilcoxon p, rank-biserial r, Cliff's delta"
-              + ("" if args.no_bayes else f"; Bayesian signed-rank P(a) / P(rope {args.rope:g}) / P(b)")]
-    for pr in res.pairs[:60]:
-        if "mean_difference" not in pr:
-            lines.append(f"  {short_name(pr['a'])} - {short_name(pr['b'])}: {pr.get('note', '')}")
-            continue
-        text = (f"  {short_name(pr['a'])} - {short_name(pr['b'])}: {pr['mean_difference']:+.4f} "
-                f"[{pr['ci_low']:+.4f}, {pr['ci_high']:+.4f}], p = {pr['wilcoxon_pvalue']:.3g}, "
-                f"r = {pr['rank_biserial']:+.2f}, delta = {pr['cliffs_delta']:+.2f} ({pr['magnitude']})")
-        if "bayes" in pr:
-            bz = pr["bayes"]
-            text += f"; {bz['p_left']:.3f} / {bz['p_rope']:.3f} / {bz['p_right']:.3f}"
-        lines.append(text)
-    if len(res.pairs) > 60:
-        lines.append(f"  ... {len(res.pairs) - 60} more pairs in --json")
-    lines += [f"note: {n}" for n in res.notes]
-    lines += [f"wrote {w}" for w in written]
-    _emit("\n".join(lines))
+    out = _check_out(args)
+    res = compare(args.meta, learners=_items(args.learners), metric=args.metric, control=args.control,
+                  posthoc_method=args.posthoc, control_method=args.control_method, alpha=args.alpha,
+                  confidence=args.confidence, ci_method=args.ci, bayes=not args.no_bayes, rope=args.rope,
+                  nsamples=args.bayes_samples, random_state=args.seed, progress=not args.quiet)
+    return _finish(args, res, out)
 
 
 # ---------------------------------------------------------------- export
@@ -473,34 +266,20 @@ def _add_export(sub) -> None:
     p.add_argument("--scenario-id", metavar="ID", help="ASlib scenario_id (default: the folder name)")
     p.add_argument("--folds", type=int, default=10, metavar="K", help="cv.arff folds when none are recorded (10)")
     p.add_argument("--seed", type=int, default=0, help="seed of that split")
-    p.add_argument("--out", metavar="PATH", help="also save the meta-data to a .parquet or .csv file")
+    p.add_argument("--out", metavar="PATH", help="save the meta-data to a .parquet or .csv file")
     p.set_defaults(func=_run_export)
 
 
-def _run_export(args) -> None:
-    if not args.aslib and not args.out:
-        raise InputError("export: give --aslib DIR and/or --out FILE")
-    meta = _load_meta(args)
-    written = []
-    if args.aslib:
-        from algorank.metadata.aslib import write_aslib
+def _run_export(args) -> int:
+    from algorank.api import export
 
-        written += [str(p) for p in write_aslib(meta, args.aslib, scenario_id=args.scenario_id, folds=args.folds,
-                                                  random_state=args.seed)]
-    if args.out:
-        written.append(str(meta.save(args.out)))
-    d = meta.describe()
-    if args.json:
-        _emit_json({"datasets": d.datasets, "learners": d.learners, "runs": d.runs, "source": d.source,
-                    "written": written})
-        return
-    _emit("\n".join([f"exported {d.datasets} datasets x {d.learners} learners ({d.runs} runs) from {d.source}"]
-                     + [f"wrote {w}" for w in written]))
+    return _finish(args, export(args.meta, aslib=args.aslib, out=args.out, scenario_id=args.scenario_id,
+                                folds=args.folds, random_state=args.seed))
 
 
 # ---------------------------------------------------------------- rank
 def _add_rank(sub) -> None:
-    p = sub.add_parser("rank", help="AR-A3R average ranking of the learners (seed 004)")
+    p = sub.add_parser("rank", help="AR-A3R average ranking of the learners (Abdulrahman et al. 2018)")
     _add_common(p)
     p.add_argument("--p", default="1/16", metavar="P",
                    help="A3R time exponent in [0, 1]: 1/64, 0.015625, 0 (accuracy only) ... (default 1/16)")
@@ -510,23 +289,11 @@ def _add_rank(sub) -> None:
     p.set_defaults(func=_run_rank)
 
 
-def _run_rank(args) -> None:
-    from algorank.recommender.registry import make_ar
+def _run_rank(args) -> int:
+    from algorank.api import rank
 
-    meta = _load_meta(args)
-    if args.exclude_dataset:
-        meta = meta.exclude(datasets=[x for item in args.exclude_dataset for x in item.split(",") if x.strip()])
-    ar = make_ar(args.p, min_coverage=args.min_coverage).fit(meta)
-    if args.json:
-        _emit_json({"p": ar.p, "n_datasets": ar.n_datasets_, "order": ar.order_, "short": short_names(ar.order_),
-                    "scores": {l: ar.average_rank_[l] for l in ar.order_},
-                    "coverage": {l: ar.coverage_[l] for l in ar.order_}})
-        return
-    lines = [f"AR-A3R ranking, P = {args.p} ({ar.p:g}), {ar.n_datasets_} datasets; score = mean rank (1 = best)",
-             f"{'#':>3}  {'learner':<24}{'mean rank':>10}{'datasets':>10}"]
-    for i, l in enumerate(ar.order_):
-        lines.append(f"{i + 1:>3}  {short_name(l):<24}{ar.average_rank_[l]:>10.2f}{ar.coverage_[l]:>10}")
-    _emit("\n".join(lines))
+    return _finish(args, rank(args.meta, p=args.p, exclude_datasets=_items(args.exclude_dataset) or (),
+                              min_coverage=args.min_coverage))
 
 
 # ---------------------------------------------------------------- benchmark
@@ -539,20 +306,6 @@ def _add_metrics_options(p: argparse.ArgumentParser, *, reference_help: str) -> 
     p.add_argument("--reference", default=None, metavar="SPEC", help=reference_help)
     p.add_argument("--exclude-dataset", action="append", default=[], metavar="ID",
                    help="leave this dataset out of the (training) meta-data (repeatable)")
-
-
-def _budgets(args):
-    if args.budgets is None:
-        return (1.0, 10.0, 60.0)
-    out = []
-    for item in args.budgets:
-        for x in item.split(","):
-            if x.strip():
-                try:
-                    out.append(float(x))
-                except ValueError:
-                    raise InputError(f"--budgets must be numbers of seconds; got {x!r}") from None
-    return out
 
 
 def _add_benchmark(sub) -> None:
@@ -580,120 +333,17 @@ def _add_benchmark(sub) -> None:
     p.set_defaults(func=_run_benchmark)
 
 
-def _metrics_lines(report) -> list[str]:
-    """The user-facing metrics as text: totals per strategy and the oracle, then the tests against the reference."""
-    from algorank.evaluation.meta.user_metrics import budget_label
-
-    bl = [budget_label(b) for b in report.budgets]
-    last = bl[-1]
-    lines = ["", f"user-facing metrics (time on the benchmark's axis: {report.time_axis}); eps = {report.eps:g} "
-                 f"accuracy point(s); losses in points",
-             f"{'strategy':<28}{'t_eps sum':>11}{'median':>9}{'not reached':>12}"
-             + "".join(f"{'loss@' + b:>11}" for b in bl) + f"{'MIL to ' + last:>12}{'MIL':>8}"]
-    for m in (*report.metrics, report.oracle):
-        t = m.totals()
-        lines.append(f"{m.strategy[:27]:<28}{_fmt_seconds(t['time_to_eps_sum']):>11}"
-                     f"{_fmt_seconds(t['time_to_eps_median']):>9}{t['eps_not_reached']:>12d}"
-                     + "".join(f"{t[f'loss@{b}_mean']:>11.3f}" for b in bl)
-                     + f"{t[f'mil_to_{last}_mean']:>12.3f}{t['mil_mean']:>8.3f}")
-    if report.comparisons:
-        lines += ["", f"against the reference {report.reference} (lower is better; W/T/L = datasets where the "
-                      f"strategy is better / tied / worse; p: sign test, Wilcoxon; gap = share of the reference's "
-                      f"distance to the oracle closed)",
-                  f"{'strategy':<28}{'metric':<14}{'W/T/L':>11}{'sign p':>9}{'Wilcoxon p':>12}{'gap':>8}"]
-        for c in report.comparisons:
-            if c.metric.startswith("mil_to_") and c.metric != f"mil_to_{last}":
-                continue
-            gap = "n/a" if c.gap_closed != c.gap_closed else f"{c.gap_closed:.2f}"
-            lines.append(f"{c.strategy[:27]:<28}{c.metric:<14}{f'{c.wins}/{c.ties}/{c.losses}':>11}"
-                         f"{c.sign.pvalue:>9.3g}{c.wilcoxon.pvalue:>12.3g}{gap:>8}")
-    return lines
-
-
-def _run_benchmark(args) -> None:
+def _run_benchmark(args) -> int:
     from algorank.api import benchmark
 
-    _check_numbers(args)
     out = _check_out(args)
     suite = benchmark(args.strategy, meta=args.meta, test_meta=args.test_meta, heldout=args.heldout,
-                      exclude_datasets=[x for item in args.exclude_dataset for x in item.split(",") if x.strip()],
-                      reference=args.reference, eps=args.eps, budgets=_budgets(args), tmin=args.tmin, tmax=args.tmax,
-                      time_model=args.time_model, cv=args.cv, time_overhead=args.time_overhead,
-                      random_state=args.seed, progress=not args.quiet and sys.stderr.isatty(),
-                      axis=args.axis, max_tests=args.max_tests)
-    words = suite.time_model
-    files = ["per_dataset.csv"] + (["user_metrics.csv", "user_metrics_tests.csv"] if suite.metrics is not None else [])
-    files += (["loss_time.png"] if suite.axis == "time" else []) + ["loss_by_tests.png"]
-
-    def write(folder):
-        import matplotlib
-
-        matplotlib.use("Agg")
-        from algorank.evaluation.meta.plots import plot_loss_by_tests, plot_loss_time
-        from algorank.metadata.io import atomic_path
-
-        written = []
-        tables = [("per_dataset.csv", suite.per_dataset_table())]
-        if suite.metrics is not None:
-            tables += [("user_metrics.csv", suite.metrics.summary_table()),
-                       ("user_metrics_tests.csv", suite.metrics.comparison_table())]
-        for fname, frame in tables:
-            with atomic_path(folder / fname) as tmp:
-                frame.to_csv(tmp, index=False, float_format="%.10g")
-            written.append(str(folder / fname))
-        if suite.axis == "time":
-            written.append(_save_figure(plot_loss_time(suite.results), folder / "loss_time.png"))
-        written.append(_save_figure(plot_loss_by_tests(suite.results), folder / "loss_by_tests.png"))
-        return written
-
-    d = suite.to_dict()
-    if args.json:
-        d["written"] = [str(out / f) for f in files] if out else []  # printed first, then written
-        _emit_json(d)
-        if out:
-            _write_outputs(out, [write])
-        return
-    where = (f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets" if suite.n_train is None
-             else suite.setting)
-    if suite.axis == "tests":
-        lines = [f"{where}, x axis = number of tests; "
-                 f"score = mean loss over tests 1..{int(suite.tmax)} (accuracy points)",
-                 f"{'strategy':<20}{'mean loss':>10}{'median':>12}{'Spearman':>10}   loss after 1, 2, 3, 5, 10 tests"]
-        for r in suite.results:
-            curve = r.mean_loss_by_tests()
-            at = " ".join(f"{curve[min(i, curve.size - 1)]:.2f}" for i in (1, 2, 3, 5, 10))
-            lines.append(f"{r.strategy:<20}{r.mean_mil:>10.3f}{r.median_mil:>12.3f}{r.mean_spearman:>10.3f}   {at}")
-    else:
-        lines = [f"{where} ({words}), "
-                 f"MIL window tmin = {suite.tmin:g} s, tmax = {suite.tmax:g} s (loss in accuracy points)",
-                 f"{'strategy':<20}{'mean MIL':>10}{'median MIL':>12}{'Spearman':>10}"]
-        for r in suite.results:
-            lines.append(f"{r.strategy:<20}{r.mean_mil:>10.3f}{r.median_mil:>12.3f}{r.mean_spearman:>10.3f}")
-    if suite.comparison is not None:
-        c = suite.comparison
-        lines.append(f"{c.test.method}: statistic = {c.test.statistic:.3f}, p = {c.test.pvalue:.3g}"
-                     + (f", Kendall's W = {c.kendall_w:.3f}" if c.kendall_w == c.kendall_w else ""))
-        lines.append("effect sizes (a - b over datasets): mean difference [95% t interval], rank-biserial r, "
-                     "Cliff's delta")
-        for e in c.effects:
-            if "mean_difference" in e:
-                lines.append(f"  {e['a']} - {e['b']}: {e['mean_difference']:+.3f} [{e['ci_low']:+.3f}, "
-                             f"{e['ci_high']:+.3f}], r = {e['rank_biserial']:+.2f}, delta = {e['cliffs_delta']:+.2f} "
-                             f"({e['magnitude']})")
-        if c.posthoc is not None:
-            lines.append(f"post hoc ({c.posthoc.method}), significant pairs at alpha = {c.posthoc.alpha:g}:")
-            k = len(c.names)
-            pairs = [f"  {c.names[i]} vs {c.names[j]}: p = {c.posthoc.adjusted[i, j]:.3g}"
-                     for i in range(k) for j in range(i + 1, k) if c.posthoc.significant[i, j]]
-            lines.extend(pairs or ["  none"])
-    if suite.metrics is not None:
-        lines += _metrics_lines(suite.metrics)
-    if any(r.strategy.strip().startswith("oracle") for r in suite.results):
-        lines.append("note: 'oracle' sees the held-out dataset; it is a lower bound, not a usable strategy")
-    _emit("\n".join(lines))
-    if out:
-        sys.stdout.flush()
-        _emit("\n".join(f"wrote {w}" for w in _write_outputs(out, [write])))
+                      exclude_datasets=_items(args.exclude_dataset) or (), reference=args.reference, eps=args.eps,
+                      budgets=_numbers(args.budgets, option="--budgets") or (1.0, 10.0, 60.0), tmin=args.tmin,
+                      tmax=args.tmax, time_model=args.time_model, cv=args.cv, time_overhead=args.time_overhead,
+                      random_state=args.seed, progress=not args.quiet and sys.stderr.isatty(), axis=args.axis,
+                      max_tests=args.max_tests)
+    return _finish(args, suite, out)
 
 
 # ---------------------------------------------------------------- tune-p
@@ -718,63 +368,17 @@ def _add_tune_p(sub) -> None:
     p.set_defaults(func=_run_tune_p)
 
 
-def _run_tune_p(args) -> None:
+def _run_tune_p(args) -> int:
     from algorank.api import tune_p
-    from algorank.recommender.average_ranking import format_p
 
-    _check_numbers(args)
     out = _check_out(args)
-    grid = None if args.p_grid is None else [x for item in args.p_grid for x in item.split(",") if x.strip()]
-    res = tune_p(args.meta, strategy=args.strategy, grid=grid, nested=args.nested, tmin=args.tmin, tmax=args.tmax,
-                 time_model=args.time_model, cv=args.cv, time_overhead=args.time_overhead,
-                 exclude_heldout=args.exclude_heldout,
-                 exclude_datasets=[x for item in args.exclude_dataset for x in item.split(",") if x.strip()],
-                 reference=args.reference, eps=args.eps, budgets=_budgets(args),
+    res = tune_p(args.meta, strategy=args.strategy, grid=_items(args.p_grid), nested=args.nested, tmin=args.tmin,
+                 tmax=args.tmax, time_model=args.time_model, cv=args.cv, time_overhead=args.time_overhead,
+                 exclude_heldout=args.exclude_heldout, exclude_datasets=_items(args.exclude_dataset) or (),
+                 reference=args.reference, eps=args.eps,
+                 budgets=_numbers(args.budgets, option="--budgets") or (1.0, 10.0, 60.0),
                  progress=not args.quiet and sys.stderr.isatty())
-    sweep, nested, words = res.sweep, res.nested, res.time_model
-    table = sweep.table()
-    files = ("p_sweep.csv", "mil_boxplots.png", "loss_time.png")
-
-    def write(folder):
-        import matplotlib
-
-        matplotlib.use("Agg")
-        from algorank.evaluation.meta.plots import plot_loss_time, plot_mil_boxplots
-        from algorank.metadata.io import atomic_path
-
-        target = folder / files[0]
-        with atomic_path(target) as tmp:
-            res.to_frame().to_csv(tmp, index=False, float_format="%.10g")
-        return [str(target), _save_figure(plot_mil_boxplots(sweep), folder / files[1]),
-                _save_figure(plot_loss_time(sweep.results), folder / files[2])]
-
-    if args.json:
-        d = res.to_dict()
-        d["written"] = [str(out / f) for f in files] if out else []  # printed first, then written
-        _emit_json(d)
-        if out:
-            _write_outputs(out, [write])
-        return
-    label = "AR-A3R" if res.strategy == "ar" else f"{args.strategy}"
-    lines = [f"{label} P sweep, leave-one-dataset-out on {len(sweep.results[0].datasets)} datasets ({words}), "
-             f"MIL window tmin = {sweep.tmin:g} s, tmax = {sweep.tmax:g} s"]
-    if res.excluded:
-        lines.append(f"left out of all tuning: {len(res.excluded)} datasets (held-out split / --exclude-dataset)")
-    lines.append(f"{'P':>8}{'mean MIL':>10}{'median MIL':>12}{'Spearman':>10}")
-    for r in table.itertuples():
-        mark = "  <- best" if r.p == sweep.best_p else ""
-        lines.append(f"{format_p(r.p):>8}{r.mean_mil:>10.3f}{r.median_mil:>12.3f}{r.mean_spearman:>10.3f}{mark}")
-    lines.append(f"best P (chosen on all datasets): {format_p(sweep.best_p)}")
-    if nested is not None:
-        counts = ", ".join(f"{format_p(p)}: {c}" for p, c in nested.p_counts().items() if c)
-        lines.append(f"nested leave-one-dataset-out (P tuned without the scored dataset): mean MIL "
-                     f"{nested.mean_mil:.3f}, median {nested.median_mil:.3f}; P chosen {counts}")
-    if res.metrics is not None:
-        lines += _metrics_lines(res.metrics)
-    _emit("\n".join(lines))
-    if out:
-        sys.stdout.flush()
-        _emit("\n".join(f"wrote {w}" for w in _write_outputs(out, [write])))
+    return _finish(args, res, out)
 
 
 # ---------------------------------------------------------------- evaluate
@@ -803,90 +407,17 @@ def _add_evaluate(sub) -> None:
     p.set_defaults(func=_run_evaluate)
 
 
-def parse_repeats(text: str | int | None, stop: str | None) -> tuple[int | None, str]:
-    """Interpret ``--repeats N|auto`` together with ``--stop`` -> ``(repeats, stop)`` of the Evaluator.
+def _run_evaluate(args) -> int:
+    from algorank.api import evaluate, parse_repeats
 
-    ``auto`` means adaptive: ``stop`` defaults to ``rank`` (``fixed`` with ``auto`` is
-    an error).  A number with ``fixed`` (the default) is the number of repetitions;
-    with ``rank``/``ks`` it is the maximum.
-    """
-    if text is None:
-        return None, stop or "fixed"
-    if isinstance(text, str) and text.strip().lower() == "auto":
-        if stop == "fixed":
-            raise InputError("--repeats auto needs an adaptive --stop (rank or ks), not fixed")
-        return None, stop or "rank"
-    try:
-        n = int(str(text))
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise InputError(f"--repeats must be a positive integer or 'auto', got {text!r}")
-    return n, stop or "fixed"
-
-
-def default_store_path():
-    """Default fold store of ``algorank evaluate``: ``$ALGORANK_STORE`` or ``~/.cache/algorank/evaluate.sqlite``."""
-    import os
-    from pathlib import Path
-
-    env = os.environ.get("ALGORANK_STORE")
-    if env:
-        return Path(env)
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "algorank" / "evaluate.sqlite"
-
-
-def _run_evaluate(args) -> None:
-    from algorank.evaluation.cv.datasets import load_dataset
-    from algorank.evaluation.cv.evaluator import Evaluator, write_runs
-    from algorank.metadata.learners import learner_ids
-
-    _check_numbers(args, cv=args.scheme == "cv")
-    repeats, stop = parse_repeats(args.repeats, args.stop)
+    parse_repeats(args.repeats, args.stop)  # a bad --repeats is an error before any work
     out = _check_out(args)
-    store = None if args.no_store else (args.store or default_store_path())
-    evaluator = Evaluator(scheme=args.scheme, cv=args.cv, repeats=repeats, stop=stop, threshold=args.threshold,
-                          min_repeats=args.min_repeats, max_repeats=args.max_repeats, timeout=args.timeout,
-                          n_jobs=args.n_jobs, store=store, random_state=args.seed, progress=not args.quiet,
-                          allow_modules=args.allow_module)
-    dataset = load_dataset(args.dataset, target=args.target)
-    result = evaluator.evaluate(dataset, args.learners or learner_ids())
-    files = ("runs.csv", "runs.datasets.csv", "summary.csv")
-    written = [str(out / f) for f in files] if out else []  # printed first, then written: nothing is lost
-
-    def write(folder):
-        return write_runs(result, folder)
-
-    if args.json:
-        d = result.to_dict()
-        keep = ("short", "accuracy_mean", "accuracy_median", "accuracy_std", "interval_low", "interval_high", "skewness",
-                "repetitions", "fit_time_mean", "predict_time_mean", "auc_mean", "log_loss_mean",
-                "balanced_accuracy_mean", "model_bytes_mean", "status", "message", "stop_reason")
-        d["learners"] = {k: {f: v[f] for f in keep} for k, v in d["learners"].items()}
-        d["written"] = written
-        _emit_json(d)
-        if out:
-            _write_outputs(out, [write])
-        return
-    s = result.summary
-    lines = [f"{dataset.name}: {dataset.meta_features['n_instances']} rows, {dataset.meta_features['n_features']} "
-             f"features, {dataset.meta_features['n_classes']} classes (target {dataset.target}); scheme "
-             f"{args.scheme}, stop {stop}",
-             f"{'learner':<28}{'acc mean':>9}{'median':>8}{'95% interval':>16}{'reps':>6}{'fit time':>10}  status"]
-    for lid, r in s.sort_values("accuracy_mean", ascending=False, na_position="last").iterrows():
-        name = short_name(lid) if len(short_name(lid)) <= 27 else short_name(lid)[:24] + "..."
-        interval = f"[{r.interval_low:.3f}, {r.interval_high:.3f}]" if r.repetitions else ""
-        lines.append(f"{name:<28}{r.accuracy_mean:>9.4f}{r.accuracy_median:>8.4f}{interval:>16}{r.repetitions:>6d}"
-                     f"{_fmt_seconds(r.fit_time_mean):>10}  {r.status}")
-    for f in result.failures:
-        lines.append(f"failed: {short_name(f['learner'])}: {f['status']}: {f['message']}")
-    if result.store:
-        lines.append(f"store: {result.store}")
-    _emit("\n".join(lines))
-    if out:
-        sys.stdout.flush()
-        _emit("\n".join(f"wrote {w}" for w in _write_outputs(out, [write])))
+    result = evaluate(args.dataset, args.target, learners=args.learners, scheme=args.scheme, cv=args.cv,
+                      repeats=args.repeats, stop=args.stop, threshold=args.threshold, min_repeats=args.min_repeats,
+                      max_repeats=args.max_repeats, timeout=args.timeout, n_jobs=args.n_jobs,
+                      store=False if args.no_store else (args.store or True), random_state=args.seed,
+                      allow_modules=args.allow_module, progress=not args.quiet)
+    return _finish(args, result, out)
 
 
 # ---------------------------------------------------------------- build-meta
@@ -912,48 +443,17 @@ def _add_build_meta(sub) -> None:
     p.set_defaults(func=_run_build_meta)
 
 
-def _run_build_meta(args) -> None:
-    from algorank.evaluation.cv import metabuild
+def _run_build_meta(args) -> int:
+    import logging
+
+    from algorank.api import build_meta
 
     if not args.quiet:  # one log line per finished dataset (the build runs for hours, often under nohup)
-        logging.getLogger(metabuild.__name__).setLevel(logging.INFO)
-    if args.list:
-        items = metabuild.select_datasets(args.shared, only=args.datasets)
-        if args.json:
-            _emit_json([vars(i) | {"source": i.source} for i in items])
-            return
-        w = max([7] + [len(i.dataset) for i in items]) + 2
-        f = max([6] + [len(i.family) for i in items]) + 2
-        lines = [f"{'dataset':<{w}}{'collection':<12}{'kind':<13}{'family':<{f}}{'rows':>7}{'features':>10}"]
-        lines += [f"{i.dataset:<{w}}{i.collection:<12}{i.kind:<13}{i.family:<{f}}{i.instances:>7}{i.features:>10}"
-                  for i in items]
-        lines.append(f"{len(items)} datasets")
-        _emit("\n".join(lines))
-        return
-    if args.assemble:
-        record = metabuild.assemble_broad(args.out, args.assemble_to, shared_dir=args.shared)
-        if args.json:
-            _emit_json(record)
-            return
-        keys = ("file", "sha256", "bytes", "datasets", "learners", "cells", "runs", "ok_runs", "error_runs",
-                "timeout_runs", "timeout_tests", "collections", "complete")
-        lines = [f"{k:<14}{record[k]}" for k in keys]
-        if record["missing"]:
-            lines.append(f"{'missing':<14}{len(record['missing'])}: {', '.join(record['missing'][:10])}"
-                         f"{' ...' if len(record['missing']) > 10 else ''}")
-        _emit("\n".join(lines))
-        return
-    summary = metabuild.build_meta(only=args.datasets, shared_dir=args.shared, out_dir=args.out, cap=args.cap,
-                                   folds=args.folds, n_jobs=args.n_jobs, calibrate=not args.no_calibrate,
-                                   progress=not args.quiet)
-    if args.json:
-        _emit_json(summary.to_dict())
-        return
-    lines = [f"built {len(summary.built)}, skipped {len(summary.skipped)} (already built), failed "
-             f"{len(summary.failed)} of {summary.selected} datasets in {_fmt_seconds(summary.wall_s)}; "
-             f"files in {summary.out_dir}"]
-    lines += [f"failed: {f['dataset']}: {f['message']}" for f in summary.failed]
-    _emit("\n".join(lines))
+        logging.getLogger("algorank.evaluation.cv.metabuild").setLevel(logging.INFO)
+    return _finish(args, build_meta(shared_dir=args.shared, out_dir=args.out, datasets=args.datasets, cap=args.cap,
+                                    folds=args.folds, n_jobs=args.n_jobs, calibrate=not args.no_calibrate,
+                                    list_only=args.list, assemble=args.assemble, assemble_to=args.assemble_to,
+                                    progress=not args.quiet))
 
 
 # ---------------------------------------------------------------- recommend
@@ -962,7 +462,7 @@ def _add_recommend(sub) -> None:
     p.add_argument("dataset", metavar="DATASET", help="file (.arff/.csv/.parquet), sklearn:NAME or openml:ID")
     p.add_argument("--target", metavar="NAME", help="target column (default: class/target, else the last nominal)")
     p.add_argument("--strategy", default=None, metavar="SPEC",
-                   help="ar:p=1/16 (default), ar:p=0, at:p=1/16,sim=tested, lt:h=inf, random, ...")
+                   help="ei (default), ar:p=1/16, ar:p=0, at:p=1/16,sim=tested, lt:h=inf, random, ...")
     p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS", help="wall-clock budget (default 60)")
     p.add_argument("--top", type=int, default=None, metavar="K", help="test at most K learners")
     p.add_argument("--dry-run", action="store_true", help="only print the planned order")
@@ -979,128 +479,45 @@ def _add_recommend(sub) -> None:
     p.add_argument("--allow-module", action="append", default=[], metavar="PACKAGE",
                    help="also run estimator classes of this package named by learner ids (default: scikit-learn "
                         "only; learner ids are data and never run code outside the allowed packages)")
-    _add_common(p, out=True, meta_default="broad")
+    _add_common(p, out=True)
     p.set_defaults(func=_run_recommend)
 
 
-def _process_start() -> float:
-    """:func:`time.perf_counter` value of this process's start (Linux; else now): the budget counts from it."""
-    import os
+def _run_recommend(args) -> int:
+    from algorank.api import process_start, recommend
+    from algorank.recommender.live.report import observation_line, progress_width, start_line
 
-    now = time.perf_counter()
-    try:
-        with open("/proc/self/stat", encoding="ascii") as f:
-            start_ticks = float(f.read().rpartition(")")[2].split()[19])  # field 22, starttime
-        with open("/proc/uptime", encoding="ascii") as f:
-            uptime = float(f.read().split()[0])
-        age = uptime - start_ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return now
-    return now - min(max(age, 0.0), 60.0)  # a clock oddity never eats more than a minute
-
-
-def _fmt_acc(a: float) -> str:
-    return "n/a" if a != a else f"{a:.4f}"
-
-
-def _run_recommend(args) -> None:
-    from algorank.recommender.live.recommend import DEFAULT_STRATEGY, recommend
-    from algorank.metadata.learners import short_name
-    from algorank.metadata.metric import METRIC_LABELS, primary_metric
-
-    talk = not args.quiet
-    _check_numbers(args)
     out = _check_out(args)
-    plan_text: list[str] = []
-    meta = _load_meta(args)
-    metric = primary_metric(meta)  # balanced accuracy for --meta oboe: the score it ranks by, measured live too
-    label = "bal. acc." if metric == "balanced_accuracy" else METRIC_LABELS[metric]
-    width = [20]  # learner column: OBOE's configurations have longer names than the portfolio
+    talk = not args.quiet
+    width, total = [20], [0.0]
 
     def on_plan(plan):
-        width[0] = max([20] + [len(short_name(t.learner)) + 2 for t in plan])
-        w = width[0]
-        modelled = any(t.accuracy_low == t.accuracy_low for t in plan)
-        source = ("the strategy's models for this dataset" if modelled else "the most similar prior datasets")
-        lines = [f"planned order ({len(plan)} learners; expected {METRIC_LABELS[metric]} and test time from {source})",
-                 f"{'#':>3}  {'learner':<{w}}{'exp. ' + label:>14}{'exp. time':>12}"
-                 + (f"{'90% interval':>18}{'p(fail)':>9}" if modelled else "")]
-        for i, t in enumerate(plan, 1):
-            line = (f"{i:>3}  {short_name(t.learner):<{w}}{_fmt_acc(t.expected_accuracy):>14}"
-                    f"{_fmt_seconds(t.expected_seconds):>12}")
-            if modelled:
-                line += f"{'[' + _fmt_acc(t.accuracy_low) + ', ' + _fmt_acc(t.accuracy_high) + ']':>18}"
-                line += f"{t.fail_probability:>9.2f}"
-            lines.append(line)
-        plan_text.append("\n".join(lines))
+        width[0] = progress_width(plan)
         if not args.json:
-            _emit(plan_text[-1])
-            if not args.dry_run:
-                _emit("")
+            _emit(plan.to_text() + ("" if args.dry_run else "\n"))
             sys.stdout.flush()
 
     def on_start(learner):
         if talk:
-            sys.stderr.write(f"testing {short_name(learner)} ...\n")
+            sys.stderr.write(start_line(learner) + "\n")
             sys.stderr.flush()
-
-    cum = [0.0]
 
     def on_observation(o):
-        cum[0] += o.seconds
+        total[0] += o.seconds
         if talk:
-            res = _fmt_acc(o.accuracy) if o.status == "ok" else f"{o.status}: {o.message}"
-            sys.stderr.write(f"  {short_name(o.learner):<{width[0]}}{res:>10}  {_fmt_seconds(o.seconds):>9}"
-                             f"  (total {_fmt_seconds(cum[0])})\n")
+            sys.stderr.write(observation_line(o, total=total[0], width=width[0]) + "\n")
             sys.stderr.flush()
 
-    result = recommend(args.dataset, strategy=args.strategy or DEFAULT_STRATEGY, meta=meta,
-                       budget_seconds=args.budget, top=args.top, exclude_datasets=args.exclude_dataset,
-                       target=args.target, cv=args.cv, random_state=args.seed, dry_run=args.dry_run,
+    result = recommend(args.dataset, args.target, strategy=args.strategy, budget=args.budget, meta=args.meta,
+                       cv=args.cv, top=args.top, random_state=args.seed, refit=False, dry_run=args.dry_run,
+                       exclude_datasets=args.exclude_dataset, allow_modules=args.allow_module,
                        time_model=args.time_model, time_overhead=args.time_overhead, on_plan=on_plan,
                        on_start=None if args.dry_run else on_start, on_observation=on_observation,
-                       allow_modules=args.allow_module, metric=metric, started=args.started)
-    if out is None or result.trace is None:
-        out = None
-    files = ("trace.csv", "accuracy_vs_time.png", "predicted_vs_realised.png")
-
-    def write(folder):
-        import matplotlib
-
-        matplotlib.use("Agg")
-        from algorank.recommender.live.plot import plot_predicted_vs_realised, plot_recommendation
-        from algorank.metadata.io import atomic_path
-
-        with atomic_path(folder / files[0]) as tmp:
-            result.trace.to_frame().to_csv(tmp, index=False)
-        return [str(folder / files[0]), _save_figure(plot_recommendation(result.trace), folder / files[1]),
-                _save_figure(plot_predicted_vs_realised(result), folder / files[2])]
-
-    interrupted = 130 if result.stop_reason == "interrupted" else 0  # partial results are shown, then exit 130
-    if args.json:
-        d = result.to_dict()
-        d["written"] = [str(out / f) for f in files] if out else []  # printed first, then written
-        _emit_json(d)
-        if out:
-            _write_outputs(out, [write])
-        return interrupted
-    if result.trace is None:
-        return 0
-    lines = [f"results on {result.dataset} ({args.cv}-fold stratified CV, strategy {result.strategy}, "
-             f"test time model {result.time_model})",
-             f"{'#':>3}  {'learner':<{width[0]}}{label:>10}{'predicted':>11}{'time':>11}{'predicted':>11}"
-             f"{'total':>11}  status"]
-    for i, r in enumerate(result.leaderboard.to_dict("records"), 1):
-        lines.append(f"{i:>3}  {short_name(r['learner']):<{width[0]}}{_fmt_acc(r['accuracy']):>10}"
-                     f"{_fmt_acc(r['predicted_accuracy']):>11}{_fmt_seconds(r['seconds']):>11}"
-                     f"{_fmt_seconds(r['predicted_seconds']):>11}{_fmt_seconds(r['cumulative_seconds']):>11}"
-                     f"  {r['status']}")
-    lines += ["", result.summary]
-    _emit("\n".join(lines))
-    if out:
-        sys.stdout.flush()
-        _emit("\n".join(f"wrote {w}" for w in _write_outputs(out, [write])))
-    return interrupted
+                       started=process_start() if args.started is None else args.started)
+    code = 130 if result.stop_reason == "interrupted" else 0  # partial results are shown, then exit 130
+    if result.trace is None and not args.json:
+        return code  # a dry run: the plan was printed
+    return _finish(args, result, out, code)
 
 
 # ---------------------------------------------------------------- wiring
@@ -1134,16 +551,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 ok, 1 failure, 2 bad input, 130 interrupted).
 
-    Called without ``argv`` it is the process's command line: budgets count from the start of
-    the process, and an interrupted command exits at once.  Called with ``argv`` (tests, other
-    programs) budgets count from the call.
+    Without ``argv`` (the process's command line) budgets count from the start of the process and an
+    interrupted command exits at once; with ``argv`` (tests, other programs) budgets count from the call.
     """
-    started = _process_start() if argv is None else time.perf_counter()
-    if argv is None:  # from here on Ctrl-C is KeyboardInterrupt (algorank/__init__ exits quietly before)
-        import signal
+    started = None if argv is None else time.perf_counter()  # None: the budget counts from the process start
+    try:  # everything, imports included, is inside: an interrupt at any moment exits 130 without a traceback
+        import logging
 
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
         args = build_parser().parse_args(argv)
         args.started = started
         level = logging.DEBUG if args.verbose else (logging.ERROR if getattr(args, "quiet", False) else logging.WARNING)
@@ -1152,12 +566,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(level=level, handlers=[handler])
         code = int(args.func(args) or 0)  # a command may return its own code (130: interrupted, results kept)
         return _exit_now(code) if code == 130 and argv is None else code
-    except InputError as exc:
+    except AlgorankError as exc:  # InputError: the user's mistake (2); anything else of algorank's (1)
         sys.stderr.write(f"error: {_one_line(exc)}\n")
-        return 2
-    except AlgorankError as exc:
-        sys.stderr.write(f"error: {_one_line(exc)}\n")
-        return 1
+        return 2 if isinstance(exc, InputError) else 1
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return _exit_now(130) if argv is None else 130
@@ -1166,14 +577,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _exit_now(code: int) -> int:
-    """End the process at once after Ctrl-C (the command line only: ``main()`` without ``argv``).
-
-    Python's normal shutdown tears down every module (numpy, pandas, scikit-learn, ...), which
-    takes from a few tenths of a second to more than one on a loaded machine; an interrupted
-    command must stop within a second.  What matters is done explicitly: output flushed, log
-    handlers closed, multiprocessing's finalizers run (the fold server's socket folder removed,
-    daemonic children ended); then the process exits.
-    """
+    """End the process at once after Ctrl-C (``main()`` without ``argv``): Python's normal shutdown of numpy,
+    pandas, scikit-learn takes up to a second; output, log handlers and multiprocessing's finalizers are done here."""
+    import logging
     import os
 
     try:
@@ -1189,8 +595,7 @@ def _exit_now(code: int) -> int:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return escape(" ".join(text.split()))
+    return escape(" ".join((str(exc).strip() or type(exc).__name__).split()))
 
 
 if __name__ == "__main__":

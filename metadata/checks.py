@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 
 from algorank.metadata.errors import InputError
 
-__all__ = ["check_seed", "check_folds", "check_url", "check_seconds", "check_n_jobs", "available_cores",
+__all__ = ["check_seed", "check_folds", "check_url", "check_seconds", "check_budget", "check_n_jobs", "available_cores",
            "MAX_SEED", "MAX_SECONDS"]
 
 logger = logging.getLogger(__name__)
@@ -133,3 +133,17 @@ def check_url(value, *, name: str = "server") -> str:
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
         raise InputError(f"{name} must be an http(s) URL such as https://www.openml.org/api/v1/xml; got {value!r}")
     return str(value)
+
+
+def check_budget(value, *, name: str = "budget_seconds", none_ok: bool = True) -> float | None:
+    """A budget: None (no limit) when ``none_ok``, else :func:`check_seconds`; the one check of budgets.
+
+    Raises
+    ------
+    InputError
+        Not a number, not finite, not positive, above :data:`MAX_SECONDS`, a bool, or None where a
+        limit is needed.
+    """
+    if value is None and none_ok:
+        return None
+    return check_seconds(value, name=name)

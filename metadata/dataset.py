@@ -107,6 +107,21 @@ class MetaDescription:
         d["cells_without_time"] = self.cells_without_time
         return d
 
+    def to_text(self) -> str:
+        """What ``algorank info`` prints: one line per count."""
+        from algorank.metadata.text import escape, format_seconds as fs
+
+        only = ("  (accuracy only: rank --p 0, benchmark --axis tests, multitest --cost none or a learner order)"
+                if self.cells_with_time == 0 else "")
+        fit = (f"{fs(self.fit_time_min)} .. {fs(self.fit_time_max)} (median {fs(self.fit_time_median)})"
+               if self.runs_with_time else "none recorded")
+        rows = [("source", escape(self.source)), ("datasets", self.datasets), ("learners", self.learners),
+                ("cells", f"{self.cells} of {self.datasets * self.learners} (missing {self.missing_fraction:.1%})"),
+                ("  with time", self.cells_with_time), ("  without time", f"{self.cells_without_time}{only}"),
+                ("runs", f"{self.runs} ({self.failed_runs} failed; median {self.repeats_per_cell_median:g} per cell)"),
+                ("fit time", fit)]
+        return "\n".join(f"{k:<18}{v}" for k, v in rows)
+
 
 @dataclass(frozen=True)
 class PairedScores:

@@ -23,7 +23,7 @@ from typing import Iterator
 from algorank.metadata.errors import AlgorankError, InputError
 
 __all__ = ["atomic_path", "atomic_write_text", "json_dumps", "check_out_dir", "check_out_file", "output_folder",
-           "write_error", "to_plain"]
+           "staged_folder", "write_error", "to_plain"]
 
 #: errno values meaning "this path cannot be written" (a user's choice: exit 2); any other
 #: OSError while writing (no space left, quota, I/O error) is a failure of the machine (exit 1).
@@ -111,6 +111,27 @@ def output_folder(path, *, option: str = "--out") -> Iterator[Path]:
     except BaseException:
         _undo(created)
         raise
+
+
+@contextlib.contextmanager
+def staged_folder(path, *, option: str = "--out") -> Iterator[Path]:
+    """Yield a temporary folder next to ``path``; on success move its files into ``path`` (created if needed).
+
+    For writers of several files (an ASlib scenario): a failure or an interrupt inside the block
+    leaves ``path`` as it was (a folder created for it removed again), and the temporary folder
+    is always removed.  Each file is moved with :func:`os.replace`, so none is ever half-written.
+    An OSError becomes :func:`write_error`.
+    """
+    import shutil
+
+    with output_folder(path, option=option) as final:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{final.name or 'out'}.", dir=final))
+        try:
+            yield tmp
+            for item in sorted(tmp.iterdir()):
+                os.replace(item, final / item.name)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _undo(created: list) -> None:

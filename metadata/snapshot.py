@@ -1,19 +1,19 @@
 """The embedded meta-datasets: the LCDB snapshot, the evaluator-built UCI and broad sets, and OBOE's matrices.
 
-Three meta-datasets ship inside the ``metadata`` package, each a Parquet file with a
-JSON record of its SHA-256 checksum and basic counts next to it:
+Four meta-datasets ship inside the ``metadata`` package, each a Parquet file with a
+JSON record of its SHA-256 checksum and basic counts next to it.  ``broad``
+(:data:`DEFAULT_META`) is the default of every command and API function:
 
 ``lcdb`` (``metadata/data/lcdb_snapshot.parquet``)
     LCDB 0.1.0: 20 learners on 248 datasets, one fit per seed pair, fit times only.
-    The default meta-data of ``info``, ``rank``, ``benchmark``, ``tune-p`` and
-    ``multitest``.  ``algorank snapshot build`` (``lcdb`` extra) rebuilds it.
+    ``algorank snapshot build`` (``lcdb`` extra) rebuilds it.
 ``uci`` (``metadata/data/uci_evaluator.parquet``)
     The same 20 learners run by algorank's own evaluator in the live setting
     (stratified 5-fold CV, one repetition, per-fold feature preprocessing, fit and
     predict times) on the public UCI/StatLib classification datasets of
     ``../shared/datasets`` selected by a fixed rule
     (``tests/benchmarks/bench_live_recommend.py``, which also rebuilds it).  Meta-data
-    measured the way a live test is run; the default of ``recommend``.
+    measured the way a live test is run.
 ``broad`` (``metadata/data/broad_evaluator.parquet``)
     The ``uci`` protocol on every classification dataset of ``../shared/datasets``
     (``uci``, ``statlib``, ``keel``, ``highdim``; about 150 after near-copies, no row
@@ -21,6 +21,7 @@ JSON record of its SHA-256 checksum and basic counts next to it:
     and a machine-speed calibration per dataset.  Built per dataset into
     ``metadata/data/broad/`` by ``algorank build-meta`` (resumable) and assembled
     by ``algorank build-meta --assemble`` (:mod:`algorank.evaluation.cv.metabuild`).
+    The default meta-data of every command.
 
 ``oboe`` (``metadata/data/oboe.parquet``)
     OBOE's matrices (Yang et al., KDD 2019; BSD licence in ``OBOE_LICENSE.txt``): 219
@@ -52,7 +53,7 @@ from .dataset import MetaDataset
 from .errors import InputError
 from .io import atomic_write_text, check_out_dir, output_folder
 
-__all__ = ["SNAPSHOT_FILE", "SNAPSHOT_RECORD", "EMBEDDED", "snapshot_path", "snapshot_record", "load_snapshot",
+__all__ = ["SNAPSHOT_FILE", "SNAPSHOT_RECORD", "EMBEDDED", "DEFAULT_META", "snapshot_path", "snapshot_record", "load_snapshot",
            "load_embedded", "embedded_path", "embedded_record", "load_meta", "build_snapshot", "file_sha256"]
 
 logger = logging.getLogger(__name__)
@@ -67,6 +68,9 @@ EMBEDDED = {
     "broad": ("broad_evaluator.parquet", "broad_evaluator.json"),
     "oboe": ("oboe.parquet", "oboe.json"),
 }
+
+#: The meta-data every command, API function and the estimator use when none is given.
+DEFAULT_META = "broad"
 
 
 def file_sha256(path: str | Path) -> str:
@@ -137,15 +141,19 @@ def _load_embedded_file(name: str) -> MetaDataset:
     return MetaDataset.load(path, source=embedded_record(name).get("source"))
 
 
-def load_meta(path=None, *, default: str = "lcdb") -> MetaDataset:
+def load_meta(path=None, *, default: str = DEFAULT_META) -> MetaDataset:
     """Load meta-data from a file ``path``, an ASlib scenario folder, or an embedded name (``"lcdb"``, ``"uci"``, ``"broad"``, ``"oboe"``).
 
-    ``None`` (or an empty list) loads the embedded meta-dataset ``default``; a list of paths
-    and names loads each and joins them (:meth:`MetaDataset.concat`, dataset ids must not
-    repeat).  A name is read as a file when a file of that name exists.
+    ``None`` (or an empty list) loads the embedded meta-dataset ``default`` (``broad``); a
+    :class:`MetaDataset` is returned as it is; a list of paths, names and MetaDatasets loads
+    each and joins them (:meth:`MetaDataset.concat`, dataset ids must not repeat).  A name is
+    read as a file when a file of that name exists.  The one loader behind every command, the
+    API and :class:`~algorank.AlgorankClassifier`.
     """
     if path is None:
         return load_embedded(default)
+    if isinstance(path, MetaDataset):
+        return path
     if isinstance(path, (list, tuple)):
         if not path:
             return load_embedded(default)

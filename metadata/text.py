@@ -19,7 +19,7 @@ import re
 import unicodedata
 from typing import Iterable, Sequence
 
-__all__ = ["escape", "terminal_text", "safe_filename", "format_table", "EscapingFormatter"]
+__all__ = ["escape", "terminal_text", "safe_filename", "format_table", "format_seconds", "EscapingFormatter"]
 
 #: Characters shown as escapes: C0/C1 controls, DEL, and the Unicode format characters
 #: (bidirectional overrides, zero-width joiners ...) that change how the rest of a line looks.
@@ -138,3 +138,17 @@ def format_table(header: Sequence[str], rows: Iterable[Sequence], *, align: str 
         return (indent + sep.join(parts)).rstrip()
 
     return "\n".join([line(header), *(line(r) for r in body)])
+
+
+def format_seconds(s: float) -> str:
+    """Seconds for people: ``"350 ms"``, ``"4.2 s"``, ``"3.5 min"``, ``"2.1 h"``; ``"n/a"`` for NaN."""
+    s = float(s)
+    if s != s:  # NaN
+        return "n/a"
+    if s < 1:
+        return f"{s * 1000:.3g} ms"
+    if s < 120:
+        return f"{s:.3g} s"
+    if s < 7200:
+        return f"{s / 60:.3g} min"
+    return f"{s / 3600:.3g} h"

@@ -45,10 +45,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
-from algorank.evaluation.meta.labels import format_p
-from algorank.evaluation.meta.time_model import TimeModel
-from algorank.evaluation.meta.trace import Observation
+from algorank.recommender.kernel.environments import MetaArrays, meta_arrays, require_times
+from algorank.recommender.kernel.labels import format_p
+from algorank.recommender.kernel.time_model import TimeModel
+from algorank.recommender.kernel.trace import Observation
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import TIME_FLOOR, check_p
 from algorank.recommender.average_ranking import AverageRanking
@@ -261,7 +261,7 @@ class ActiveTesting(StrategyBase):
     time_overhead, time_scale : float
         Live time model ``T = time_scale * t + time_overhead`` applied to the meta-data
         times before the ranking and the gains (defaults: the recorded times; see
-        :mod:`algorank.evaluation.meta.time_model`).
+        :mod:`algorank.recommender.kernel.time_model`).
     name : str, optional
         Display name (default: the spec of the parameters, ``"at:p=<P>,sim=<sim>"`` plus those set
         away from their defaults, the time model included).
@@ -270,6 +270,7 @@ class ActiveTesting(StrategyBase):
     adaptive = True
     time_model_aware = True
     fast_loo = True
+    p_upper = 1.0
 
     def __init__(
         self,
@@ -319,7 +320,7 @@ class ActiveTesting(StrategyBase):
     def fit(self, meta) -> "ActiveTesting":
         """Read the accuracy and time matrices and the AR-A3R order from ``meta``.
 
-        ``meta`` is a MetaDataset or a :class:`~algorank.evaluation.meta.environments.MetaArrays`.
+        ``meta`` is a MetaDataset or a :class:`~algorank.recommender.kernel.environments.MetaArrays`.
         """
         arrays = meta if isinstance(meta, MetaArrays) else meta_arrays(meta, metric=self.metric,
                                                                           time_kind=self.time_kind)
@@ -350,10 +351,10 @@ class ActiveTesting(StrategyBase):
 
         Row ``d`` is the sequence active testing follows on dataset ``d`` when fitted on
         ``train`` minus ``d``, simulated with ``d``'s own results; learners without a
-        result on ``d`` are skipped exactly as :class:`~algorank.evaluation.meta.environments.SkipUnavailable`
+        result on ``d`` are skipped exactly as :class:`~algorank.recommender.kernel.environments.SkipUnavailable`
         does (the policy sees them as failed tests); a censored (timed-out) learner on ``d`` is
         tested: it costs its time and the policy sees a ``timeout`` observation.  Prior datasets
-        count their timeouts as :meth:`~algorank.evaluation.meta.environments.MetaArrays.censored_as_baseline`
+        count their timeouts as :meth:`~algorank.recommender.kernel.environments.MetaArrays.censored_as_baseline`
         says.  Same sequences as refitting per dataset.
         """
         n, k = arrays.shape

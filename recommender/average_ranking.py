@@ -24,16 +24,16 @@ Missing cells (documented rule)
 
 * A timed-out (censored) test is never missing: it is ranked with its lower-bound time
   and the dataset's baseline accuracy (majority-class fraction), see
-  :meth:`~algorank.evaluation.meta.environments.MetaArrays.censored_as_baseline`.
+  :meth:`~algorank.recommender.kernel.environments.MetaArrays.censored_as_baseline`.
 
 Live time model
 ---------------
 ``time_overhead`` and ``time_scale`` (keyword-only, defaults 0 and 1 = the recorded
 time) turn each meta-data time ``t`` into the time of a live test before A3R:
-``T = time_scale * t + time_overhead`` (see :mod:`algorank.evaluation.meta.time_model`; for a live
+``T = time_scale * t + time_overhead`` (see :mod:`algorank.recommender.kernel.time_model`; for a live
 5-fold test ``time_scale = 5`` and ``time_overhead`` the calibrated per-test cost).
 Do not combine them with meta-data whose times were already transformed
-(:meth:`algorank.evaluation.meta.time_model.TimeModel.arrays`): that would count the overhead twice.
+(:meth:`algorank.recommender.kernel.time_model.TimeModel.arrays`): that would count the overhead twice.
 
 Exactness
 ---------
@@ -59,10 +59,10 @@ from typing import Mapping
 
 import numpy as np
 
-from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
-from algorank.evaluation.meta.labels import format_p
-from algorank.evaluation.meta.loss_time import row_chunks
-from algorank.evaluation.meta.time_model import TimeModel
+from algorank.recommender.kernel.environments import MetaArrays, meta_arrays, require_times
+from algorank.recommender.kernel.labels import format_p
+from algorank.recommender.kernel.loss_time import row_chunks
+from algorank.recommender.kernel.time_model import TimeModel
 from algorank.evaluation.stats.multiple import rank_rows
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import TIME_FLOOR, a3r_prime, check_p
@@ -294,6 +294,7 @@ class AverageRanking(StrategyBase):
 
     time_model_aware = True
     fast_loo = True
+    p_upper = 1.0
     has_dataset_scores = True
 
     def __init__(

@@ -9,16 +9,17 @@ dataset::
 ``dataset_info`` is a dict of what is known about the new dataset (``dataset``,
 ``n_instances``, ``n_features``, ``n_classes``, ``majority_fraction`` and any
 meta-features; any of them may be missing).  ``history`` is the list of
-:class:`~algorank.evaluation.meta.trace.Observation` made so far on that dataset.
+:class:`~algorank.recommender.kernel.trace.Observation` made so far on that dataset.
 """
 
 from __future__ import annotations
 
 from typing import Mapping, Protocol, Sequence
 
-from algorank.evaluation.meta.trace import Observation
+from algorank.recommender.kernel.trace import Observation
 
-__all__ = ["Strategy", "StrategyBase", "OrderPolicy", "CAPABILITIES", "time_model_spec"]
+__all__ = ["Strategy", "StrategyBase", "OrderPolicy", "CAPABILITIES", "time_model_spec", "capability",
+           "strategy_name"]
 
 #: The capabilities a strategy declares as class attributes (all False unless declared; callers read
 #: these flags, they never probe for methods):
@@ -30,9 +31,30 @@ __all__ = ["Strategy", "StrategyBase", "OrderPolicy", "CAPABILITIES", "time_mode
 #: * ``adaptive``: the policy's next choice depends on the observed history (at, ei);
 #: * ``predicts``: the policy has ``predictions(history)`` (ei);
 #: * ``fast_loo``: ``loo_orders(arrays, *, train=None)``, every leave-one-dataset-out order at once;
-#: * ``has_dataset_scores``: ``dataset_scores(accuracy, seconds)``, the key of the ideal order.
+#: * ``has_dataset_scores``: ``dataset_scores(accuracy, seconds)``, the key of the ideal order;
+#: * ``conditions_on_landmarks``: the fitted strategy's ``landmarks_`` names the landmarkers its
+#:   policy reads from ``dataset_info`` (recommend measures them only then).
+#:
+#: A strategy with a cost exponent P that ``tune-p`` can sweep declares ``p_upper`` (P's upper
+#: bound; None: no tunable P) and may declare ``p_grid`` (its default grid; None: the paper's).
 CAPABILITIES = ("needs_window", "sees_held_out", "time_model_aware", "adaptive", "predicts", "fast_loo",
-                "has_dataset_scores")
+                "has_dataset_scores", "conditions_on_landmarks")
+
+
+def capability(strategy, flag: str) -> bool:
+    """The declared capability ``flag`` of ``strategy`` (:data:`CAPABILITIES`; False when undeclared).
+
+    The one place capabilities are read: a strategy object written outside algorank that
+    declares nothing has none of them.
+    """
+    if flag not in CAPABILITIES:
+        raise ValueError(f"unknown capability {flag!r}; known: {', '.join(CAPABILITIES)}")
+    return bool(getattr(strategy, flag, False))
+
+
+def strategy_name(strategy) -> str:
+    """The display name of a strategy: its ``name``, else its class name (objects written outside algorank)."""
+    return str(getattr(strategy, "name", None) or type(strategy).__name__)
 
 
 def time_model_spec(time_model) -> str:
@@ -49,19 +71,55 @@ def time_model_spec(time_model) -> str:
 class Strategy(Protocol):
     """An ordering method fitted on prior meta-data.
 
+    Every strategy has ``name``, ``fit`` and ``policy``, and declares the capabilities of
+    :data:`CAPABILITIES` (True or False) plus ``p_upper`` and ``p_grid``.  The optional methods
+    below exist exactly when the matching capability is declared; callers read the flag, never
+    probe for the method.
+
     Attributes
     ----------
     name : str
         Display name / spec (``"ar:p=1/64"``).
+    needs_window, sees_held_out, time_model_aware, adaptive, predicts, fast_loo, has_dataset_scores, conditions_on_landmarks : bool
+        Declared capabilities (:data:`CAPABILITIES`).
+    p_upper : float or None
+        Upper bound of the tunable cost exponent P; None when the strategy has none.
+    p_grid : tuple of float or None
+        Default P grid of ``tune-p`` (None: the paper's grid).
+    landmarks_ : tuple of str
+        ``conditions_on_landmarks``: the landmarkers the fitted policy reads.
     """
 
     name: str
+    needs_window: bool
+    sees_held_out: bool
+    time_model_aware: bool
+    adaptive: bool
+    predicts: bool
+    fast_loo: bool
+    has_dataset_scores: bool
+    conditions_on_landmarks: bool
+    p_upper: float | None
+    p_grid: tuple | None
 
     def fit(self, meta) -> "Strategy":
         """Fit on a MetaDataset; return self."""
 
     def policy(self, dataset_info: Mapping) -> "OrderPolicy":
-        """A policy for one new dataset."""
+        """A policy for one new dataset (``predicts``: the policy also has ``predictions(history)``)."""
+
+    # optional, declared by a capability
+    def with_window(self, tmin: float, tmax: float) -> "Strategy":
+        """``needs_window``: an unfitted copy using the MIL window ``[tmin, tmax]``."""
+
+    def with_time_model(self, *, time_overhead: float, time_scale: float, time_kind: str) -> "Strategy":
+        """``time_model_aware``: an unfitted copy that ranks with live test times."""
+
+    def loo_orders(self, arrays, *, train=None):
+        """``fast_loo``: every leave-one-dataset-out order at once."""
+
+    def dataset_scores(self, accuracy, seconds):
+        """``has_dataset_scores``: the key of the ideal order on one dataset."""
 
 
 class StrategyBase:
@@ -80,6 +138,9 @@ class StrategyBase:
     predicts = False
     fast_loo = False
     has_dataset_scores = False
+    conditions_on_landmarks = False
+    p_upper: float | None = None
+    p_grid: tuple | None = None
 
     _name: str | None = None
 

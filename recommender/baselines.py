@@ -15,12 +15,12 @@ break ties by learner id.  Their means are accumulated as fixed-point integers
 leave-one-dataset-out fast path (totals minus the held-out row) equals refitting bit
 for bit.
 
-Oracle search: :func:`algorank.evaluation.meta.oracle.oracle_order` (exact, over the
+Oracle search: :func:`algorank.recommender.kernel.oracle.oracle_order` (exact, over the
 dataset's Pareto front).
 
 Censored (timed-out) cells
 --------------------------
-Every baseline learns from :meth:`~algorank.evaluation.meta.environments.MetaArrays.censored_as_baseline`:
+Every baseline learns from :meth:`~algorank.recommender.kernel.environments.MetaArrays.censored_as_baseline`:
 a timed-out test counts with its lower-bound time and the dataset's baseline accuracy
 ("at least that slow, nothing better than the default model").  The oracle never
 chooses a timed-out learner (it finds nothing); it appends them after the others,
@@ -35,9 +35,9 @@ from typing import Mapping
 
 import numpy as np
 
-from algorank.evaluation.meta.environments import MetaArrays, meta_arrays, require_times
-from algorank.evaluation.meta.loss_time import check_window
-from algorank.evaluation.meta.oracle import oracle_order
+from algorank.recommender.kernel.environments import MetaArrays, meta_arrays, require_times
+from algorank.recommender.kernel.loss_time import check_window
+from algorank.recommender.kernel.oracle import oracle_order
 from algorank.metadata.errors import InputError
 from algorank.recommender.base import OrderPolicy, StrategyBase
 

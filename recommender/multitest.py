@@ -49,7 +49,7 @@ import logging
 import math
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -60,10 +60,10 @@ from algorank.evaluation.stats._validate import check_alpha, check_choice
 from algorank.evaluation.stats.pairwise import t_test_rows
 from algorank.metadata.dataset import COST_KINDS
 from algorank.metadata.errors import InputError
-from algorank.metadata.learners import short_name, short_names
+from algorank.metadata.learners import short_name
 from algorank.metadata.progress import progress_bar
 
-from algorank.recommender.base import OrderPolicy, StrategyBase
+from algorank.recommender.multitest_result import Multi2TestResult
 
 __all__ = [
     "LCDB_TEST_TRAIN_RATIO",
@@ -78,9 +78,6 @@ __all__ = [
     "multitest",
     "multitest_on_meta",
     "multi2test",
-    "MultiTest",
-    "Multi2Test",
-    "multi2test_factory",
 ]
 
 logger = logging.getLogger(__name__)
@@ -465,122 +462,6 @@ def multitest_on_meta(meta, dataset: str, *, learners: Sequence[str] | None = No
 
 
 # ---------------------------------------------------------------- many datasets
-@dataclass(frozen=True)
-class Multi2TestResult:
-    """Result of :func:`multi2test`.
-
-    Attributes
-    ----------
-    order : tuple of str
-        Final order, best first.
-    labels : tuple of str
-        The compared learners (rows of the matrices, sorted ids).
-    prior_order : tuple of str
-        Second-pass prior: average normalised cost (or the user order), cheapest first.
-    average_cost : ndarray of shape (k,)
-        Mean over datasets of cost / max cost on that dataset (NaN for a user order).
-    ranks : DataFrame
-        Datasets x learners MultiTest ranks (1 = best) of the first pass.
-    friedman : FriedmanResult or IncompleteBlockResult
-        The omnibus test on ``ranks``: Friedman on complete ranks, Durbin or
-        Skillings-Mack when cells are missing (``omnibus_method`` names it; the
-        field keeps its name for compatibility).
-    posthoc : PosthocResult or None
-        None when Friedman did not reject (then ``order == prior_order``).
-    better : ndarray of bool, shape (k, k)
-        ``better[i, j]``: i has a significantly lower average rank than j.
-    reasons : tuple of dict
-        For each adjacent pair of ``order`` (see :func:`adjacent_reasons`).
-    dropped : tuple of (str, str)
-        ``(dataset, why)`` for every dataset left out (missing learner, too few
-        paired evaluations, missing cost).
-    pairwise_tests : tuple of str
-        Distinct pairwise tests used in the first pass.
-    cost, correction, posthoc_method : str
-    alpha : float
-    notes : tuple of str
-        Everything the reader must know (fallbacks, dropped datasets).
-    missing : str
-        The missing-cell policy used (``"auto"`` or ``"drop"``).
-    """
-
-    order: tuple
-    labels: tuple
-    prior_order: tuple
-    average_cost: np.ndarray = field(repr=False)
-    ranks: pd.DataFrame = field(repr=False)
-    friedman: object = field(repr=False)
-    posthoc: object = field(repr=False)
-    better: np.ndarray = field(repr=False)
-    reasons: tuple = ()
-    dropped: tuple = ()
-    pairwise_tests: tuple = ()
-    cost: str = ""
-    correction: str = ""
-    posthoc_method: str = ""
-    alpha: float = 0.05
-    notes: tuple = ()
-    missing: str = "auto"
-
-    @property
-    def omnibus_method(self) -> str:
-        """Name of the omnibus test actually used (Friedman, Durbin or Skillings-Mack)."""
-        return str(self.friedman.method)
-
-    @property
-    def average_ranks(self) -> dict:
-        """Learner -> average MultiTest rank over the datasets used."""
-        return {l: float(r) for l, r in zip(self.labels, self.friedman.average_ranks)}
-
-    def significant_pairs(self) -> list[tuple[str, str]]:
-        """``(better, worse)`` pairs with a significant difference in average rank."""
-        k = len(self.labels)
-        return [(self.labels[i], self.labels[j]) for i in range(k) for j in range(k) if self.better[i, j]]
-
-    def to_dict(self) -> dict:
-        """JSON-ready summary (the ``algorank multitest --json`` object)."""
-        ph = self.posthoc
-        fr = self.friedman
-        omni = {"method": self.omnibus_method, "statistic": fr.statistic, "pvalue": fr.pvalue, "df": int(fr.df),
-                "iman_davenport_statistic": fr.iman_davenport_statistic,
-                "iman_davenport_pvalue": fr.iman_davenport_pvalue,
-                "kendall_w": _finite_or_none(getattr(fr, "kendall_w", float("nan"))),
-                "n_datasets": int(fr.n_datasets), "missing_cells": int(getattr(fr, "missing_cells", 0)),
-                "rejected": bool(fr.pvalue <= self.alpha)}
-        return {
-            "order": list(self.order),
-            "short": short_names(self.order),
-            "average_ranks": self.average_ranks,
-            "omnibus_method": self.omnibus_method,
-            "omnibus": omni,
-            "friedman": dict(omni),  # kept for compatibility: the omnibus test, whatever its method
-            "missing": self.missing,
-            "significant_pairs": [list(p) for p in self.significant_pairs()],
-            "reasons": [dict(r) for r in self.reasons],
-            "prior_order": list(self.prior_order),
-            "average_cost": {l: (None if not np.isfinite(c) else float(c)) for l, c in zip(self.labels, self.average_cost)},
-            "posthoc": None if ph is None else {"requested": ph.requested, "method": ph.method, "exact": ph.exact,
-                                                "note": ph.note, "critical_difference": ph.critical_difference},
-            "posthoc_method": self.posthoc_method,
-            "pairwise_tests": list(self.pairwise_tests),
-            "correction": self.correction,
-            "cost": self.cost,
-            "alpha": self.alpha,
-            "n_datasets": int(self.friedman.n_datasets),
-            "n_dropped": len(self.dropped),
-            "dropped": [{"dataset": d, "reason": why} for d, why in self.dropped],
-            "notes": list(self.notes),
-        }
-
-
-def _finite_or_none(v):
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
 def _paired_blocks(meta, learners: Sequence[str], metric: str, *, missing: str = "drop"):
     """Yield (dataset, learners used, evaluations, values (m x n) or None, why), one pivot for all datasets.
 
@@ -777,118 +658,3 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
         dropped=tuple(dropped), pairwise_tests=tuple(sorted(tests_used)), cost=cost_desc, correction=correction,
         posthoc_method=posthoc_method, alpha=alpha, notes=tuple(notes), missing=missing,
     )
-
-
-# ---------------------------------------------------------------- strategies (DESIGN.md contract 2)
-class Multi2Test(StrategyBase):
-    """Multi2Test as a strategy: fitted on prior meta-data, it recommends one fixed order.
-
-    Parameters
-    ----------
-    cost, pairwise, correction, posthoc_method, alpha, test_train_ratio, missing
-        As in :func:`multi2test`.
-    learners : sequence of str, optional
-        Learners to order (default: all in the meta-data given to ``fit``).
-
-    Notes
-    -----
-    Datasets with missing learners are used through Skillings-Mack unless
-    ``missing="drop"`` (see :func:`multi2test`); the policy then follows ``result_.order`` on the new dataset, skipping
-    learners already tried.
-    """
-
-    def __init__(self, *, cost="fit_time", pairwise: str = "auto", correction: str = "holm",
-                 posthoc_method: str = "bergmann", alpha: float = 0.05, learners: Sequence[str] | None = None,
-                 test_train_ratio: float | None = None, missing: str = "auto", name: str | None = None) -> None:
-        self.missing = check_choice("missing", missing, MISSING_POLICIES)
-        self.cost = cost
-        self.pairwise = pairwise
-        self.correction = correction
-        self.posthoc_method = posthoc_method
-        self.alpha = check_alpha(alpha)
-        self.learners = None if learners is None else list(learners)
-        self.test_train_ratio = test_train_ratio
-        self._name = name
-        self.result_: Multi2TestResult | None = None
-
-    def default_name(self) -> str:
-        return f"multi2test:cost={self.cost if isinstance(self.cost, str) else 'user'},posthoc={self.posthoc_method}"
-
-    def fit(self, meta) -> "Multi2Test":
-        """Run Multi2Test on ``meta``; the result is kept in ``result_``."""
-        self.result_ = multi2test(meta, learners=self.learners, cost=self.cost, pairwise=self.pairwise,
-                                  correction=self.correction, posthoc_method=self.posthoc_method, alpha=self.alpha,
-                                  test_train_ratio=self.test_train_ratio, missing=self.missing)
-        return self
-
-    def policy(self, dataset_info: Mapping) -> OrderPolicy:
-        """The fitted order (the same for every new dataset)."""
-        if self.result_ is None:
-            raise InputError("Multi2Test must be fitted before asking for a policy")
-        return OrderPolicy(self.result_.order)
-
-
-class MultiTest(StrategyBase):
-    """MultiTest as a strategy for a dataset that already has paired runs in the meta-data.
-
-    Typical use: the evaluator's own results on the user's dataset (DESIGN.md
-    contract 4) are the meta-data; the policy orders those learners by cost
-    with statistically significant overrides.  A dataset without runs in the
-    fitted meta-data cannot be ordered by MultiTest (use :class:`Multi2Test`).
-    """
-
-    def __init__(self, *, cost="fit_time", pairwise: str = "auto", correction: str = "holm",
-                 alpha: float = 0.05, learners: Sequence[str] | None = None,
-                 test_train_ratio: float | None = None, name: str | None = None) -> None:
-        self.cost = cost
-        self.pairwise = pairwise
-        self.correction = correction
-        self.alpha = check_alpha(alpha)
-        self.learners = None if learners is None else list(learners)
-        self.test_train_ratio = test_train_ratio
-        self._name = name
-        self._meta = None
-
-    def default_name(self) -> str:
-        return f"multitest:cost={self.cost if isinstance(self.cost, str) else 'user'}"
-
-    def fit(self, meta) -> "MultiTest":
-        """Keep the meta-data (MultiTest works per dataset, at policy time)."""
-        self._meta = meta
-        return self
-
-    def policy(self, dataset_info: Mapping) -> OrderPolicy:
-        """Order of MultiTest on ``dataset_info['dataset']``, which must have runs in the fitted meta-data."""
-        if self._meta is None:
-            raise InputError("MultiTest must be fitted before asking for a policy")
-        dataset = str(dataset_info.get("dataset", ""))
-        if dataset not in set(self._meta.dataset_ids):
-            raise InputError(f"MultiTest orders learners on a dataset with runs in the meta-data; "
-                             f"dataset {dataset!r} has none (use Multi2Test for a new dataset)")
-        res = multitest_on_meta(self._meta, dataset, learners=self.learners, cost=self.cost,
-                                pairwise=self.pairwise, correction=self.correction, alpha=self.alpha,
-                                test_train_ratio=self.test_train_ratio)
-        return OrderPolicy(res.order)
-
-
-def multi2test_factory(params: dict, random_state=None, name: str | None = None) -> Multi2Test:
-    """Registry factory for specs like ``multi2test:cost=fit_time,posthoc=shaffer,alpha=0.05``.
-
-    Pops the keys it understands (``cost``, ``posthoc``, ``pairwise``, ``correction``,
-    ``alpha``, ``ratio``, ``missing``); ``random_state`` is unused (Multi2Test is deterministic).
-    A user cost order in a spec uses ``+`` between learners (``cost=knn+lda+...``)
-    because ``,`` separates spec parameters.
-    """
-    cost = params.pop("cost", "fit_time")
-    if "+" in cost:
-        cost = cost.replace("+", ",")
-    from algorank.recommender.spec import pop_number
-
-    alpha = pop_number(params, "alpha", 0.05, strategy="multi2test", rule="a number in (0, 1)")
-    ratio = pop_number(params, "ratio", None, strategy="multi2test", rule="a positive number")
-    posthoc_method = check_choice("posthoc", params.pop("posthoc", "bergmann"), POSTHOC_METHODS)
-    pairwise = check_choice("pairwise", params.pop("pairwise", "auto"), PAIRWISE_TESTS)
-    correction = check_choice("correction", params.pop("correction", "holm"), CORRECTIONS)
-    missing = check_choice("missing", params.pop("missing", "auto"), MISSING_POLICIES)
-    return Multi2Test(cost=cost, pairwise=pairwise, correction=correction, posthoc_method=posthoc_method,
-                      alpha=alpha, test_train_ratio=ratio, missing=missing, name=name)

@@ -21,10 +21,11 @@ from algorank.metadata.errors import InputError
 from algorank.recommender.average_ranking import AverageRanking
 from algorank.recommender.baselines import BestAccuracy, Fastest, Oracle, RandomOrder
 from algorank.recommender.active_testing import from_spec as active_testing_from_spec
-from algorank.recommender.conditioned import from_spec as conditioned_from_spec
-from algorank.recommender.similarity import from_spec as loss_time_from_spec
-from algorank.recommender.multitest import multi2test_factory
-from algorank.recommender.spec import TIME_MODEL_KEYS, int_param, parse_p, pop_number, pop_time_model, seed_from
+from algorank.recommender.ei import from_spec as conditioned_from_spec
+from algorank.recommender.lt import from_spec as loss_time_from_spec
+from algorank.recommender.multitest_strategies import multi2test_factory
+from algorank.recommender.spec import (TIME_MODEL_KEYS, int_param, parse_p, pop_number, pop_time_model, seed_from,
+                                      split_spec)
 
 __all__ = ["STRATEGIES", "parse_p", "parse_strategy", "make_ar", "pop_number", "pop_time_model", "TIME_MODEL_KEYS"]
 
@@ -80,16 +81,9 @@ def parse_strategy(spec: str, *, random_state=None):
         Built with ``name=spec`` (stripped), so results are keyed by what the user typed.
     """
     text = str(spec).strip()
-    name, _, rest = text.partition(":")
-    name = name.strip().lower()
+    name, params = split_spec(text)
     if name not in STRATEGIES:
         raise InputError(f"unknown strategy {name!r} in spec {text!r}; known strategies: {', '.join(sorted(STRATEGIES))}")
-    params: dict[str, str] = {}
-    for item in filter(None, (x.strip() for x in rest.split(","))):
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise InputError(f"strategy spec {text!r}: parameters must look like key=value; got {item!r}")
-        params[key.strip().lower()] = value.strip()
     strategy = STRATEGIES[name](params, random_state, text)
     if params:
         raise InputError(f"strategy {name!r} does not take parameter(s) {', '.join(sorted(params))} (spec {text!r})")

@@ -15,10 +15,37 @@ from algorank.metadata.checks import check_seed
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import check_p
 
-__all__ = ["TIME_MODEL_KEYS", "parse_p", "pop_number", "int_param", "seed_from", "pop_time_model"]
+__all__ = ["TIME_MODEL_KEYS", "split_spec", "join_spec", "parse_p", "pop_number", "int_param", "seed_from", "pop_time_model"]
 
 #: Spec keys of the live time model (``T = scale * t + overhead``) understood by ar, at and lt.
 TIME_MODEL_KEYS = ("overhead", "scale")
+
+
+def split_spec(spec) -> tuple[str, dict]:
+    """The one parser of strategy specs: ``"ar:p=1/16,overhead=0.1"`` -> ``("ar", {"p": "1/16", "overhead": "0.1"})``.
+
+    The name and the keys are lower-cased, names and values stripped; values stay strings (each
+    strategy's factory converts the ones it understands).
+
+    Raises
+    ------
+    InputError
+        A parameter that does not look like ``key=value``.
+    """
+    text = str(spec).strip()
+    name, _, rest = text.partition(":")
+    params: dict[str, str] = {}
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise InputError(f"strategy spec {text!r}: parameters must look like key=value; got {item!r}")
+        params[key.strip().lower()] = value.strip()
+    return name.strip().lower(), params
+
+
+def join_spec(name: str, params: dict) -> str:
+    """The spec of ``name`` with ``params`` (the inverse of :func:`split_spec`)."""
+    return name + (":" + ",".join(f"{k}={v}" for k, v in params.items()) if params else "")
 
 
 def parse_p(text, *, upper: float = 1.0) -> float:

@@ -113,7 +113,8 @@ def test_parse_p_and_check_p_give_one_message(bad, numeric):
 
 
 def test_format_p_is_the_one_p_label():
-    from algorank.evaluation.meta import labels, plots
+    from algorank.evaluation.meta import plots
+    from algorank.recommender.kernel import labels
     from algorank.recommender import average_ranking
 
     assert average_ranking.format_p is labels.format_p and not hasattr(plots, "p_label")

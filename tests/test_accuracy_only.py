@@ -12,7 +12,7 @@ import pytest
 
 from cli import main
 from algorank.evaluation.meta.benchmark import benchmark_strategies, leave_one_dataset_out, mean_loss_over_tests
-from algorank.evaluation.meta.environments import meta_arrays
+from algorank.recommender.kernel.environments import meta_arrays
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.recommender.average_ranking import AverageRanking

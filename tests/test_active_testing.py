@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from algorank.evaluation.meta.benchmark import leave_one_dataset_out
-from algorank.evaluation.meta.trace import Observation
+from algorank.recommender.kernel.trace import Observation
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.recommender.active_testing import ActiveTesting, estimated_gain, pairwise_similarity

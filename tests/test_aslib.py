@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from cli import main
-from algorank.evaluation.meta.environments import meta_arrays
+from algorank.recommender.kernel.environments import meta_arrays
 from algorank.metadata.aslib import is_aslib_dir, read_aslib, write_aslib
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError

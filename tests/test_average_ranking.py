@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from algorank.evaluation.meta.environments import meta_arrays
+from algorank.recommender.kernel.environments import meta_arrays
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.recommender.average_ranking import AverageRanking, format_p, rescaled_rank_units

@@ -22,9 +22,9 @@ from algorank.evaluation.meta.benchmark import (
     p_sweep,
     tune_p_nested,
 )
-from algorank.evaluation.meta.environments import SimulatedEnvironment, SkipUnavailable
-from algorank.evaluation.meta.loss_time import LossTimeCurve
-from algorank.evaluation.meta.trace import run_policy
+from algorank.recommender.kernel.environments import SimulatedEnvironment, SkipUnavailable
+from algorank.recommender.kernel.loss_time import LossTimeCurve
+from algorank.recommender.kernel.trace import run_policy
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.recommender.average_ranking import AverageRanking
@@ -116,7 +116,7 @@ def test_generic_path_matches_a_hand_run_trace():
     ar = AverageRanking(p=1 / 32).fit(meta.exclude(datasets=[d]))
     env = SimulatedEnvironment(meta, d)
     trace = run_policy(SkipUnavailable(ar.policy({"dataset": d}), env.available), env, dataset=d)
-    from algorank.evaluation.meta.loss_time import loss_time_curve
+    from algorank.recommender.kernel.loss_time import loss_time_curve
 
     assert loss_time_curve(trace, env).mil(tmin=0.01, tmax=100) == res.mil[3]
     assert set(trace.learners) == set(env.available)
@@ -278,7 +278,7 @@ def test_numeric_spec_parameters_are_parsed():
 def test_live_time_model_fast_path_equals_generic_path(spec):
     # Under a live time model the fast path ranks on transformed arrays while the generic
     # path fits on the MetaDataset with the strategy's own with_time_model: same orders.
-    from algorank.evaluation.meta.time_model import TimeModel
+    from algorank.recommender.kernel.time_model import TimeModel
 
     meta = synthetic_meta(n_datasets=8, seed=3)
     model = TimeModel(overhead=0.5, scale=5)
@@ -300,7 +300,7 @@ def test_live_time_model_changes_the_a3r_order():
         cells[(f"d{d}", "L0")] = (0.90, 0.01)
         cells[(f"d{d}", "L1")] = (0.85, 0.001)
     meta = make_meta(cells, {f"d{d}": 0.5 for d in range(4)})
-    from algorank.evaluation.meta.time_model import TimeModel
+    from algorank.recommender.kernel.time_model import TimeModel
 
     plain = leave_one_dataset_out(AverageRanking(p=1 / 4), meta, tmin=1e-4, tmax=10)
     live = leave_one_dataset_out(AverageRanking(p=1 / 4), meta, tmin=1e-4, tmax=10,

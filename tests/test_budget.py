@@ -128,7 +128,7 @@ def test_the_estimator_keeps_its_budget_refit_included(iris, caplog):
 
 
 def test_the_refit_goes_to_the_best_learner_that_fits_in_the_time_left(caplog):
-    from algorank.evaluation.meta.trace import Observation, Trace
+    from algorank.recommender.kernel.trace import Observation, Trace
     from algorank.recommender.live.estimator import _refit_choice
 
     trace = Trace("d", (Observation("a", 0.9, 8.0), Observation("b", 0.8, 0.1), Observation("c", float("nan"), 0.1,

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_info_json_shape(capsys):
-    assert cli.main(["info", "--json"]) == 0
+    assert cli.main(["info", "--meta", "lcdb", "--json"]) == 0
     out = capsys.readouterr().out
     obj = json.loads(out)
     assert obj["datasets"] == 248 and obj["learners"] == 20
@@ -26,7 +26,7 @@ def test_info_json_shape(capsys):
 
 
 def test_info_table(capsys):
-    assert cli.main(["info"]) == 0
+    assert cli.main(["info", "--meta", "lcdb"]) == 0
     out = capsys.readouterr().out
     assert "datasets          248" in out and "missing 14.0%" in out and "lcdb" in out
 

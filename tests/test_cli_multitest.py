@@ -22,7 +22,7 @@ def _run(capsys, *argv):
 
 
 def test_default_twenty_learners_json_reports_fallback(capsys):
-    code, out, err = _run(capsys, "multitest", "--json", "--quiet")
+    code, out, err = _run(capsys, "multitest", "--meta", "lcdb", "--json", "--quiet")
     assert code == 0, err
     d = json.loads(out)
     assert {"order", "average_ranks", "friedman", "significant_pairs", "reasons"} <= d.keys()
@@ -40,7 +40,7 @@ def test_default_twenty_learners_json_reports_fallback(capsys):
 
 
 def test_subset_of_eight_writes_cd_diagram(capsys, tmp_path):
-    code, out, err = _run(capsys, "multitest", "--learners", EIGHT, "--posthoc", "bergmann", "--out",
+    code, out, err = _run(capsys, "multitest", "--meta", "lcdb", "--learners", EIGHT, "--posthoc", "bergmann", "--out",
                           str(tmp_path), "--quiet")
     assert code == 0, err
     png = tmp_path / "cd_diagram.png"
@@ -50,7 +50,7 @@ def test_subset_of_eight_writes_cd_diagram(capsys, tmp_path):
 
 
 def test_user_cost_order_and_nemenyi(capsys):
-    code, out, err = _run(capsys, "multitest", "--learners", "knn", "lda", "logreg", "--cost", "lda,logreg,knn",
+    code, out, err = _run(capsys, "multitest", "--meta", "lcdb", "--learners", "knn", "lda", "logreg", "--cost", "lda,logreg,knn",
                           "--posthoc", "nemenyi", "--json", "--quiet")
     assert code == 0, err
     d = json.loads(out)
@@ -93,8 +93,8 @@ def _tiny_meta(path, n_datasets):
 ])
 def test_bad_input_one_line_exit_2(capsys, tmp_path, argv, match):
     out_dir = tmp_path / "out"
-    code, out, err = _run(capsys, "multitest", "--learners", EIGHT, *argv, "--out", str(out_dir), "--quiet") \
-        if "--learners" not in argv else _run(capsys, "multitest", *argv, "--out", str(out_dir), "--quiet")
+    code, out, err = _run(capsys, "multitest", "--meta", "lcdb", "--learners", EIGHT, *argv, "--out", str(out_dir), "--quiet") \
+        if "--learners" not in argv else _run(capsys, "multitest", "--meta", "lcdb", *argv, "--out", str(out_dir), "--quiet")
     assert code == 2
     assert err.startswith("error: ") and err.count("\n") == 1 and match in err
     assert "Traceback" not in err and out == ""

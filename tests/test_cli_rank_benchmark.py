@@ -41,7 +41,7 @@ def one_dataset_meta(tmp_path):
 
 
 def test_rank_json_on_snapshot(capsys):
-    code, out, err = _run(capsys, "rank", "--p", "1/64", "--json")
+    code, out, err = _run(capsys, "rank", "--meta", "lcdb", "--p", "1/64", "--json")
     assert code == 0, err
     d = json.loads(out)
     assert set(d) >= {"order", "scores"}
@@ -51,9 +51,9 @@ def test_rank_json_on_snapshot(capsys):
 
 
 def test_rank_exclude_dataset_and_table(capsys):
-    code, out, _ = _run(capsys, "rank", "--p", "0", "--exclude-dataset", "1000", "--json")
+    code, out, _ = _run(capsys, "rank", "--meta", "lcdb", "--p", "0", "--exclude-dataset", "1000", "--json")
     assert code == 0 and json.loads(out)["n_datasets"] == 247
-    code, out, _ = _run(capsys, "rank", "--p", "0.015625")
+    code, out, _ = _run(capsys, "rank", "--meta", "lcdb", "--p", "0.015625")
     assert code == 0 and "P = 0.015625" in out and "mean rank" in out
 
 
@@ -99,8 +99,8 @@ def test_tune_p_json(capsys, small_meta):
 
 def test_live_time_model_flags(capsys, small_meta):
     from algorank.evaluation.meta.benchmark import p_sweep
-    from algorank.evaluation.meta.time_model import TimeModel
-    from algorank.evaluation.meta.environments import meta_arrays
+    from algorank.recommender.kernel.time_model import TimeModel
+    from algorank.recommender.kernel.environments import meta_arrays
     from algorank.recommender.registry import make_ar
 
     code, out, err = _run(capsys, "tune-p", "--meta", str(small_meta), "--p-grid", "1/4", "0", "--json",
@@ -116,7 +116,7 @@ def test_live_time_model_flags(capsys, small_meta):
     code, out, err = _run(capsys, "benchmark", "--meta", str(small_meta), "--strategy", "ar:p=1/4",
                           "--strategy", "lt:h=inf", "--time-model", "live")
     assert code == 0, err
-    from algorank.evaluation.meta.time_model import LIVE_OVERHEAD
+    from algorank.recommender.kernel.time_model import LIVE_OVERHEAD
 
     assert f"(live tests, 5 x fit + {LIVE_OVERHEAD:g} s)" in out
     code, out, err = _run(capsys, "tune-p", "--meta", str(small_meta), "--time-model", "live", "--time-overhead", "-1")

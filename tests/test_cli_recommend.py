@@ -59,7 +59,7 @@ def test_bad_input_exit_2(argv, needle, capsys, meta_file):
 
 
 def test_default_is_ei_on_the_evaluator_built_broad_set(capsys):
-    from algorank.evaluation.meta.time_model import LIVE_FIXED_OVERHEAD
+    from algorank.recommender.kernel.time_model import LIVE_FIXED_OVERHEAD
     from algorank.metadata.learners import learner_ids
     from algorank.recommender.live.recommend import DEFAULT_STRATEGY
 
@@ -93,7 +93,7 @@ def test_meta_can_be_repeated_to_join_your_own_runs(capsys, tmp_path):
 
 
 def test_interrupted_recommend_prints_what_it_kept_and_exits_130(meta_file, capsys, monkeypatch):
-    from algorank.evaluation.meta.trace import Observation
+    from algorank.recommender.kernel.trace import Observation
     from algorank.recommender.live.environment import LiveEnvironment
 
     calls = []

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 from algorank.evaluation.meta.benchmark import benchmark_strategies
-from algorank.evaluation.meta.trace import Observation
+from algorank.recommender.kernel.trace import Observation
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.recommender.accuracy_model import fit_accuracy_model, from_gain, to_gain
-from algorank.recommender.conditioned import ConditionedStrategy
+from algorank.recommender.ei import ConditionedStrategy
 from algorank.recommender.registry import parse_strategy
 from algorank.recommender.runtime_model import fit_runtime_model, observed_ratio, runtime_features
 
@@ -185,7 +185,7 @@ def test_predicted_seconds_scale_with_the_data_like_measured_ones():
     # magic (19,020 rows) held out: the runtime model, fitted on the other 150 broad datasets,
     # must predict how much longer its tests take than those of a 300-row dataset
     from algorank.api import load_meta
-    from algorank.evaluation.meta.environments import meta_arrays
+    from algorank.recommender.kernel.environments import meta_arrays
 
     meta = load_meta("broad")
     small = "heart.statlog"  # 270 rows, 13 features

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from algorank.evaluation.cv.datasets import load_dataset
-from algorank.cli import parse_repeats
+from algorank.api import parse_repeats
 from algorank.evaluation.cv.evaluator import Evaluator, evaluate_fold
 from algorank.evaluation.cv.preprocessing import encode_features, resolve_learner
 from algorank.evaluation.cv.resampling import make_resampler

@@ -6,15 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from algorank.evaluation.meta.environments import meta_arrays
-from algorank.evaluation.meta.time_model import LIVE_OVERHEAD, TimeModel, calibrate_overhead, live_time_model
+from algorank.recommender.kernel.environments import meta_arrays
+from algorank.recommender.kernel.time_model import LIVE_OVERHEAD, TimeModel, calibrate_overhead, live_time_model
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import a3r_prime
 from algorank.recommender.active_testing import ActiveTesting
 from algorank.recommender.average_ranking import AverageRanking
 from algorank.recommender.registry import parse_strategy
-from algorank.recommender.similarity import LossTimeOrder
+from algorank.recommender.lt import LossTimeOrder
 
 A, B = "learner.A", "learner.B"
 
@@ -117,7 +117,7 @@ def test_at_and_lt_use_the_model_like_transformed_meta_data():
 
 
 def test_describe_names_the_time_kind_and_default_overhead_follows_it():
-    from algorank.evaluation.meta.time_model import LIVE_FIXED_OVERHEAD, default_overhead
+    from algorank.recommender.kernel.time_model import LIVE_FIXED_OVERHEAD, default_overhead
 
     m = TimeModel(overhead=0.1, scale=5)
     assert m.describe("fit_predict_time") == "5 x (fit+predict) + 0.1 s"

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
-from algorank.evaluation.meta.loss_time import (
+from algorank.recommender.kernel.loss_time import (
     LossTimeCurve,
     check_window,
     loss_steps,

@@ -22,10 +22,9 @@ from algorank.evaluation.stats import (
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.recommender.base import OrderPolicy
+from algorank.recommender.multitest_strategies import Multi2Test, MultiTest
 from algorank.recommender.multitest import (
     LCDB_TEST_TRAIN_RATIO,
-    Multi2Test,
-    MultiTest,
     multi2test,
     multitest,
     multitest_on_meta,

@@ -67,7 +67,7 @@ def test_runs_hold_balanced_accuracy_and_per_fold_times(oboe):
     np.testing.assert_array_equal(runs["accuracy"].to_numpy(), runs["balanced_accuracy"].to_numpy())
     assert runs["balanced_accuracy"].between(0, 1).all()
     assert runs["predict_time"].isna().all() and (runs["fit_time"] > 0).all()
-    from algorank.evaluation.meta.time_model import meta_time_kind
+    from algorank.recommender.kernel.time_model import meta_time_kind
 
     assert meta_time_kind(oboe) == "fit_time"
     ds = oboe.datasets.set_index("dataset")

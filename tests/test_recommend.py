@@ -8,8 +8,8 @@ import pytest
 
 from algorank.evaluation.cv.datasets import load_dataset
 from algorank.recommender.live.environment import LiveEnvironment
-from algorank.evaluation.meta.time_model import LIVE_OVERHEAD
-from algorank.evaluation.meta.trace import Observation
+from algorank.recommender.kernel.time_model import LIVE_OVERHEAD
+from algorank.recommender.kernel.trace import Observation
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.recommender.base import OrderPolicy
@@ -195,8 +195,8 @@ def _meta_with_predict(learners, predict):
 
 
 def test_time_kind_follows_the_meta_data(iris):
-    from algorank.evaluation.meta.time_model import LIVE_FIXED_OVERHEAD
-    from algorank.evaluation.meta.time_model import meta_time_kind
+    from algorank.recommender.kernel.time_model import LIVE_FIXED_OVERHEAD
+    from algorank.recommender.kernel.time_model import meta_time_kind
 
     lcdb_like = _meta(LEARNERS)  # no predict times
     assert meta_time_kind(lcdb_like) == "fit_time"

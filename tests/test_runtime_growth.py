@@ -117,7 +117,7 @@ def test_dry_run_predicts_seconds_in_the_ratio_measured_times_show(shared_dir, c
     # as the recorded live tests of the same learners did (broad meta-data, times put on one machine
     # speed by each dataset's calibration), and the order must change where it matters
     from algorank.api import load_meta
-    from algorank.evaluation.meta.environments import meta_arrays
+    from algorank.recommender.kernel.environments import meta_arrays
     from scipy.stats import spearmanr
 
     plans = {}

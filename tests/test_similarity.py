@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from algorank.evaluation.meta.loss_time import loss_steps, mil_rows
+from algorank.recommender.kernel.loss_time import loss_steps, mil_rows
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.recommender.registry import parse_strategy
-from algorank.recommender.similarity import (LossTimeOrder, batch_mil, meta_feature_matrix, rollout_order,
-                                    similarity_weights)
+from algorank.recommender.lt import LossTimeOrder, batch_mil, rollout_order
+from algorank.recommender.similarity import meta_feature_matrix, similarity_weights
 
 
 def test_batch_mil_matches_the_benchmark_mil():
@@ -64,7 +64,7 @@ def _random_problem(n_datasets, n_learners, seed):
 def test_windowed_rollout_with_every_candidate_is_the_full_rollout(seed):
     """The window only skips the loss that every candidate shares: with all learners as candidates it
     picks what the full rollout picks, step by step."""
-    from algorank.recommender.similarity import _windowed_rollout
+    from algorank.recommender.lt import _windowed_rollout
 
     acc, sec, base, best = _random_problem(25, 9, seed)
     w = np.random.default_rng(seed).uniform(0.1, 1.0, 25)

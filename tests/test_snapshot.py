@@ -75,7 +75,7 @@ def test_uci_checksum_counts_and_provenance():
 
 
 def test_uci_is_measured_like_a_live_test():
-    from algorank.evaluation.meta.time_model import meta_time_kind
+    from algorank.recommender.kernel.time_model import meta_time_kind
 
     meta = load_meta("uci")
     runs = meta.runs

@@ -13,7 +13,7 @@ from algorank.metadata.errors import InputError
 from algorank.recommender.active_testing import ActiveTesting
 from algorank.recommender.average_ranking import AverageRanking
 from algorank.recommender.base import CAPABILITIES, StrategyBase
-from algorank.recommender.conditioned import ConditionedStrategy
+from algorank.recommender.ei import ConditionedStrategy
 from algorank.recommender.registry import STRATEGIES, parse_strategy
 
 #: One spec per registered strategy name.
@@ -71,8 +71,18 @@ def test_declared_capabilities_of_the_strategies():
         "multi2test": set(),
         "at": {"adaptive", "time_model_aware", "fast_loo"},
         "lt": {"needs_window", "time_model_aware"},
-        "ei": {"adaptive", "predicts", "time_model_aware"},
+        "ei": {"adaptive", "predicts", "time_model_aware", "conditions_on_landmarks"},
     }
+
+
+def test_the_tunable_p_is_declared_by_the_strategies():
+    from algorank.api import p_families
+
+    declared = {key: parse_strategy(spec).p_upper for key, spec in SPECS.items()}
+    assert declared == {"ar": 1.0, "random": None, "fastest": None, "best-accuracy": None, "oracle": None,
+                        "multi2test": None, "at": 1.0, "lt": 1.0, "ei": 2.0}
+    assert p_families() == {k: v for k, v in declared.items() if v is not None}
+    assert parse_strategy("ei").p_grid == (2.0, 1.5, 1.0, 0.5, 0.25, 0.0) and parse_strategy("ar").p_grid is None
 
 
 def test_conditioned_strategy_declares_its_capabilities():

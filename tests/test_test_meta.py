@@ -12,7 +12,7 @@ import pytest
 import algorank
 from algorank import cli
 from algorank.evaluation.meta.benchmark import leave_one_dataset_out
-from algorank.evaluation.meta.environments import meta_arrays
+from algorank.recommender.kernel.environments import meta_arrays
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.recommender.registry import parse_strategy

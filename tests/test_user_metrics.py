@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from algorank.evaluation.meta.benchmark import benchmark_strategies, leave_one_dataset_out
-from algorank.evaluation.meta.environments import SimulatedEnvironment, meta_arrays
+from algorank.recommender.kernel.environments import SimulatedEnvironment, meta_arrays
 from algorank.evaluation.meta.user_metrics import (
     check_budgets,
     check_eps,

@@ -9,7 +9,7 @@ import pytest
 
 from algorank import AlgorankClassifier, cli
 from algorank.evaluation.cv.evaluator import Evaluator
-from algorank.evaluation.meta.time_model import live_time_model
+from algorank.recommender.kernel.time_model import live_time_model
 from algorank.metadata.checks import check_folds, check_seed, check_url
 from algorank.metadata.errors import InputError
 from algorank.recommender.live.recommend import recommend

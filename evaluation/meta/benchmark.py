@@ -16,7 +16,7 @@ from typing import Sequence
 import pandas as pd
 
 from algorank.evaluation.meta.comparison import ComparisonResult, compare_strategies, pair_effects
-from algorank.evaluation.meta.environments import tests_axis
+from algorank.recommender.kernel.environments import tests_axis
 from algorank.evaluation.meta.scoring import (
     AXES,
     BenchmarkResult,

@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from algorank.evaluation.meta.labels import format_p
+from algorank.recommender.kernel.labels import format_p
 
 __all__ = ["plot_loss_time", "plot_mil_boxplots", "plot_loss_by_tests"]
 

@@ -6,15 +6,15 @@ P sweeps and nested tuning are in :mod:`algorank.evaluation.meta.tuning`, the co
 
 Every dataset of the meta-data in turn is the *new* dataset: the strategy is fitted on
 the others, its policy is followed on the held-out dataset in a
-:class:`~algorank.evaluation.meta.environments.SimulatedEnvironment` (learners without a result there
+:class:`~algorank.recommender.kernel.environments.SimulatedEnvironment` (learners without a result there
 are skipped), and the resulting loss-time curve gives the dataset's MIL
-(:mod:`algorank.evaluation.meta.loss_time`) and the Spearman correlation between the tested order and
+(:mod:`algorank.recommender.kernel.loss_time`) and the Spearman correlation between the tested order and
 the ideal order (by accuracy, and by the strategy's own score when it has one).
 
 Two paths give the same result:
 
 * **generic** (reference, any strategy): ``strategy.fit(meta without d).policy(info)``
-  run through :func:`~algorank.evaluation.meta.trace.run_policy`;
+  run through :func:`~algorank.recommender.kernel.trace.run_policy`;
 * **fast**: a strategy that declares ``fast_loo = True`` has ``loo_orders(arrays, *, train=None)``,
   which returns all held-out orders at once (average ranking: total rank sums minus the held-out
   row), and the benchmark scores them vectorised.  The tests check that both paths agree exactly.
@@ -28,7 +28,7 @@ its own ``dataset_scores``.
 
 Two x axes (``axis``): ``"time"`` (default) charges each test its recorded time and
 scores the MIL over the log-time window; ``"tests"`` counts tests (every test costs one
-unit, :func:`~algorank.evaluation.meta.environments.tests_axis`): the paper's loss curve by number of
+unit, :func:`~algorank.recommender.kernel.environments.tests_axis`): the paper's loss curve by number of
 tests, and the per-dataset score (kept in the ``mil`` field, ``axis`` says which) is the
 *mean loss over tests 1..K* (K = ``max_tests``, default the number of learners; a dataset
 with fewer learners keeps its last loss).  The tests axis needs no time at all, so it
@@ -62,14 +62,14 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from algorank.evaluation.meta.environments import (
+from algorank.recommender.kernel.environments import (
     MetaArrays,
     SimulatedEnvironment,
     SkipUnavailable,
     meta_arrays,
     tests_axis,
 )
-from algorank.evaluation.meta.loss_time import (
+from algorank.recommender.kernel.loss_time import (
     LossTimeCurve,
     MeanLossTimeCurve,
     check_window,
@@ -80,7 +80,7 @@ from algorank.evaluation.meta.loss_time import (
     row_chunks,
     spearman_rows,
 )
-from algorank.evaluation.meta.trace import run_policy
+from algorank.recommender.kernel.trace import run_policy
 from algorank.metadata.errors import InputError
 from algorank.metadata.progress import progress_bar
 
@@ -212,7 +212,7 @@ class BenchmarkResult:
         return (self.sequences >= 0).sum(axis=1)
 
     def steps(self):
-        """``(cumulative, losses, initial)`` of every dataset (see :func:`~algorank.evaluation.meta.loss_time.loss_steps`)."""
+        """``(cumulative, losses, initial)`` of every dataset (see :func:`~algorank.recommender.kernel.loss_time.loss_steps`)."""
         return loss_steps(self.accuracies, self.seconds, self.best, self.baseline)
 
     def curve(self, dataset: str) -> LossTimeCurve:
@@ -514,7 +514,7 @@ def leave_one_dataset_out(
         Show a progress bar on stderr (generic path, terminals only).
     time_model : TimeModel, optional
         Simulate live tests: every ``time_kind`` time ``t`` becomes ``scale * t + overhead``
-        (:mod:`algorank.evaluation.meta.time_model`), both in what the tests cost and in what strategies rank
+        (:mod:`algorank.recommender.kernel.time_model`), both in what the tests cost and in what strategies rank
         with (fast paths rank on the transformed arrays; generic ``time_model_aware`` strategies
         get ``with_time_model``).  Default: the recorded times.
     axis : {"time", "tests"}

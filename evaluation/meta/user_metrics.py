@@ -6,7 +6,7 @@ out?".  For one strategy on one dataset (its trace: tests in order with accuraci
 ``a_k``, NaN for a test that failed or timed out, and seconds ``t_k``; cumulative
 ``T_k = t_1 + ... + t_k``), with ``best`` the highest accuracy of any learner on the
 dataset and ``baseline`` the accuracy known before any test (majority-class fraction,
-else the worst learner's; see :mod:`algorank.evaluation.meta.loss_time`):
+else the worst learner's; see :mod:`algorank.recommender.kernel.loss_time`):
 
 * **time to eps**: ``T_k`` of the first test with ``a_k >= best - eps`` (``eps`` in
   accuracy points, default 1 point = 0.01 accuracy; a tolerance of 1e-9 absorbs
@@ -26,8 +26,8 @@ Oracle bounds (what knowing the dataset's results gives; no strategy can beat th
 time to eps = the time of the cheapest single learner within ``eps`` of the best; loss
 at ``B`` = the loss of the most accurate learner whose own time is ``<= B`` (any set of
 tests finished by ``B`` contains its best learner, which alone takes no longer); MIL =
-the exact smallest MIL (:func:`~algorank.evaluation.meta.oracle.oracle_order`, for all datasets at once
-:func:`~algorank.evaluation.meta.oracle.oracle_mils`).
+the exact smallest MIL (:func:`~algorank.recommender.kernel.oracle.oracle_order`, for all datasets at once
+:func:`~algorank.recommender.kernel.oracle.oracle_mils`).
 
 Comparing strategy S with the reference R over datasets (METHODS.md)
 --------------------------------------------------------------------
@@ -52,9 +52,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from algorank.evaluation.meta.environments import MetaArrays
-from algorank.evaluation.meta.loss_time import check_window, loss_steps, mil_rows, row_chunks
-from algorank.evaluation.meta.oracle import oracle_mils
+from algorank.recommender.kernel.environments import MetaArrays
+from algorank.recommender.kernel.loss_time import check_window, loss_steps, mil_rows, row_chunks
+from algorank.recommender.kernel.oracle import oracle_mils
 from algorank.metadata.errors import InputError
 
 __all__ = [
@@ -162,7 +162,7 @@ def time_to_eps_rows(accuracy, seconds, best, *, eps: float = DEFAULT_EPS) -> tu
 def loss_at_rows(accuracy, seconds, best, baseline, budget: float, *, steps=None) -> np.ndarray:
     """Loss (percentage points) at ``budget`` seconds per row: tests finished by then count.
 
-    ``steps`` is :func:`~algorank.evaluation.meta.loss_time.loss_steps` of the same rows when already computed.
+    ``steps`` is :func:`~algorank.recommender.kernel.loss_time.loss_steps` of the same rows when already computed.
     """
     cum, losses, initial = loss_steps(accuracy, seconds, best, baseline) if steps is None else steps
     done = (cum <= budget).sum(axis=1)  # cum is non-decreasing

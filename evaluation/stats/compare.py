@@ -91,6 +91,10 @@ class LearnerComparison:
     dropped_datasets: int = 0
     notes: tuple = ()
     bayes_results: dict = field(default_factory=dict, repr=False)
+    ci_method: str = "t"
+    confidence: float = 0.95
+    bayes: bool = True
+    rope: float = DEFAULT_ROPE
 
     @property
     def omnibus_method(self) -> str:
@@ -101,6 +105,50 @@ class LearnerComparison:
     def average_ranks(self) -> dict:
         """Learner -> average rank (rescaled ranks when cells are missing)."""
         return {l: float(r) for l, r in zip(self.labels, self.omnibus.average_ranks)}
+
+    def to_text(self, *, max_pairs: int = 60) -> str:
+        """The ``algorank compare`` report: omnibus test, average ranks, post hoc or control, pairs."""
+        from algorank.metadata.learners import short_name as sn
+        from algorank.metadata.text import escape, format_table
+
+        fr, ranks = self.omnibus, self.average_ranks
+        lines = [f"{len(self.labels)} learners on {fr.n_datasets} datasets ({self.dropped_datasets} left out), "
+                 f"metric {escape(self.metric)}, alpha = {self.alpha:g}",
+                 f"omnibus: {self.omnibus_method}: chi2 = {fr.statistic:.2f}, df = {fr.df}, p = {fr.pvalue:.3g}"
+                 + (f", Kendall's W = {fr.kendall_w:.3f}" if fr.kendall_w == fr.kendall_w else ""), "",
+                 format_table(["learner", "avg rank"], [(sn(l), f"{ranks[l]:.2f}")
+                                                         for l in sorted(self.labels, key=lambda l: (ranks[l], l))])]
+        if self.control is not None:
+            c = self.control
+            lines += ["", f"control {escape(sn(c.control))} versus all ({c.method}):"]
+            rows = [(sn(l), f"z = {z:+.2f}", f"adjusted p = {pa:.3g}",
+                     ("better than control" if z < 0 else "worse than control") if sig else "not significant")
+                    for l, z, pa, sig in zip(c.labels, c.z, c.adjusted, c.significant)]
+            lines.append(format_table(["learner", "z", "adjusted p", "verdict"], rows, align="lrrl", indent="  "))
+        elif self.posthoc is not None:
+            pairs = self.posthoc.significant_pairs()
+            lines += ["", f"post hoc ({self.posthoc.method}): {len(pairs)} significant pair(s)"]
+            lines += [f"  {escape(sn(a))} > {escape(sn(b))}" for a, b in pairs[:30]]
+        level = self.pairs[0].get("confidence", self.confidence) if self.pairs else self.confidence
+        lines += ["", f"pairs a - b: mean difference [{level:.0%} {self.ci_method}], Wilcoxon p, rank-biserial r, "
+                      "Cliff's delta" + (f"; Bayesian signed-rank P(a) / P(rope {self.rope:g}) / P(b)"
+                                         if self.bayes else "")]
+        for pr in self.pairs[:max_pairs]:
+            head = f"  {escape(sn(pr['a']))} - {escape(sn(pr['b']))}: "
+            if "mean_difference" not in pr:
+                lines.append(head + escape(pr.get("note", "")))
+                continue
+            text = (head + f"{pr['mean_difference']:+.4f} [{pr['ci_low']:+.4f}, {pr['ci_high']:+.4f}], "
+                    f"p = {pr['wilcoxon_pvalue']:.3g}, r = {pr['rank_biserial']:+.2f}, "
+                    f"delta = {pr['cliffs_delta']:+.2f} ({pr['magnitude']})")
+            if "bayes" in pr:
+                bz = pr["bayes"]
+                text += f"; {bz['p_left']:.3f} / {bz['p_rope']:.3f} / {bz['p_right']:.3f}"
+            lines.append(text)
+        if len(self.pairs) > max_pairs:
+            lines.append(f"  ... {len(self.pairs) - max_pairs} more pairs in --json")
+        lines += [f"note: {escape(n)}" for n in self.notes]
+        return "\n".join(lines)
 
     def to_dict(self) -> dict:
         """The ``algorank compare --json`` object."""
@@ -253,4 +301,5 @@ def compare_learners(meta, *, learners: Sequence[str] | None = None, metric: str
             bayes_results[(labels[i], labels[j])] = bres
     return LearnerComparison(labels=tuple(labels), metric=metric, scores=table, omnibus=fr, posthoc=ph,
                              control=cres, pairs=tuple(records), alpha=alpha, dropped_datasets=dropped,
-                             notes=tuple(notes), bayes_results=bayes_results)
+                             notes=tuple(notes), bayes_results=bayes_results, ci_method=ci_method,
+                             confidence=confidence, bayes=bayes, rope=rope)

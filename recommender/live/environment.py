@@ -1,8 +1,8 @@
 """The live environment: a test really runs the learner on the user's data (DESIGN.md, contract 3).
 
 :class:`LiveEnvironment` is the counterpart of
-:class:`~algorank.evaluation.meta.environments.SimulatedEnvironment`: the same policy object,
-driven by :func:`~algorank.evaluation.meta.trace.run_policy`, tests learners by running them
+:class:`~algorank.recommender.kernel.environments.SimulatedEnvironment`: the same policy object,
+driven by :func:`~algorank.recommender.kernel.trace.run_policy`, tests learners by running them
 with the repeated-CV :class:`~algorank.evaluation.cv.evaluator.Evaluator` (fast default:
 stratified 5-fold, one repetition).  The seconds of an observation are the
 wall-clock seconds the evaluation took (what the user waits for), not the sum
@@ -52,7 +52,7 @@ import numpy as np
 from algorank.evaluation.cv.datasets import LoadedDataset
 from algorank.evaluation.cv.evaluator import Evaluator
 from algorank.evaluation.cv.resampling import make_resampler
-from algorank.evaluation.meta.trace import Observation
+from algorank.recommender.kernel.trace import Observation
 from algorank.metadata.errors import InputError
 
 __all__ = ["LiveEnvironment"]

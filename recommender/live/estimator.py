@@ -20,9 +20,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from algorank.evaluation.cv.datasets import as_dataset
 from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
-from algorank.metadata.checks import check_folds, check_seed
+from algorank.metadata.checks import check_budget, check_folds, check_seed
 from algorank.metadata.errors import InputError
-from algorank.recommender.live.recommend import DEFAULT_META, DEFAULT_STRATEGY, recommend
+from algorank.metadata.snapshot import DEFAULT_META, load_meta
+from algorank.recommender.live.recommend import recommend
 
 __all__ = ["AlgorankClassifier"]
 
@@ -97,7 +98,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
     sparse input is refused with scikit-learn's standard error (the evaluator works on dense frames).
     """
 
-    def __init__(self, budget: float = 30.0, *, strategy: str | None = None, meta="broad", cv: int = 5,
+    def __init__(self, budget: float = 30.0, *, strategy: str | None = None, meta=DEFAULT_META, cv: int = 5,
                  top: int | None = None, random_state: int | None = None, allow_modules: tuple = ()):
         self.budget = budget
         self.strategy = strategy
@@ -124,9 +125,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         started = time.perf_counter()
-        if not (isinstance(self.budget, (int, float)) and not isinstance(self.budget, bool)
-                and math.isfinite(self.budget) and self.budget > 0):
-            raise InputError(f"budget must be a positive number of seconds; got {self.budget!r}")
+        check_budget(self.budget, name="budget", none_ok=False)
         if y is None:
             raise ValueError("AlgorankClassifier requires y to be passed, but the target y is None")
         frame = self._validate(X, reset=True)
@@ -146,9 +145,9 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         data = as_dataset(frame, y=codes.astype(np.int64), name="fit")
         smallest = int(np.bincount(codes).min())
         folds = min(int(self.cv), smallest)
-        meta = self._meta()
+        meta = load_meta(self.meta)  # the loader of every front door: a name, a file, a MetaDataset, a list
         if folds >= 2:
-            rec = recommend(data, strategy=self.strategy or DEFAULT_STRATEGY, meta=meta,
+            rec = recommend(data, strategy=self.strategy, meta=meta, refit=False,  # refit below, within the budget
                             budget_seconds=float(self.budget) * (folds - 1) / folds, top=self.top, cv=folds,
                             random_state=seed, allow_modules=self.allow_modules, started=started)
             self.recommendation_, self.trace_ = rec, rec.trace
@@ -165,7 +164,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         else:
             logger.warning("a class has a single sample: no cross-validation possible; fitting the first planned "
                            "learner without a test")
-            rec = recommend(data, strategy=self.strategy or DEFAULT_STRATEGY, meta=meta, dry_run=True, cv=2,
+            rec = recommend(data, strategy=self.strategy, meta=meta, dry_run=True, refit=False, cv=2,
                             random_state=seed, allow_modules=self.allow_modules)
             self.recommendation_, self.trace_ = rec, None
             self.leaderboard_ = rec.leaderboard
@@ -201,15 +200,6 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         return out
 
     # ------------------------------------------------------------------
-    def _meta(self):
-        from algorank.metadata.snapshot import load_meta
-
-        if self.meta is None:
-            return load_meta(None, default=DEFAULT_META)
-        if isinstance(self.meta, (str, list, tuple)) or hasattr(self.meta, "__fspath__"):
-            return load_meta(self.meta)
-        return self.meta
-
     def _validate(self, X, *, reset: bool) -> pd.DataFrame:
         """Features as a DataFrame (mixed types kept); sets/checks ``n_features_in_`` like scikit-learn."""
         if isinstance(X, pd.DataFrame):

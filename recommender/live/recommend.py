@@ -3,7 +3,7 @@
 :func:`recommend` joins the three contracts: a strategy (any spec of
 :mod:`algorank.recommender.registry` or a Strategy object) is fitted on the meta-data,
 its policy for the new dataset is followed in a
-:class:`~algorank.recommender.live.environment.LiveEnvironment` by :func:`~algorank.evaluation.meta.trace.run_policy`,
+:class:`~algorank.recommender.live.environment.LiveEnvironment` by :func:`~algorank.recommender.kernel.trace.run_policy`,
 and the result is the planned order, the trace of what really happened and the
 best learner found.
 
@@ -15,18 +15,18 @@ turned into the time of a live test by the live time model.  For fixed-order
 strategies this is exactly the order that will be followed; for active testing
 the live order can differ, since it reacts to the real results.
 
-Meta-data (default :data:`DEFAULT_META`, the embedded ``uci`` set).  The prior runs are
+Meta-data (default :data:`DEFAULT_META`, the embedded ``broad`` set).  The prior runs are
 those of algorank's own evaluator in the live setting (stratified 5-fold CV, per-fold
-preprocessing, fit and predict times) on public UCI/StatLib datasets, so what the
+preprocessing, fit and predict times) on about 150 public datasets, so what the
 ranking expects is measured the way the live test runs.  ``meta=load_meta("lcdb")``
 ranks from LCDB instead (unscaled features, single fits, no predict times).
 
 Live time model (default).  A live test is ``cv`` fits and predictions plus a fixed
 cost.  With ``time_model="live"`` a strategy given as a spec ranks with
-``T = cv x t + time_overhead`` (:mod:`algorank.evaluation.meta.time_model`), where ``t`` is the
+``T = cv x t + time_overhead`` (:mod:`algorank.recommender.kernel.time_model`), where ``t`` is the
 meta-data's fit plus predict time when it records predict times and the fit time
-otherwise (:func:`~algorank.evaluation.meta.time_model.meta_time_kind`), and ``time_overhead`` defaults
-to the calibrated constant for that kind (:func:`~algorank.evaluation.meta.time_model.default_overhead`); a spec that
+otherwise (:func:`~algorank.recommender.kernel.time_model.meta_time_kind`), and ``time_overhead`` defaults
+to the calibrated constant for that kind (:func:`~algorank.recommender.kernel.time_model.default_overhead`); a spec that
 sets ``overhead=``, ``scale=`` or ``time=`` itself is used as given, and
 ``time_model="fit"`` ranks with the recorded fit times.  Strategy objects are used as
 given.  The default strategy's P is the one nested leave-one-dataset-out picks on the
@@ -61,33 +61,30 @@ from algorank.evaluation.cv.datasets import LoadedDataset, as_dataset
 from algorank.evaluation.cv.children import start_fold_server
 from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
 from algorank.recommender.live.environment import LiveEnvironment
-from algorank.evaluation.meta.environments import meta_arrays
-from algorank.evaluation.meta.time_model import TimeModel, live_model_for
-from algorank.evaluation.meta.trace import Observation, Trace, run_policy
-from algorank.metadata.checks import check_folds, check_seconds, check_seed
+from algorank.recommender.kernel.environments import meta_arrays
+from algorank.recommender.kernel.time_model import TimeModel, live_model_for
+from algorank.recommender.kernel.trace import Observation, Trace, run_policy
+from algorank.metadata.checks import check_budget, check_folds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable, short_name
 from algorank.metadata.metric import METRIC_LABELS, primary_metric
+from algorank.metadata.snapshot import DEFAULT_META, load_meta
+from algorank.recommender.base import capability, strategy_name
 from algorank.recommender.registry import parse_strategy
 from algorank.recommender.similarity import feature_center_scale, meta_feature_matrix, similarity_weights
 
-__all__ = ["PlannedTest", "Recommendation", "recommend", "plan", "expected_performance", "prior_matches",
+__all__ = ["PlannedTest", "PlannedOrder", "Recommendation", "recommend", "plan", "expected_performance", "prior_matches",
            "live_strategy", "refit_best", "strategy_expectations", "DEFAULT_STRATEGY", "DEFAULT_META", "TIME_MODELS"]
 
 logger = logging.getLogger(__name__)
 
 #: Strategy used when none is given: the dataset-conditioned adaptive ``ei`` (expected improvement
-#: per expected second, :mod:`algorank.recommender.conditioned`), chosen on the frozen held-out split of
+#: per expected second, :mod:`algorank.recommender.ei`), chosen on the frozen held-out split of
 #: the broad meta-data (40 datasets no choice was tuned on; README "Dataset-conditioned, adaptive
 #: recommendation"): time to within 1 point of the best learner no slower than accuracy-only ranking
 #: on 35 of 40 and faster on 33 (sign test p = 4e-6), summed time 65 s against 375 s (oracle 29 s),
 #: better than ``ar:p=1/16`` (185 s) in every user-facing metric.
 DEFAULT_STRATEGY = "ei"
-
-#: Embedded meta-data used when none is given: the ``broad`` set (151 datasets of every size and kind
-#: in ../shared/datasets) measured by algorank's own evaluator in the live setting
-#: (see :mod:`algorank.metadata.snapshot`).
-DEFAULT_META = "broad"
 
 #: Accepted values of ``time_model``.
 TIME_MODELS = ("live", "fit")
@@ -136,6 +133,18 @@ class PlannedTest:
                 "fail_probability": self.fail_probability}
 
 
+class PlannedOrder(tuple):
+    """The planned order: a tuple of :class:`PlannedTest`, with ``metric``, the score it expects."""
+
+    metric = "accuracy"
+
+    def to_text(self) -> str:
+        """The planned order as a table."""
+        from algorank.recommender.live.report import plan_text
+
+        return plan_text(self, metric=self.metric)
+
+
 @dataclass(frozen=True)
 class Recommendation:
     """What :func:`recommend` returns.
@@ -176,6 +185,8 @@ class Recommendation:
     metric : str
         The score of the live tests and of the expected values: ``accuracy``, or
         ``balanced_accuracy`` for meta-data that ranks by it (the embedded ``oboe`` set).
+    cv : int
+        Folds of each live test.
     """
 
     dataset: str
@@ -217,6 +228,13 @@ class Recommendation:
         """Same as :attr:`leaderboard` (the planned order is ``pd.DataFrame([p.to_dict() for p in plan])``)."""
         return self.leaderboard
     metric: str = "accuracy"
+    cv: int = 5
+
+    def to_text(self) -> str:
+        """The results table and the summary (a dry run: the planned order)."""
+        from algorank.recommender.live.report import plan_text, results_text
+
+        return plan_text(self.plan, metric=self.metric) if self.trace is None else results_text(self)
 
     @property
     def best(self) -> Observation | None:
@@ -378,7 +396,7 @@ def plan(strategy, dataset_info: Mapping, expected: Mapping, *, top: int | None 
 def strategy_expectations(strategy, dataset_info: Mapping) -> dict | None:
     """learner -> (accuracy, seconds, low, high, fail probability) from a strategy that predicts
     (declares ``predicts = True``, e.g. ``ei``); None for strategies without models."""
-    if not getattr(strategy, "predicts", False):
+    if not capability(strategy, "predicts"):
         return None
     return {p.learner: (p.accuracy, p.seconds, p.accuracy_low, p.accuracy_high, p.fail_probability)
             for p in strategy.predictions(dataset_info)}
@@ -401,16 +419,12 @@ def prior_matches(meta, dataset_info: Mapping) -> tuple:
     return tuple(str(d) for d in table.loc[same_name.to_numpy() | shape, "dataset"])
 
 
-def _check_budget(budget_seconds) -> float | None:
-    return None if budget_seconds is None else check_seconds(budget_seconds, name="budget_seconds")
-
-
 def recommend(
     dataset,
     *,
     y=None,
-    refit: bool = False,
-    strategy=DEFAULT_STRATEGY,
+    refit: bool = True,
+    strategy=None,
     meta=None,
     budget_seconds: float | None = 60.0,
     top: int | None = None,
@@ -442,10 +456,12 @@ def recommend(
         Class labels when ``dataset`` holds the features only.
     refit : bool
         Refit the best learner on all the data and return it as ``Recommendation.model``.
-    strategy : str or Strategy
-        A spec (``ar:p=1/16``, ``at:p=1/16,sim=tested``, ``lt:h=inf``, ...) or a strategy object.
-    meta : MetaDataset, optional
-        Prior runs; default the embedded meta-data :data:`DEFAULT_META`.
+    strategy : str or Strategy, optional
+        A spec (``ei``, ``ar:p=1/16``, ``at:p=1/16,sim=tested``, ``lt:h=inf``, ...) or a strategy
+        object; default :data:`DEFAULT_STRATEGY`.
+    meta : str, path, MetaDataset or list, optional
+        Prior runs: an embedded set's name, a file, an ASlib folder, a MetaDataset or a list of
+        these (:func:`algorank.metadata.snapshot.load_meta`); default :data:`DEFAULT_META`.
     budget_seconds : float or None
         Wall-clock budget of the live tests (None: no limit).
     top : int, optional
@@ -467,12 +483,12 @@ def recommend(
     time_model : {"live", "fit"}
         ``"live"``: a strategy spec ranks with the time of a live test,
         ``cv x t + time_overhead`` with ``t`` the fit plus predict time when the meta-data
-        records predict times (:func:`~algorank.evaluation.meta.time_model.meta_time_kind`), else the fit time
+        records predict times (:func:`~algorank.recommender.kernel.time_model.meta_time_kind`), else the fit time
         (unless the spec sets ``overhead=``/``scale=``/``time=``); ``"fit"``: with the recorded
         fit times.
     time_overhead : float, optional
         Seconds a live test costs on top of ``cv x t`` (default the calibrated
-        :func:`~algorank.evaluation.meta.time_model.default_overhead` for that time).
+        :func:`~algorank.recommender.kernel.time_model.default_overhead` for that time).
     on_plan, on_start, on_observation : callable, optional
         Progress hooks: called with the plan, with each learner id before its test, and
         with each observation as it arrives.
@@ -499,7 +515,8 @@ def recommend(
     InputError
         Unknown dataset/target/strategy, bad budget, bad ``top`` or ``cv``, unknown excluded id.
     """
-    budget = _check_budget(budget_seconds)
+    budget = check_budget(budget_seconds)
+    strategy = DEFAULT_STRATEGY if strategy is None else strategy
     started = time.perf_counter() if started is None else float(started)
     if top is not None and (isinstance(top, bool) or int(top) != top or top < 1):
         raise InputError(f"top must be an integer >= 1; got {top!r}")
@@ -510,10 +527,7 @@ def recommend(
         check_folds(cv, n_rows=len(data.y))  # one error now, not the same error for every learner
     if budget is not None and not dry_run:
         start_fold_server()  # the input is good: its start-up overlaps with loading the meta-data
-    if meta is None:
-        from algorank.metadata.snapshot import load_meta
-
-        meta = load_meta(None, default=DEFAULT_META)
+    meta = load_meta(meta)
     excluded = tuple(str(d) for d in exclude_datasets)
     if excluded:
         meta = meta.exclude(datasets=excluded)
@@ -524,7 +538,7 @@ def recommend(
                                             time_overhead=time_overhead, random_state=random_state)
     strat.fit(meta)
     info = _dataset_info(data)
-    if getattr(strat, "landmarks_", ()):  # the strategy conditions on landmarkers: measure them here
+    if capability(strat, "conditions_on_landmarks") and strat.landmarks_:  # measure the landmarkers it reads
         _measure_landmarks(info, data, meta, budget=budget, random_state=random_state)
     matches = prior_matches(meta, info)
     if matches:
@@ -535,7 +549,8 @@ def recommend(
     if expected is None:
         expected = expected_performance(meta, info, neighbours=neighbours, folds=int(cv), overhead=live.overhead,
                                         time_kind=kind)
-    planned = plan(strat, info, expected, top=top)
+    planned = PlannedOrder(plan(strat, info, expected, top=top))
+    planned.metric = metric
     if on_plan is not None:
         on_plan(planned)
     allowed = check_allow_modules(allow_modules)[len(DEFAULT_ALLOWED_MODULES):]
@@ -566,10 +581,10 @@ def recommend(
     model = None
     if refit and trace is not None and trace.best() is not None:
         model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed)
-    return Recommendation(dataset=data.name, source=data.source, strategy=str(getattr(strat, "name", strategy)),
+    return Recommendation(dataset=data.name, source=data.source, strategy=strategy_name(strat),
                           dataset_info=info, plan=planned, trace=trace, budget_seconds=budget, excluded=excluded,
                           time_model=used, prior_matches=matches, rank_only=rank_only, model=model, metric=metric,
-                          expected=dict(expected))
+                          expected=dict(expected), cv=int(cv))
 
 
 def _prior_shape(meta) -> tuple[float, float]:
@@ -606,7 +621,7 @@ def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time
         A spec or a strategy object (objects are used as given).
     meta : MetaDataset
         The meta-data it will be fitted on (decides the time kind,
-        :func:`~algorank.evaluation.meta.time_model.meta_time_kind`).
+        :func:`~algorank.recommender.kernel.time_model.meta_time_kind`).
     time_model, cv, time_overhead, random_state
         As in :func:`recommend`.
 
@@ -641,11 +656,9 @@ def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time
 
 def _sets_time_model(spec: str) -> bool:
     """Whether a strategy spec sets ``overhead=``, ``scale=`` or ``time=`` itself."""
-    from algorank.recommender.spec import TIME_MODEL_KEYS
+    from algorank.recommender.spec import TIME_MODEL_KEYS, split_spec
 
-    _, _, rest = str(spec).partition(":")
-    keys = {item.partition("=")[0].strip().lower() for item in rest.split(",") if "=" in item}
-    return bool(keys & (set(TIME_MODEL_KEYS) | {"time"}))
+    return bool(set(split_spec(spec)[1]) & (set(TIME_MODEL_KEYS) | {"time"}))
 
 
 def _clip(text: str, limit: int = 60) -> str:

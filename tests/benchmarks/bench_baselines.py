@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 import algorank  # noqa: E402
 from algorank.evaluation.meta.benchmark import default_window  # noqa: E402
-from algorank.evaluation.meta.time_model import live_arrays  # noqa: E402
+from algorank.recommender.kernel.time_model import live_arrays  # noqa: E402
 from algorank.metadata.errors import InputError  # noqa: E402
 from algorank.metadata.io import atomic_path  # noqa: E402
 from algorank.recommender.average_ranking import format_p  # noqa: E402

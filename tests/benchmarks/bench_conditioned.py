@@ -35,12 +35,12 @@ import pandas as pd
 from scipy import stats
 
 from algorank.api import load_meta
-from algorank.evaluation.meta.environments import meta_arrays
-from algorank.evaluation.meta.time_model import live_model_for
-from algorank.evaluation.meta.trace import Observation
+from algorank.recommender.kernel.environments import meta_arrays
+from algorank.recommender.kernel.time_model import live_model_for
+from algorank.recommender.kernel.trace import Observation
 from algorank.metadata.dataset import MetaDataset
 from algorank.recommender.accuracy_model import from_gain, to_gain
-from algorank.recommender.conditioned import ConditionedStrategy
+from algorank.recommender.ei import ConditionedStrategy
 from algorank.recommender.live.recommend import live_strategy
 from algorank.recommender.runtime_model import fit_runtime_model, runtime_features
 

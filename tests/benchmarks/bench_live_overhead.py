@@ -1,4 +1,4 @@
-"""Measure the per-test overhead of a live test (run on demand; result -> algorank.evaluation.meta.time_model.LIVE_OVERHEAD).
+"""Measure the per-test overhead of a live test (run on demand; result -> algorank.recommender.kernel.time_model.LIVE_OVERHEAD).
 
 Every portfolio learner is run with the live default evaluation (stratified 5-fold, one
 repetition, in-process) on four datasets shipped with scikit-learn that are NOT in the
@@ -25,7 +25,7 @@ import pandas as pd  # noqa: E402
 
 from algorank.evaluation.cv.datasets import load_dataset  # noqa: E402
 from algorank.evaluation.cv.evaluator import Evaluator  # noqa: E402
-from algorank.evaluation.meta.time_model import calibrate_overhead  # noqa: E402
+from algorank.recommender.kernel.time_model import calibrate_overhead  # noqa: E402
 from algorank.metadata.learners import learner_ids, short_name  # noqa: E402
 
 DATASETS = ["sklearn:iris", "sklearn:wine", "sklearn:breast_cancer", "sklearn:digits"]

@@ -54,7 +54,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from algorank.evaluation.meta.trace import Observation, run_policy  # noqa: E402
+from algorank.recommender.kernel.trace import Observation, run_policy  # noqa: E402
 from algorank.metadata.learners import learner_ids  # noqa: E402
 
 #: The 14 datasets of the previous round's (hand-picked) list, kept to report that subset separately.
@@ -290,7 +290,7 @@ def _tuned_p(meta) -> str:
     """The P of AR-A3R with the best leave-one-dataset-out MIL on ``meta`` under the live time model
     (the grid and window of ``bench_live_time_p.py``), as a spec value."""
     from algorank.evaluation.meta.benchmark import PAPER_P_GRID, p_sweep
-    from algorank.evaluation.meta.time_model import live_arrays
+    from algorank.recommender.kernel.time_model import live_arrays
     from algorank.recommender.average_ranking import format_p
     from algorank.recommender.registry import make_ar
 
@@ -301,7 +301,7 @@ def _tuned_p(meta) -> str:
 def _live_window(meta) -> tuple:
     """MIL window of ``lt`` under the live time model: the default window rule on live test times."""
     from algorank.evaluation.meta.benchmark import default_window
-    from algorank.evaluation.meta.time_model import live_arrays
+    from algorank.recommender.kernel.time_model import live_arrays
 
     return default_window(live_arrays(meta)[0])
 

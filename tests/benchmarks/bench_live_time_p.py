@@ -1,7 +1,7 @@
 """Which P of AR-A3R is best when tests cost what a LIVE test costs (run on demand, ~1 min).
 
 Leave-one-dataset-out on an embedded meta-dataset (``--meta lcdb`` or ``uci``, or a file)
-with the live time model of :mod:`algorank.evaluation.meta.time_model` applied to the simulated test
+with the live time model of :mod:`algorank.recommender.kernel.time_model` applied to the simulated test
 times AND (through the same meta-data) to the times the strategies rank with:
 ``T = folds x t + overhead``, ``t`` the fit time (LCDB) or fit + predict time (meta-data
 with predict times, e.g. ``uci``), as :func:`algorank.recommender.live.recommend.recommend` does.
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from algorank.evaluation.meta.benchmark import PAPER_P_GRID, p_sweep, tune_p_nested  # noqa: E402
-from algorank.evaluation.meta.time_model import live_arrays  # noqa: E402
+from algorank.recommender.kernel.time_model import live_arrays  # noqa: E402
 from algorank.metadata.snapshot import load_meta  # noqa: E402
 from algorank.recommender.average_ranking import AverageRanking, format_p  # noqa: E402
 

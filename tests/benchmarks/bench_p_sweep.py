@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from algorank.evaluation.meta.benchmark import PAPER_P_GRID, p_sweep  # noqa: E402
-from algorank.evaluation.meta.environments import meta_arrays  # noqa: E402
+from algorank.recommender.kernel.environments import meta_arrays  # noqa: E402
 from algorank.metadata.dataset import MetaDataset  # noqa: E402
 from algorank.metadata.snapshot import load_snapshot  # noqa: E402
 from algorank.recommender.registry import make_ar  # noqa: E402

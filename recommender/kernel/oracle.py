@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from algorank.evaluation.meta.loss_time import check_window
+from algorank.recommender.kernel.loss_time import check_window
 from algorank.metadata.errors import InputError
 
 __all__ = ["oracle_order", "pareto_fronts", "oracle_mils"]

@@ -44,8 +44,8 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy.stats import norm
 
-from algorank.evaluation.meta.environments import meta_arrays
-from algorank.evaluation.meta.time_model import TimeModel
+from algorank.recommender.kernel.environments import meta_arrays
+from algorank.recommender.kernel.time_model import TimeModel
 from algorank.metadata.errors import InputError
 from algorank.metadata.growth import load_growth
 from algorank.recommender.base import StrategyBase, time_model_spec
@@ -113,6 +113,9 @@ class ConditionedStrategy(StrategyBase):
     needs_window = False
     sees_held_out = False
     adaptive = True
+    conditions_on_landmarks = True
+    p_upper = 2.0
+    p_grid = (2.0, 1.5, 1.0, 0.5, 0.25, 0.0)
     predicts = True
     time_model_aware = True
 

@@ -96,7 +96,7 @@ class TimeModel:
         return t * self.scale + self.overhead
 
     def arrays(self, arrays):
-        """A copy of a :class:`~algorank.evaluation.meta.environments.MetaArrays` whose seconds are live test times.
+        """A copy of a :class:`~algorank.recommender.kernel.environments.MetaArrays` whose seconds are live test times.
 
         Used to simulate live tests in the leave-one-dataset-out benchmark (pass the result
         as the meta-data); the identity returns ``arrays`` itself.
@@ -212,7 +212,7 @@ def live_arrays(meta, *, folds: int = 5, overhead: float | None = None, metric: 
     model : TimeModel
     time_kind : str
     """
-    from algorank.evaluation.meta.environments import meta_arrays
+    from algorank.recommender.kernel.environments import meta_arrays
 
     model, kind = live_model_for(meta, folds=folds, overhead=overhead)
     return model.arrays(meta_arrays(meta, metric=metric, time_kind=kind)), model, kind

@@ -6,7 +6,7 @@ policy, with cumulative times; loss curves, loss-time curves, MIL and every plot
 are computed from traces, whichever environment produced them.
 
 :func:`run_policy` is the single loop shared by simulation
-(:class:`~algorank.evaluation.meta.environments.SimulatedEnvironment`) and live use: ask the
+(:class:`~algorank.recommender.kernel.environments.SimulatedEnvironment`) and live use: ask the
 policy for the next learner, let the environment test it, feed the observation
 back, stop when the policy says so, when nothing is left, or when the budget is
 spent.

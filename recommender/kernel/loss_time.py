@@ -261,7 +261,7 @@ class LossTimeCurve:
 
 
 def loss_time_curve(trace, env) -> LossTimeCurve:
-    """The loss-time curve of a :class:`~algorank.evaluation.meta.trace.Trace` run in ``env``.
+    """The loss-time curve of a :class:`~algorank.recommender.kernel.trace.Trace` run in ``env``.
 
     Parameters
     ----------

@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from algorank.metadata.errors import InputError
-from algorank.evaluation.meta.trace import Observation
+from algorank.recommender.kernel.trace import Observation
 
 __all__ = ["MetaArrays", "meta_arrays", "SimulatedEnvironment", "SkipUnavailable", "TIME_KINDS", "require_times",
            "tests_axis"]
