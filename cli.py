@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 from algorank.metadata.errors import AlgorankError, InputError
 from algorank.metadata.io import check_out_dir, json_dumps, output_folder
-from algorank.metadata.text import EscapingFormatter, escape, terminal_text
+from algorank.metadata.text import escape, escaping_handler, terminal_text
 
 __all__ = ["main", "build_parser"]
 
@@ -561,9 +561,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         args.started = started
         level = logging.DEBUG if args.verbose else (logging.ERROR if getattr(args, "quiet", False) else logging.WARNING)
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(EscapingFormatter("%(levelname)s %(name)s: %(message)s"))
-        logging.basicConfig(level=level, handlers=[handler])
+        logging.basicConfig(level=level, handlers=[escaping_handler(sys.stderr)])
         code = int(args.func(args) or 0)  # a command may return its own code (130: interrupted, results kept)
         return _exit_now(code) if code == 130 and argv is None else code
     except AlgorankError as exc:  # InputError: the user's mistake (2); anything else of algorank's (1)

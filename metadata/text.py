@@ -19,7 +19,8 @@ import re
 import unicodedata
 from typing import Iterable, Sequence
 
-__all__ = ["escape", "terminal_text", "safe_filename", "format_table", "format_seconds", "EscapingFormatter"]
+__all__ = ["escape", "terminal_text", "safe_filename", "format_table", "format_seconds", "EscapingFormatter",
+           "escaping_handler"]
 
 #: Characters shown as escapes: C0/C1 controls, DEL, and the Unicode format characters
 #: (bidirectional overrides, zero-width joiners ...) that change how the rest of a line looks.
@@ -59,6 +60,13 @@ class EscapingFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         return escape(super().format(record))
+
+
+def escaping_handler(stream) -> logging.Handler:
+    """A stream handler writing ``LEVEL logger: message`` lines through :class:`EscapingFormatter`."""
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(EscapingFormatter("%(levelname)s %(name)s: %(message)s"))
+    return handler
 
 
 _FILE_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
