@@ -9,7 +9,7 @@ functions; ``--json`` prints ``to_dict()``.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from algorank.metadata.dataset import MetaDataset
@@ -176,7 +176,7 @@ def benchmark(strategies: Sequence, meta="lcdb", *, test_meta=None, heldout=None
               exclude_datasets: Sequence[str] = (), reference=None, eps: float = 1.0,
               budgets: Sequence[float] = (1.0, 10.0, 60.0), tmin: float | None = None, tmax: float | None = None,
               time_model: str = "fit", cv: int = 5, time_overhead: float | None = None, random_state: int = 0,
-              progress: bool = False, axis: str = "time", max_tests: int | None = None):
+              progress: bool = False, axis: str = "time", max_tests: int | None = None, per_dataset: bool = False):
     """Loss-time benchmark of ordering strategies: leave-one-dataset-out, or train on one set and test on another.
 
     Parameters
@@ -215,6 +215,9 @@ def benchmark(strategies: Sequence, meta="lcdb", *, test_meta=None, heldout=None
         paper's loss curve; needs no times, so it runs on accuracy-only meta-data).
     max_tests : int, optional
         ``axis="tests"``: K of the mean loss over tests 1..K (default: the number of learners).
+    per_dataset : bool
+        Whether the result's ``to_dict()`` holds every value per dataset (default False: totals,
+        tests and comparisons only; the arrays and ``per_dataset_table()`` have them either way).
 
     Returns
     -------
@@ -269,10 +272,11 @@ def benchmark(strategies: Sequence, meta="lcdb", *, test_meta=None, heldout=None
         model, kind, words = None, "fit_time", "tests (each test counts 1)"
     else:
         _, model, kind, words = time_model_arrays(full, time_model=time_model, cv=cv, time_overhead=time_overhead)
-    return benchmark_strategies(objs, full, tmin=tmin, tmax=tmax, time_kind=kind, time_model=model,
-                                progress=progress, test_datasets=test_datasets, eps=eps, budgets=budgets,
-                                reference=ref_name, time_words=words, setting=setting, axis=axis,
-                                max_tests=max_tests)
+    suite = benchmark_strategies(objs, full, tmin=tmin, tmax=tmax, time_kind=kind, time_model=model,
+                                 progress=progress, test_datasets=test_datasets, eps=eps, budgets=budgets,
+                                 reference=ref_name, time_words=words, setting=setting, axis=axis,
+                                 max_tests=max_tests)
+    return replace(suite, per_dataset=bool(per_dataset))
 
 
 @dataclass(frozen=True)
@@ -303,6 +307,7 @@ class TuneResult:
     metrics: object = None
     excluded: tuple = ()
     strategy: str = "ar"
+    per_dataset: bool = False
 
     @property
     def best_p(self) -> float:
@@ -316,9 +321,12 @@ class TuneResult:
             table = table.join(totals.drop(columns=["mil_mean"]).reset_index(drop=True))
         return table
 
-    def to_dict(self) -> dict:
+    def to_dict(self, *, per_dataset: bool | None = None) -> dict:
+        """Settings, the MIL of each P, the best P, the nested estimate and the user-facing metrics; their
+        values per dataset only with ``per_dataset`` (default: the result's ``per_dataset`` attribute)."""
         from algorank.recommender.average_ranking import format_p
 
+        per_dataset = self.per_dataset if per_dataset is None else bool(per_dataset)
         sweep = self.sweep
         d = {"tmin": sweep.tmin, "tmax": sweep.tmax, "n_datasets": len(sweep.results[0].datasets),
              "results": [{"p": float(r.p), "p_label": format_p(r.p), "mean_mil": float(r.mean_mil),
@@ -330,7 +338,7 @@ class TuneResult:
             d["nested"] = {"mean_mil": self.nested.mean_mil, "median_mil": self.nested.median_mil,
                            "p_counts": {format_p(p): c for p, c in self.nested.p_counts().items()}}
         if self.metrics is not None:
-            d["user_metrics"] = self.metrics.to_dict()
+            d["user_metrics"] = self.metrics.to_dict(per_dataset=per_dataset)
         return d
 
 
@@ -338,7 +346,7 @@ def tune_p(meta="lcdb", *, strategy: str = "ar", grid: Sequence[float] | None = 
            tmin: float | None = None, tmax: float | None = None, time_model: str = "fit", cv: int = 5,
            time_overhead: float | None = None, exclude_heldout=None, exclude_datasets: Sequence[str] = (),
            reference=None, eps: float = 1.0, budgets: Sequence[float] = (1.0, 10.0, 60.0),
-           progress: bool = False) -> TuneResult:
+           progress: bool = False, per_dataset: bool = False) -> TuneResult:
     """Sweep a strategy's cost exponent P by leave-one-dataset-out MIL (``nested=True`` adds the honest estimate).
 
     Parameters
@@ -365,7 +373,7 @@ def tune_p(meta="lcdb", *, strategy: str = "ar", grid: Sequence[float] | None = 
         Further datasets to leave out.
     reference : float or str, optional
         The P the others are compared with in the user-facing metrics (default the first of the grid).
-    eps, budgets
+    eps, budgets, per_dataset
         As in :func:`benchmark`.
 
     Returns
@@ -413,7 +421,7 @@ def tune_p(meta="lcdb", *, strategy: str = "ar", grid: Sequence[float] | None = 
     scored = arrays if isinstance(arrays, MetaArrays) else meta_arrays(arrays)
     report = metrics_report(results, scored, eps=eps, budgets=budgets, reference=ref, time_axis=words)
     return TuneResult(sweep=sweep, nested=honest, time_model=words, metrics=report, excluded=tuple(excluded),
-                      strategy=family)
+                      strategy=family, per_dataset=bool(per_dataset))
 
 
 #: Strategy families with a cost exponent P that :func:`tune_p` can sweep, and P's upper bound.

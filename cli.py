@@ -19,6 +19,7 @@ from typing import Callable, Sequence
 from algorank.metadata.errors import AlgorankError, InputError
 from algorank.metadata.io import json_dumps
 from algorank.metadata.learners import short_name, short_names
+from algorank.metadata.text import format_table
 
 __all__ = ["main", "build_parser"]
 
@@ -554,6 +555,11 @@ def _budgets(args):
     return out
 
 
+def _add_per_dataset(p) -> None:
+    p.add_argument("--per-dataset", action="store_true",
+                   help="--json: also every value per dataset (large on big meta-data; the --out files have them)")
+
+
 def _add_benchmark(sub) -> None:
     p = sub.add_parser("benchmark", help="loss-time benchmark of ordering strategies (leave-one-dataset-out, a "
                                          "frozen held-out split, or other test meta-data)")
@@ -576,37 +582,13 @@ def _add_benchmark(sub) -> None:
                         "mean loss over tests 1..K; needs no times)")
     p.add_argument("--max-tests", type=int, default=None, metavar="K",
                    help="--axis tests: K of the mean loss over tests 1..K (default: the number of learners)")
+    _add_per_dataset(p)
     p.set_defaults(func=_run_benchmark)
 
 
 def _metrics_lines(report) -> list[str]:
     """The user-facing metrics as text: totals per strategy and the oracle, then the tests against the reference."""
-    from algorank.evaluation.meta.user_metrics import budget_label
-
-    bl = [budget_label(b) for b in report.budgets]
-    last = bl[-1]
-    lines = ["", f"user-facing metrics (time on the benchmark's axis: {report.time_axis}); eps = {report.eps:g} "
-                 f"accuracy point(s); losses in points",
-             f"{'strategy':<28}{'t_eps sum':>11}{'median':>9}{'not reached':>12}"
-             + "".join(f"{'loss@' + b:>11}" for b in bl) + f"{'MIL to ' + last:>12}{'MIL':>8}"]
-    for m in (*report.metrics, report.oracle):
-        t = m.totals()
-        lines.append(f"{m.strategy[:27]:<28}{_fmt_seconds(t['time_to_eps_sum']):>11}"
-                     f"{_fmt_seconds(t['time_to_eps_median']):>9}{t['eps_not_reached']:>12d}"
-                     + "".join(f"{t[f'loss@{b}_mean']:>11.3f}" for b in bl)
-                     + f"{t[f'mil_to_{last}_mean']:>12.3f}{t['mil_mean']:>8.3f}")
-    if report.comparisons:
-        lines += ["", f"against the reference {report.reference} (lower is better; W/T/L = datasets where the "
-                      f"strategy is better / tied / worse; p: sign test, Wilcoxon; gap = share of the reference's "
-                      f"distance to the oracle closed)",
-                  f"{'strategy':<28}{'metric':<14}{'W/T/L':>11}{'sign p':>9}{'Wilcoxon p':>12}{'gap':>8}"]
-        for c in report.comparisons:
-            if c.metric.startswith("mil_to_") and c.metric != f"mil_to_{last}":
-                continue
-            gap = "n/a" if c.gap_closed != c.gap_closed else f"{c.gap_closed:.2f}"
-            lines.append(f"{c.strategy[:27]:<28}{c.metric:<14}{f'{c.wins}/{c.ties}/{c.losses}':>11}"
-                         f"{c.sign.pvalue:>9.3g}{c.wilcoxon.pvalue:>12.3g}{gap:>8}")
-    return lines
+    return report.text_lines()
 
 
 def _run_benchmark(args) -> None:
@@ -619,7 +601,7 @@ def _run_benchmark(args) -> None:
                       reference=args.reference, eps=args.eps, budgets=_budgets(args), tmin=args.tmin, tmax=args.tmax,
                       time_model=args.time_model, cv=args.cv, time_overhead=args.time_overhead,
                       random_state=args.seed, progress=not args.quiet and sys.stderr.isatty(),
-                      axis=args.axis, max_tests=args.max_tests)
+                      axis=args.axis, max_tests=args.max_tests, per_dataset=args.per_dataset)
     words = suite.time_model
     files = ["per_dataset.csv"] + (["user_metrics.csv", "user_metrics_tests.csv"] if suite.metrics is not None else [])
     files += (["loss_time.png"] if suite.axis == "time" else []) + ["loss_by_tests.png"]
@@ -655,19 +637,21 @@ def _run_benchmark(args) -> None:
     where = (f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets" if suite.n_train is None
              else suite.setting)
     if suite.axis == "tests":
-        lines = [f"{where}, x axis = number of tests; "
-                 f"score = mean loss over tests 1..{int(suite.tmax)} (accuracy points)",
-                 f"{'strategy':<20}{'mean loss':>10}{'median':>12}{'Spearman':>10}   loss after 1, 2, 3, 5, 10 tests"]
+        rows = []
         for r in suite.results:
             curve = r.mean_loss_by_tests()
             at = " ".join(f"{curve[min(i, curve.size - 1)]:.2f}" for i in (1, 2, 3, 5, 10))
-            lines.append(f"{r.strategy:<20}{r.mean_mil:>10.3f}{r.median_mil:>12.3f}{r.mean_spearman:>10.3f}   {at}")
+            rows.append([r.strategy, f"{r.mean_mil:.3f}", f"{r.median_mil:.3f}", f"{r.mean_spearman:.3f}", at])
+        lines = [f"{where}, x axis = number of tests; "
+                 f"score = mean loss over tests 1..{int(suite.tmax)} (accuracy points)",
+                 format_table(["strategy", "mean loss", "median", "Spearman", "loss after 1, 2, 3, 5, 10 tests"],
+                              rows, align="lrrrl")]
     else:
+        rows = [[r.strategy, f"{r.mean_mil:.3f}", f"{r.median_mil:.3f}", f"{r.mean_spearman:.3f}"]
+                for r in suite.results]
         lines = [f"{where} ({words}), "
                  f"MIL window tmin = {suite.tmin:g} s, tmax = {suite.tmax:g} s (loss in accuracy points)",
-                 f"{'strategy':<20}{'mean MIL':>10}{'median MIL':>12}{'Spearman':>10}"]
-        for r in suite.results:
-            lines.append(f"{r.strategy:<20}{r.mean_mil:>10.3f}{r.median_mil:>12.3f}{r.mean_spearman:>10.3f}")
+                 format_table(["strategy", "mean MIL", "median MIL", "Spearman"], rows)]
     if suite.comparison is not None:
         c = suite.comparison
         lines.append(f"{c.test.method}: statistic = {c.test.statistic:.3f}, p = {c.test.pvalue:.3g}"
@@ -714,6 +698,7 @@ def _add_tune_p(sub) -> None:
     _add_metrics_options(p, reference_help="P the others are compared with in the user-facing metrics "
                                            "(default: the first of the grid)")
     _add_time_model(p)
+    _add_per_dataset(p)
     p.set_defaults(func=_run_tune_p)
 
 
@@ -729,7 +714,7 @@ def _run_tune_p(args) -> None:
                  exclude_heldout=args.exclude_heldout,
                  exclude_datasets=[x for item in args.exclude_dataset for x in item.split(",") if x.strip()],
                  reference=args.reference, eps=args.eps, budgets=_budgets(args),
-                 progress=not args.quiet and sys.stderr.isatty())
+                 progress=not args.quiet and sys.stderr.isatty(), per_dataset=args.per_dataset)
     sweep, nested, words = res.sweep, res.nested, res.time_model
     table = sweep.table()
     files = ("p_sweep.csv", "mil_boxplots.png", "loss_time.png")
@@ -759,10 +744,10 @@ def _run_tune_p(args) -> None:
              f"MIL window tmin = {sweep.tmin:g} s, tmax = {sweep.tmax:g} s"]
     if res.excluded:
         lines.append(f"left out of all tuning: {len(res.excluded)} datasets (held-out split / --exclude-dataset)")
-    lines.append(f"{'P':>8}{'mean MIL':>10}{'median MIL':>12}{'Spearman':>10}")
-    for r in table.itertuples():
-        mark = "  <- best" if r.p == sweep.best_p else ""
-        lines.append(f"{format_p(r.p):>8}{r.mean_mil:>10.3f}{r.median_mil:>12.3f}{r.mean_spearman:>10.3f}{mark}")
+    lines.append(format_table(["P", "mean MIL", "median MIL", "Spearman", ""],
+                              [[format_p(r.p), f"{r.mean_mil:.3f}", f"{r.median_mil:.3f}", f"{r.mean_spearman:.3f}",
+                                "<- best" if r.p == sweep.best_p else ""] for r in table.itertuples()],
+                              align="rrrrl"))
     lines.append(f"best P (chosen on all datasets): {format_p(sweep.best_p)}")
     if nested is not None:
         counts = ", ".join(f"{format_p(p)}: {c}" for p, c in nested.p_counts().items() if c)
