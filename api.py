@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from typing import Callable, Sequence
 
 from algorank.metadata.dataset import MetaDataset
@@ -295,7 +296,7 @@ def benchmark(strategies: Sequence, meta=None, *, test_meta=None, heldout=None,
               exclude_datasets: Sequence[str] = (), reference=None, eps: float = 1.0,
               budgets: Sequence[float] = (1.0, 10.0, 60.0), tmin: float | None = None, tmax: float | None = None,
               time_model: str = "fit", cv: int = 5, time_overhead: float | None = None, random_state: int = 0,
-              progress: bool = False, axis: str = "time", max_tests: int | None = None):
+              progress: bool = False, axis: str = "time", max_tests: int | None = None, per_dataset: bool = False):
     """Loss-time benchmark of ordering strategies: leave-one-dataset-out, or train on one set and test on another.
 
     Parameters
@@ -334,6 +335,9 @@ def benchmark(strategies: Sequence, meta=None, *, test_meta=None, heldout=None,
         paper's loss curve; needs no times, so it runs on accuracy-only meta-data).
     max_tests : int, optional
         ``axis="tests"``: K of the mean loss over tests 1..K (default: the number of learners).
+    per_dataset : bool
+        Whether the result's ``to_dict()`` holds every value per dataset (default False: totals,
+        tests and comparisons only; the arrays and ``per_dataset_table()`` have them either way).
 
     Returns
     -------
@@ -389,17 +393,18 @@ def benchmark(strategies: Sequence, meta=None, *, test_meta=None, heldout=None,
         model, kind, words = None, "fit_time", "tests (each test counts 1)"
     else:
         _, model, kind, words = time_model_arrays(full, time_model=time_model, cv=cv, time_overhead=time_overhead)
-    return benchmark_strategies(objs, full, tmin=tmin, tmax=tmax, time_kind=kind, time_model=model,
-                                progress=progress, test_datasets=test_datasets, eps=eps, budgets=budgets,
-                                reference=ref_name, time_words=words, setting=setting, axis=axis,
-                                max_tests=max_tests)
+    suite = benchmark_strategies(objs, full, tmin=tmin, tmax=tmax, time_kind=kind, time_model=model,
+                                 progress=progress, test_datasets=test_datasets, eps=eps, budgets=budgets,
+                                 reference=ref_name, time_words=words, setting=setting, axis=axis,
+                                 max_tests=max_tests)
+    return replace(suite, per_dataset=bool(per_dataset))
 
 
 def tune_p(meta=None, *, strategy: str = "ar", grid: Sequence[float] | None = None, nested: bool = False,
            tmin: float | None = None, tmax: float | None = None, time_model: str = "fit", cv: int = 5,
            time_overhead: float | None = None, exclude_heldout=None, exclude_datasets: Sequence[str] = (),
            reference=None, eps: float = 1.0, budgets: Sequence[float] = (1.0, 10.0, 60.0),
-           progress: bool = False) -> TuneResult:
+           progress: bool = False, per_dataset: bool = False) -> TuneResult:
     """Sweep a strategy's cost exponent P by leave-one-dataset-out MIL (``nested=True`` adds the honest estimate).
 
     Parameters
@@ -426,7 +431,7 @@ def tune_p(meta=None, *, strategy: str = "ar", grid: Sequence[float] | None = No
         Further datasets to leave out.
     reference : float or str, optional
         The P the others are compared with in the user-facing metrics (default the first of the grid).
-    eps, budgets
+    eps, budgets, per_dataset
         As in :func:`benchmark`.
 
     Returns
@@ -474,7 +479,7 @@ def tune_p(meta=None, *, strategy: str = "ar", grid: Sequence[float] | None = No
     scored = arrays if isinstance(arrays, MetaArrays) else meta_arrays(arrays)
     report = metrics_report(results, scored, eps=eps, budgets=budgets, reference=ref, time_axis=words)
     return TuneResult(sweep=sweep, nested=honest, time_model=words, metrics=report, excluded=tuple(excluded),
-                      strategy=family, spec=str(strategy).strip())
+                      strategy=family, spec=str(strategy).strip(), per_dataset=bool(per_dataset))
 
 
 def p_families() -> dict:

@@ -1,11 +1,10 @@
 """The ``algorank`` command line: parse, call one :mod:`algorank.api` function, render its result.
 
 No logic lives here.  Every subcommand parses its arguments, calls one API function, and prints
-the result's ``to_text()`` (:func:`algorank.results.to_text`), or exactly one JSON object
-(``to_dict()``) with ``--json``; files go under ``--out`` through one output protocol: ``--out``
-checked before any work, results printed first, then the files written
-(:func:`algorank.results.write_files`), and any write failure is one ``error: cannot write ...``
-line with nothing half-written left behind.  Only algorank's own exceptions are caught:
+the result's ``to_text()`` (:func:`algorank.results.to_text`), or one JSON object (``to_dict()``)
+with ``--json``; files go under ``--out`` through one output protocol: ``--out`` checked before
+any work, results printed first, then the files written (:func:`algorank.results.write_files`);
+a write failure is one ``error: cannot write ...`` line with nothing half-written left behind.  Only algorank's own exceptions are caught:
 :class:`~algorank.metadata.errors.InputError` (a user mistake) prints one line ``error: ...`` and
 exits 2; any other :class:`~algorank.metadata.errors.AlgorankError` exits 1; an interrupt exits 130.
 
@@ -306,6 +305,7 @@ def _add_metrics_options(p: argparse.ArgumentParser, *, reference_help: str) -> 
     p.add_argument("--reference", default=None, metavar="SPEC", help=reference_help)
     p.add_argument("--exclude-dataset", action="append", default=[], metavar="ID",
                    help="leave this dataset out of the (training) meta-data (repeatable)")
+    p.add_argument("--per-dataset", action="store_true", help="--json: also every value per dataset (large)")
 
 
 def _add_benchmark(sub) -> None:
@@ -342,7 +342,7 @@ def _run_benchmark(args) -> int:
                       budgets=_numbers(args.budgets, option="--budgets") or (1.0, 10.0, 60.0), tmin=args.tmin,
                       tmax=args.tmax, time_model=args.time_model, cv=args.cv, time_overhead=args.time_overhead,
                       random_state=args.seed, progress=not args.quiet and sys.stderr.isatty(), axis=args.axis,
-                      max_tests=args.max_tests)
+                      max_tests=args.max_tests, per_dataset=args.per_dataset)
     return _finish(args, suite, out)
 
 
@@ -377,7 +377,7 @@ def _run_tune_p(args) -> int:
                  exclude_heldout=args.exclude_heldout, exclude_datasets=_items(args.exclude_dataset) or (),
                  reference=args.reference, eps=args.eps,
                  budgets=_numbers(args.budgets, option="--budgets") or (1.0, 10.0, 60.0),
-                 progress=not args.quiet and sys.stderr.isatty())
+                 progress=not args.quiet and sys.stderr.isatty(), per_dataset=args.per_dataset)
     return _finish(args, res, out)
 
 

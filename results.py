@@ -43,6 +43,8 @@ class TuneResult:
         Datasets left out of all tuning (the frozen held-out split, ``exclude_datasets``).
     strategy : str
         The family whose P was swept (``ar``, ``at``, ``lt``, ``ei``).
+    per_dataset : bool
+        Whether :meth:`to_dict` holds the user-facing metrics of every dataset (large on big meta-data).
     """
 
     sweep: object
@@ -53,6 +55,7 @@ class TuneResult:
     excluded: tuple = ()
     strategy: str = "ar"
     spec: str = "ar"
+    per_dataset: bool = False
 
     @property
     def best_p(self) -> float:
@@ -66,9 +69,12 @@ class TuneResult:
             table = table.join(totals.drop(columns=["mil_mean"]).reset_index(drop=True))
         return table
 
-    def to_dict(self) -> dict:
+    def to_dict(self, *, per_dataset: bool | None = None) -> dict:
+        """Settings, the MIL of each P, the best P, the nested estimate and the user-facing metrics; their
+        values per dataset only with ``per_dataset`` (default: the result's ``per_dataset`` attribute)."""
         from algorank.recommender.kernel.labels import format_p
 
+        per_dataset = self.per_dataset if per_dataset is None else bool(per_dataset)
         sweep = self.sweep
         d = {"tmin": sweep.tmin, "tmax": sweep.tmax, "n_datasets": len(sweep.results[0].datasets),
              "results": [{"p": float(r.p), "p_label": format_p(r.p), "mean_mil": float(r.mean_mil),
@@ -80,7 +86,7 @@ class TuneResult:
             d["nested"] = {"mean_mil": self.nested.mean_mil, "median_mil": self.nested.median_mil,
                            "p_counts": {format_p(p): c for p, c in self.nested.p_counts().items()}}
         if self.metrics is not None:
-            d["user_metrics"] = self.metrics.to_dict()
+            d["user_metrics"] = self.metrics.to_dict(per_dataset=per_dataset)
         return d
 
     def to_text(self) -> str:
@@ -210,29 +216,7 @@ class RecordResult:
 # ---------------------------------------------------------------- text of the lower layers' results
 def _metrics_lines(report) -> list[str]:
     """The user-facing metrics: totals per strategy and the oracle, then the tests against the reference."""
-    from algorank.evaluation.meta.user_metrics import budget_label
-
-    bl = [budget_label(b) for b in report.budgets]
-    last = bl[-1]
-    rows = []
-    for m in (*report.metrics, report.oracle):
-        t = m.totals()
-        rows.append([m.strategy, format_seconds(t["time_to_eps_sum"]), format_seconds(t["time_to_eps_median"]),
-                     t["eps_not_reached"], *(f"{t[f'loss@{b}_mean']:.3f}" for b in bl),
-                     f"{t[f'mil_to_{last}_mean']:.3f}", f"{t['mil_mean']:.3f}"])
-    lines = ["", f"user-facing metrics (time on the benchmark's axis: {report.time_axis}); eps = {report.eps:g} "
-                 f"accuracy point(s); losses in points",
-             format_table(["strategy", "t_eps sum", "median", "not reached", *(f"loss@{b}" for b in bl),
-                           f"MIL to {last}", "MIL"], rows)]
-    if report.comparisons:
-        rows = [(c.strategy, c.metric, f"{c.wins}/{c.ties}/{c.losses}", f"{c.sign.pvalue:.3g}",
-                 f"{c.wilcoxon.pvalue:.3g}", "n/a" if c.gap_closed != c.gap_closed else f"{c.gap_closed:.2f}")
-                for c in report.comparisons if not (c.metric.startswith("mil_to_") and c.metric != f"mil_to_{last}")]
-        lines += ["", f"against the reference {escape(report.reference)} (lower is better; W/T/L = datasets where "
-                      "the strategy is better / tied / worse; p: sign test, Wilcoxon; gap = share of the "
-                      "reference's distance to the oracle closed)",
-                  format_table(["strategy", "metric", "W/T/L", "sign p", "Wilcoxon p", "gap"], rows, align="llrrrr")]
-    return lines
+    return report.text_lines()
 
 
 def _benchmark_text(suite) -> str:

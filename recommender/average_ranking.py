@@ -61,9 +61,8 @@ import numpy as np
 
 from algorank.recommender.kernel.environments import MetaArrays, meta_arrays, require_times
 from algorank.recommender.kernel.labels import format_p
-from algorank.recommender.kernel.loss_time import row_chunks
+from algorank.recommender.kernel.loss_time import row_chunks, twice_ranks
 from algorank.recommender.kernel.time_model import TimeModel
-from algorank.evaluation.stats.multiple import rank_rows
 from algorank.metadata.errors import InputError
 from algorank.recommender.a3r import TIME_FLOOR, a3r_prime, check_p
 from algorank.recommender.base import OrderPolicy, StrategyBase, time_model_spec
@@ -87,9 +86,7 @@ def rank_unit_fractions(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
         ``2 (m - 1)`` with ``m`` learners present on the row (2 when ``m <= 1``).
     present : bool array
     """
-    ranks = rank_rows(scores)
-    present = ~np.isnan(ranks)
-    twice = np.where(present, np.rint(2.0 * (np.nan_to_num(ranks) - 1.0)), 0).astype(np.int64)  # 2 (r - 1)
+    twice, present = twice_ranks(scores)
     m = present.sum(axis=1).astype(np.int64)
     den = np.where(m >= 2, 2 * (m - 1), 2).astype(np.int64)
     num = np.where(present & (m[:, None] < 2), 1, twice).astype(np.int64)
@@ -372,11 +369,18 @@ class AverageRanking(StrategyBase):
         prior = arrays.censored_as_baseline()  # a timeout: at least that slow, no better than the default
         if self.uses_time:
             require_times(prior, who=f"average ranking with P = {format_p(self.p)} ({self.name})")
-            scores = self.dataset_scores(prior.accuracy, prior.seconds)
-            scores[~prior.available] = np.nan
+            ok = prior.available
         else:  # accuracy only: a cell without a time is still a result
-            scores = np.where(prior.has_accuracy, prior.accuracy, np.nan)
-        units = _RankUnits(*rank_unit_fractions(scores))
+            ok = prior.has_accuracy
+        n, k = ok.shape
+        num, den, present = np.empty((n, k), dtype=np.int64), np.empty(n, dtype=np.int64), np.empty((n, k), dtype=bool)
+        for c in row_chunks(n, k):  # datasets are ranked independently: a block of rows at a time
+            if self.uses_time:
+                scores = np.where(ok[c], self.dataset_scores(prior.accuracy[c], prior.seconds[c]), np.nan)
+            else:
+                scores = np.where(ok[c], prior.accuracy[c], np.nan)
+            num[c], den[c], present[c] = rank_unit_fractions(scores)
+        units = _RankUnits(num, den, present)
         self._cache = (key, arrays, units)
         return units
 

@@ -61,7 +61,7 @@ def test_benchmark_json_and_files(capsys, small_meta, tmp_path):
     out_dir = tmp_path / "out"
     code, out, err = _run(capsys, "benchmark", "--meta", str(small_meta), "--strategy", "ar:p=1/16",
                           "--strategy", "ar:p=0", "--strategy", "oracle", "--tmin", "0.01", "--tmax", "1000",
-                          "--json", "--out", str(out_dir))
+                          "--json", "--per-dataset", "--out", str(out_dir))
     assert code == 0, err
     d = json.loads(out)
     assert d["tmin"] == 0.01 and d["tmax"] == 1000

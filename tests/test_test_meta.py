@@ -82,7 +82,7 @@ def test_cli_test_meta_json_repeatable_and_errors(files, capsys):
     train, test, test2 = files
     code = cli.main(["benchmark", "--meta", str(train), "--test-meta", str(test), "--test-meta", str(test2),
                      "--strategy", "ar:p=0", "--strategy", "ar:p=1/16", "--reference", "ar:p=1/16", "--eps", "2",
-                     "--budgets", "0.5,5", "--json"])
+                     "--budgets", "0.5,5", "--json", "--per-dataset"])
     out, err = capsys.readouterr()
     assert code == 0, err
     d = json.loads(out)

@@ -74,6 +74,8 @@ class BenchmarkSuite:
     tmin, tmax : float
     time_model : str
         How test times were obtained, in words (``recorded fit times``, ``live tests, 5 x fit + 0.08 s``).
+    per_dataset : bool
+        Whether :meth:`to_dict` includes the values per dataset by default.
     """
 
     results: tuple
@@ -85,15 +87,21 @@ class BenchmarkSuite:
     metrics: object = None
     setting: str = "leave-one-dataset-out"
     n_train: int | None = None
+    per_dataset: bool = True
 
     def to_frame(self) -> pd.DataFrame:
         """Same as :meth:`per_dataset_table`."""
         return self.per_dataset_table()
 
-    def to_dict(self) -> dict:
+    def to_dict(self, *, per_dataset: bool | None = None) -> dict:
         """``{"tmin", "tmax", "axis", "time_model", "setting", "strategies": {name: {mean_mil, median_mil,
         mean_spearman, per_dataset}}, "comparison", "user_metrics"}``; on the tests axis each strategy also has
-        ``mean_loss_by_tests`` (after 0, 1, ... tests) and ``mean_mil`` is the mean loss over tests 1..K."""
+        ``mean_loss_by_tests`` (after 0, 1, ... tests) and ``mean_mil`` is the mean loss over tests 1..K.
+
+        ``per_dataset`` (default: the suite's ``per_dataset`` attribute) keeps or leaves out every value per
+        dataset (the strategies' ``per_dataset`` MILs and those of the user-facing metrics): on thousands of
+        datasets they are most of the output."""
+        per_dataset = self.per_dataset if per_dataset is None else bool(per_dataset)
         out = {
             "tmin": self.tmin,
             "tmax": self.tmax,
@@ -109,7 +117,7 @@ class BenchmarkSuite:
                     "mean_spearman": r.mean_spearman,
                     "n_datasets": len(r.datasets),
                     "worst_learner_baseline_datasets": int(sum(k == "worst-learner" for k in r.baseline_kind)),
-                    "per_dataset": dict(zip(r.datasets, r.mil.tolist())),
+                    **({"per_dataset": dict(zip(r.datasets, r.mil.tolist()))} if per_dataset else {}),
                     **({"mean_loss_by_tests": r.mean_loss_by_tests().tolist()} if self.axis == "tests" else {}),
                 }
                 for r in self.results
@@ -118,7 +126,7 @@ class BenchmarkSuite:
         if self.comparison is not None:
             out["comparison"] = self.comparison.to_dict()
         if self.metrics is not None:
-            out["user_metrics"] = self.metrics.to_dict()
+            out["user_metrics"] = self.metrics.to_dict(per_dataset=per_dataset)
         return out
 
     def per_dataset_table(self) -> pd.DataFrame:

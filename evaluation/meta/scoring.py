@@ -282,11 +282,15 @@ def _compact(arrays: MetaArrays, orders: np.ndarray) -> np.ndarray:
     """Keep, in order, the learners testable on each row's dataset (a result or a censored timeout);
     -1 padding at the end."""
     orders = np.asarray(orders, dtype=np.int64)
-    valid = orders >= 0
-    g = np.where(valid, orders, 0)
-    keep = valid & np.take_along_axis(arrays.testable, g, axis=1)
-    perm = np.argsort(~keep, axis=1, kind="stable")
-    out = np.take_along_axis(np.where(keep, orders, -1), perm, axis=1)
+    out = np.full(orders.shape, -1, dtype=np.int64)
+    testable = arrays.testable
+    for c in row_chunks(*orders.shape):
+        o = orders[c]
+        valid = o >= 0
+        keep = valid & np.take_along_axis(testable[c], np.where(valid, o, 0), axis=1)
+        row, _ = np.nonzero(keep)  # row-major: each row's kept learners in order
+        dest = np.cumsum(keep, axis=1)[keep] - 1
+        out[c][row, dest] = o[keep]
     return out
 
 
@@ -436,7 +440,7 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
 
 
 def _window(arrays, tmin, tmax):
-    dmin, dmax = default_window(arrays)
+    dmin, dmax = default_window(arrays) if tmin is None or tmax is None else (tmin, tmax)
     return check_window(dmin if tmin is None else tmin, dmax if tmax is None else tmax)
 
 

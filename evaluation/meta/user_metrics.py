@@ -56,6 +56,7 @@ from algorank.recommender.kernel.environments import MetaArrays
 from algorank.recommender.kernel.loss_time import check_window, loss_steps, mil_rows, row_chunks
 from algorank.recommender.kernel.oracle import oracle_mils
 from algorank.metadata.errors import InputError
+from algorank.metadata.text import escape, format_table
 
 __all__ = [
     "DEFAULT_EPS",
@@ -64,6 +65,7 @@ __all__ = [
     "check_eps",
     "check_budgets",
     "budget_label",
+    "seconds_text",
     "time_to_eps_rows",
     "loss_at_rows",
     "mil_to_budget_rows",
@@ -123,6 +125,19 @@ def check_budgets(budgets) -> tuple:
 def budget_label(b: float) -> str:
     """``1s``, ``0.5s``, ``60s``."""
     return f"{b:g}s"
+
+
+def seconds_text(s: float) -> str:
+    """Seconds for people: ``12.3 ms``, ``4.5 s``, ``3 min``, ``2.1 h`` (``n/a`` for NaN)."""
+    if s != s:  # NaN
+        return "n/a"
+    if s < 1:
+        return f"{s * 1000:.3g} ms"
+    if s < 120:
+        return f"{s:.3g} s"
+    if s < 7200:
+        return f"{s / 60:.3g} min"
+    return f"{s / 3600:.3g} h"
 
 
 def time_to_eps_rows(accuracy, seconds, best, *, eps: float = DEFAULT_EPS) -> tuple[np.ndarray, np.ndarray]:
@@ -265,10 +280,13 @@ class UserMetrics:
         frame["total_time"] = self.total_time
         return frame
 
-    def to_dict(self) -> dict:
-        """Totals plus ``per_dataset``: {dataset: {metric: value, ..., eps_reached}}."""
-        cols = self.columns()
-        per = {d: {**{k: float(v[i]) for k, v in cols.items()}, "eps_reached": bool(self.eps_reached[i])}
+    def to_dict(self, *, per_dataset: bool = True) -> dict:
+        """Totals, plus ``per_dataset`` ({dataset: {metric: value, ..., eps_reached}}) unless ``per_dataset=False``."""
+        if not per_dataset:
+            return self.totals()
+        cols = {k: v.tolist() for k, v in self.columns().items()}
+        reached = self.eps_reached.tolist()
+        per = {d: {**{k: v[i] for k, v in cols.items()}, "eps_reached": reached[i]}
                for i, d in enumerate(self.datasets)}
         return {**self.totals(), "per_dataset": per}
 
@@ -492,7 +510,39 @@ class MetricsReport:
             frames.append(f)
         return pd.concat(frames, ignore_index=True)
 
-    def to_dict(self) -> dict:
+    def text_lines(self) -> list[str]:
+        """The report as text: totals per strategy and the oracle bound, then the tests against the reference.
+
+        Tables are laid out by :func:`~algorank.metadata.text.format_table`: columns never run together,
+        whatever the width of a name or a number (a W/T/L of thousands of datasets included).
+        """
+        bl = [budget_label(b) for b in self.budgets]
+        last = bl[-1]
+        lines = ["", f"user-facing metrics (time on the benchmark's axis: {self.time_axis}); eps = {self.eps:g} "
+                     f"accuracy point(s); losses in points"]
+        header = ["strategy", "t_eps sum", "median", "not reached", *(f"loss@{b}" for b in bl), f"MIL to {last}", "MIL"]
+        rows = []
+        for m in (*self.metrics, self.oracle):
+            t = m.totals()
+            rows.append([m.strategy, seconds_text(t["time_to_eps_sum"]), seconds_text(t["time_to_eps_median"]),
+                         t["eps_not_reached"], *(f"{t[f'loss@{b}_mean']:.3f}" for b in bl),
+                         f"{t[f'mil_to_{last}_mean']:.3f}", f"{t['mil_mean']:.3f}"])
+        lines.append(format_table(header, rows))
+        shown = [c for c in self.comparisons if not (c.metric.startswith("mil_to_") and c.metric != f"mil_to_{last}")]
+        if shown:
+            lines += ["", f"against the reference {escape(self.reference)} (lower is better; W/T/L = datasets where the "
+                          f"strategy is better / tied / worse; p: sign test, Wilcoxon; gap = share of the reference's "
+                          f"distance to the oracle closed)"]
+            rows = [[c.strategy, c.metric, f"{c.wins}/{c.ties}/{c.losses}", f"{c.sign.pvalue:.3g}",
+                     f"{c.wilcoxon.pvalue:.3g}", "n/a" if c.gap_closed != c.gap_closed else f"{c.gap_closed:.2f}"]
+                    for c in shown]
+            lines.append(format_table(["strategy", "metric", "W/T/L", "sign p", "Wilcoxon p", "gap"], rows,
+                                      align="llrrrr"))
+        return lines
+
+    def to_dict(self, *, per_dataset: bool = True) -> dict:
+        """Settings, every strategy's and the oracle's totals (with their per-dataset values unless
+        ``per_dataset=False``) and the comparisons with the reference."""
         comps: dict = {}
         for c in self.comparisons:
             comps.setdefault(c.strategy, {})[c.metric] = c.to_dict()
@@ -503,8 +553,8 @@ class MetricsReport:
             "reference": self.reference,
             "tie_rule": f"|x - x_ref| <= max({TIE_REL:g} * |x_ref|, {TIE_SECONDS:g} s or {TIE_POINTS:g} points); "
                         "time to eps not reached loses against reached",
-            "strategies": {m.strategy: m.to_dict() for m in self.metrics},
-            "oracle": self.oracle.to_dict(),
+            "strategies": {m.strategy: m.to_dict(per_dataset=per_dataset) for m in self.metrics},
+            "oracle": self.oracle.to_dict(per_dataset=per_dataset),
             "comparisons": comps,
         }
 

@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from algorank.evaluation.stats.multiple import rank_rows
 from algorank.metadata.errors import InputError
 
 __all__ = [
@@ -53,6 +52,7 @@ __all__ = [
     "mean_loss_time_curve",
     "mean_loss_by_tests",
     "row_chunks",
+    "twice_ranks",
 ]
 
 #: Rows processed at a time by the batched scoring: bounds the temporaries of large meta-data (and keeps
@@ -158,6 +158,45 @@ def mil_rows(cumulative: np.ndarray, losses: np.ndarray, initial: np.ndarray, *,
     return _seqsum(values * widths) / (b - a[:, 0])
 
 
+def twice_ranks(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row mid ranks (1 = highest score) as the integers ``2 (r - 1)``, a block of rows at a time.
+
+    The ranks of :func:`~algorank.evaluation.stats.multiple.rank_rows` (ties get the mean of their
+    positions; NaN is not ranked), computed without a per-row loop (scipy's ``rankdata`` with
+    ``nan_policy="omit"`` is about three times slower on large arrays).
+
+    Returns
+    -------
+    twice : int64 array
+        ``2 (r - 1)``; 0 where NaN.
+    present : bool array
+        Where a cell was ranked (not NaN).
+    """
+    scores = np.atleast_2d(np.asarray(scores, dtype=float))
+    n, k = scores.shape
+    present = ~np.isnan(scores)
+    twice = np.zeros((n, k), dtype=np.int64)
+    pos = np.arange(k)
+    for c in row_chunks(n, k):
+        key = -scores[c]
+        miss = ~present[c]
+        if not (miss.any(axis=1) & (key == np.inf).any(axis=1)).any():
+            key[miss] = np.inf  # sorts last like NaN, on numpy's fast path; no ranked +inf to tie with
+        order = np.argsort(key, axis=1)  # ties are ranked alike: no stable sort needed
+        v = np.take_along_axis(key, order, axis=1)
+        new = np.ones(v.shape, dtype=bool)
+        new[:, 1:] = v[:, 1:] != v[:, :-1]  # a tie group starts here
+        new |= np.take_along_axis(miss, order, axis=1)  # a missing cell is never tied
+        first = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
+        end = np.ones(v.shape, dtype=bool)
+        end[:, :-1] = new[:, 1:]
+        last = np.minimum.accumulate(np.where(end, pos, k)[:, ::-1], axis=1)[:, ::-1]
+        block = np.empty(v.shape, dtype=np.int64)
+        np.put_along_axis(block, order, first + last, axis=1)  # 2 (mid rank - 1), 0-based positions
+        twice[c] = np.where(miss, 0, block)
+    return twice, present
+
+
 def spearman_rows(ideal: np.ndarray, valid: np.ndarray, *, higher_is_better: bool = True) -> np.ndarray:
     """Spearman correlation between test order and the ideal order, per row.
 
@@ -180,7 +219,8 @@ def spearman_rows(ideal: np.ndarray, valid: np.ndarray, *, higher_is_better: boo
     """
     ideal = np.atleast_2d(np.asarray(ideal, dtype=float))
     valid = np.atleast_2d(np.asarray(valid, dtype=bool))
-    r = rank_rows(np.where(valid, ideal, np.nan), lower_is_better=not higher_is_better)
+    twice, ranked = twice_ranks(np.where(valid, ideal if higher_is_better else -ideal, np.nan))
+    r = np.where(ranked, twice / 2.0 + 1.0, np.nan)  # the mid ranks of rank_rows, exactly (halves)
     n = valid.sum(axis=1).astype(float)
     pos = np.where(valid, np.arange(1, ideal.shape[1] + 1, dtype=float)[None, :], 0.0)
     r = np.where(valid, r, 0.0)

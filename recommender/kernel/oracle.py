@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from algorank.recommender.kernel.loss_time import check_window
+from algorank.recommender.kernel.loss_time import check_window, row_chunks
 from algorank.metadata.errors import InputError
 
 __all__ = ["oracle_order", "pareto_fronts", "oracle_mils"]
@@ -54,25 +54,36 @@ def pareto_fronts(accuracy, seconds) -> list[np.ndarray]:
     """
     acc = np.atleast_2d(np.asarray(accuracy, dtype=float))
     sec = np.atleast_2d(np.asarray(seconds, dtype=float))
-    avail = np.isfinite(acc) & np.isfinite(sec)
-    order = _sorted_by_time(acc, sec, avail)
-    sa = np.take_along_axis(np.where(avail, acc, -np.inf), order, axis=1)
-    top = np.full(sa.shape, -np.inf)
-    if sa.shape[1] > 1:
-        top[:, 1:] = np.maximum.accumulate(sa, axis=1)[:, :-1]
-    on = np.take_along_axis(avail, order, axis=1) & (sa > top)
-    return [order[i, on[i]] for i in range(order.shape[0])]
+    fronts = []
+    for c in row_chunks(*acc.shape):  # a block of rows at a time
+        a, s = acc[c], sec[c]
+        avail = np.isfinite(a) & np.isfinite(s)
+        order = _sorted_by_time(a, s, avail)
+        sa = np.take_along_axis(np.where(avail, a, -np.inf), order, axis=1)
+        top = np.full(sa.shape, -np.inf)
+        if sa.shape[1] > 1:
+            top[:, 1:] = np.maximum.accumulate(sa, axis=1)[:, :-1]
+        on = np.take_along_axis(avail, order, axis=1) & (sa > top)
+        fronts += [order[i, on[i]] for i in range(order.shape[0])]
+    return fronts
 
 
-def _front_search(acc: list, sec: list, ids: list, best: float, baseline: float, a: float, b: float):
+def _front_search(acc: list, sec: list, ids: list, best: float, baseline: float, a: float, b: float, *,
+                  extend_past_window: bool = True):
     """Smallest integral of the loss over ``[a, b]`` (log10 seconds) by a subset of the front run in
-    increasing time: ``(integral, path)`` (module docstring)."""
+    increasing time: ``(integral, path)`` (module docstring).
+
+    ``extend_past_window=False`` does not extend a state that ends at or after the window: its
+    extensions add nothing to the integral and end later, so the smallest integral is the same (the
+    path found among equal ones may differ; :func:`oracle_mils` needs only the value).
+    """
+    log10 = math.log10
 
     def loss(x: float) -> float:
         return 100.0 * max(0.0, best - max(baseline, x))
 
     def u(t: float) -> float:
-        return a if t <= 0 else min(max(math.log10(t), a), b)
+        return a if t <= 0 else min(max(log10(t), a), b)
 
     initial = loss(-math.inf)
     # states[i]: list of (t, C, path, u(t)) ending with front[i]; start state separately.
@@ -86,8 +97,10 @@ def _front_search(acc: list, sec: list, ids: list, best: float, baseline: float,
         cands = []
         for prev_loss, plist in [(initial, [start])] + [(losses[q], states[q]) for q in range(i)]:
             for t, c, path, ut in plist:
+                if ut >= b and not extend_past_window:
+                    continue
                 t2 = t + sj
-                u2 = u(t2)
+                u2 = a if t2 <= 0 else min(max(log10(t2), a), b)
                 cands.append((t2, c + prev_loss * (u2 - ut), path, u2))
         cands.sort(key=lambda s: (s[0], s[1]))
         kept, best_v = [], math.inf
@@ -178,5 +191,6 @@ def oracle_mils(accuracy, seconds, baseline, windows) -> np.ndarray:
         for w, (lo, hi) in enumerate(bounds):
             if lo[i] < hi[i]:
                 a, b = math.log10(float(lo[i])), math.log10(float(hi[i]))
-                out[i, w] = _front_search(fa, fs, ids, float(best[i]), float(base[i]), a, b)[0] / (b - a)
+                out[i, w] = _front_search(fa, fs, ids, float(best[i]), float(base[i]), a, b,
+                                          extend_past_window=False)[0] / (b - a)
     return out
