@@ -236,6 +236,8 @@ def test_sigkill_with_n_jobs_2_leaves_no_worker_behind(tmp_path, command, reques
         proc.wait(timeout=10)
         left = _gone(marker)
         assert left == [], f"left behind: {left}"
+        err = proc.stderr.read().decode()  # every writer is gone: the pipe is at its end
+        assert "Traceback" not in err and "BrokenPipeError" not in err, err
     finally:
         if proc.poll() is None:
             proc.kill()

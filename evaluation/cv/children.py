@@ -30,9 +30,9 @@ Lifetimes (no process outlives the command)
 * The server watches its caller from its very first import (``_boot/algorank_fold_server_guard``),
   not only after its one to two seconds of preloading, and is stopped explicitly at exit
   (:func:`stop_fold_server`).
-* joblib's loky workers started through :func:`parallel` watch their parent and exit within
-  0.1 s of its death (:func:`watch_parent`); loky alone leaves them running for minutes after a
-  SIGKILL.
+* joblib's loky workers started through :func:`parallel` watch their parent from their start
+  and exit within 0.1 s of its death (:func:`watch_parent`); loky alone leaves them running for
+  minutes after a SIGKILL.
 * Children ignore SIGINT: a terminal Ctrl-C reaches the caller, which kills the child at once
   and re-raises.  SIGINT is held back while a child is being started, so an interrupt never
   leaves a half-sent child (``UnpicklingError: pickle data was truncated``).
@@ -558,22 +558,21 @@ def interrupt_watch():
         signal.signal(signal.SIGINT, previous)
 
 
-def _watch_parent_loop(parent: int) -> None:
-    while True:
-        time.sleep(0.05)
-        if os.getppid() != parent:
-            os._exit(1)
-
-
 def watch_parent(parent: int) -> None:
-    """Pool-worker initializer: exit within 0.05 s of ``parent``'s death (a thread polls it)."""
-    if os.getppid() != parent:
-        os._exit(1)
-    threading.Thread(target=_watch_parent_loop, args=(parent,), name="algorank-parent-watch", daemon=True).start()
+    """Exit this process within 0.05 s of ``parent``'s death (a thread polls it); for pool workers."""
+    import runpy
+
+    runpy.run_path(str(_BOOT_DIR / "algorank_parent_watch.py"), init_globals={"PARENT": int(parent)})
 
 
 def parallel(n_jobs: int | None, **kwargs):
-    """A :class:`joblib.Parallel` whose loky workers die with this process (other backends unchanged)."""
+    """A :class:`joblib.Parallel` whose loky workers die with this process (other backends unchanged).
+
+    The workers' initializer is :func:`runpy.run_path` of a standard-library-only file, so that
+    they watch their parent from their start, before they import algorank for their first task.
+    """
+    import runpy
+
     from joblib import Parallel
     from joblib._parallel_backends import LokyBackend
     from joblib.parallel import get_active_backend
@@ -581,5 +580,6 @@ def parallel(n_jobs: int | None, **kwargs):
     backend, _ = get_active_backend()
     extra = {}
     if type(backend) is LokyBackend:
-        extra = {"initializer": watch_parent, "initargs": (os.getpid(),)}
+        extra = {"initializer": runpy.run_path,
+                 "initargs": (str(_BOOT_DIR / "algorank_parent_watch.py"), {"PARENT": os.getpid()})}
     return Parallel(n_jobs=n_jobs, **kwargs, **extra)
