@@ -347,6 +347,23 @@ def _kill(proc) -> None:
     proc.join(REAP_SECONDS)
 
 
+#: Longest single wait on a pipe: the operating system's poll takes milliseconds as a 32-bit integer.
+_POLL_CHUNK = 1e6
+
+
+def _poll(conn, wait: float) -> bool:
+    """``conn.poll(wait)`` for any wait (inf: until data comes), in chunks the operating system accepts."""
+    if wait == float("inf"):
+        return conn.poll(None)
+    end = time.monotonic() + max(wait, 0.0)
+    while True:
+        left = end - time.monotonic()
+        if conn.poll(max(0.0, min(left, _POLL_CHUNK))):
+            return True
+        if left <= _POLL_CHUNK:
+            return False
+
+
 def _wait_limit(timeout: float | None, deadline: float | None) -> tuple[float, bool]:
     """(seconds to wait, whether the deadline is what limits them)."""
     if deadline is None:
@@ -374,7 +391,8 @@ def run_with_deadline(fn: Callable, args: tuple, *, timeout: float | None, deadl
     try:
         _start(proc, uses_main)
         send.close()
-        if receive.poll(max(wait, 0.0) if wait != float("inf") else None):
+        wait, cut = _wait_limit(timeout, deadline)  # the deadline is absolute: the server's start-up counts
+        if _poll(receive, wait):
             try:
                 message = receive.recv()
             except (EOFError, OSError):
@@ -441,7 +459,7 @@ class ChildWorker:
         finished = False
         try:
             self.conn.send((fn, args))
-            if self.conn.poll(max(wait, 0.0) if wait != float("inf") else None):
+            if _poll(self.conn, wait):
                 message = self.conn.recv()
                 finished = True
         except (EOFError, OSError):  # the child died (out of memory, a crash in native code)
@@ -488,7 +506,7 @@ class ChildStream:
         ``timeout`` when none came within ``wait`` seconds (the child keeps running); ``died``; ``raised``."""
         start = time.perf_counter()
         try:
-            if not self.conn.poll(max(0.0, wait)):
+            if not _poll(self.conn, wait):
                 return Outcome("timeout", elapsed=time.perf_counter() - start, limit=wait)
             kind, value = self.conn.recv()
         except (EOFError, OSError):
