@@ -3,7 +3,9 @@
 Three figures, medians over ``--repeats`` runs:
 
 * ``deadline_overshoot_s``: an evaluation with a 60 s fold timeout and a deadline 1 s away; the
-  seconds it returns after the deadline (the fold child is killed at the deadline).
+  seconds it returns after the deadline (the fold child is killed at the deadline).  The fold
+  server is started first: a deadline that passes while the server is still importing (one to
+  several seconds on a loaded machine) is only noticed once it has started.
 * ``sigkill_workers_gone_s``: ``algorank evaluate --n-jobs 2`` killed with SIGKILL while its two
   loky workers run 60 s fits; the seconds until no process of the command is left.
 * ``sigkill_starting_server_gone_s``: a process that starts the fold server and is killed at once,
@@ -66,7 +68,11 @@ def deadline_overshoot() -> float:
     from algorank.evaluation.cv.datasets import load_dataset
     from algorank.evaluation.cv.evaluator import Evaluator
 
+    from algorank.evaluation.cv.children import start_fold_server
+
+    start_fold_server()
     ev = Evaluator(cv=3, repeats=1, timeout=60.0, progress=False, allow_modules=["helpers_estimators"])
+    ev.evaluate(load_dataset("sklearn:iris"), ["lda"])  # wait until the server has started
     deadline = time.perf_counter() + 1.0
     ev.evaluate(load_dataset("sklearn:iris"), [SLOW], deadline=deadline)
     return time.perf_counter() - deadline
