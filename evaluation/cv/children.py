@@ -550,20 +550,21 @@ def interrupt_watch():
     """Record whether SIGINT arrives while the block runs (``with interrupt_watch() as seen: ...; seen.hit``).
 
     The interrupt itself is delivered as usual (``KeyboardInterrupt``); the record survives code
-    that catches it.  Outside the main thread nothing can be watched and ``hit`` stays False.
+    that catches it.  Outside the main thread, or where SIGINT is ignored or left to the system
+    (no Python handler), nothing is watched and ``hit`` stays False.
     """
     seen = _Seen()
     if threading.current_thread() is not threading.main_thread():
         yield seen
         return
     previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):  # SIGINT ignored (SIG_IGN) or left to the system (SIG_DFL): nothing to watch
+        yield seen
+        return
 
     def handler(signum, frame):
         seen.hit = True
-        if callable(previous):
-            previous(signum, frame)
-        elif previous == signal.SIG_DFL:
-            raise KeyboardInterrupt
+        previous(signum, frame)
 
     try:
         signal.signal(signal.SIGINT, handler)
