@@ -175,3 +175,17 @@ def test_write_runs_on_a_full_disk_leaves_nothing(tmp_path, monkeypatch):
     written = write_runs(result, out)
     assert sorted(p.name for p in out.iterdir()) == ["runs.csv", "runs.datasets.csv", "summary.csv"]
     assert [str(out / n) for n in ("runs.csv", "runs.datasets.csv", "summary.csv")] == written
+
+
+def test_the_longest_timeout_allowed_runs(tmp_path):
+    """1e9 s passes the check, and no wait on a fold child overflows the operating system's timers."""
+    res = Evaluator(cv=3, timeout=1e9, progress=False).evaluate(load_dataset("sklearn:iris"), ["lda"])
+    assert (res.summary["status"] == "ok").all()
+    from algorank.evaluation.cv.children import _poll
+
+    import multiprocessing
+
+    a, b = multiprocessing.Pipe()
+    b.send(1)
+    assert _poll(a, 1e9) is True and a.recv() == 1
+    assert _poll(a, 0.01) is False

@@ -91,6 +91,15 @@ def test_the_interrupt_watch_records_an_interrupt_and_gives_the_handler_back():
         time.sleep(1)
     assert seen.hit is True
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is given back
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # e.g. a background job: SIGINT stays ignored
+    try:
+        with interrupt_watch() as seen:
+            assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.2)
+        assert seen.hit is False
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 # ====================================================================== real processes
@@ -236,6 +245,8 @@ def test_sigkill_with_n_jobs_2_leaves_no_worker_behind(tmp_path, command, reques
         proc.wait(timeout=10)
         left = _gone(marker)
         assert left == [], f"left behind: {left}"
+        err = proc.stderr.read().decode()  # every writer is gone: the pipe is at its end
+        assert "Traceback" not in err and "BrokenPipeError" not in err, err
     finally:
         if proc.poll() is None:
             proc.kill()

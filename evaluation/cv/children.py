@@ -30,9 +30,9 @@ Lifetimes (no process outlives the command)
 * The server watches its caller from its very first import (``_boot/algorank_fold_server_guard``),
   not only after its one to two seconds of preloading, and is stopped explicitly at exit
   (:func:`stop_fold_server`).
-* joblib's loky workers started through :func:`parallel` watch their parent and exit within
-  0.1 s of its death (:func:`watch_parent`); loky alone leaves them running for minutes after a
-  SIGKILL.
+* joblib's loky workers started through :func:`parallel` watch their parent from their start
+  and exit within 0.1 s of its death (:func:`watch_parent`); loky alone leaves them running for
+  minutes after a SIGKILL.
 * Children ignore SIGINT: a terminal Ctrl-C reaches the caller, which kills the child at once
   and re-raises.  SIGINT is held back while a child is being started, so an interrupt never
   leaves a half-sent child (``UnpicklingError: pickle data was truncated``).
@@ -347,6 +347,23 @@ def _kill(proc) -> None:
     proc.join(REAP_SECONDS)
 
 
+#: Longest single wait on a pipe: the operating system's poll takes milliseconds as a 32-bit integer.
+_POLL_CHUNK = 1e6
+
+
+def _poll(conn, wait: float) -> bool:
+    """``conn.poll(wait)`` for any wait (inf: until data comes), in chunks the operating system accepts."""
+    if wait == float("inf"):
+        return conn.poll(None)
+    end = time.monotonic() + max(wait, 0.0)
+    while True:
+        left = end - time.monotonic()
+        if conn.poll(max(0.0, min(left, _POLL_CHUNK))):
+            return True
+        if left <= _POLL_CHUNK:
+            return False
+
+
 def _wait_limit(timeout: float | None, deadline: float | None) -> tuple[float, bool]:
     """(seconds to wait, whether the deadline is what limits them)."""
     if deadline is None:
@@ -374,7 +391,8 @@ def run_with_deadline(fn: Callable, args: tuple, *, timeout: float | None, deadl
     try:
         _start(proc, uses_main)
         send.close()
-        if receive.poll(max(wait, 0.0) if wait != float("inf") else None):
+        wait, cut = _wait_limit(timeout, deadline)  # the deadline is absolute: the server's start-up counts
+        if _poll(receive, wait):
             try:
                 message = receive.recv()
             except (EOFError, OSError):
@@ -441,7 +459,7 @@ class ChildWorker:
         finished = False
         try:
             self.conn.send((fn, args))
-            if self.conn.poll(max(wait, 0.0) if wait != float("inf") else None):
+            if _poll(self.conn, wait):
                 message = self.conn.recv()
                 finished = True
         except (EOFError, OSError):  # the child died (out of memory, a crash in native code)
@@ -488,7 +506,7 @@ class ChildStream:
         ``timeout`` when none came within ``wait`` seconds (the child keeps running); ``died``; ``raised``."""
         start = time.perf_counter()
         try:
-            if not self.conn.poll(max(0.0, wait)):
+            if not _poll(self.conn, wait):
                 return Outcome("timeout", elapsed=time.perf_counter() - start, limit=wait)
             kind, value = self.conn.recv()
         except (EOFError, OSError):
@@ -532,20 +550,21 @@ def interrupt_watch():
     """Record whether SIGINT arrives while the block runs (``with interrupt_watch() as seen: ...; seen.hit``).
 
     The interrupt itself is delivered as usual (``KeyboardInterrupt``); the record survives code
-    that catches it.  Outside the main thread nothing can be watched and ``hit`` stays False.
+    that catches it.  Outside the main thread, or where SIGINT is ignored or left to the system
+    (no Python handler), nothing is watched and ``hit`` stays False.
     """
     seen = _Seen()
     if threading.current_thread() is not threading.main_thread():
         yield seen
         return
     previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):  # SIGINT ignored (SIG_IGN) or left to the system (SIG_DFL): nothing to watch
+        yield seen
+        return
 
     def handler(signum, frame):
         seen.hit = True
-        if callable(previous):
-            previous(signum, frame)
-        elif previous == signal.SIG_DFL:
-            raise KeyboardInterrupt
+        previous(signum, frame)
 
     try:
         signal.signal(signal.SIGINT, handler)
@@ -558,22 +577,21 @@ def interrupt_watch():
         signal.signal(signal.SIGINT, previous)
 
 
-def _watch_parent_loop(parent: int) -> None:
-    while True:
-        time.sleep(0.05)
-        if os.getppid() != parent:
-            os._exit(1)
-
-
 def watch_parent(parent: int) -> None:
-    """Pool-worker initializer: exit within 0.05 s of ``parent``'s death (a thread polls it)."""
-    if os.getppid() != parent:
-        os._exit(1)
-    threading.Thread(target=_watch_parent_loop, args=(parent,), name="algorank-parent-watch", daemon=True).start()
+    """Exit this process within 0.05 s of ``parent``'s death (a thread polls it); for pool workers."""
+    import runpy
+
+    runpy.run_path(str(_BOOT_DIR / "algorank_parent_watch.py"), init_globals={"PARENT": int(parent)})
 
 
 def parallel(n_jobs: int | None, **kwargs):
-    """A :class:`joblib.Parallel` whose loky workers die with this process (other backends unchanged)."""
+    """A :class:`joblib.Parallel` whose loky workers die with this process (other backends unchanged).
+
+    The workers' initializer is :func:`runpy.run_path` of a standard-library-only file, so that
+    they watch their parent from their start, before they import algorank for their first task.
+    """
+    import runpy
+
     from joblib import Parallel
     from joblib._parallel_backends import LokyBackend
     from joblib.parallel import get_active_backend
@@ -581,5 +599,6 @@ def parallel(n_jobs: int | None, **kwargs):
     backend, _ = get_active_backend()
     extra = {}
     if type(backend) is LokyBackend:
-        extra = {"initializer": watch_parent, "initargs": (os.getpid(),)}
+        extra = {"initializer": runpy.run_path,
+                 "initargs": (str(_BOOT_DIR / "algorank_parent_watch.py"), {"PARENT": os.getpid()})}
     return Parallel(n_jobs=n_jobs, **kwargs, **extra)

@@ -525,8 +525,6 @@ def recommend(
     data = as_dataset(dataset, target, y=y)
     if not dry_run:
         check_folds(cv, n_rows=len(data.y))  # one error now, not the same error for every learner
-    if budget is not None and not dry_run:
-        start_fold_server()  # the input is good: its start-up overlaps with loading the meta-data
     meta = load_meta(meta)
     excluded = tuple(str(d) for d in exclude_datasets)
     if excluded:
@@ -536,6 +534,8 @@ def recommend(
         raise InputError(f"metric must be one of {', '.join(METRIC_LABELS)}; got {metric!r}")
     strat, used, kind, live = live_strategy(strategy, meta, time_model=time_model, cv=int(cv),
                                             time_overhead=time_overhead, random_state=random_state)
+    if budget is not None and not dry_run:
+        start_fold_server()  # the input is good: its start-up overlaps with fitting and planning
     strat.fit(meta)
     info = _dataset_info(data)
     if capability(strat, "conditions_on_landmarks") and strat.landmarks_:  # measure the landmarkers it reads

@@ -1,0 +1,28 @@
+"""Run in a pool worker at its start (``runpy.run_path``): the worker exits within 0.05 s of its parent's death.
+
+joblib's loky workers outlive a parent killed with SIGKILL (for minutes, until their idle
+timeout).  This file is the workers' initializer, run with ``init_globals={"PARENT": pid}``.  It
+uses the standard library only, so that it runs before the worker imports anything heavy
+(importing any ``algorank`` module would import the whole package first, a second or more on a
+loaded machine, during which the worker would not be watching).
+"""
+
+import os
+import threading
+import time
+
+__all__: list = []
+
+
+def _watch(parent: int) -> None:
+    while True:
+        time.sleep(0.05)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+_PARENT = int(globals().get("PARENT") or 0)
+if _PARENT:
+    if os.getppid() != _PARENT:
+        os._exit(1)
+    threading.Thread(target=_watch, args=(_PARENT,), name="algorank-parent-watch", daemon=True).start()
