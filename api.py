@@ -344,9 +344,11 @@ def benchmark(strategies: Sequence, meta=None, *, test_meta=None, heldout=None,
     """
     from algorank.evaluation.meta.benchmark import benchmark_strategies, join_test_meta
     from algorank.recommender.kernel.time_model import meta_time_kind
+    from algorank.metadata.checks import check_folds, check_seed
     from algorank.recommender.base import strategy_name
     from algorank.recommender.registry import parse_strategy
 
+    random_state, cv = check_seed(random_state), check_folds(cv)  # before any work
     if isinstance(strategies, str):
         strategies = [strategies]
     objs = [parse_strategy(s, random_state=random_state) if isinstance(s, str) else s for s in strategies]
@@ -440,6 +442,9 @@ def tune_p(meta=None, *, strategy: str = "ar", grid: Sequence[float] | None = No
     from algorank.recommender.kernel.labels import format_p
     from algorank.recommender.spec import parse_p
 
+    from algorank.metadata.checks import check_folds
+
+    cv = check_folds(cv)  # before any work
     family, make_strategy, upper, default_grid = _p_family(strategy)
     values = (default_grid or PAPER_P_GRID) if grid is None else [parse_p(p, upper=upper) for p in grid]
     fast = capability(make_strategy(values[0]), "fast_loo")
