@@ -685,10 +685,10 @@ def pull(*, out, suite: int | str | None = None, tasks: Sequence[int] | None = N
                            server=server or DEFAULT_SERVER, page_size=page_size,
                            retry=RetryPolicy(attempts=retries, backoff=backoff, timeout=timeout), out=out,
                            progress=progress)
-    except OfflineCacheMiss as exc:  # say what to do, in the words of both the API and the command line
-        raise InputError(f"{exc} (run it again online: offline=False, without --offline)") from exc
+    except OfflineCacheMiss as exc:  # the library names its parameters; say which flags those are
+        raise InputError(f"{exc} (run it again without --offline)") from exc
     except OpenMLUnreachable as exc:
-        raise InputError(f"{exc} (use the page cache: offline=True / --offline, cache_dir / --cache DIR)") from exc
+        raise InputError(f"{exc} (--offline, --cache DIR)") from exc
 
 
 def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None = None, cap: float = 120.0,
