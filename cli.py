@@ -84,7 +84,7 @@ def _finish(args, result, out=None, code: int = 0) -> int:
     names = output_files(result) if out is not None else []
     if args.json:
         d = result.to_dict()
-        if isinstance(d, dict) and getattr(args, "out", None) is not None and "written" not in d:
+        if isinstance(d, dict) and args.func in _WRITERS and "written" not in d:
             d["written"] = [str(out / n) for n in names]  # printed first, then written
         print(json_dumps(d))
     else:
@@ -511,6 +511,8 @@ def _run_recommend(args) -> int:
 
 
 # ---------------------------------------------------------------- wiring
+#: Commands whose --out is a folder of files: their JSON lists them under "written" ([] without --out).
+_WRITERS = (_run_recommend, _run_evaluate, _run_benchmark, _run_tune_p, _run_multitest, _run_compare)
 # Each entry adds one subcommand; keep one function per subcommand above.
 _COMMANDS: list[Callable] = [
     _add_info,
@@ -584,7 +586,7 @@ def _exit_now(code: int) -> int:
 
 #: The library names its parameters; a message about one of them names the flag here.
 _FLAGS = {"random_state": "--seed", "cv": "--cv", "budget_seconds": "--budget", "top": "--top", "folds": "--folds",
-          "time_overhead": "--time-overhead", "timeout": "--timeout", "n_jobs": "--n-jobs", "alpha": "--alpha"}
+          "timeout": "--timeout", "n_jobs": "--n-jobs", "alpha": "--alpha"}
 
 
 def _one_line(exc: BaseException) -> str:
