@@ -348,9 +348,11 @@ def benchmark(strategies: Sequence, meta=None, *, test_meta=None, heldout=None,
     """
     from algorank.evaluation.meta.benchmark import benchmark_strategies, join_test_meta
     from algorank.recommender.kernel.time_model import meta_time_kind
+    from algorank.metadata.checks import check_folds, check_seed
     from algorank.recommender.base import strategy_name
     from algorank.recommender.registry import parse_strategy
 
+    random_state, cv = check_seed(random_state), check_folds(cv)  # before any work
     if isinstance(strategies, str):
         strategies = [strategies]
     objs = [parse_strategy(s, random_state=random_state) if isinstance(s, str) else s for s in strategies]
@@ -445,6 +447,9 @@ def tune_p(meta=None, *, strategy: str = "ar", grid: Sequence[float] | None = No
     from algorank.recommender.kernel.labels import format_p
     from algorank.recommender.spec import parse_p
 
+    from algorank.metadata.checks import check_folds
+
+    cv = check_folds(cv)  # before any work
     family, make_strategy, upper, default_grid = _p_family(strategy)
     values = (default_grid or PAPER_P_GRID) if grid is None else [parse_p(p, upper=upper) for p in grid]
     fast = capability(make_strategy(values[0]), "fast_loo")
@@ -685,10 +690,10 @@ def pull(*, out, suite: int | str | None = None, tasks: Sequence[int] | None = N
                            server=server or DEFAULT_SERVER, page_size=page_size,
                            retry=RetryPolicy(attempts=retries, backoff=backoff, timeout=timeout), out=out,
                            progress=progress)
-    except OfflineCacheMiss as exc:  # say what to do, in the words of both the API and the command line
-        raise InputError(f"{exc} (run it again online: offline=False, without --offline)") from exc
+    except OfflineCacheMiss as exc:  # the library names its parameters; say which flags those are
+        raise InputError(f"{exc} (run it again without --offline)") from exc
     except OpenMLUnreachable as exc:
-        raise InputError(f"{exc} (use the page cache: offline=True / --offline, cache_dir / --cache DIR)") from exc
+        raise InputError(f"{exc} (--offline, --cache DIR)") from exc
 
 
 def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None = None, cap: float = 120.0,

@@ -1,16 +1,11 @@
-"""The ``algorank`` command line: parse, call one :mod:`algorank.api` function, render its result.
+"""The ``algorank`` command line: parse, call one :mod:`algorank.api` function, print its result.
 
-No logic lives here.  Every subcommand parses its arguments, calls one API function, and prints
-the result's ``to_text()`` (:func:`algorank.results.to_text`), or one JSON object (``to_dict()``)
-with ``--json``; files go under ``--out`` through one output protocol: ``--out`` checked before
-any work, results printed first, then the files written (:func:`algorank.results.write_files`);
-a write failure is one ``error: cannot write ...`` line with nothing half-written left behind.  Only algorank's own exceptions are caught:
-:class:`~algorank.metadata.errors.InputError` (a user mistake) prints one line ``error: ...`` and
-exits 2; any other :class:`~algorank.metadata.errors.AlgorankError` exits 1; an interrupt exits 130.
-
-Every command that reads meta-data defaults to the embedded ``broad`` set.  To add a command:
-one ``_add_NAME(sub)`` function that defines its arguments and a ``_run_NAME(args)`` that calls
-its API function, plus one entry in ``_COMMANDS``.
+No logic lives here.  A command prints the result's text (:func:`algorank.results.to_text`) or one
+JSON object (``--json``), then writes its files under ``--out`` (checked before any work; a write
+failure is one ``error: cannot write ...`` line, nothing half-written is left).  An
+:class:`~algorank.metadata.errors.InputError` is one line ``error: ...`` and exit 2, any other
+:class:`~algorank.metadata.errors.AlgorankError` exit 1, an interrupt exit 130.  To add a command:
+``_add_NAME(sub)`` (its arguments), ``_run_NAME(args)`` (calls its API function), one ``_COMMANDS`` entry.
 """
 
 from __future__ import annotations
@@ -82,10 +77,6 @@ def _check_out(args):
     return check_out_dir(args.out) if getattr(args, "out", None) else None
 
 
-def _emit(text: str) -> None:
-    sys.stdout.write(terminal_text(text.rstrip("\n")) + "\n")  # no control character from data
-
-
 def _finish(args, result, out=None, code: int = 0) -> int:
     """Print ``result`` (text, or one JSON object naming the files to come), then write its files under ``out``."""
     from algorank.results import output_files, to_text, write_files
@@ -93,17 +84,17 @@ def _finish(args, result, out=None, code: int = 0) -> int:
     names = output_files(result) if out is not None else []
     if args.json:
         d = result.to_dict()
-        if isinstance(d, dict) and getattr(args, "out", None) is not None and "written" not in d:
+        if isinstance(d, dict) and args.func in _WRITERS and "written" not in d:
             d["written"] = [str(out / n) for n in names]  # printed first, then written
-        _emit(json_dumps(d))
+        print(json_dumps(d))
     else:
-        _emit(to_text(result))
+        print(terminal_text(to_text(result)))  # no control character from data reaches the terminal
     if names:
         sys.stdout.flush()
         with output_folder(out) as folder:
             written = write_files(result, folder)
         if not args.json:
-            _emit("\n".join(f"wrote {w}" for w in written))
+            print(terminal_text("\n".join(f"wrote {w}" for w in written)))
     return code
 
 
@@ -494,18 +485,17 @@ def _run_recommend(args) -> int:
     def on_plan(plan):
         width[0] = progress_width(plan)
         if not args.json:
-            _emit(plan.to_text() + ("" if args.dry_run else "\n"))
-            sys.stdout.flush()
+            print(terminal_text(plan.to_text()) + ("" if args.dry_run else "\n"), flush=True)
 
     def on_start(learner):
         if talk:
-            sys.stderr.write(start_line(learner) + "\n")
+            sys.stderr.write(terminal_text(start_line(learner)) + "\n")
             sys.stderr.flush()
 
     def on_observation(o):
         total[0] += o.seconds
         if talk:
-            sys.stderr.write(observation_line(o, total=total[0], width=width[0]) + "\n")
+            sys.stderr.write(terminal_text(observation_line(o, total=total[0], width=width[0])) + "\n")
             sys.stderr.flush()
 
     result = recommend(args.dataset, args.target, strategy=args.strategy, budget=args.budget, meta=args.meta,
@@ -521,6 +511,8 @@ def _run_recommend(args) -> int:
 
 
 # ---------------------------------------------------------------- wiring
+#: Commands whose --out is a folder of files: their JSON lists them under "written" ([] without --out).
+_WRITERS = (_run_recommend, _run_evaluate, _run_benchmark, _run_tune_p, _run_multitest, _run_compare)
 # Each entry adds one subcommand; keep one function per subcommand above.
 _COMMANDS: list[Callable] = [
     _add_info,
@@ -592,8 +584,16 @@ def _exit_now(code: int) -> int:
     return code  # pragma: no cover - not reached
 
 
+#: The library names its parameters; a message about one of them names the flag here.
+_FLAGS = {"random_state": "--seed", "cv": "--cv", "budget_seconds": "--budget", "top": "--top", "folds": "--folds",
+          "timeout": "--timeout", "n_jobs": "--n-jobs", "alpha": "--alpha"}
+
+
 def _one_line(exc: BaseException) -> str:
-    return escape(" ".join((str(exc).strip() or type(exc).__name__).split()))
+    text = " ".join((str(exc).strip() or type(exc).__name__).split())
+    head, sep, rest = text.partition(" ")
+    flag = _FLAGS.get(head) if rest.startswith(("must ", "(number of folds) must ")) else None
+    return escape((flag or head) + sep + rest)
 
 
 if __name__ == "__main__":

@@ -153,10 +153,7 @@ def format_seconds(s: float) -> str:
     s = float(s)
     if s != s:  # NaN
         return "n/a"
-    if s < 1:
-        return f"{s * 1000:.3g} ms"
-    if s < 120:
-        return f"{s:.3g} s"
-    if s < 7200:
-        return f"{s / 60:.3g} min"
+    for below, unit, per in ((1, "ms", 1e-3), (120, "s", 1), (7200, "min", 60)):
+        if s < below:
+            return f"{s / per:.3g} {unit}"
     return f"{s / 3600:.3g} h"

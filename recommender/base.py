@@ -27,7 +27,7 @@ __all__ = ["Strategy", "StrategyBase", "OrderPolicy", "CAPABILITIES", "time_mode
 #: * ``needs_window``: takes the MIL window through ``with_window(tmin, tmax)`` (oracle, lt);
 #: * ``sees_held_out``: fitted on the full meta-data, held-out dataset included (the oracle);
 #: * ``time_model_aware``: ``with_time_model(time_overhead=, time_scale=, time_kind=)`` returns an
-#:   unfitted copy that ranks with live test times;
+#:   unfitted copy that ranks with live test times, and ``time_model`` is the TimeModel it ranks with;
 #: * ``adaptive``: the policy's next choice depends on the observed history (at, ei);
 #: * ``predicts``: the policy has ``predictions(history)`` (ei);
 #: * ``fast_loo``: ``loo_orders(arrays, *, train=None)``, every leave-one-dataset-out order at once;
@@ -88,6 +88,8 @@ class Strategy(Protocol):
         Default P grid of ``tune-p`` (None: the paper's grid).
     landmarks_ : tuple of str
         ``conditions_on_landmarks``: the landmarkers the fitted policy reads.
+    time_model : TimeModel
+        ``time_model_aware``: the test-time model the strategy ranks with.
     """
 
     name: str

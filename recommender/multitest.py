@@ -1,4 +1,8 @@
-"""MultiTest and Multi2Test: cost-conscious learner orderings (Ulas, Yildiz, Alpaydin 2012).
+"""MultiTest and Multi2Test: cost-conscious learner orderings (Ulas, Yildiz, Alpaydin 2012), the procedure.
+
+The strategy classes that wrap it (spec ``multi2test``) are in
+:mod:`algorank.recommender.multitest_strategies`; the many-dataset result and its text in
+:mod:`algorank.recommender.multitest_result`.
 
 **MultiTest** (one dataset).  Learners are first ordered by a cost prior
 (cheapest first).  For every pair with i cheaper than j a one-sided test of

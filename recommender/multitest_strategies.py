@@ -19,6 +19,17 @@ from algorank.recommender.multitest import (CORRECTIONS, MISSING_POLICIES, PAIRW
 __all__ = ["MultiTest", "Multi2Test", "multi2test_factory"]
 
 
+def _set_options(strategy, *, cost, pairwise, correction, alpha, learners, test_train_ratio, name) -> None:
+    """The options MultiTest and Multi2Test share, checked and set on ``strategy``."""
+    strategy.cost = cost
+    strategy.pairwise = pairwise
+    strategy.correction = correction
+    strategy.alpha = check_alpha(alpha)
+    strategy.learners = None if learners is None else list(learners)
+    strategy.test_train_ratio = test_train_ratio
+    strategy._name = name
+
+
 class Multi2Test(StrategyBase):
     """Multi2Test as a strategy: fitted on prior meta-data, it recommends one fixed order.
 
@@ -40,14 +51,9 @@ class Multi2Test(StrategyBase):
                  posthoc_method: str = "bergmann", alpha: float = 0.05, learners: Sequence[str] | None = None,
                  test_train_ratio: float | None = None, missing: str = "auto", name: str | None = None) -> None:
         self.missing = check_choice("missing", missing, MISSING_POLICIES)
-        self.cost = cost
-        self.pairwise = pairwise
-        self.correction = correction
         self.posthoc_method = posthoc_method
-        self.alpha = check_alpha(alpha)
-        self.learners = None if learners is None else list(learners)
-        self.test_train_ratio = test_train_ratio
-        self._name = name
+        _set_options(self, cost=cost, pairwise=pairwise, correction=correction, alpha=alpha, learners=learners,
+                     test_train_ratio=test_train_ratio, name=name)
         self.result_: Multi2TestResult | None = None
 
     def default_name(self) -> str:
@@ -79,13 +85,8 @@ class MultiTest(StrategyBase):
     def __init__(self, *, cost="fit_time", pairwise: str = "auto", correction: str = "holm",
                  alpha: float = 0.05, learners: Sequence[str] | None = None,
                  test_train_ratio: float | None = None, name: str | None = None) -> None:
-        self.cost = cost
-        self.pairwise = pairwise
-        self.correction = correction
-        self.alpha = check_alpha(alpha)
-        self.learners = None if learners is None else list(learners)
-        self.test_train_ratio = test_train_ratio
-        self._name = name
+        _set_options(self, cost=cost, pairwise=pairwise, correction=correction, alpha=alpha, learners=learners,
+                     test_train_ratio=test_train_ratio, name=name)
         self._meta = None
 
     def default_name(self) -> str:

@@ -1,10 +1,11 @@
 """Strategy specs: ``ar:p=1/16``, ``random:seed=0``, ``fastest``, ``best-accuracy``, ``oracle``.
 
 A spec is ``NAME`` or ``NAME:key=value,key=value``.  :data:`STRATEGIES` maps each
-name to a factory ``factory(params: dict[str, str], random_state, name: str) -> Strategy``;
-adding a strategy is one entry, e.g.::
+name to a factory ``factory(params: dict[str, str], random_state, name: str) -> Strategy``, or
+to the ``"module:function"`` path of one (imported when the strategy is first asked for);
+adding a strategy is one new file with its class and ``from_spec`` factory, and one entry::
 
-    STRATEGIES["knn"] = lambda params, rs, name: KnnRanking(k=int(params.pop("k", "5")), name=name)
+    "knn": "algorank.recommender.knn:from_spec",
 
 Factories ``pop`` the parameters they understand; any parameter left over is an
 error naming the strategy and the parameter.  ``name`` is the spec as typed (stripped): the
@@ -20,14 +21,10 @@ from typing import Callable
 from algorank.metadata.errors import InputError
 from algorank.recommender.average_ranking import AverageRanking
 from algorank.recommender.baselines import BestAccuracy, Fastest, Oracle, RandomOrder
-from algorank.recommender.active_testing import from_spec as active_testing_from_spec
-from algorank.recommender.ei import from_spec as conditioned_from_spec
-from algorank.recommender.lt import from_spec as loss_time_from_spec
-from algorank.recommender.multitest_strategies import multi2test_factory
 from algorank.recommender.spec import (TIME_MODEL_KEYS, int_param, parse_p, pop_number, pop_time_model, seed_from,
                                       split_spec)
 
-__all__ = ["STRATEGIES", "parse_p", "parse_strategy", "make_ar", "pop_number", "pop_time_model", "TIME_MODEL_KEYS"]
+__all__ = ["STRATEGIES", "strategy_factory", "parse_p", "parse_strategy", "make_ar", "pop_number", "pop_time_model", "TIME_MODEL_KEYS"]
 
 def make_ar(p, **kwargs) -> AverageRanking:
     """AR-A3R with exponent ``p`` (accepts the :func:`parse_p` forms)."""
@@ -50,18 +47,29 @@ def _random(params: dict, random_state, name: str | None = None) -> RandomOrder:
     return RandomOrder(seed, name=name)
 
 
-#: Strategy name -> factory(params, random_state, name).
-STRATEGIES: dict[str, Callable] = {
+#: Strategy name -> factory(params, random_state, name), or the "module:function" path of one.
+STRATEGIES: dict[str, Callable | str] = {
     "ar": _ar,
     "random": _random,
     "fastest": lambda params, rs, name: Fastest(name=name),
     "best-accuracy": lambda params, rs, name: BestAccuracy(name=name),
     "oracle": lambda params, rs, name: Oracle(name=name),
-    "multi2test": multi2test_factory,
-    "at": active_testing_from_spec,
-    "lt": loss_time_from_spec,
-    "ei": conditioned_from_spec,
+    "multi2test": "algorank.recommender.multitest_strategies:multi2test_factory",
+    "at": "algorank.recommender.active_testing:from_spec",
+    "lt": "algorank.recommender.lt:from_spec",
+    "ei": "algorank.recommender.ei:from_spec",
 }
+
+
+def strategy_factory(name: str) -> Callable:
+    """The factory registered under ``name`` (a ``"module:function"`` entry is imported here, once)."""
+    factory = STRATEGIES[name]
+    if isinstance(factory, str):
+        import importlib
+
+        module, _, attr = factory.partition(":")
+        factory = STRATEGIES[name] = getattr(importlib.import_module(module), attr)
+    return factory
 
 
 def parse_strategy(spec: str, *, random_state=None):
@@ -84,7 +92,7 @@ def parse_strategy(spec: str, *, random_state=None):
     name, params = split_spec(text)
     if name not in STRATEGIES:
         raise InputError(f"unknown strategy {name!r} in spec {text!r}; known strategies: {', '.join(sorted(STRATEGIES))}")
-    strategy = STRATEGIES[name](params, random_state, text)
+    strategy = strategy_factory(name)(params, random_state, text)
     if params:
         raise InputError(f"strategy {name!r} does not take parameter(s) {', '.join(sorted(params))} (spec {text!r})")
     return strategy

@@ -41,8 +41,11 @@ def test_snapshot_structure(snapshot):
     assert row["majority_fraction"] == pytest.approx(1669 / 3196)
 
 
-def test_default_meta_is_the_snapshot():
-    assert load_meta(None) is load_snapshot()
+def test_default_meta_is_the_broad_set():
+    from algorank.metadata.snapshot import DEFAULT_META, load_embedded
+
+    assert DEFAULT_META == "broad" and load_meta(None) is load_embedded("broad")
+    assert load_meta(None, default="lcdb") is load_snapshot()
 
 
 @pytest.mark.skipif(importlib.util.find_spec("lcdb") is None, reason="the lcdb extra is not installed")

@@ -62,3 +62,22 @@ def test_a_lazy_name_is_the_real_object():
     assert algorank.recommend is recommend and algorank.AlgorankClassifier is AlgorankClassifier
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         algorank.nope  # noqa: B018
+
+
+@pytest.mark.parametrize("module", ["algorank.api", "algorank.metadata.snapshot", "pandas"])
+def test_an_interrupt_while_importing_exits_130_without_a_traceback(module):
+    code = f"""
+import sys
+
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == {module!r}:
+            raise KeyboardInterrupt
+        return None
+
+sys.meta_path.insert(0, Interrupt())
+from algorank.cli import main
+sys.exit(main(["info", "--meta", "uci"]))
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 130 and proc.stdout == "" and proc.stderr == "interrupted\n", proc.stderr

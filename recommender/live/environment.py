@@ -53,6 +53,7 @@ from algorank.evaluation.cv.datasets import LoadedDataset
 from algorank.evaluation.cv.evaluator import Evaluator
 from algorank.evaluation.cv.resampling import make_resampler
 from algorank.recommender.kernel.trace import Observation
+from algorank.metadata.checks import check_budget
 from algorank.metadata.errors import InputError
 
 __all__ = ["LiveEnvironment"]
@@ -153,8 +154,7 @@ class LiveEnvironment:
         if not isinstance(dataset, LoadedDataset):
             raise InputError(f"dataset must be a LoadedDataset (see algorank.evaluation.cv.datasets.load_dataset); "
                              f"got {type(dataset).__name__}")
-        if budget_seconds is not None and not (math.isfinite(budget_seconds) and budget_seconds > 0):
-            raise InputError(f"budget_seconds must be a positive number of seconds; got {budget_seconds!r}")
+        budget_seconds = check_budget(budget_seconds)
         if metric not in _METRICS:
             raise InputError(f"metric must be one of {', '.join(_METRICS)}; got {metric!r}")
         self.metric = metric

@@ -649,7 +649,7 @@ def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time
     if not live.is_identity and not _sets_time_model(strategy) and strat.time_model_aware:
         strat = strat.with_time_model(time_overhead=live.overhead, time_scale=live.scale, time_kind=kind)
         return strat, live.describe(kind), kind, live
-    tm = getattr(strat, "time_model", None)
+    tm = strat.time_model if capability(strat, "time_model_aware") else None
     used = tm.describe() if isinstance(tm, TimeModel) else "fit"
     return strat, used, kind, live
 
