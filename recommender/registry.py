@@ -24,6 +24,10 @@ from algorank.recommender.active_testing import from_spec as active_testing_from
 from algorank.recommender.conditioned import from_spec as conditioned_from_spec
 from algorank.recommender.similarity import from_spec as loss_time_from_spec
 from algorank.recommender.multitest import multi2test_factory
+from algorank.recommender.peers import oboe as _oboe
+from algorank.recommender.peers import pmf as _pmf
+from algorank.recommender.peers import portfolio as _portfolio
+from algorank.recommender.peers import zeroshot as _zeroshot
 from algorank.recommender.spec import TIME_MODEL_KEYS, int_param, parse_p, pop_number, pop_time_model, seed_from
 
 __all__ = ["STRATEGIES", "parse_p", "parse_strategy", "make_ar", "pop_number", "pop_time_model", "TIME_MODEL_KEYS"]
@@ -60,6 +64,10 @@ STRATEGIES: dict[str, Callable] = {
     "at": active_testing_from_spec,
     "lt": loss_time_from_spec,
     "ei": conditioned_from_spec,
+    "oboe": _oboe.from_spec,
+    "portfolio": _portfolio.from_spec,
+    "pmf": _pmf.from_spec,
+    "zeroshot": _zeroshot.from_spec,
 }
 
 
@@ -70,7 +78,8 @@ def parse_strategy(spec: str, *, random_state=None):
     ----------
     spec : str
         ``NAME`` or ``NAME:key=value[,key=value...]``; names are the keys of
-        :data:`STRATEGIES`.
+        :data:`STRATEGIES`.  A bare word is a flag (``portfolio:rank``): the factory gets it with the
+        value ``""``, and a factory that takes no such flag rejects it like any unknown parameter.
     random_state : None, int or numpy Generator
         Seed for strategies with randomness when the spec gives none (default 0).
 
@@ -87,8 +96,8 @@ def parse_strategy(spec: str, *, random_state=None):
     params: dict[str, str] = {}
     for item in filter(None, (x.strip() for x in rest.split(","))):
         key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise InputError(f"strategy spec {text!r}: parameters must look like key=value; got {item!r}")
+        if not key.strip() or (not eq and not key.strip().replace("_", "").isalnum()):
+            raise InputError(f"strategy spec {text!r}: parameters must look like key=value or a flag; got {item!r}")
         params[key.strip().lower()] = value.strip()
     strategy = STRATEGIES[name](params, random_state, text)
     if params:
