@@ -22,7 +22,7 @@ from algorank.metadata.errors import InputError
 from algorank.recommender.base import StrategyBase, time_model_spec
 
 __all__ = ["MetaArrays", "Observation", "TimeModel", "PeerStrategy", "TimedPeer", "PlannedPolicy", "training_arrays",
-           "dataset_rows", "history_state", "info_number", "pop_choice", "time_model_spec", "require_times", "quiet_nan"]
+           "dataset_rows", "history_state", "info_number", "pop_choice", "time_model_spec", "require_times", "quiet_nan", "single_threaded"]
 
 
 @contextlib.contextmanager
@@ -31,6 +31,15 @@ def quiet_nan():
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         yield
+
+
+def single_threaded():
+    """Limit BLAS/OpenMP to one thread (``threadpoolctl``), as the live tests run.  The peers' matrices are
+    small (at most a few hundred learners); on a shared 2-core machine multi-threaded OpenBLAS made a
+    219 x 219 Cholesky factorisation about 50 times slower than one thread."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)
 
 
 def training_arrays(meta, *, time_kind: str, time_model: TimeModel, need_times: bool = True,
@@ -136,6 +145,10 @@ class PlannedPolicy:
         self.stop_reason: str | None = None
 
     def next(self, history: Sequence[Observation]) -> str | None:
+        with single_threaded():
+            return self._next(history)
+
+    def _next(self, history: Sequence[Observation]) -> str | None:
         tried = {self.index[o.learner] for o in history if o.learner in self.index}
         for _ in range(10_000):  # every call of plan either returns learners or advances the plan's state
             while self._queue:

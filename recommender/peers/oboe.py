@@ -94,6 +94,7 @@ from algorank.recommender.peers._common import (
     time_model_spec,
     training_arrays,
     quiet_nan,
+    single_threaded,
 )
 
 __all__ = ["Oboe", "approx_matrix_rank", "impute", "solve_design", "pivot_columns_time",
@@ -315,6 +316,10 @@ class Oboe(TimedPeer):
 
     def fit(self, meta) -> "Oboe":
         """PCA of the error matrix, the initial rank and the runtime regressions."""
+        with single_threaded():
+            return self._fit(meta)
+
+    def _fit(self, meta) -> "Oboe":
         arrays = training_arrays(meta, time_kind=self.time_kind, time_model=self.time_model, who="strategy 'oboe'")
         known = arrays.available.any(axis=0)
         if not known.any() or arrays.shape[0] < 2:

@@ -62,6 +62,7 @@ from algorank.recommender.peers._common import (
     time_model_spec,
     training_arrays,
     quiet_nan,
+    single_threaded,
 )
 
 __all__ = ["PMF", "init_l1", "expected_improvement", "latent_coordinates", "fit_kernel", "gp_posterior",
@@ -229,6 +230,10 @@ class PMF(TimedPeer):
 
     def fit(self, meta) -> "PMF":
         """Latent coordinates, kernel hyperparameters and the prior datasets' features."""
+        with single_threaded():
+            return self._fit(meta)
+
+    def _fit(self, meta) -> "PMF":
         arrays = training_arrays(meta, time_kind=self.time_kind, time_model=self.time_model,
                                  need_times=self.per_second, who=f"strategy {self.name!r}")
         known = arrays.has_accuracy.any(axis=0)

@@ -60,7 +60,7 @@ import numpy as np
 
 from algorank.metadata.errors import InputError
 from algorank.recommender.base import OrderPolicy
-from algorank.recommender.peers._common import TimedPeer, pop_choice, time_model_spec, training_arrays, quiet_nan
+from algorank.recommender.peers._common import TimedPeer, pop_choice, time_model_spec, training_arrays, quiet_nan, single_threaded
 
 __all__ = ["Portfolio", "normalize_losses", "cutoff_grid", "greedy_portfolio", "rank_portfolio", "from_spec"]
 
@@ -131,18 +131,32 @@ def greedy_portfolio(norm_loss: np.ndarray, seconds: np.ndarray, *, size: int, b
     """One greedy portfolio at one cutoff; returns ``(learner indices, final mean loss)``.
 
     ``norm_loss`` NaN marks a cell without a result (it costs its time, 0 when unknown, and scores 1).
-    Candidates are tried in the order ``perm``; the first with the smallest mean loss wins.
+    Candidates are tried in the order ``perm``; the first with the smallest mean loss wins.  Every
+    candidate is scored at once: adding learner ``j`` lowers a dataset's best loss ``b`` to ``loss_j``
+    where ``j`` finishes within ``min(cutoff, budget - time spent)``, so its mean loss is
+    ``mean(b) - mean(max(0, b - loss_j) [j finishes])`` (what :func:`_play` gives, without its costs).
     """
     n, k = norm_loss.shape
     perm = np.asarray(perm, dtype=int)
     L, S = norm_loss[:, perm], seconds[:, perm]
+    ok = np.isfinite(L) & np.isfinite(S)
+    Lf = np.where(ok, L, 1.0)
+    Sf = np.where(ok, S, np.inf)
     state = (np.zeros(n), np.full(n, np.inf))
     chosen = np.zeros(k, dtype=bool)
     portfolio: list = []
     score = math.inf
     for _ in range(min(size, k)):
-        _, best_all = _play(state, L, S, cutoff, budget)
-        scores = np.mean(np.minimum(1.0, np.where(np.isfinite(best_all), best_all, 1.0)), axis=0)
+        elapsed, best = state
+        b1 = np.minimum(best, 1.0)
+        active = ~(elapsed > budget)
+        c = np.where(active, np.minimum(cutoff, budget - elapsed), -np.inf)
+        if not np.isfinite(c).any() and portfolio:  # every execution is over: all candidates tie
+            rest = [j for j in range(k) if not chosen[j]][: min(size, k) - len(portfolio)]
+            portfolio += [int(perm[j]) for j in rest]
+            break
+        gain = np.where(Sf <= c[:, None], np.maximum(b1[:, None] - Lf, 0.0), 0.0).sum(axis=0)
+        scores = (b1.sum() - gain) / n
         scores = np.where(chosen, np.inf, scores)
         b = int(np.argmin(scores))
         if not np.isfinite(scores[b]):
@@ -232,6 +246,10 @@ class Portfolio(TimedPeer):
 
     def fit(self, meta) -> "Portfolio":
         """Build the portfolio on the prior datasets."""
+        with single_threaded():
+            return self._fit(meta)
+
+    def _fit(self, meta) -> "Portfolio":
         arrays = training_arrays(meta, time_kind=self.time_kind, time_model=self.time_model,
                                  who=f"strategy {self.name!r}")
         known = (arrays.available | np.isfinite(arrays.seconds)).any(axis=0)

@@ -46,7 +46,7 @@ import numpy as np
 
 from algorank.metadata.errors import InputError
 from algorank.recommender.base import OrderPolicy
-from algorank.recommender.peers._common import PeerStrategy, dataset_rows, info_number, training_arrays, quiet_nan
+from algorank.recommender.peers._common import PeerStrategy, dataset_rows, info_number, training_arrays, quiet_nan, single_threaded
 
 __all__ = ["ZeroShot", "construct_portfolio", "flaml_features", "FEATURES", "from_spec"]
 
@@ -110,6 +110,10 @@ class ZeroShot(PeerStrategy):
 
     def fit(self, meta) -> "ZeroShot":
         """Regret matrix, portfolio, per-dataset preferences and the robust scaler."""
+        with single_threaded():
+            return self._fit(meta)
+
+    def _fit(self, meta) -> "ZeroShot":
         from sklearn.preprocessing import RobustScaler
 
         arrays = training_arrays(meta, time_kind=self.time_kind, time_model=self.time_model, need_times=False)
