@@ -362,3 +362,31 @@ def test_failed_tests_are_not_observations_of_the_models():
     failed = Observation(learner=first, accuracy=float("nan"), seconds=0.5, status="error", message="boom")
     second = policy.next([failed])
     assert second is not None and second != first
+
+
+def _sklearn_meta():
+    learners = ["sklearn.naive_bayes.GaussianNB", "sklearn.tree.DecisionTreeClassifier",
+                "sklearn.neighbors.KNeighborsClassifier"]
+    rows = []
+    for d in range(6):
+        for i, l in enumerate(learners):
+            rows.append({"dataset": f"d{d}", "learner": l, "repeat": 0, "fold": 0,
+                         "accuracy": 0.9 - 0.1 * i + 0.01 * d * (i == 2), "fit_time": 0.01 * (i + 1) * (d + 1)})
+    ds = pd.DataFrame({"dataset": [f"d{d}" for d in range(6)], "n_instances": [150, 300, 600, 1000, 2000, 4000],
+                       "n_features": [4, 8, 5, 10, 20, 6], "n_classes": 3, "majority_fraction": 0.34})
+    return MetaDataset(pd.DataFrame(rows), ds), learners
+
+
+@pytest.mark.parametrize("spec", PEER_SPECS)
+def test_peers_in_recommend_the_api_and_the_estimator(spec):
+    from algorank import AlgorankClassifier
+    from algorank.api import recommend
+    from algorank.evaluation.cv.datasets import load_dataset
+
+    meta, learners = _sklearn_meta()
+    iris = load_dataset("sklearn:iris")
+    r = recommend(iris, strategy=spec, meta=meta, budget=None, cv=3, refit=False, exclude_datasets=["d0"])
+    assert r.strategy == spec
+    assert sorted(o.learner for o in r.trace.observations) == sorted(learners)
+    clf = AlgorankClassifier(budget=30, strategy=spec, meta=meta, cv=3).fit(iris.X, iris.y)
+    assert clf.score(iris.X, iris.y) > 0.8

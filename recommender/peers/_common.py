@@ -37,9 +37,15 @@ def single_threaded():
     """Limit BLAS/OpenMP to one thread (``threadpoolctl``), as the live tests run.  The peers' matrices are
     small (at most a few hundred learners); on a shared 2-core machine multi-threaded OpenBLAS made a
     219 x 219 Cholesky factorisation about 50 times slower than one thread."""
-    from threadpoolctl import threadpool_limits
+    global _CONTROLLER
+    if _CONTROLLER is None:  # finding the loaded BLAS libraries costs ~10 ms: once per process
+        from threadpoolctl import ThreadpoolController
 
-    return threadpool_limits(limits=1)
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1)
+
+
+_CONTROLLER = None
 
 
 def training_arrays(meta, *, time_kind: str, time_model: TimeModel, need_times: bool = True,

@@ -185,16 +185,19 @@ def fit_kernel(X: np.ndarray, z: np.ndarray, *, maxiter: int = 100) -> tuple[flo
     return float(ell), float(sf2), float(sn2)
 
 
-def gp_posterior(X: np.ndarray, seen: list, y: np.ndarray, kernel: tuple, *, targets=None):
+def gp_posterior(X: np.ndarray, seen: list, y: np.ndarray, kernel: tuple, *, targets=None, gram=None):
     """Posterior mean and variance of the latent function at ``X[targets]`` (all learners by default)
-    given ``y`` at ``X[seen]`` (``GP.posterior``: zero prior mean, noise on the observations only)."""
+    given ``y`` at ``X[seen]`` (``GP.posterior``: zero prior mean, noise on the observations only).
+
+    ``gram`` is the precomputed ``sf2 * RBF(X, X)`` (the same values, computed once per dataset).
+    """
     ell, sf2, sn2 = kernel
-    Xt = X if targets is None else X[targets]
+    targets = np.arange(len(X)) if targets is None else np.asarray(targets, dtype=int)
     if not seen:
-        return np.zeros(len(Xt)), np.full(len(Xt), sf2)
-    Xs = X[seen]
-    K = sf2 * _rbf(Xs, Xs, ell)[0] + (sn2 + 1e-8) * np.eye(len(seen))
-    Ks = sf2 * _rbf(Xs, Xt, ell)[0]
+        return np.zeros(len(targets)), np.full(len(targets), sf2)
+    G = sf2 * _rbf(X, X, ell)[0] if gram is None else gram
+    K = G[np.ix_(seen, seen)] + (sn2 + 1e-8) * np.eye(len(seen))
+    Ks = G[np.ix_(seen, targets)]
     c = cho_factor(K, lower=True)
     mean = Ks.T @ cho_solve(c, np.asarray(y, dtype=float))
     var = sf2 - np.sum(Ks * cho_solve(c, Ks), axis=0)
@@ -287,7 +290,7 @@ class PMF(TimedPeer):
             logs = np.log(self.seconds_)
             lt, fill = _nanmean0(logs[near]), _nanmean0(logs)
             base_log_t = np.where(np.isfinite(lt), lt, np.where(np.isfinite(fill), fill, 0.0))
-        state = {"init": False}
+        state = {"init": False, "gram": self.kernel_[1] * _rbf(self.X_, self.X_, self.kernel_[0])[0]}
         policy = PlannedPolicy(self.learners_, lambda history: self._plan(history, policy.index, first, state,
                                                                           base_log_t))
         return policy
@@ -305,7 +308,7 @@ class PMF(TimedPeer):
             return None
         if not seen:  # bo.BO.next without observations: any candidate (here the first, deterministic)
             return [rest[0]]
-        mean, var = gp_posterior(self.X_, seen, np.array(y), self.kernel_, targets=rest)
+        mean, var = gp_posterior(self.X_, seen, np.array(y), self.kernel_, targets=rest, gram=state["gram"])
         score = expected_improvement(mean, var, max(y))
         if self.per_second:
             timed = [(index[o.learner], o.seconds) for o in history
@@ -313,7 +316,7 @@ class PMF(TimedPeer):
             if timed:
                 js = [j for j, _ in timed]
                 resid = np.array([math.log(s) - base_log_t[j] for j, s in timed])
-                corr, _ = gp_posterior(self.X_, js, resid, self.kernel_, targets=rest)
+                corr, _ = gp_posterior(self.X_, js, resid, self.kernel_, targets=rest, gram=state["gram"])
             else:
                 corr = np.zeros(len(rest))
             score = score / np.exp(base_log_t[rest] + corr)
