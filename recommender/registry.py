@@ -58,6 +58,10 @@ STRATEGIES: dict[str, Callable | str] = {
     "at": "algorank.recommender.active_testing:from_spec",
     "lt": "algorank.recommender.lt:from_spec",
     "ei": "algorank.recommender.ei:from_spec",
+    "oboe": "algorank.recommender.peers.oboe:from_spec",
+    "portfolio": "algorank.recommender.peers.portfolio:from_spec",
+    "pmf": "algorank.recommender.peers.pmf:from_spec",
+    "zeroshot": "algorank.recommender.peers.zeroshot:from_spec",
 }
 
 
@@ -79,7 +83,8 @@ def parse_strategy(spec: str, *, random_state=None):
     ----------
     spec : str
         ``NAME`` or ``NAME:key=value[,key=value...]``; names are the keys of
-        :data:`STRATEGIES`.
+        :data:`STRATEGIES`.  A bare word is a flag (``portfolio:rank``): the factory gets it with the
+        value ``""``, and a factory that takes no such flag rejects it like any unknown parameter.
     random_state : None, int or numpy Generator
         Seed for strategies with randomness when the spec gives none (default 0).
 

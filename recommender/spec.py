@@ -25,20 +25,21 @@ def split_spec(spec) -> tuple[str, dict]:
     """The one parser of strategy specs: ``"ar:p=1/16,overhead=0.1"`` -> ``("ar", {"p": "1/16", "overhead": "0.1"})``.
 
     The name and the keys are lower-cased, names and values stripped; values stay strings (each
-    strategy's factory converts the ones it understands).
+    strategy's factory converts the ones it understands).  A bare word is a flag:
+    ``"portfolio:rank"`` -> ``("portfolio", {"rank": ""})``.
 
     Raises
     ------
     InputError
-        A parameter that does not look like ``key=value``.
+        A parameter that is neither ``key=value`` nor a flag (a word of letters, digits and ``_``).
     """
     text = str(spec).strip()
     name, _, rest = text.partition(":")
     params: dict[str, str] = {}
     for item in filter(None, (x.strip() for x in rest.split(","))):
         key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise InputError(f"strategy spec {text!r}: parameters must look like key=value; got {item!r}")
+        if not key.strip() or (not eq and not key.strip().replace("_", "").isalnum()):
+            raise InputError(f"strategy spec {text!r}: parameters must look like key=value or a flag; got {item!r}")
         params[key.strip().lower()] = value.strip()
     return name.strip().lower(), params
 
