@@ -721,8 +721,10 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
     -------
     BuildSummary, DatasetSelection or RecordResult
     """
+    import contextlib
+
     from algorank.evaluation.cv import metabuild
-    from algorank.metadata.io import check_out_dir, write_error
+    from algorank.metadata.io import check_out_dir, output_folder, write_error
 
     if list_only:
         return DatasetSelection(items=tuple(metabuild.select_datasets(shared_dir, only=datasets)))
@@ -730,7 +732,8 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
         if assemble:
             if assemble_to is not None:
                 check_out_dir(assemble_to, option="--assemble-to")
-            record = metabuild.assemble_broad(out_dir, assemble_to, shared_dir=shared_dir)
+            with output_folder(assemble_to) if assemble_to is not None else contextlib.nullcontext():
+                record = metabuild.assemble_broad(out_dir, assemble_to, shared_dir=shared_dir)
             return RecordResult(record=record, keys=("file", "sha256", "bytes", "datasets", "learners", "cells",
                                                      "runs", "ok_runs", "error_runs", "timeout_runs",
                                                      "timeout_tests", "collections", "complete"))

@@ -135,3 +135,34 @@ def test_export_writes_a_complete_scenario_and_file(tmp_path, capsys):
     assert sorted(os.listdir(tmp_path / "scen")) == sorted(Path(w).name for w in d["written"][:-1])
     assert len(MetaDataset.load(tmp_path / "m.csv").dataset_ids) == 63
     assert "scenario_id: scen" in (tmp_path / "scen" / "description.txt").read_text()
+
+
+@pytest.mark.parametrize("folder_exists", [False, True])
+def test_build_meta_assemble_on_a_full_disk_is_one_error_line_and_leaves_nothing(tmp_path, capsys, monkeypatch,
+                                                                                 folder_exists):
+    from algorank.evaluation.cv.metabuild import BroadDataset, build_meta
+
+    data = tmp_path / "data"
+    data.mkdir()
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, size=40)
+    pd.DataFrame({"x": y + rng.normal(size=40), "class": [f"c{v}" for v in y]}).to_csv(data / "a.csv", index=False)
+    build_meta([BroadDataset.from_file(data / "a.csv", collection="test")], out_dir=tmp_path / "parts", cap=None,
+               folds=2, learners=["sklearn.naive_bayes.GaussianNB"], calibrate=False, progress=False)
+    target = tmp_path / "work" / "embedded"
+    if folder_exists:
+        target.mkdir(parents=True)
+    real = os.replace
+
+    def full(src, dst, *a, **k):
+        if str(tmp_path / "work") in str(dst):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+        return real(src, dst, *a, **k)
+
+    monkeypatch.setattr(os, "replace", full)
+    code, out, err = _run(capsys, ["build-meta", "--assemble", "--out", str(tmp_path / "parts"), "--assemble-to",
+                                   str(target), "--shared", str(tmp_path), "--quiet"])
+    assert code == 1 and err.count("\n") == 1 and err.startswith("error: cannot write ") and "No space" in err, err
+    left = sorted(p.relative_to(tmp_path / "work").as_posix() for p in (tmp_path / "work").rglob("*")) \
+        if (tmp_path / "work").exists() else []
+    assert left == (["embedded"] if folder_exists else []), left
