@@ -37,17 +37,24 @@ Do not combine them with meta-data whose times were already transformed
 
 Exactness
 ---------
-The rescaled ranks ``u = (r - 1) / (m - 1)`` are rationals (mid ranks make ``2 (r - 1)``
-an integer), stored *exactly* as integers over one common denominator
-``D = lcm{2 (m_d - 1)}`` of the meta-data's datasets (Python integers when ``n D``
-could overflow 2**53).  Integer rank sums are exact whatever the summation order,
-so the leave-one-dataset-out fast path (:meth:`AverageRanking.loo_orders`: total sums
-minus the held-out row, counts minus its indicator) gives bit-for-bit the orders
-that refitting on each training set gives.  Mean ranks ``sum / count`` are ordered
-by their correctly rounded float value, and any two that round to the same float
-are compared exactly (``s_a c_b`` against ``s_b c_a`` in integers), so only an
-exact tie goes to the learner id.  (Before issue 15 the ``u`` were rounded to
-multiples of 2**-20, and the rounding, not the id, decided some ties.)
+The rescaled ranks ``u = (r - 1) / (m - 1)`` are rationals: mid ranks make ``2 (r - 1)`` an
+integer, so ``u = num / den`` with ``den = 2 (m_d - 1)`` per dataset (kept as int64 arrays,
+computed a block of datasets at a time without Python objects).  A learner's mean rank is
+ordered in three steps, so that only an exact tie goes to the learner id:
+
+* the float sums of the ``u`` (over the training datasets, minus the held-out one for
+  :meth:`AverageRanking.loo_orders`) are within ``(n^2 + 2n) 2**-53`` of the exact sums, and
+  the means within that over the count plus one rounding;
+* the floats sort each row; neighbours further apart than twice that bound are in exact order,
+  and so is everything on either side of them;
+* a run of neighbours closer than that (in practice exact ties) is sorted again exactly:
+  the datasets are grouped by ``den``, the group totals are integers, and a learner's exact sum
+  is the Python integer ``sum_g T_g (D / den_g)`` over ``D = lcm(den_g)``, computed only for the
+  learners in such runs.
+
+Refitting on each training set and the leave-one-dataset-out fast path (total sums minus the
+held-out row, counts minus its indicator) therefore give the same orders, whatever the summation
+order of the floats.
 """
 
 from __future__ import annotations
