@@ -269,6 +269,13 @@ def _resolve_test(pairwise: str, evaluations: Sequence[tuple], *, dataset: str =
         test = "combined_5x2cv_t" if is_5x2 else ("corrected_resampled_t" if folds == [0] else "corrected_kfold_t")
     n_folds = None
     ratio = None
+    if test_train_ratio is not None:  # checked whichever test uses it: a bad value is never silently ignored
+        try:
+            given = float(test_train_ratio)
+        except (TypeError, ValueError):
+            given = math.nan
+        if isinstance(test_train_ratio, bool) or not (given > 0 and math.isfinite(given)):
+            raise InputError(f"test_train_ratio must be a positive number; got {test_train_ratio!r}")
     if test == "corrected_kfold_t":
         n_folds = len(folds)
         if n_folds < 2 or len(evs) != n_folds * len(repeats):

@@ -87,13 +87,13 @@ def test_a_target_with_some_singleton_classes_still_runs(tmp_path):
 
 # ====================================================================== flags
 @pytest.mark.parametrize("argv, expected", [
-    (["recommend", "sklearn:iris", "--budget", "1e308"], "error: budget_seconds must be a positive number of seconds "
+    (["recommend", "sklearn:iris", "--budget", "1e308"], "error: --budget must be a positive number of seconds "
                                                           "(at most 1e+09); got 1e+308"),
     (["recommend", "sklearn:iris", "--seed", "18446744073709551616"],
      "error: --seed must be at most 4294967295 (a 32-bit seed); got 18446744073709551616"),
     (["evaluate", "sklearn:iris", "--learners", "knn", "--timeout", "1e300", "--no-store"],
-     "error: timeout must be a positive number of seconds (at most 1e+09); got 1e+300"),
-    (["compare", "--seed", "-1"], "error: random_state must be an integer >= 0; got -1"),
+     "error: --timeout must be a positive number of seconds (at most 1e+09); got 1e+300"),
+    (["compare", "--seed", "-1"], "error: --seed must be an integer >= 0; got -1"),
 ])
 def test_overflowing_and_negative_flags_are_one_error(capsys, argv, expected):
     assert _one_error(capsys, argv) == expected

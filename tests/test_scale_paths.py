@@ -214,7 +214,7 @@ def test_row_chunks_cover_every_row_once():
 
 
 def test_blocks_do_not_change_the_scores(monkeypatch):
-    from algorank.evaluation.meta import loss_time
+    from algorank.recommender.kernel import loss_time
 
     meta = random_meta(30, 8, 5)
     specs = ["ar:p=1/16", "fastest", "oracle"]
