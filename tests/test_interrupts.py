@@ -33,7 +33,7 @@ ALLOW = ["helpers_estimators"]
 #: Seconds allowed for the processes of a command to disappear: the promise is 0.5 s (they watch their parent
 #: every 0.05 s), plus a margin for a loaded 2-core machine.  Before, loky workers stayed for more than 22 s and
 #: a starting fold server for 1-3 s.
-GONE_WITHIN = 2.0
+GONE_WITHIN = 5.0
 
 
 def swallow(**params) -> str:
@@ -214,7 +214,7 @@ def test_sigkill_while_the_fold_server_starts_leaves_nothing(tmp_path):
         _wait_for(lambda: _fold_server_pids(proc.pid), proc, "fold server")
         proc.kill()
         proc.wait(timeout=10)
-        assert _gone(marker, within=1.5) == []
+        assert _gone(marker) == []
     finally:
         if proc.poll() is None:
             proc.kill()
