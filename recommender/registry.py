@@ -22,6 +22,7 @@ from algorank.recommender.average_ranking import AverageRanking
 from algorank.recommender.baselines import BestAccuracy, Fastest, Oracle, RandomOrder
 from algorank.recommender.active_testing import from_spec as active_testing_from_spec
 from algorank.recommender.conditioned import from_spec as conditioned_from_spec
+from algorank.recommender.expected_time import from_spec as expected_time_from_spec
 from algorank.recommender.similarity import from_spec as loss_time_from_spec
 from algorank.recommender.multitest import multi2test_factory
 from algorank.recommender.spec import TIME_MODEL_KEYS, int_param, parse_p, pop_number, pop_time_model, seed_from
@@ -60,6 +61,7 @@ STRATEGIES: dict[str, Callable] = {
     "at": active_testing_from_spec,
     "lt": loss_time_from_spec,
     "ei": conditioned_from_spec,
+    "eit": expected_time_from_spec,
 }
 
 
