@@ -19,7 +19,7 @@ from algorank.recommender.registry import STRATEGIES, parse_strategy
 #: One spec per registered strategy name.
 SPECS = {"ar": "ar:p=1/16", "random": "random:seed=3", "fastest": "fastest", "best-accuracy": "best-accuracy",
          "oracle": "oracle", "multi2test": "multi2test", "at": "at:p=1/64,sim=tested", "lt": "lt:h=inf",
-         "ei": "ei:h=inf"}
+         "ei": "ei:h=inf", "eit": "eit:kappa=0.5"}
 
 #: capability -> the method a strategy declaring it must have.
 METHODS = {"needs_window": "with_window", "time_model_aware": "with_time_model", "fast_loo": "loo_orders",
@@ -72,6 +72,7 @@ def test_declared_capabilities_of_the_strategies():
         "at": {"adaptive", "time_model_aware", "fast_loo"},
         "lt": {"needs_window", "time_model_aware"},
         "ei": {"adaptive", "predicts", "time_model_aware"},
+        "eit": {"adaptive", "predicts", "time_model_aware"},
     }
 
 
@@ -83,7 +84,7 @@ def test_conditioned_strategy_declares_its_capabilities():
     assert copy.name == s.name == "ei:h=1,p=1" and copy.time_model.overhead == 0.3
 
 
-@pytest.mark.parametrize("key", ["ar", "at", "lt", "ei"])
+@pytest.mark.parametrize("key", ["ar", "at", "lt", "ei", "eit"])
 def test_copies_keep_the_name(key):
     s = parse_strategy(SPECS[key])
     copy = s.with_time_model(time_overhead=0.25, time_scale=5)
