@@ -62,6 +62,7 @@ STRATEGIES: dict[str, Callable | str] = {
     "portfolio": "algorank.recommender.peers.portfolio:from_spec",
     "pmf": "algorank.recommender.peers.pmf:from_spec",
     "zeroshot": "algorank.recommender.peers.zeroshot:from_spec",
+    "eit": "algorank.recommender.expected_time:from_spec",
 }
 
 
