@@ -48,7 +48,7 @@ def load_meta(source=None, *, default: str = "lcdb") -> MetaDataset:
 def recommend(data, target: str | None = None, *, y=None, strategy: str | None = None, budget: float | None = 60.0,
               meta="broad", cv: int = 5, top: int | None = None, random_state: int = 0, refit: bool = True,
               dry_run: bool = False, exclude_datasets: Sequence[str] = (), allow_modules: Sequence[str] = (),
-              **hooks):
+              metric: str | None = None, **hooks):
     """Rank learners for ``data`` from the meta-data, test them live within ``budget`` seconds, refit the best.
 
     Parameters
@@ -82,6 +82,11 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
         Prior datasets to leave out of the meta-data.
     allow_modules : sequence of str
         Packages besides scikit-learn whose classes learner ids may name.
+    metric : str, optional
+        Rank, test and choose by ``accuracy``, ``balanced_accuracy``, ``roc_auc`` (one-vs-rest),
+        ``log_loss`` (lower is better) or ``f1_macro``, where the meta-data records it (an error
+        names the metrics it records); default the one the meta-data ranks by (accuracy for
+        ``broad``).  The leaderboard's score column is named after it.
     **hooks
         ``on_plan``, ``on_start``, ``on_observation`` progress callbacks, ``time_model``,
         ``time_overhead``, ``neighbours`` (see :func:`algorank.recommender.live.recommend.recommend`).
@@ -89,7 +94,9 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
     Returns
     -------
     Recommendation
-        ``leaderboard`` / ``to_frame()``, ``best``, ``model`` (a fitted Pipeline), ``to_dict()``.
+        ``leaderboard`` / ``to_frame()``, ``best``, ``model`` (a fitted Pipeline that predicts the
+        labels in their own type: integers for an integer target, the categories' values for a
+        categorical), ``notes``, ``to_dict()``.
     """
     from algorank.recommender.live.recommend import DEFAULT_STRATEGY
     from algorank.recommender.live.recommend import recommend as _recommend
@@ -97,7 +104,7 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
     return _recommend(data, y=y, target=target, strategy=strategy or DEFAULT_STRATEGY,
                       meta=load_meta(meta, default="broad"), budget_seconds=budget, top=top, cv=cv,
                       random_state=random_state, refit=refit and not dry_run, dry_run=dry_run,
-                      exclude_datasets=exclude_datasets, allow_modules=allow_modules, **hooks)
+                      exclude_datasets=exclude_datasets, allow_modules=allow_modules, metric=metric, **hooks)
 
 
 def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str] | None = None, scheme: str = "cv",

@@ -417,6 +417,9 @@ def _run_compare(args) -> None:
         for (a, b), bres in list(res.bayes_results.items())[:20]:
             name = f"bayes_{short_name(a)}_vs_{short_name(b)}.png".replace("/", "_")
             written.append(_save_figure(plot_posterior(bres, names=(short_name(a), short_name(b))), out / name))
+        from algorank.report import compare_report, write_report  # users
+
+        written.append(write_report(compare_report(res), out))
     if args.json:
         d = res.to_dict()
         d["written"] = written
@@ -623,6 +626,7 @@ def _run_benchmark(args) -> None:
     words = suite.time_model
     files = ["per_dataset.csv"] + (["user_metrics.csv", "user_metrics_tests.csv"] if suite.metrics is not None else [])
     files += (["loss_time.png"] if suite.axis == "time" else []) + ["loss_by_tests.png"]
+    files += ["report.html"]  # users
 
     def write(folder):
         import matplotlib
@@ -643,6 +647,9 @@ def _run_benchmark(args) -> None:
         if suite.axis == "time":
             written.append(_save_figure(plot_loss_time(suite.results), folder / "loss_time.png"))
         written.append(_save_figure(plot_loss_by_tests(suite.results), folder / "loss_by_tests.png"))
+        from algorank.report import benchmark_report, write_report  # users
+
+        written.append(write_report(benchmark_report(suite), folder))
         return written
 
     d = suite.to_dict()
@@ -978,6 +985,14 @@ def _add_recommend(sub) -> None:
     p.add_argument("--allow-module", action="append", default=[], metavar="PACKAGE",
                    help="also run estimator classes of this package named by learner ids (default: scikit-learn "
                         "only; learner ids are data and never run code outside the allowed packages)")
+    # --- users: metric and saved model
+    p.add_argument("--metric", default=None, metavar="NAME",
+                   help="rank and test by accuracy, balanced_accuracy, roc_auc (one-vs-rest), log_loss or f1_macro, "
+                        "where the meta-data records it (default: what the meta-data ranks by, accuracy for broad)")
+    p.add_argument("--save-model", metavar="PATH", default=None,
+                   help="save the refitted best learner with joblib (load it with joblib.load; only load files "
+                        "you trust: unpickling runs code)")
+    # --- end users
     _add_common(p, out=True, meta_default="broad")
     p.set_defaults(func=_run_recommend)
 
@@ -998,6 +1013,19 @@ def _process_start() -> float:
     return now - min(max(age, 0.0), 60.0)  # a clock oddity never eats more than a minute
 
 
+#: Exit code of ``recommend`` when no learner was tested successfully (budget used up, or every test failed).
+EXIT_NOTHING_TESTED = 3
+
+
+def _check_save_model(args):
+    """``--save-model PATH`` checked before any work (users); None without it."""
+    if not getattr(args, "save_model", None):
+        return None
+    from algorank.recommender.live.saved_model import check_model_path
+
+    return check_model_path(args.save_model)
+
+
 def _fmt_acc(a: float) -> str:
     return "n/a" if a != a else f"{a:.4f}"
 
@@ -1005,15 +1033,17 @@ def _fmt_acc(a: float) -> str:
 def _run_recommend(args) -> None:
     from algorank.recommender.live.recommend import DEFAULT_STRATEGY, recommend
     from algorank.metadata.learners import short_name
-    from algorank.metadata.metric import METRIC_LABELS, primary_metric
+    from algorank.metadata.metric import METRICS, check_metric, from_score
 
     talk = not args.quiet
     _check_numbers(args)
     out = _check_out(args)
+    model_path = _check_save_model(args)  # users: None without --save-model
     plan_text: list[str] = []
     meta = _load_meta(args)
-    metric = primary_metric(meta)  # balanced accuracy for --meta oboe: the score it ranks by, measured live too
-    label = "bal. acc." if metric == "balanced_accuracy" else METRIC_LABELS[metric]
+    metric = check_metric(meta, args.metric)  # users: default balanced accuracy for --meta oboe, accuracy else
+    label = METRICS[metric].short
+    lower_better = not METRICS[metric].higher_is_better
     width = [20]  # learner column: OBOE's configurations have longer names than the portfolio
 
     def on_plan(plan):
@@ -1021,14 +1051,16 @@ def _run_recommend(args) -> None:
         w = width[0]
         modelled = any(t.accuracy_low == t.accuracy_low for t in plan)
         source = ("the strategy's models for this dataset" if modelled else "the most similar prior datasets")
-        lines = [f"planned order ({len(plan)} learners; expected {METRIC_LABELS[metric]} and test time from {source})",
+        lines = [f"planned order ({len(plan)} learners; expected {METRICS[metric].label} and test time from {source})",
                  f"{'#':>3}  {'learner':<{w}}{'exp. ' + label:>14}{'exp. time':>12}"
                  + (f"{'90% interval':>18}{'p(fail)':>9}" if modelled else "")]
         for i, t in enumerate(plan, 1):
-            line = (f"{i:>3}  {short_name(t.learner):<{w}}{_fmt_acc(t.expected_accuracy):>14}"
+            line = (f"{i:>3}  {short_name(t.learner):<{w}}{_fmt_acc(from_score(metric, t.expected_accuracy)):>14}"
                     f"{_fmt_seconds(t.expected_seconds):>12}")
             if modelled:
-                line += f"{'[' + _fmt_acc(t.accuracy_low) + ', ' + _fmt_acc(t.accuracy_high) + ']':>18}"
+                low, high = from_score(metric, t.accuracy_low), from_score(metric, t.accuracy_high)
+                low, high = (high, low) if lower_better else (low, high)
+                line += f"{'[' + _fmt_acc(low) + ', ' + _fmt_acc(high) + ']':>18}"
                 line += f"{t.fail_probability:>9.2f}"
             lines.append(line)
         plan_text.append("\n".join(lines))
@@ -1048,7 +1080,7 @@ def _run_recommend(args) -> None:
     def on_observation(o):
         cum[0] += o.seconds
         if talk:
-            res = _fmt_acc(o.accuracy) if o.status == "ok" else f"{o.status}: {o.message}"
+            res = _fmt_acc(from_score(metric, o.accuracy)) if o.status == "ok" else f"{o.status}: {o.message}"
             sys.stderr.write(f"  {short_name(o.learner):<{width[0]}}{res:>10}  {_fmt_seconds(o.seconds):>9}"
                              f"  (total {_fmt_seconds(cum[0])})\n")
             sys.stderr.flush()
@@ -1058,48 +1090,53 @@ def _run_recommend(args) -> None:
                        target=args.target, cv=args.cv, random_state=args.seed, dry_run=args.dry_run,
                        time_model=args.time_model, time_overhead=args.time_overhead, on_plan=on_plan,
                        on_start=None if args.dry_run else on_start, on_observation=on_observation,
-                       allow_modules=args.allow_module, metric=metric, started=args.started)
+                       allow_modules=args.allow_module, metric=metric, started=args.started,
+                       refit=model_path is not None)  # users: refit only to save the model
     if out is None or result.trace is None:
         out = None
-    files = ("trace.csv", "accuracy_vs_time.png", "predicted_vs_realised.png")
+    files = ("trace.csv", "accuracy_vs_time.png", "predicted_vs_realised.png", "report.html")
 
     def write(folder):
-        import matplotlib
+        from algorank.report import write_recommend_outputs  # users: trace, plots and report.html
 
-        matplotlib.use("Agg")
-        from algorank.recommender.live.plot import plot_predicted_vs_realised, plot_recommendation
-        from algorank.metadata.io import atomic_path
+        return write_recommend_outputs(result, folder)
 
-        with atomic_path(folder / files[0]) as tmp:
-            result.trace.to_frame().to_csv(tmp, index=False)
-        return [str(folder / files[0]), _save_figure(plot_recommendation(result.trace), folder / files[1]),
-                _save_figure(plot_predicted_vs_realised(result), folder / files[2])]
+    # --- users: exit codes and the saved model
+    from algorank.recommender.live.saved_model import save_model
 
     interrupted = 130 if result.stop_reason == "interrupted" else 0  # partial results are shown, then exit 130
+    untested = result.trace is not None and result.best is None and not interrupted
+    code = EXIT_NOTHING_TESTED if untested else interrupted
+    saved = [] if model_path is None or result.model is None else [save_model(result, model_path)]
     if args.json:
         d = result.to_dict()
-        d["written"] = [str(out / f) for f in files] if out else []  # printed first, then written
+        d["written"] = ([str(out / f) for f in files] if out else []) + saved  # printed first, then written
         _emit_json(d)
         if out:
             _write_outputs(out, [write])
-        return interrupted
+        return code
     if result.trace is None:
         return 0
+    m = result.metric
     lines = [f"results on {result.dataset} ({args.cv}-fold stratified CV, strategy {result.strategy}, "
-             f"test time model {result.time_model})",
+             f"test time model {result.time_model}, metric {METRICS[m].label})",
              f"{'#':>3}  {'learner':<{width[0]}}{label:>10}{'predicted':>11}{'time':>11}{'predicted':>11}"
              f"{'total':>11}  status"]
     for i, r in enumerate(result.leaderboard.to_dict("records"), 1):
-        lines.append(f"{i:>3}  {short_name(r['learner']):<{width[0]}}{_fmt_acc(r['accuracy']):>10}"
-                     f"{_fmt_acc(r['predicted_accuracy']):>11}{_fmt_seconds(r['seconds']):>11}"
+        lines.append(f"{i:>3}  {short_name(r['learner']):<{width[0]}}{_fmt_acc(r[m]):>10}"
+                     f"{_fmt_acc(r['predicted_' + m]):>11}{_fmt_seconds(r['seconds']):>11}"
                      f"{_fmt_seconds(r['predicted_seconds']):>11}{_fmt_seconds(r['cumulative_seconds']):>11}"
                      f"  {r['status']}")
-    lines += ["", result.summary]
+    lines += ["", result.summary] + [f"warning: {n}" for n in result.notes]
+    if untested:
+        lines.append(f"nothing was tested successfully: no learner is recommended (exit code {EXIT_NOTHING_TESTED})")
+    lines += [f"wrote {w}" for w in saved]
     _emit("\n".join(lines))
     if out:
         sys.stdout.flush()
         _emit("\n".join(f"wrote {w}" for w in _write_outputs(out, [write])))
-    return interrupted
+    return code
+    # --- end users
 
 
 # ---------------------------------------------------------------- wiring
@@ -1120,10 +1157,19 @@ _COMMANDS: list[Callable] = [
 ]
 
 
+def _version_text() -> str:
+    """``algorank X.Y.Z`` (users: ``algorank --version``)."""
+    import algorank
+
+    return f"algorank {algorank.__version__}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (one subcommand per entry of ``_COMMANDS``)."""
     parser = _Parser(prog="algorank", description="Which learners should I try first on this dataset?")
     parser.add_argument("--verbose", "-v", action="store_true", help="log debug messages")
+    parser.add_argument("--version", action="version", version=_version_text(),  # users
+                        help="print algorank's version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
     for add in _COMMANDS:
         add(sub)

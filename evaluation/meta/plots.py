@@ -13,7 +13,23 @@ import numpy as np
 
 from algorank.evaluation.meta.labels import format_p
 
-__all__ = ["plot_loss_time", "plot_mil_boxplots", "plot_loss_by_tests"]
+__all__ = ["plot_loss_time", "plot_mil_boxplots", "plot_loss_by_tests", "log_time_axis"]
+
+
+def log_time_axis(ax, *, label: str = "time (s, log scale)") -> None:
+    """A log-scale seconds axis whose tick labels never collide: plain numbers (``0.1``, ``2``, ``50``), ticks
+    at 1, 2, 3, 5 and 7 times the powers of ten within about a decade, at 1, 2 and 5 over at most three decades, at the powers of ten beyond, no
+    minor labels.  Call it after the data are drawn (it reads the axis limits)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_xscale("log")
+    lo, hi = ax.get_xlim()
+    decades = np.log10(max(hi, 1e-12) / max(lo, 1e-12))
+    subs = (1.0, 2.0, 3.0, 5.0, 7.0) if decades <= 1.2 else (1.0, 2.0, 5.0) if decades <= 3 else (1.0,)
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=subs))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(label)
 
 
 def _axes(ax):
@@ -52,11 +68,11 @@ def plot_loss_time(results: Sequence, *, ax=None):
         ax.step(xs, ys, where="post", label=f"{r.strategy} (MIL {r.mean_mil:.2f})")
     ax.set_xscale("log")
     ax.set_xlim(lo, hi)
-    ax.set_xlabel("time (s, log scale)")
+    log_time_axis(ax)
     ax.set_ylabel("mean loss (accuracy points)")
     ax.set_title(f"Mean loss-time curves, window [{lo:g} s, {hi:g} s]")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     return ax
 
 
@@ -84,5 +100,5 @@ def plot_loss_by_tests(results: Sequence, *, ax=None):
     ax.set_ylabel("mean loss (accuracy points)")
     ax.set_title("Mean loss by number of tests")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     return ax
