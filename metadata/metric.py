@@ -37,7 +37,12 @@ import numpy as np
 from algorank.metadata.errors import InputError
 
 __all__ = ["Metric", "METRICS", "METRIC_LABELS", "primary_metric", "available_metrics", "check_metric",
-           "meta_for_metric", "to_score", "from_score", "score_from_runs", "metric_label", "baseline_warning"]
+           "meta_for_metric", "to_score", "from_score", "score_from_runs", "metric_label", "baseline_warning",
+           "metric_baseline", "BASELINE_COLUMN"]
+
+#: Column of the datasets table (and key of a dataset's info) holding the score of the majority-class
+#: predictor under the metric a meta-dataset was re-scored by (:func:`meta_for_metric`).
+BASELINE_COLUMN = "score_baseline"
 
 
 @dataclass(frozen=True)
@@ -182,12 +187,41 @@ def check_metric(meta, metric: str | None) -> str:
     return name
 
 
+def metric_baseline(metric: str, *, majority_fraction: float, n_classes: float, class_entropy: float = math.nan) -> float:
+    """The score of always predicting the majority class (with the class frequencies as probabilities).
+
+    accuracy: the majority fraction ``p``; balanced accuracy: ``1 / k``; ROC AUC: 0.5; macro F1:
+    ``2p / (1 + p) / k``; log loss: ``2 ** -H`` with ``H`` the class entropy in bits (the log loss
+    of predicting the class frequencies is ``H ln 2``), or ``1 / k`` when ``H`` is unknown.
+    NaN when what it needs is unknown.
+    """
+    name = _name(metric)
+    p, k = float(majority_fraction), float(n_classes)
+    if name == "accuracy":
+        return p
+    if name == "roc_auc":
+        return 0.5
+    if not (math.isfinite(k) and k >= 2):
+        return math.nan
+    if name == "balanced_accuracy":
+        return 1.0 / k
+    if name == "f1_macro":
+        return 2.0 * p / (1.0 + p) / k if math.isfinite(p) else math.nan
+    if name == "log_loss":
+        h = float(class_entropy)
+        return 2.0 ** -h if math.isfinite(h) and h >= 0 else 1.0 / k
+    return math.nan
+
+
 def meta_for_metric(meta, metric: str):
     """``meta`` with its ``accuracy`` column replaced by ``metric``'s score (``meta`` itself for its primary metric).
 
     A successful run without a value of the metric (log loss of a learner that gives no
     probabilities) becomes a failed run (``status`` ``"error"``) with a message saying so:
-    ranked by that metric, the learner has no result there.
+    ranked by that metric, the learner has no result there.  The datasets table gains
+    :data:`BASELINE_COLUMN`, each dataset's :func:`metric_baseline`: the score before any test,
+    which strategies that model the gain over the majority class use instead of the majority
+    fraction.
     """
     name = _name(metric)
     if name == primary_metric(meta):
@@ -201,8 +235,12 @@ def meta_for_metric(meta, metric: str):
         runs.loc[missing, "status"] = "error"
         if "message" in runs.columns:
             runs.loc[missing, "message"] = f"no {m.label} recorded"
+    datasets = meta.datasets.copy()
+    get = lambda c: datasets[c].to_numpy(dtype=float) if c in datasets.columns else np.full(len(datasets), np.nan)  # noqa: E731
+    datasets[BASELINE_COLUMN] = [metric_baseline(name, majority_fraction=p, n_classes=k, class_entropy=h)
+                                 for p, k, h in zip(get("majority_fraction"), get("n_classes"), get("class_entropy"))]
     cls = type(meta)
-    return cls(runs, meta.datasets, source=f"{meta.source} (ranked by {m.label})")
+    return cls(runs, datasets, source=f"{meta.source} (ranked by {m.label})")
 
 
 def score_from_runs(runs, metric: str) -> float:

@@ -365,8 +365,9 @@ class EIPolicy:
 
 
 def _majority(info: Mapping, fallback: float) -> float:
+    """The score before any test: ``score_baseline`` (a metric other than accuracy), else the majority fraction."""
     try:
-        v = float(info.get("majority_fraction", math.nan))
+        v = float(info.get("score_baseline", info.get("majority_fraction", math.nan)))
     except (TypeError, ValueError):
         v = math.nan
     return v if 0 < v < 1 else fallback

@@ -69,7 +69,8 @@ from algorank.evaluation.meta.trace import Observation, Trace, run_policy
 from algorank.metadata.checks import check_folds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable, short_name
-from algorank.metadata.metric import METRICS, baseline_warning, check_metric, from_score, meta_for_metric
+from algorank.metadata.metric import (BASELINE_COLUMN, METRICS, baseline_warning, check_metric, from_score,
+                                      meta_for_metric, metric_baseline)
 from algorank.recommender.registry import parse_strategy
 from algorank.recommender.similarity import feature_center_scale, meta_feature_matrix, similarity_weights
 
@@ -619,6 +620,8 @@ def recommend(
                                             time_overhead=time_overhead, random_state=random_state)
     strat.fit(meta)
     info = _dataset_info(data)
+    if BASELINE_COLUMN in meta.datasets.columns:  # ranked by another metric than the meta-data's own
+        info[BASELINE_COLUMN] = _live_baseline(metric, data)
     loaded = time.perf_counter()
     if getattr(strat, "landmarks_", ()):  # the strategy conditions on landmarkers: measure them here
         _measure_landmarks(info, data, meta, budget=budget, random_state=random_state)
@@ -685,6 +688,14 @@ def recommend(
                           timings=timings, similar=neighbours_found, decisions=decisions,
                           plan_decisions=tuple(plan_decisions),
                           expected=dict(expected))
+
+
+def _live_baseline(metric: str, data: LoadedDataset) -> float:
+    """:func:`~algorank.metadata.metric.metric_baseline` of the user's dataset (class entropy in bits from its labels)."""
+    counts = data.y.value_counts().to_numpy(dtype=float)
+    freq = counts / counts.sum()
+    entropy = float(-(freq * np.log2(freq)).sum())
+    return metric_baseline(metric, majority_fraction=float(freq.max()), n_classes=len(counts), class_entropy=entropy)
 
 
 def _prior_shape(meta) -> tuple[float, float]:
