@@ -45,6 +45,7 @@ def _check_rendered(html_path: Path, tmp_path: Path, *, tables: int, images: int
     if find_chromium() is None:
         pytest.skip("Chromium is not installed (apt-get install chromium, or set $CHROMIUM): the report is "
                     "checked as HTML only")
+    pytest.importorskip("tornado", reason="tornado (in the test extra, through distributed) talks to Chromium")
     shot = tmp_path / (html_path.parent.name + "_screenshot.png")
     facts = inspect_page(html_path, shot)
     assert facts["console_errors"] == []
