@@ -123,3 +123,43 @@ def test_cli_metric_the_meta_data_lacks_is_one_line_exit_2(capsys):
     code = cli.main(["recommend", "sklearn:iris", "--meta", "lcdb", "--metric", "log_loss", "--dry-run"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and err.startswith("error: the meta-data does not record log loss")
+
+
+def test_macro_f1_is_measured_per_fold_like_scikit_learn():
+    from sklearn.metrics import f1_score
+    from sklearn.model_selection import StratifiedKFold
+
+    from algorank.evaluation.cv.datasets import load_dataset
+    from algorank.evaluation.cv.evaluator import Evaluator
+
+    wine = load_dataset("sklearn:wine")
+    res = Evaluator(cv=3, repeats=1, random_state=0, progress=False).evaluate(
+        wine, ["sklearn.naive_bayes.GaussianNB"])
+    assert res.runs["f1_macro"].between(0, 1).all() and res.summary["f1_macro_mean"].iloc[0] > 0.9
+    # a learner predicting one class everywhere: F1 of that class, 0 for the others
+    from algorank.evaluation.cv.evaluator import evaluate_fold
+    from algorank.evaluation.cv.preprocessing import encode_dataset, resolve_learner
+    from algorank.evaluation.cv.resampling import Split
+
+    X, nominal, _ = encode_dataset(wine)
+    y = wine.y_codes
+    train, test = next(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    rec = evaluate_fold(resolve_learner("sklearn.dummy.DummyClassifier"), X, y, Split(0, 0, train, test),
+                        n_classes=3, random_state=0, nominal=nominal)
+    pred = np.full(len(test), np.bincount(y[train]).argmax())
+    assert rec.f1_macro == pytest.approx(f1_score(y[test], pred, average="macro", zero_division=0))
+
+
+def test_recommend_by_macro_f1_on_meta_data_that_records_it():
+    from algorank.api import evaluate, recommend
+    from algorank.metadata.dataset import MetaDataset
+
+    learners = ["sklearn.naive_bayes.GaussianNB", "sklearn.tree.DecisionTreeClassifier",
+                "sklearn.neighbors.KNeighborsClassifier"]
+    metas = [evaluate(f"sklearn:{d}", learners=learners, cv=3).to_meta() for d in ("wine", "breast_cancer")]
+    meta = MetaDataset.concat(metas)
+    assert "f1_macro" in available_metrics(meta)
+    r = recommend("sklearn:iris", meta=meta, metric="f1_macro", budget=30, cv=3, strategy="ar:p=0", refit=False)
+    ok = r.leaderboard[r.leaderboard.status == "ok"]
+    assert len(ok) == 3 and ok["f1_macro"].between(0.8, 1).all()
+    assert r.to_dict()["best"]["f1_macro"] == pytest.approx(ok["f1_macro"].max())

@@ -59,7 +59,8 @@ it.  The child ignores SIGINT: a terminal Ctrl-C reaches the caller, which kills
 child at once (no waiting for the fit, no traceback from the child) and re-raises.
 
 Measurements per fold: accuracy, balanced accuracy (mean recall over the classes
-present in the test fold), AUC (one-vs-rest, macro over the classes present in the
+present in the test fold), macro F1 (over the classes in the test fold or predicted; not kept
+by the fold store), AUC (one-vs-rest, macro over the classes present in the
 test fold, from probabilities or decision values), log loss (probabilities clipped
 to [1e-15, 1]; NaN without probabilities), fit and predict wall time, pickled size
 of the fitted pipeline, status and message.  For the ``bootstrap`` scheme accuracy
@@ -107,7 +108,7 @@ logger = logging.getLogger(__name__)
 #: Repetitions of each scheme under ``stop="fixed"`` when ``repeats`` is not given.
 DEFAULT_REPEATS = {"cv": 1, "5x2": 5, "holdout": 1, "loo": 1, "bootstrap": 10}
 _RUN_COLUMNS = ["dataset", "learner", "repeat", "fold", "accuracy", "fit_time", "predict_time", "status",
-                "balanced_accuracy", "auc", "log_loss", "model_bytes", "message"]
+                "balanced_accuracy", "auc", "log_loss", "model_bytes", "message", "f1_macro"]
 _LOG_LOSS_EPS = 1e-15
 
 
@@ -119,6 +120,13 @@ def _fold_seed(random_state: int, repeat: int, fold: int) -> int:
 def _balanced_accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     recalls = [np.mean(y_pred[y_true == c] == c) for c in np.unique(y_true)]
     return float(np.mean(recalls))
+
+
+def _f1_macro(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Macro F1 over the classes present in the fold or predicted (scikit-learn's, zero for an empty class)."""
+    from sklearn.metrics import f1_score
+
+    return float(f1_score(y_true, y_pred, average="macro", zero_division=0))
 
 
 def _auc_ovr(y_true: np.ndarray, scores: np.ndarray) -> float:
@@ -199,6 +207,7 @@ def evaluate_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Sp
             predict_time = time.perf_counter() - t0
             accuracy = float(np.mean(y_pred == y_test))
             balanced = _balanced_accuracy(y_test, y_pred)
+            f1 = _f1_macro(y_test, y_pred)  # out-of-sample only, also for the bootstrap
             if bootstrap:
                 y_resub = np.asarray(pipe.predict(X_train)).astype(int)
                 accuracy = 0.632 * accuracy + 0.368 * float(np.mean(y_resub == y[split.train]))
@@ -218,7 +227,7 @@ def evaluate_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Sp
         return _failed_fold(recipe, split, "error", " ".join(message.split())[:500], fit_time=fit_time,
                             predict_time=predict_time)
     return FoldRecord(recipe.id, split.repeat, split.fold, "ok", accuracy, balanced, auc, log_loss, fit_time,
-                      predict_time, model_bytes, "", np.asarray(true_score, dtype=float))
+                      predict_time, model_bytes, "", np.asarray(true_score, dtype=float), f1_macro=f1)
 
 
 def _detach_from_caller(caller_pid: int) -> None:
@@ -932,7 +941,7 @@ class Evaluator:
                 "skewness": float(skew(est)) if len(est) > 2 and np.ptp(est) > 0 else math.nan,
                 "repetitions": int(len(est)), "folds": len(ok),
                 "balanced_accuracy_mean": avg("balanced_accuracy"), "auc_mean": avg("auc"),
-                "log_loss_mean": avg("log_loss"), "fit_time_mean": avg("fit_time"),
+                "log_loss_mean": avg("log_loss"), "f1_macro_mean": avg("f1_macro"), "fit_time_mean": avg("fit_time"),
                 "predict_time_mean": avg("predict_time"), "model_bytes_mean": avg("model_bytes"),
                 "status": status, "message": message, "stop_reason": st["reason"],
                 "stop_statistic": float(st["rule"].statistic),

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import socket
 import sqlite3
@@ -74,6 +75,9 @@ class FoldRecord:
         Why the fold failed ("" when ok).
     scores : ndarray
         Score of the true class for each test instance (in test-index order).
+    f1_macro : float
+        Macro-averaged F1 over the classes in the test fold or predicted (NaN when it failed, and
+        for folds read back from a store, which does not keep it).
     """
 
     learner: str
@@ -89,12 +93,14 @@ class FoldRecord:
     model_bytes: float
     message: str
     scores: np.ndarray
+    f1_macro: float = math.nan
 
     def as_row(self) -> dict:
         """The runs-schema fields of this record (without ``dataset``)."""
         row = {"learner": self.learner, "repeat": self.repeat, "fold": self.fold, "status": self.status,
                "message": self.message}
         row.update({m: getattr(self, m) for m in _METRICS})
+        row["f1_macro"] = self.f1_macro
         return row
 
 
