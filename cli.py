@@ -868,7 +868,7 @@ def _run_evaluate(args) -> None:
         d = result.to_dict()
         keep = ("short", "accuracy_mean", "accuracy_median", "accuracy_std", "interval_low", "interval_high", "skewness",
                 "repetitions", "fit_time_mean", "predict_time_mean", "auc_mean", "log_loss_mean",
-                "balanced_accuracy_mean", "model_bytes_mean", "status", "message", "stop_reason")
+                "balanced_accuracy_mean", "f1_macro_mean", "model_bytes_mean", "status", "message", "stop_reason")
         d["learners"] = {k: {f: v[f] for f in keep} for k, v in d["learners"].items()}
         d["written"] = written
         _emit_json(d)
@@ -1177,7 +1177,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code (0 ok, 1 failure, 2 bad input, 130 interrupted).
+    """Run the command line; return the exit code (0 ok, 1 failure, 2 bad input, 3 ``recommend`` tested
+    nothing successfully (:data:`EXIT_NOTHING_TESTED`), 130 interrupted).
 
     Called without ``argv`` it is the process's command line: budgets count from the start of
     the process, and an interrupted command exits at once.  Called with ``argv`` (tests, other
