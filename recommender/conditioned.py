@@ -351,6 +351,7 @@ class EIPolicy:
 
     def next(self, history: Sequence) -> str | None:
         score, mean, sd, best = self.scores(history)
+        self.last_scores_ = score  # what the choice below was made on (explanations read it)
         if not np.isfinite(score).any():
             return None
         if self.s.stop > 0 and history:

@@ -43,12 +43,15 @@ def explain_choice(policy, strategy, history: Sequence, learner: str) -> dict:
     out = {"step": step, "learner": learner, "score": math.nan, "runner_up": None, "runner_up_score": math.nan}
     try:
         if hasattr(policy, "scores") and hasattr(strategy, "learners_"):
-            score = np.asarray(policy.scores(history)[0], dtype=float)
+            last = getattr(policy, "last_scores_", None)  # the scores the choice was made on, when kept
+            score = np.asarray(policy.scores(history)[0] if last is None else last, dtype=float)
             names = list(strategy.learners_)
             j = names.index(learner)
             rest = [(score[i], names[i]) for i in range(len(names)) if i != j and np.isfinite(score[i])]
             out["score"] = float(score[j])
-            text = f"highest (1 - p(fail)) x expected improvement / seconds^p: {score[j]:.3g}"
+            what = ("P(within eps of the best) / seconds^p" if getattr(strategy, "acq", "ei") == "near"
+                    else "(1 - p(fail)) x expected improvement / seconds^p")
+            text = f"highest {what}: {score[j]:.3g}"
             if rest:
                 s2, l2 = max(rest)
                 out["runner_up"], out["runner_up_score"] = l2, float(s2)
