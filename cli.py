@@ -19,6 +19,7 @@ from typing import Callable, Sequence
 from algorank.metadata.errors import AlgorankError, InputError
 from algorank.metadata.io import json_dumps
 from algorank.metadata.learners import short_name, short_names
+from algorank.metadata.text import EscapingFormatter, escape, terminal_text
 
 __all__ = ["main", "build_parser"]
 
@@ -34,11 +35,11 @@ class _Parser(argparse.ArgumentParser):
 
 # ---------------------------------------------------------------- rendering helpers
 def _emit_json(obj) -> None:
-    sys.stdout.write(json_dumps(obj) + "\n")
+    sys.stdout.write(json_dumps(obj) + "\n")  # JSON escapes every control character itself
 
 
 def _emit(text: str) -> None:
-    sys.stdout.write(text.rstrip("\n") + "\n")
+    sys.stdout.write(terminal_text(text.rstrip("\n")) + "\n")
 
 
 def _fmt_seconds(s: float) -> str:
@@ -1189,7 +1190,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         args.started = started
         level = logging.DEBUG if args.verbose else (logging.ERROR if getattr(args, "quiet", False) else logging.WARNING)
-        logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(EscapingFormatter("%(levelname)s %(name)s: %(message)s"))
+        logging.basicConfig(level=level, handlers=[handler])
         code = int(args.func(args) or 0)  # a command may return its own code (130: interrupted, results kept)
         return _exit_now(code) if code == 130 and argv is None else code
     except InputError as exc:
@@ -1230,7 +1233,7 @@ def _exit_now(code: int) -> int:
 
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
-    return " ".join(text.split())
+    return escape(" ".join(text.split()))
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ aggregated (written once per repeat).
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +48,7 @@ import pandas as pd
 
 from .dataset import MetaDataset
 from .errors import InputError
+from .text import escape
 from .io import atomic_write_text
 
 __all__ = ["ASLIB_STATUSES", "read_aslib", "write_aslib", "is_aslib_dir"]
@@ -199,9 +201,16 @@ def _fmt(v) -> str:
     if isinstance(v, (int, np.integer)):
         return str(int(v))
     s = str(v)
-    if s == "" or any(ch in s for ch in " ,'\"%{}\t\n?\\") or s != s.strip():
-        return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if s == "" or any(ch in s for ch in " ,'\"%{}?\\") or s != s.strip() or _CONTROL.search(s):
+        # quoted, with the escapes liac-arff (and every ARFF reader) decodes: a data string can never
+        # end a line or start a new attribute
+        s = s.replace("\\", "\\\\").replace("'", "\\'")
+        return "'" + _CONTROL.sub(lambda m: _ARFF_ESCAPES.get(m.group(0), f"\\{ord(m.group(0)):03o}"), s) + "'"
     return s
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_ARFF_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def _arff_text(relation: str, attributes: list[tuple[str, str]], rows) -> str:
@@ -314,7 +323,7 @@ def write_aslib(meta: MetaDataset, directory, *, scenario_id: str | None = None,
         "feature_steps": {"ALL": {"provides": list(feature_cols)}},
         "metainfo_algorithms": {l: {"configuration": "", "deterministic": True} for l in meta.learner_ids},
     }
-    header = (f"# ASlib scenario written by algorank from {meta.source or 'meta-data'}\n"
+    header = (f"# ASlib scenario written by algorank from {escape(meta.source or 'meta-data')}\n"
               + ("" if has_time else "# no runtimes: the meta-data has no fit times\n"))
     written.append(atomic_write_text(root / "description.txt",
                                      header + yaml.safe_dump(description, sort_keys=False, default_flow_style=False)))

@@ -16,19 +16,27 @@ the id itself is kept so the meta-data stays valid.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
+import io
 import json
+import logging
+import math
+import numbers
 import re
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .errors import InputError
+from .text import escape
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["LearnerSpec", "LEARNERS", "DEFAULT_ALLOWED_MODULES", "learner_ids", "make_estimator", "short_name",
            "short_names", "estimator_from_path", "estimator_class", "is_runnable", "check_allow_modules",
-           "NESTED_CLASS_KEY", "seed_estimator"]
+           "NESTED_CLASS_KEY", "seed_estimator", "check_params", "FORCED_PARAMS"]
 
 #: Packages whose estimator classes a learner id may name (more only by explicit user choice).
 DEFAULT_ALLOWED_MODULES: tuple[str, ...] = ("sklearn",)
@@ -37,6 +45,18 @@ _PACKAGE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 #: Key that marks a JSON object in learner-id parameters as a nested estimator (its class path).
 NESTED_CLASS_KEY = "__class__"
 _MAX_NESTING = 3
+#: Module path components never imported from a learner id: test suites, build helpers, vendored
+#: code and opt-in side-effect imports (private ``_x`` components are refused as well).
+_REFUSED_COMPONENTS = frozenset({"tests", "test", "testing", "conftest", "externals", "experimental", "setup"})
+#: Parameters algorank sets itself (process and console control); a value given in data is dropped.
+FORCED_PARAMS = frozenset({"n_jobs", "verbose"})
+#: Meta keys of learner-id JSON that algorank reads itself and never passes to an estimator.
+META_KEYS = frozenset({"__scaling__"})
+#: Parameter names that can point at the file system, processes or code (used for classes that declare
+#: no ``_parameter_constraints``, i.e. packages allowed explicitly by the user).
+_RISKY_NAME = re.compile(r"memory|cache|path|dir|file|folder|callback|hook|func|command|module|import|url|socket",
+                         re.IGNORECASE)
+_PLAIN_WORD = re.compile(r"^[A-Za-z0-9_+-]{1,40}$")
 
 
 @dataclass(frozen=True)
@@ -90,7 +110,7 @@ def _within(module: str, allowed: tuple[str, ...]) -> bool:
     return any(module == a or module.startswith(a + ".") for a in allowed)
 
 
-def estimator_class(path: str, *, allow_modules=()) -> type:
+def estimator_class(path: str, *, allow_modules=(), role: str | None = None) -> type:
     """The estimator class an import path names, checked BEFORE anything is imported or called.
 
     A learner id read from meta-data or given on the command line is data, never code.
@@ -106,6 +126,14 @@ def estimator_class(path: str, *, allow_modules=()) -> type:
         ``package.module.Class``.
     allow_modules : sequence of str
         Packages allowed besides :data:`DEFAULT_ALLOWED_MODULES`.
+    role : {None, "classifier", "predictor"}
+        ``"classifier"``: the class must be a classifier (a learner id); ``"predictor"``: a classifier
+        or regressor (a nested estimator); ``None``: any estimator.
+
+    Before anything is imported, a path with a private (``_x``), test, build or vendored component
+    (``tests``, ``conftest``, ``externals``, ``experimental`` ...) is refused, so data can never make
+    algorank import a test suite or a module that acts on import.  What an allowed module prints on
+    import is swallowed.
 
     Raises
     ------
@@ -121,8 +149,14 @@ def estimator_class(path: str, *, allow_modules=()) -> type:
     if not _within(module, allowed):
         raise InputError(f"learner {text!r} is outside the allowed packages ({', '.join(allowed)}); "
                          "allow more with allow_modules if you trust that package")
+    refused = [p for p in text.split(".") if p.startswith("_") or p.lower() in _REFUSED_COMPONENTS]
+    if refused:
+        raise InputError(f"learner {text!r} names a private, test or build module ({refused[0]!r}); "
+                         "only public estimator classes can be run")
     try:
-        obj = getattr(importlib.import_module(module), name)
+        # a module that prints on import must not corrupt --json or the terminal
+        with contextlib.redirect_stdout(io.StringIO()):
+            obj = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError, ValueError) as exc:
         raise InputError(f"cannot import estimator {text!r}: {exc}") from exc
     from sklearn.base import BaseEstimator
@@ -132,44 +166,190 @@ def estimator_class(path: str, *, allow_modules=()) -> type:
     if not _within(getattr(obj, "__module__", "") or "", allowed):
         raise InputError(f"learner {text!r} names a class defined in {obj.__module__!r}, outside the allowed "
                          f"packages ({', '.join(allowed)})")
+    if role is not None:
+        from sklearn.base import ClassifierMixin, RegressorMixin
+
+        kinds = (ClassifierMixin,) if role == "classifier" else (ClassifierMixin, RegressorMixin)
+        if not issubclass(obj, kinds):
+            what = "a classifier" if role == "classifier" else "a classifier or regressor"
+            raise InputError(f"learner {text!r} is not {what}: a learner id may only build "
+                             + ("classifiers" if role == "classifier" else "predictors as nested estimators"))
     return obj
 
 
 def is_runnable(learner_id: str, *, allow_modules=()) -> bool:
-    """Whether ``learner_id`` can be run: a portfolio id or short name, or an allowed estimator class path
-    (optionally followed by JSON parameters, whose nested estimators, see :func:`estimator_from_path`, must
-    be allowed classes too).  Never executes anything outside the allowed packages."""
+    """Whether ``learner_id`` can be run: a portfolio id or short name, or an allowed classifier class path
+    (optionally followed by JSON parameters that pass :func:`check_params`, nested estimators included).
+    Never executes anything outside the allowed packages and never constructs an estimator."""
     check_allow_modules(allow_modules)  # a bad allow-list is the caller's error, not a "no"
     text = str(learner_id).strip()
     if text in LEARNERS or text in _BY_SHORT:
         return True
     path, brace, rest = text.partition("{")
     try:
-        estimator_class(path.strip(), allow_modules=allow_modules)
+        cls = estimator_class(path.strip(), allow_modules=allow_modules, role="classifier")
         if brace:
             try:
                 params = json.loads(brace + rest)
             except json.JSONDecodeError:
-                params = None  # bad JSON is reported when the learner is built
-            for nested in _nested_paths(params):
-                estimator_class(nested, allow_modules=allow_modules)
+                return False
+            if not isinstance(params, dict):
+                return False
+            check_params(cls, {k: v for k, v in params.items() if k not in META_KEYS}, allow_modules=allow_modules)
     except InputError:
         return False
     return True
 
 
-def _nested_paths(value, depth: int = 0):
-    """Class paths of the nested estimator objects (``{"__class__": ...}``) in JSON parameters."""
-    if depth > _MAX_NESTING:
-        raise InputError(f"estimator parameters nest deeper than {_MAX_NESTING} levels")
-    if isinstance(value, dict):
-        if NESTED_CLASS_KEY in value:
-            yield str(value[NESTED_CLASS_KEY])
-        for v in value.values():
-            yield from _nested_paths(v, depth + 1)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _nested_paths(v, depth + 1)
+def _constraints_of(cls) -> dict | None:
+    constraints = getattr(cls, "_parameter_constraints", None)
+    return constraints if isinstance(constraints, dict) else None
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_number_list(value) -> bool:
+    return isinstance(value, list) and 0 < len(value) <= 1000 and all(
+        _is_number(v) or _is_number_list(v) for v in value)
+
+
+def _is_number_dict(value) -> bool:
+    return (isinstance(value, dict) and NESTED_CLASS_KEY not in value and len(value) <= 1000
+            and all(isinstance(k, str) and (_is_number(v) or isinstance(v, bool)) for k, v in value.items()))
+
+
+def _allowed_by(value, constraints) -> bool:
+    """Whether ``value`` satisfies one of the declared constraints of a kind that cannot reach files,
+    processes or code: numeric intervals, a fixed set of strings or values, booleans, None, seeds,
+    integer CV folds, arrays of numbers and dicts of numbers.  Free strings (``str``), callables,
+    objects with methods and every other kind never admit a value from data."""
+    from sklearn.utils._param_validation import Hidden, Interval, Options, StrOptions
+
+    for c in constraints:
+        if isinstance(c, Hidden):
+            c = c.constraint
+        if c is None:
+            if value is None:
+                return True
+        elif isinstance(c, StrOptions):
+            if isinstance(value, str) and value in c.options:
+                return True
+        elif isinstance(c, Options):
+            if not isinstance(value, (str, bool)) and _is_number(value) and c.is_satisfied_by(value):
+                return True
+        elif isinstance(c, Interval):
+            if _is_number(value) and c.is_satisfied_by(value):
+                return True
+        elif isinstance(c, str):
+            if c in ("boolean", "verbose") and isinstance(value, bool):
+                return True
+            if c in ("random_state", "cv_object") and (value is None or (isinstance(value, int)
+                                                                          and not isinstance(value, bool))):
+                return True
+            if c == "array-like" and _is_number_list(value):
+                return True
+        elif c is dict:
+            if _is_number_dict(value):
+                return True
+        elif c in (list, tuple):
+            if _is_number_list(value):
+                return True
+        elif c is bool:
+            if isinstance(value, bool):
+                return True
+        elif inspect.isclass(c) and c in (int, float, numbers.Integral, numbers.Real, numbers.Number):
+            if _is_number(value) and (c not in (int, numbers.Integral) or isinstance(value, int)):
+                return True
+    return False
+
+
+def _takes_estimator(constraints) -> bool:
+    from sklearn.utils._param_validation import HasMethods, Hidden
+
+    return any(isinstance(c.constraint if isinstance(c, Hidden) else c, HasMethods) for c in constraints)
+
+
+def check_params(cls, params: Mapping[str, Any], *, allow_modules=(), _depth: int = 0) -> dict:
+    """Check the JSON parameters of a learner id against the class signature; return those to pass.
+
+    A learner id is data, so its parameters may only choose among values that cannot reach the file
+    system, processes or code.  The rule, by principle rather than by a list of attacks:
+
+    * a key must be a parameter of ``cls.__init__``;
+    * ``n_jobs`` and ``verbose`` (:data:`FORCED_PARAMS`) are set by algorank: a value from data is dropped;
+    * for classes that declare scikit-learn's ``_parameter_constraints``, a value must satisfy one of the
+      declared constraints of a *closed* kind: a numeric interval, a fixed set of strings or values,
+      a boolean, None, an integer seed or fold count, a list of numbers, a dict of numbers.  A value
+      only a free string (``str``), a callable or an object with methods would admit is refused, which
+      covers ``memory=``/cache folders, import strings and callbacks of every class at once;
+    * a nested estimator (a JSON object with ``"__class__"``) only where the class declares an
+      estimator-valued parameter, naming an allowed classifier or regressor, checked by the same rule
+      (at most :data:`_MAX_NESTING` levels);
+    * classes without declared constraints (packages the user allowed explicitly) take numbers,
+      booleans, None, lists of numbers and short plain words (letters, digits, ``_+-``), never under a
+      parameter whose name speaks of files, caches, paths, callbacks, commands or modules.
+
+    Parameters
+    ----------
+    cls : type
+        The estimator class (already checked by :func:`estimator_class`).
+    params : mapping
+        Parsed JSON parameters (meta keys such as ``__scaling__`` removed).
+    allow_modules : sequence of str
+        Packages allowed besides scikit-learn, for nested classes.
+
+    Returns
+    -------
+    dict
+        The parameters to pass, forced ones removed; nested estimators still as JSON objects.
+
+    Raises
+    ------
+    InputError
+        The first refused parameter, named with the rule it breaks.
+    """
+    if _depth >= _MAX_NESTING:
+        raise InputError(f"bad parameters for {cls.__name__}: nested estimators deeper than {_MAX_NESTING} levels")
+    names = set(cls._get_param_names()) if hasattr(cls, "_get_param_names") else set(
+        inspect.signature(cls.__init__).parameters) - {"self"}
+    constraints = _constraints_of(cls)
+    keep: dict[str, Any] = {}
+    for key, value in params.items():
+        where = f"bad parameters for {cls.__name__}: {escape(key)!r}"
+        if not isinstance(key, str) or key not in names:
+            raise InputError(f"{where} is not a parameter of {cls.__name__}")
+        if key in FORCED_PARAMS:
+            logger.info("learner parameter %s=%s ignored: algorank sets %s itself", escape(key),
+                        escape(json.dumps(value)), key)
+            continue
+        if isinstance(value, dict) and NESTED_CLASS_KEY in value:
+            ok = _takes_estimator(constraints.get(key, ())) if constraints is not None else "estimator" in key
+            if not ok:
+                raise InputError(f"{where} does not take an estimator")
+            inner_cls = estimator_class(str(value[NESTED_CLASS_KEY]), allow_modules=allow_modules, role="predictor")
+            check_params(inner_cls, {k: v for k, v in value.items() if k != NESTED_CLASS_KEY},
+                         allow_modules=allow_modules, _depth=_depth + 1)
+            keep[key] = value
+            continue
+        if constraints is not None:
+            declared = constraints.get(key)
+            if declared is None:
+                raise InputError(f"{where} declares no constraints, so it cannot be set from data")
+            if not _allowed_by(value, declared):
+                raise InputError(f"{where} = {escape(json.dumps(value))[:80]} is not a number, boolean, None or one "
+                                 "of the fixed choices the parameter declares (free strings, paths, callables and "
+                                 "objects cannot come from data)")
+        else:
+            plain = (value is None or isinstance(value, bool) or _is_number(value) or _is_number_list(value)
+                     or (isinstance(value, str) and _PLAIN_WORD.match(value)))
+            if _RISKY_NAME.search(key) or not plain:
+                raise InputError(f"{where} = {escape(json.dumps(value))[:80]} cannot come from data ({cls.__name__} "
+                                 "declares no parameter constraints: numbers, booleans and plain words only, never "
+                                 "under names of files, caches, paths, callbacks, commands or modules)")
+        keep[key] = value
+    return keep
 
 
 def _svc(kernel: str) -> Callable[[], Any]:
@@ -268,13 +448,14 @@ def short_name(learner_id: str) -> str:
     ...), the values of categorical choices (``criterion``, ``kernel``, ``solver``, ...)
     alone, nested estimators by their own short name, e.g.
     ``sklearn.ensemble.RandomForestClassifier{"criterion": "entropy", "n_estimators": 10}`` ->
-    ``random-forest(entropy,n=10)``.  Anything else is shown as it is.  Display only: these
-    names are not resolved back to ids.
+    ``random-forest(entropy,n=10)``.  Anything else is shown as it is, with control characters
+    escaped (:func:`~algorank.metadata.text.escape`).  Display only: these names are not resolved
+    back to ids.
     """
     spec = LEARNERS.get(learner_id) or _BY_SHORT.get(learner_id)
     if spec is not None:
         return spec.short
-    return _parameterised_short(str(learner_id)) or learner_id
+    return escape(_parameterised_short(str(learner_id)) or learner_id)
 
 
 #: Abbreviations of long parameter names in :func:`short_name`.
@@ -368,9 +549,10 @@ def make_estimator(learner_id: str, *, random_state: int | None = None, allow_mo
 def estimator_from_path(path: str, params: Mapping[str, Any] | None = None, *, allow_modules=(), _depth: int = 0):
     """Build an estimator from an import path and keyword parameters.
 
-    The class is checked by :func:`estimator_class` before anything is called; the
-    parameters must be JSON literals (str, number, bool, None, lists and objects of
-    those) and are passed as keyword arguments to that class only.
+    The class is checked by :func:`estimator_class` before anything is called (the outer one must
+    be a classifier, nested ones classifiers or regressors); the parameters must be JSON literals
+    that pass :func:`check_params` (nothing that can reach files, processes or code; ``n_jobs`` and
+    ``verbose`` are dropped) and are passed as keyword arguments to that class only.
 
     A parameter value that is a JSON object with the key ``"__class__"``
     (:data:`NESTED_CLASS_KEY`) is a nested estimator, built the same way from that
@@ -387,13 +569,12 @@ def estimator_from_path(path: str, params: Mapping[str, Any] | None = None, *, a
     InputError
         When the path is refused or cannot be imported, or the parameters are rejected.
     """
-    cls = estimator_class(path, allow_modules=allow_modules)
+    cls = estimator_class(path, allow_modules=allow_modules, role="classifier" if _depth == 0 else "predictor")
     params = dict(params or {})
     for key, value in params.items():
         if not isinstance(key, str) or not _is_literal(value):
             raise InputError(f"bad parameters for {path}: {key!r} must be a JSON literal; got {type(value).__name__}")
-    if _depth >= _MAX_NESTING:
-        raise InputError(f"bad parameters for {path}: nested estimators deeper than {_MAX_NESTING} levels")
+    params = check_params(cls, params, allow_modules=allow_modules, _depth=_depth)
     for key, value in params.items():
         if isinstance(value, dict) and NESTED_CLASS_KEY in value:
             inner = {k: v for k, v in value.items() if k != NESTED_CLASS_KEY}
@@ -401,8 +582,8 @@ def estimator_from_path(path: str, params: Mapping[str, Any] | None = None, *, a
                                               _depth=_depth + 1)
     try:
         return cls(**params)
-    except TypeError as exc:
-        raise InputError(f"bad parameters for {path}: {exc}") from exc
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"bad parameters for {path}: {escape(exc)}") from exc
 
 
 def seed_estimator(est, params: Mapping[str, Any] | None, random_state):

@@ -18,7 +18,7 @@ def progress_bar(iterable=None, *, total: int | None = None, desc: str = "", uni
     total : int, optional
         Number of steps, when ``len(iterable)`` does not say.
     desc, unit : str
-        Label and unit of the bar.
+        Label and unit of the bar (the label may hold a dataset name: it is escaped).
     enabled : bool
         False (``--quiet``, ``progress=False``) turns it off; so does a stderr that is not a terminal
         (pipes, files, CI logs).  A bar that is off yields the iterable unchanged and its ``update``
@@ -26,5 +26,7 @@ def progress_bar(iterable=None, *, total: int | None = None, desc: str = "", uni
     """
     from tqdm import tqdm
 
-    return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, leave=False,
+    from algorank.metadata.text import escape
+
+    return tqdm(iterable, total=total, desc=escape(desc), unit=unit, file=sys.stderr, leave=False,
                 disable=not enabled or not sys.stderr.isatty())

@@ -14,11 +14,12 @@ the width of a value: a column is as wide as its widest cell, so cells never run
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import unicodedata
 from typing import Iterable, Sequence
 
-__all__ = ["escape", "safe_filename", "format_table"]
+__all__ = ["escape", "terminal_text", "safe_filename", "format_table", "EscapingFormatter"]
 
 #: Characters shown as escapes: C0/C1 controls, DEL, and the Unicode format characters
 #: (bidirectional overrides, zero-width joiners ...) that change how the rest of a line looks.
@@ -42,6 +43,22 @@ def escape(text) -> str:
     """
     s = str(text)
     return _UNSAFE.sub(_escape_char, s) if _UNSAFE.search(s) else s
+
+
+def terminal_text(text) -> str:
+    """Multi-line text for a terminal: like :func:`escape`, but newlines and tabs are kept.
+
+    The last guard of every command's output: whatever a renderer forgot to escape, no control
+    sequence from data reaches the terminal.
+    """
+    return "\n".join("\t".join(escape(part) for part in line.split("\t")) for line in str(text).split("\n"))
+
+
+class EscapingFormatter(logging.Formatter):
+    """A logging formatter whose records are one line with every control character escaped."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return escape(super().format(record))
 
 
 _FILE_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
