@@ -1129,6 +1129,8 @@ def _run_recommend(args) -> None:
                      f"{_fmt_seconds(r['predicted_seconds']):>11}{_fmt_seconds(r['cumulative_seconds']):>11}"
                      f"  {r['status']}")
     lines += ["", result.summary] + [f"warning: {n}" for n in result.notes]
+    if result.suggested_metric and result.notes:
+        lines[-1] += f": try --metric {result.suggested_metric}"
     if untested:
         lines.append(f"nothing was tested successfully: no learner is recommended (exit code {EXIT_NOTHING_TESTED})")
     lines += [f"wrote {w}" for w in saved]

@@ -196,6 +196,8 @@ def recommend_report(result) -> Report:
              ("best", "none" if best is None else f"{short_name(best.learner)}: {label} "
                                                   f"{from_score(m, best.accuracy):.4f}")]
     notes = list(result.notes)
+    if result.suggested_metric and notes:
+        notes[0] += (f": try --metric {result.suggested_metric} (metric='{result.suggested_metric}' in Python)")
     if result.prior_matches:
         notes.append("this dataset looks like prior dataset(s) " + ", ".join(result.prior_matches)
                      + " of the meta-data, whose results inform the ranking")

@@ -182,8 +182,8 @@ def check_metric(meta, metric: str | None) -> str:
     have = available_metrics(meta)
     if name not in have:
         raise InputError(f"the meta-data does not record {METRICS[name].label} ({name}); it records "
-                         f"{', '.join(have) or 'no usable metric'} (use --meta broad for balanced accuracy, ROC AUC "
-                         "and log loss)")
+                         f"{', '.join(have) or 'no usable metric'} (the embedded 'broad' set records balanced accuracy, "
+                         "ROC AUC and log loss)")
     return name
 
 
@@ -267,7 +267,8 @@ def baseline_warning(metric: str, best_score: float, *, majority_fraction: float
     The noise is the binomial standard error of an accuracy of ``majority_fraction`` over
     ``n_rows`` cross-validated predictions; the best learner must exceed the majority
     fraction by :data:`BASELINE_MARGIN_SE` of them.  Only for ``accuracy`` (the other
-    metrics do not reward predicting the majority class); None otherwise or when it does.
+    metrics do not reward predicting the majority class); None otherwise or when it does.  The remedy
+    is ranking by balanced accuracy (``Recommendation.suggested_metric``).
     """
     if metric != "accuracy":
         return None
@@ -278,5 +279,5 @@ def baseline_warning(metric: str, best_score: float, *, majority_fraction: float
     if best_score - p > noise:
         return None
     return (f"the best accuracy {best_score:.4f} does not beat always predicting the majority class "
-            f"({p:.4f}) by more than its noise ({noise:.4f}); accuracy cannot tell the learners apart here: "
-            "try --metric balanced_accuracy")
+            f"({p:.4f}) by more than its noise ({noise:.4f}); accuracy cannot tell the learners apart here, "
+            "balanced accuracy can")

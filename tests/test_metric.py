@@ -67,7 +67,7 @@ def test_score_of_a_live_test_is_the_mean_of_the_fold_scores():
 def test_majority_baseline_warning_by_hand():
     # p = 0.99 over 1000 rows: noise = 2 sqrt(0.99 x 0.01 / 1000) = 0.00629
     note = baseline_warning("accuracy", 0.995, majority_fraction=0.99, n_rows=1000)
-    assert note is not None and "0.0063" in note and "--metric balanced_accuracy" in note and "\n" not in note
+    assert note is not None and "0.0063" in note and "balanced accuracy can" in note and "\n" not in note
     assert baseline_warning("accuracy", 0.9963, majority_fraction=0.99, n_rows=1000) is None
     assert baseline_warning("balanced_accuracy", 0.5, majority_fraction=0.99, n_rows=1000) is None
 
@@ -106,7 +106,7 @@ def test_abalone19_by_balanced_accuracy_end_to_end(shared_dir, capsys):
                      "--exclude-dataset", "abalone19", "--json", "--quiet"])
     assert code == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["metric"] == "balanced_accuracy" and d["notes"] == []
+    assert d["metric"] == "balanced_accuracy" and d["notes"] == [] and d["suggested_metric"] is None
     ok = [t for t in d["trace"] if t["status"] == "ok"]
     assert ok and all(0.0 <= t["balanced_accuracy"] <= 1.0 for t in ok) and "accuracy" not in ok[0]
     assert d["best"]["balanced_accuracy"] == max(t["balanced_accuracy"] for t in ok)

@@ -185,6 +185,9 @@ class Recommendation:
     notes : tuple of str
         One-line cautions about the result, e.g. that the best accuracy does not beat always
         predicting the majority class by more than its noise.
+    suggested_metric : str or None
+        A metric that would tell the learners apart where this one cannot (``balanced_accuracy``
+        when the best accuracy does not beat the majority class by more than its noise).
     timings : dict
         Wall seconds of the run's phases: ``before_call`` (from ``started``, e.g. the process
         start, to the call: imports), ``load_and_fit`` (data, meta-data, fitting the strategy),
@@ -263,6 +266,7 @@ class Recommendation:
     metric: str = "accuracy"
     notes: tuple = ()
     timings: dict = field(default_factory=dict, compare=False)
+    suggested_metric: str | None = None
     similar: tuple = field(default=(), compare=False)
     decisions: tuple = field(default=(), compare=False)
     plan_decisions: tuple = field(default=(), compare=False)
@@ -319,6 +323,7 @@ class Recommendation:
             "stop_reason": self.stop_reason,
             "summary": self.summary,
             "notes": list(self.notes),
+            "suggested_metric": self.suggested_metric,
             "timings": dict(self.timings),
             "similar_datasets": [dict(d) for d in self.similar],
             "decisions": [dict(d) for d in self.decisions],
@@ -677,15 +682,16 @@ def recommend(
     timings = {"before_call": called - started, "load_and_fit": loaded - called, "landmarks": landmarked - loaded,
                "planning": planned_at - landmarked, "tests": tested - planned_at,
                "refit": time.perf_counter() - tested}
-    notes = ()
+    notes, suggested = (), None
     if trace is not None and trace.best() is not None:
         note = baseline_warning(metric, trace.best().accuracy, majority_fraction=info.get("majority_fraction", math.nan),
                                 n_rows=len(data.y))
         notes = (note,) if note else ()
+        suggested = "balanced_accuracy" if note else None
     return Recommendation(dataset=data.name, source=data.source, strategy=str(getattr(strat, "name", strategy)),
                           dataset_info=info, plan=planned, trace=trace, budget_seconds=budget, excluded=excluded,
                           time_model=used, prior_matches=matches, rank_only=rank_only, model=model, metric=metric, notes=notes,
-                          timings=timings, similar=neighbours_found, decisions=decisions,
+                          timings=timings, suggested_metric=suggested, similar=neighbours_found, decisions=decisions,
                           plan_decisions=tuple(plan_decisions),
                           expected=dict(expected))
 
