@@ -163,3 +163,28 @@ def test_recommend_by_macro_f1_on_meta_data_that_records_it():
     ok = r.leaderboard[r.leaderboard.status == "ok"]
     assert len(ok) == 3 and ok["f1_macro"].between(0.8, 1).all()
     assert r.to_dict()["best"]["f1_macro"] == pytest.approx(ok["f1_macro"].max())
+
+
+def test_the_fold_store_keeps_macro_f1_and_upgrades_an_older_store(tmp_path):
+    import sqlite3
+
+    from algorank.evaluation.cv.store import FoldRecord, FoldStore
+
+    path = tmp_path / "old.sqlite"
+    con = sqlite3.connect(path)  # the schema before macro F1 was measured, with one fold
+    con.execute("""CREATE TABLE folds (config TEXT NOT NULL, learner TEXT NOT NULL, repeat INTEGER NOT NULL,
+                   fold INTEGER NOT NULL, status TEXT NOT NULL, accuracy REAL, balanced_accuracy REAL, auc REAL,
+                   log_loss REAL, fit_time REAL, predict_time REAL, model_bytes REAL, message TEXT, scores BLOB,
+                   created REAL, PRIMARY KEY (config, learner, repeat, fold))""")
+    con.execute("INSERT INTO folds VALUES ('k', 'lda', 0, 0, 'ok', 0.9, 0.8, 0.95, 0.3, 0.1, 0.01, 100, '', ?, 0)",
+                (np.zeros(2).tobytes(),))
+    con.commit()
+    con.close()
+    with FoldStore(path) as store:
+        old = store.get("k", "lda")[(0, 0)]
+        assert old.accuracy == 0.9 and math.isnan(old.f1_macro)
+        new = FoldRecord("lda", 0, 1, "ok", 0.9, 0.8, 0.95, 0.3, 0.1, 0.01, 100.0, "", np.zeros(2), f1_macro=0.75)
+        assert store.put("k", new)
+        assert store.get("k", "lda")[(0, 1)].f1_macro == 0.75
+    with FoldStore(tmp_path / "new.sqlite") as store:  # a fresh store has the column from the start
+        assert store.put("k", new) and store.get("k", "lda")[(0, 1)].f1_macro == 0.75

@@ -77,7 +77,7 @@ class FoldRecord:
         Score of the true class for each test instance (in test-index order).
     f1_macro : float
         Macro-averaged F1 over the classes in the test fold or predicted (NaN when it failed, and
-        for folds read back from a store, which does not keep it).
+        for folds a store kept before it was measured).
     """
 
     learner: str
@@ -175,8 +175,9 @@ class FoldStore:
                     config TEXT NOT NULL, learner TEXT NOT NULL, repeat INTEGER NOT NULL, fold INTEGER NOT NULL,
                     status TEXT NOT NULL, accuracy REAL, balanced_accuracy REAL, auc REAL, log_loss REAL,
                     fit_time REAL, predict_time REAL, model_bytes REAL, message TEXT, scores BLOB,
-                    created REAL, PRIMARY KEY (config, learner, repeat, fold))"""
+                    created REAL, f1_macro REAL, PRIMARY KEY (config, learner, repeat, fold))"""
             )
+            self._add_f1_column()
             self._con.execute(
                 "CREATE TABLE IF NOT EXISTS configs (config TEXT PRIMARY KEY, description TEXT, created REAL)"
             )
@@ -272,6 +273,17 @@ class FoldStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def _add_f1_column(self) -> None:
+        """Give a store written before macro F1 was measured its ``f1_macro`` column (NULL for the old folds)."""
+        columns = {row[1] for row in self._con.execute("PRAGMA table_info(folds)")}
+        if "f1_macro" in columns:
+            return
+        try:
+            self._con.execute("ALTER TABLE folds ADD COLUMN f1_macro REAL")
+        except sqlite3.OperationalError as exc:  # another process added it first
+            if "duplicate column" not in str(exc).lower():
+                raise
+
     def register(self, config: str, description: dict) -> None:
         """Remember what a config hash stands for (for humans inspecting the file)."""
         self._con.execute("INSERT OR IGNORE INTO configs VALUES (?, ?, ?)",
@@ -283,9 +295,10 @@ class FoldStore:
                   for v in (getattr(record, m) for m in _METRICS)]
         try:
             cur = self._con.execute(
-                "INSERT OR IGNORE INTO folds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO folds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (config, record.learner, int(record.repeat), int(record.fold), record.status, *values,
-                 record.message, np.asarray(record.scores, dtype=np.float64).tobytes(), time.time()),
+                 record.message, np.asarray(record.scores, dtype=np.float64).tobytes(), time.time(),
+                 None if np.isnan(record.f1_macro) else float(record.f1_macro)),
             )
         except sqlite3.Error as exc:  # e.g. the disk is full: the folds stored so far stay (a rerun resumes)
             raise _store_error(self.path, exc) from None
@@ -295,14 +308,15 @@ class FoldStore:
         """All stored folds of ``learner`` under ``config``, keyed by ``(repeat, fold)``."""
         rows = self._con.execute(
             "SELECT learner, repeat, fold, status, accuracy, balanced_accuracy, auc, log_loss, fit_time, "
-            "predict_time, model_bytes, message, scores FROM folds WHERE config = ? AND learner = ?",
+            "predict_time, model_bytes, message, scores, f1_macro FROM folds WHERE config = ? AND learner = ?",
             (config, learner),
         ).fetchall()
         out = {}
         for r in rows:
             nums = [np.nan if v is None else float(v) for v in r[4:11]]
             rec = FoldRecord(r[0], int(r[1]), int(r[2]), r[3], *nums, r[11] or "",
-                             np.frombuffer(r[12] or b"", dtype=np.float64).copy())
+                             np.frombuffer(r[12] or b"", dtype=np.float64).copy(),
+                             f1_macro=np.nan if r[13] is None else float(r[13]))
             out[(rec.repeat, rec.fold)] = rec
         return out
 
