@@ -59,8 +59,9 @@ it.  The child ignores SIGINT: a terminal Ctrl-C reaches the caller, which kills
 child at once (no waiting for the fit, no traceback from the child) and re-raises.
 
 Measurements per fold: accuracy, balanced accuracy (mean recall over the classes
-present in the test fold), macro F1 (over the classes in the test fold or predicted), AUC (one-vs-rest, macro over the classes present in the
-test fold, from probabilities or decision values), log loss (probabilities clipped
+present in the test fold), macro F1 (over the classes in the test fold or predicted),
+AUC (one-vs-rest, macro over the classes present in the test fold, from probabilities or
+decision values), log loss (probabilities clipped
 to [1e-15, 1]; NaN without probabilities), fit and predict wall time, pickled size
 of the fitted pipeline, status and message.  For the ``bootstrap`` scheme accuracy
 and balanced accuracy are the .632 estimate ``0.632 * out-of-bag + 0.368 *

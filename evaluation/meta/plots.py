@@ -17,9 +17,12 @@ __all__ = ["plot_loss_time", "plot_mil_boxplots", "plot_loss_by_tests", "log_tim
 
 
 def log_time_axis(ax, *, label: str = "time (s, log scale)") -> None:
-    """A log-scale seconds axis whose tick labels never collide: plain numbers (``0.1``, ``2``, ``50``), ticks
-    at 1, 2, 3, 5 and 7 times the powers of ten within about a decade, at 1, 2 and 5 over at most three decades, at the powers of ten beyond, no
-    minor labels.  Call it after the data are drawn (it reads the axis limits)."""
+    """A log-scale seconds axis whose tick labels never collide.
+
+    Plain numbers (``0.1``, ``2``, ``50``); ticks at 1, 2, 3, 5 and 7 times the powers of ten within
+    about a decade, at 1, 2 and 5 over at most three decades, at the powers of ten beyond; no minor
+    labels.  Call it after the data are drawn (it reads the axis limits).
+    """
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     ax.set_xscale("log")

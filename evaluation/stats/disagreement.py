@@ -66,10 +66,11 @@ def rank_mean_disagreements(table: pd.DataFrame, better_worse: Sequence[tuple], 
         wins, losses = int((adv > 0).sum()), int((adv < 0).sum())
         worst = int(np.argmin(adv))
         a_s, b_s = short_name(a), short_name(b)
+        margin = _fmt(np.median(adv[adv > 0]), metric) if wins else "none"
         text = (f"{a_s} > {b_s} by ranks ({method}) although {a_s} is on average {_fmt(mean, metric)} worse: "
-                f"{a_s} is better on {wins} of {len(adv)} datasets (median margin {_fmt(np.median(adv[adv > 0]), metric) if wins else 'none'}), "
-                f"{b_s} on {losses}, by up to {_fmt(adv[worst], metric)} (dataset {both.index[worst]}); ranks count wins and "
-                "ignore margins, the mean weighs them")
+                f"{a_s} is better on {wins} of {len(adv)} datasets (median margin {margin}), {b_s} on {losses}, "
+                f"by up to {_fmt(adv[worst], metric)} (dataset {both.index[worst]}); ranks count wins and ignore "
+                "margins, the mean weighs them")
         if k is not None and k > 2:
             text += f"; the post hoc ranks are taken among all {k} learners"
         lines.append(text)
