@@ -27,7 +27,7 @@ from algorank.results import DatasetSelection, ExportResult, RankResult, RecordR
 logger = logging.getLogger(__name__)
 
 __all__ = ["load_meta", "info", "rank", "recommend", "evaluate", "benchmark", "tune_p", "multitest", "compare",
-           "export", "pull", "build_meta", "build_snapshot", "build_oboe", "process_start", "parse_repeats", "default_store_path",
+           "export", "pull", "build_meta", "build_snapshot", "build_oboe", "process_start", "version", "parse_repeats", "default_store_path",
            "time_model_arrays", "p_families", "DEFAULT_META", "TuneResult", "RankResult", "ExportResult",
            "DatasetSelection", "RecordResult"]
 
@@ -97,7 +97,7 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
               dry_run: bool = False, exclude_datasets: Sequence[str] = (), allow_modules: Sequence[str] = (),
               time_model: str = "live", time_overhead: float | None = None, metric: str | None = None,
               neighbours: int = 10, on_plan: Callable | None = None, on_start: Callable | None = None,
-              on_observation: Callable | None = None, started: float | None = None):
+              on_observation: Callable | None = None, started: float | None = None, save_model=None):
     """Rank learners for ``data`` from the meta-data, test them live within ``budget`` seconds, refit the best.
 
     Parameters
@@ -136,27 +136,49 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
         Rank with the time of a live test (``cv x t + time_overhead``) or the recorded fit time.
     time_overhead : float, optional
         Seconds a live test costs on top of its fits and predictions (default: calibrated).
-    metric : {"accuracy", "balanced_accuracy"}, optional
-        Score of the live tests (default: the one the meta-data ranks by).
+    metric : str, optional
+        Rank, test and choose by ``accuracy``, ``balanced_accuracy``, ``roc_auc`` (one-vs-rest),
+        ``log_loss`` (lower is better) or ``f1_macro``, where the meta-data records it (an error
+        names the metrics it records); default the one the meta-data ranks by (accuracy for
+        ``broad``).  The leaderboard's score column is named after it.
     neighbours : int
         Similar prior datasets behind the expected values of strategies without their own model.
     on_plan, on_start, on_observation : callable, optional
         Progress hooks: the planned order, each learner id before its test, each observation.
     started : float, optional
         :func:`time.perf_counter` value the budget counts from (default: this call).
+    save_model : path, optional
+        Also save the refitted best learner there with joblib (implies ``refit``; the path is
+        checked before any work; nothing is saved when nothing was tested successfully).  Load
+        it with ``joblib.load``, and only load files you trust: unpickling runs code.
 
     Returns
     -------
     Recommendation
-        ``leaderboard`` / ``to_frame()``, ``best``, ``model`` (a fitted Pipeline), ``to_dict()``, ``to_text()``.
+        ``leaderboard`` / ``to_frame()``, ``best``, ``model`` (a fitted Pipeline that predicts the
+        labels in their own type: integers for an integer target, the categories' values for a
+        categorical), ``notes``, ``saved_model`` (the path written, or None), ``to_dict()``, ``to_text()``.
     """
     from algorank.recommender.live.recommend import recommend as _recommend
+    from algorank.recommender.live.saved_model import check_model_path
+    from algorank.recommender.live.saved_model import save_model as _save
 
-    return _recommend(data, y=y, target=target, strategy=strategy, meta=meta, budget_seconds=budget, top=top, cv=cv,
-                      random_state=random_state, refit=refit and not dry_run, dry_run=dry_run,
-                      exclude_datasets=exclude_datasets, allow_modules=allow_modules, time_model=time_model,
-                      time_overhead=time_overhead, metric=metric, on_plan=on_plan, on_start=on_start,
-                      on_observation=on_observation, started=started, neighbours=neighbours)
+    model_path = None if save_model is None else check_model_path(save_model)  # before any work
+    result = _recommend(data, y=y, target=target, strategy=strategy, meta=meta, budget_seconds=budget, top=top,
+                        cv=cv, random_state=random_state, refit=(refit or model_path is not None) and not dry_run,
+                        dry_run=dry_run, exclude_datasets=exclude_datasets, allow_modules=allow_modules,
+                        time_model=time_model, time_overhead=time_overhead, metric=metric, on_plan=on_plan,
+                        on_start=on_start, on_observation=on_observation, started=started, neighbours=neighbours)
+    if model_path is None or result.model is None:
+        return result
+    return replace(result, saved_model=_save(result, model_path))
+
+
+def version() -> str:
+    """``algorank X.Y.Z`` (``algorank --version``)."""
+    from algorank import __version__
+
+    return f"algorank {__version__}"
 
 
 def process_start() -> float:

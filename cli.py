@@ -22,6 +22,14 @@ from algorank.metadata.text import escape, escaping_handler, terminal_text
 __all__ = ["main", "build_parser"]
 
 
+class _Version(argparse.Action):
+    def __call__(self, parser, *_):  # the version comes from the API only when asked for (--help stays light)
+        from algorank.api import version
+
+        print(version())
+        parser.exit()
+
+
 class _Parser(argparse.ArgumentParser):
     """ArgumentParser whose usage errors are one line ``error: ...`` and exit 2."""
 
@@ -79,13 +87,13 @@ def _check_out(args):
 
 def _finish(args, result, out=None, code: int = 0) -> int:
     """Print ``result`` (text, or one JSON object naming the files to come), then write its files under ``out``."""
-    from algorank.results import output_files, to_text, write_files
+    from algorank.results import output_files, saved_files, to_text, write_files
 
     names = output_files(result) if out is not None else []
     if args.json:
         d = result.to_dict()
         if isinstance(d, dict) and args.func in _WRITERS and "written" not in d:
-            d["written"] = [str(out / n) for n in names]  # printed first, then written
+            d["written"] = saved_files(result) + [str(out / n) for n in names]  # printed first, then written
         print(json_dumps(d))
     else:
         print(terminal_text(to_text(result)))  # no control character from data reaches the terminal
@@ -470,47 +478,37 @@ def _add_recommend(sub) -> None:
     p.add_argument("--allow-module", action="append", default=[], metavar="PACKAGE",
                    help="also run estimator classes of this package named by learner ids (default: scikit-learn "
                         "only; learner ids are data and never run code outside the allowed packages)")
+    p.add_argument("--metric", metavar="NAME", help="rank and test by accuracy, balanced_accuracy, roc_auc, log_loss "
+                   "or f1_macro, where the meta-data records it (default: what it ranks by; accuracy for broad)")
+    p.add_argument("--save-model", metavar="PATH", help="save the refitted best learner with joblib (joblib.load; "
+                   "load only files you trust: unpickling runs code)")
     _add_common(p, out=True)
     p.set_defaults(func=_run_recommend)
 
 
 def _run_recommend(args) -> int:
     from algorank.api import process_start, recommend
-    from algorank.recommender.live.report import observation_line, progress_width, start_line
+    from algorank.recommender.live.report import Progress
 
     out = _check_out(args)
-    talk = not args.quiet
-    width, total = [20], [0.0]
-
-    def on_plan(plan):
-        width[0] = progress_width(plan)
-        if not args.json:
-            print(terminal_text(plan.to_text()) + ("" if args.dry_run else "\n"), flush=True)
-
-    def on_start(learner):
-        if talk:
-            sys.stderr.write(terminal_text(start_line(learner)) + "\n")
-            sys.stderr.flush()
-
-    def on_observation(o):
-        total[0] += o.seconds
-        if talk:
-            sys.stderr.write(terminal_text(observation_line(o, total=total[0], width=width[0])) + "\n")
-            sys.stderr.flush()
-
+    progress = Progress(plan_stream=None if args.json else sys.stdout, test_stream=None if args.quiet else sys.stderr,
+                        gap=not args.dry_run)
     result = recommend(args.dataset, args.target, strategy=args.strategy, budget=args.budget, meta=args.meta,
                        cv=args.cv, top=args.top, random_state=args.seed, refit=False, dry_run=args.dry_run,
-                       exclude_datasets=args.exclude_dataset, allow_modules=args.allow_module,
-                       time_model=args.time_model, time_overhead=args.time_overhead, on_plan=on_plan,
-                       on_start=None if args.dry_run else on_start, on_observation=on_observation,
-                       started=process_start() if args.started is None else args.started)
-    code = 130 if result.stop_reason == "interrupted" else 0  # partial results are shown, then exit 130
+                       exclude_datasets=args.exclude_dataset, allow_modules=args.allow_module, metric=args.metric,
+                       time_model=args.time_model, time_overhead=args.time_overhead, save_model=args.save_model,
+                       on_plan=progress.on_plan, on_start=None if args.dry_run else progress.on_start,
+                       on_observation=progress.on_observation, started=process_start() if args.started is None else args.started)
+    untested = result.trace is not None and result.best is None  # the run tested nothing successfully
+    code = 130 if result.stop_reason == "interrupted" else EXIT_NOTHING_TESTED if untested else 0
     if result.trace is None and not args.json:
         return code  # a dry run: the plan was printed
     return _finish(args, result, out, code)
 
 
 # ---------------------------------------------------------------- wiring
+#: Exit code of ``recommend`` when no learner was tested successfully (budget used up, or every test failed).
+EXIT_NOTHING_TESTED = 3
 #: Commands whose --out is a folder of files: their JSON lists them under "written" ([] without --out).
 _WRITERS = (_run_recommend, _run_evaluate, _run_benchmark, _run_tune_p, _run_multitest, _run_compare)
 # Each entry adds one subcommand; keep one function per subcommand above.
@@ -534,6 +532,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (one subcommand per entry of ``_COMMANDS``)."""
     parser = _Parser(prog="algorank", description="Which learners should I try first on this dataset?")
     parser.add_argument("--verbose", "-v", action="store_true", help="log debug messages")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print algorank's version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
     for add in _COMMANDS:
         add(sub)
@@ -541,7 +540,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code (0 ok, 1 failure, 2 bad input, 130 interrupted).
+    """Run the command line; return the exit code (0 ok, 1 failure, 2 bad input, 3 ``recommend`` tested nothing
+    successfully (:data:`EXIT_NOTHING_TESTED`), 130 interrupted).
 
     Without ``argv`` (the process's command line) budgets count from the start of the process and an
     interrupted command exits at once; with ``argv`` (tests, other programs) budgets count from the call.
@@ -586,13 +586,13 @@ def _exit_now(code: int) -> int:
 
 #: The library names its parameters; a message about one of them names the flag here.
 _FLAGS = {"random_state": "--seed", "cv": "--cv", "budget_seconds": "--budget", "top": "--top", "folds": "--folds",
-          "timeout": "--timeout", "n_jobs": "--n-jobs", "alpha": "--alpha"}
+          "timeout": "--timeout", "n_jobs": "--n-jobs", "alpha": "--alpha", "save_model": "--save-model"}
 
 
 def _one_line(exc: BaseException) -> str:
     text = " ".join((str(exc).strip() or type(exc).__name__).split())
     head, sep, rest = text.partition(" ")
-    flag = _FLAGS.get(head) if rest.startswith(("must ", "(number of folds) must ")) else None
+    flag = _FLAGS.get(head) if rest.startswith(("must ", "(number of folds) must ", "'")) else None
     return escape((flag or head) + sep + rest)
 
 

@@ -8,7 +8,9 @@ the text of the evaluation, benchmark and build results is rendered here too.  T
 :func:`algorank.metadata.text.format_table`, so columns never run together.
 
 :func:`output_files` names the files a result writes under ``--out``; :func:`write_files` writes
-them (plots with matplotlib's Agg backend), each atomically.
+them (plots with matplotlib's Agg backend, and ``report.html``, :mod:`algorank.report`), each
+atomically.  :func:`saved_files` names what the API call itself wrote elsewhere (``recommend``'s
+saved model).
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from pathlib import Path
 
 from algorank.metadata.learners import short_name
 from algorank.metadata.text import escape, format_seconds, format_table, safe_filename
+from algorank.report import REPORT_FILE
 
 __all__ = ["TuneResult", "RankResult", "ExportResult", "DatasetSelection", "RecordResult", "to_text",
-           "output_files", "write_files"]
+           "output_files", "write_files", "saved_files"]
 
 
 # ---------------------------------------------------------------- the API's own results
@@ -304,8 +307,16 @@ def _pull_text(c) -> str:
     return "\n".join(lines)
 
 
+def _recommendation_text(rec) -> str:
+    """``recommend``'s text: the result's own, the option that would tell the learners apart, the saved model."""
+    text = rec.to_text()
+    if rec.trace is not None and rec.notes and rec.suggested_metric:
+        text += f": try --metric {rec.suggested_metric}"  # the last line is the last note
+    return text + "".join(f"\nwrote {escape(w)}" for w in saved_files(rec))
+
+
 _TEXT = {"BenchmarkSuite": _benchmark_text, "EvaluationResult": _evaluation_text, "BuildSummary": _build_text,
-         "PullCoverage": _pull_text}
+         "PullCoverage": _pull_text, "Recommendation": _recommendation_text}
 
 
 def to_text(result) -> str:
@@ -319,20 +330,27 @@ def output_files(result) -> list[str]:
     """Names of the files :func:`write_files` writes for ``result`` (what ``--json`` lists before writing)."""
     kind = type(result).__name__
     if kind == "Recommendation":
-        return [] if result.trace is None else ["trace.csv", "accuracy_vs_time.png", "predicted_vs_realised.png"]
+        return [] if result.trace is None else ["trace.csv", "accuracy_vs_time.png", "predicted_vs_realised.png",
+                                                REPORT_FILE]
     if kind == "Multi2TestResult":
         return ["cd_diagram.png"]
     if kind == "LearnerComparison":
         names = ["cd_diagram.png"] if result.posthoc is not None else []
-        return names + [_bayes_file(a, b) for a, b in list(result.bayes_results)[:20]]
+        return names + [_bayes_file(a, b) for a, b in list(result.bayes_results)[:20]] + [REPORT_FILE]
     if kind == "BenchmarkSuite":
         names = ["per_dataset.csv"] + (["user_metrics.csv", "user_metrics_tests.csv"] if result.metrics else [])
-        return names + (["loss_time.png"] if result.axis == "time" else []) + ["loss_by_tests.png"]
+        return names + (["loss_time.png"] if result.axis == "time" else []) + ["loss_by_tests.png", REPORT_FILE]
     if kind == "TuneResult":
         return ["p_sweep.csv", "mil_boxplots.png", "loss_time.png"]
     if kind == "EvaluationResult":
         return ["runs.csv", "runs.datasets.csv", "summary.csv"]
     return []
+
+
+def saved_files(result) -> list[str]:
+    """Files the API call itself wrote outside ``--out`` (``recommend``'s saved model): listed first under ``written``."""
+    path = getattr(result, "saved_model", None)
+    return [str(path)] if path else []
 
 
 def _bayes_file(a: str, b: str) -> str:
@@ -364,6 +382,8 @@ def write_files(result, folder) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg")
+    from algorank.report import benchmark_report, compare_report, recommend_report, write_report
+
     folder = Path(folder)
     kind = type(result).__name__
     names = output_files(result)
@@ -371,8 +391,9 @@ def write_files(result, folder) -> list[str]:
         from algorank.recommender.live.plot import plot_predicted_vs_realised, plot_recommendation
 
         return [_csv(result.trace.to_frame(), folder / names[0], index=False),
-                _png(plot_recommendation(result.trace), folder / names[1]),
-                _png(plot_predicted_vs_realised(result), folder / names[2])]
+                _png(plot_recommendation(result.trace, metric=result.metric), folder / names[1]),
+                _png(plot_predicted_vs_realised(result), folder / names[2]),
+                write_report(recommend_report(result), folder)]
     if kind in ("Multi2TestResult", "LearnerComparison"):
         from algorank.evaluation.stats.cd_plot import plot_cd
 
@@ -385,7 +406,7 @@ def write_files(result, folder) -> list[str]:
 
         for (a, b), bres in list(result.bayes_results.items())[:20]:
             written.append(_png(plot_posterior(bres, names=(short_name(a), short_name(b))), folder / _bayes_file(a, b)))
-        return written
+        return written + [write_report(compare_report(result), folder)]
     if kind == "BenchmarkSuite":
         from algorank.evaluation.meta.plots import plot_loss_by_tests, plot_loss_time
 
@@ -395,7 +416,8 @@ def write_files(result, folder) -> list[str]:
         written = [_csv(t, folder / n, index=False, float_format="%.10g") for t, n in zip(tables, names)]
         if result.axis == "time":
             written.append(_png(plot_loss_time(result.results), folder / "loss_time.png"))
-        return written + [_png(plot_loss_by_tests(result.results), folder / "loss_by_tests.png")]
+        written.append(_png(plot_loss_by_tests(result.results), folder / "loss_by_tests.png"))
+        return written + [write_report(benchmark_report(result), folder)]
     if kind == "TuneResult":
         from algorank.evaluation.meta.plots import plot_loss_time, plot_mil_boxplots
 

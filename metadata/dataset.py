@@ -38,7 +38,7 @@ __all__ = [
 #: Required columns of the runs table, in their canonical order.
 RUN_COLUMNS = ("dataset", "learner", "repeat", "fold", "accuracy", "fit_time", "predict_time", "status")
 #: Optional metric columns of the runs table.
-OPTIONAL_RUN_COLUMNS = ("balanced_accuracy", "auc", "log_loss", "model_bytes", "message")
+OPTIONAL_RUN_COLUMNS = ("balanced_accuracy", "auc", "log_loss", "model_bytes", "message", "f1_macro")
 #: Required columns of the datasets table.
 DATASET_COLUMNS = ("dataset", "name", "source", "n_instances", "n_features", "n_classes", "majority_fraction")
 #: Allowed values of ``status``.
@@ -46,7 +46,7 @@ STATUSES = ("ok", "error", "timeout")
 #: Kinds of cost understood by :meth:`MetaDataset.cost`.
 COST_KINDS = ("fit_time", "fit_predict_time", "model_bytes")
 
-_BOUNDED_METRICS = ("accuracy", "balanced_accuracy", "auc")
+_BOUNDED_METRICS = ("accuracy", "balanced_accuracy", "auc", "f1_macro")
 _NONNEGATIVE = ("fit_time", "predict_time", "model_bytes", "log_loss")
 _PARQUET_KEY = b"algorank.datasets"
 _SOURCE_KEY = b"algorank.source"

@@ -354,6 +354,7 @@ class EIPolicy:
 
     def next(self, history: Sequence) -> str | None:
         score, mean, sd, best = self.scores(history)
+        self.last_scores_ = score  # what the choice below was made on (explanations read it)
         if not np.isfinite(score).any():
             return None
         if self.s.stop > 0 and history:
@@ -368,8 +369,9 @@ class EIPolicy:
 
 
 def _majority(info: Mapping, fallback: float) -> float:
+    """The score before any test: ``score_baseline`` (a metric other than accuracy), else the majority fraction."""
     try:
-        v = float(info.get("majority_fraction", math.nan))
+        v = float(info.get("score_baseline", info.get("majority_fraction", math.nan)))
     except (TypeError, ValueError):
         v = math.nan
     return v if 0 < v < 1 else fallback

@@ -73,7 +73,7 @@ def test_benchmark_json_and_files(capsys, small_meta, tmp_path):
     assert d["strategies"]["oracle"]["mean_mil"] <= d["strategies"]["ar:p=0"]["mean_mil"]
     assert "Friedman" in d["comparison"]["test"]["method"]
     assert sorted(p.name for p in out_dir.iterdir()) == ["loss_by_tests.png", "loss_time.png", "per_dataset.csv",
-                                                        "user_metrics.csv", "user_metrics_tests.csv"]
+                                                        "report.html", "user_metrics.csv", "user_metrics_tests.csv"]
     table = pd.read_csv(out_dir / "per_dataset.csv")
     assert len(table) == 18 and {"strategy", "dataset", "mil"} <= set(table.columns)
 

@@ -95,7 +95,8 @@ def test_cli_json_table_and_plots(capsys, tmp_path):
     assert d["omnibus_method"].startswith("Friedman") and len(d["pairs"]) == 6
     assert all(0 <= p["bayes"]["p_rope"] <= 1 for p in d["pairs"]) and d["pairs"][0]["bayes"]["rope"] == 0.01
     names = sorted(p.rsplit("/", 1)[-1] for p in d["written"])
-    assert names[0] == "bayes_L0_vs_L1.png" and "cd_diagram.png" in names and len(names) == 7
+    assert names[0] == "bayes_L0_vs_L1.png" and "cd_diagram.png" in names and "report.html" in names
+    assert len(names) == 8
     code = main(["compare", "--meta", str(path), "--control", "L0", "--no-bayes"])
     out, _ = capsys.readouterr()
     assert code == 0 and "control L0 versus all (holm)" in out and "Kendall's W" in out

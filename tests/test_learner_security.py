@@ -149,8 +149,8 @@ def test_cli_recommend_with_a_hostile_runs_csv(evil, capsys):
     meta = _meta_with(hostile + ["sklearn.naive_bayes.GaussianNB"])
     path = tmp_path / "shared_runs.csv"
     meta.save(path)
-    assert cli.main(["recommend", "sklearn:iris", "--meta", str(path), "--budget", "10", "--cv", "3",
-                     "--strategy", "ar:p=0", "--json", "--quiet"]) == 0
+    assert cli.main(["recommend", "sklearn:iris", "--meta", str(path), "--budget", "30", "--cv", "3",
+                     "--strategy", "ar:p=0", "--json", "--quiet"]) == 0  # 3 if its only test did not finish
     out = json.loads(capsys.readouterr().out)
     assert [t["learner"] for t in out["trace"]] == ["sklearn.naive_bayes.GaussianNB"]
     assert _sentinels(tmp_path) == ["shared_runs.csv", "shared_runs.datasets.csv"]

@@ -121,7 +121,7 @@ def test_files_named_from_learner_ids_are_bounded_and_stay_in_the_folder(tmp_pat
     assert code == 0, err
     written = json.loads(out)["written"]
     names = sorted(os.listdir(out_dir))
-    assert sorted(Path(w).name for w in written) == names and len(names) == 4  # cd diagram + 3 pairs
+    assert sorted(Path(w).name for w in written) == names and len(names) == 5  # cd diagram + 3 pairs + report.html
     assert all(len(n) <= 120 and "/" not in n and not n.startswith(".") for n in names)
     assert sorted(os.listdir(tmp_path)) == ["long.parquet", "out"]  # no id became a path
 

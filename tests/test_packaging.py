@@ -55,6 +55,7 @@ def test_wheel_has_one_top_level_package(wheel):
     for data in ("lcdb_snapshot.parquet", "uci_evaluator.parquet", "uci_evaluator.json"):
         assert f"algorank/metadata/data/{data}" in names  # the embedded sets ship
     assert "algorank/setup.py" not in names and "algorank/cli.py" in names and "algorank/__main__.py" in names
+    assert "algorank/report.py" in names and "algorank/templates/report.html.j2" in names  # the HTML report ships
     for pkg in ("metadata", "evaluation/cv", "evaluation/meta", "evaluation/stats", "recommender/live"):
         assert f"algorank/{pkg}/__init__.py" in names
 

@@ -89,7 +89,7 @@ logger = logging.getLogger(__name__)
 #: Repetitions of each scheme under ``stop="fixed"`` when ``repeats`` is not given.
 DEFAULT_REPEATS = {"cv": 1, "5x2": 5, "holdout": 1, "loo": 1, "bootstrap": 10}
 _RUN_COLUMNS = ["dataset", "learner", "repeat", "fold", "accuracy", "fit_time", "predict_time", "status",
-                "balanced_accuracy", "auc", "log_loss", "model_bytes", "message"]
+                "balanced_accuracy", "auc", "log_loss", "model_bytes", "message", "f1_macro"]
 
 
 # ====================================================================== one fold, here or in a child
@@ -200,13 +200,13 @@ class EvaluationResult:
         Dataset id (``runs["dataset"]``).
     runs : DataFrame
         One row per (learner, repeat, fold) in the MetaDataset runs schema, plus
-        ``balanced_accuracy``, ``auc``, ``log_loss``, ``model_bytes``, ``message``.
+        ``balanced_accuracy``, ``auc``, ``log_loss``, ``model_bytes``, ``message``, ``f1_macro``.
     summary : DataFrame
         One row per learner (index: learner id, in the order given): accuracy_mean,
         accuracy_median, accuracy_std (of repetition estimates), interval_low,
         interval_high (Wilson interval at accuracy_mean with h = test predictions per
         repetition, Kohavi), skewness, repetitions, folds, balanced_accuracy_mean,
-        auc_mean, log_loss_mean, fit_time_mean, predict_time_mean, model_bytes_mean,
+        auc_mean, log_loss_mean, f1_macro_mean, fit_time_mean, predict_time_mean, model_bytes_mean,
         status, message, stop_reason, stop_statistic.
     failures : list of dict
         One entry per failed learner: learner, status, message, failed_folds.
@@ -573,7 +573,7 @@ class Evaluator:
                 "skewness": float(skew(est)) if len(est) > 2 and np.ptp(est) > 0 else math.nan,
                 "repetitions": int(len(est)), "folds": len(ok),
                 "balanced_accuracy_mean": avg("balanced_accuracy"), "auc_mean": avg("auc"),
-                "log_loss_mean": avg("log_loss"), "fit_time_mean": avg("fit_time"),
+                "log_loss_mean": avg("log_loss"), "f1_macro_mean": avg("f1_macro"), "fit_time_mean": avg("fit_time"),
                 "predict_time_mean": avg("predict_time"), "model_bytes_mean": avg("model_bytes"),
                 "status": status, "message": message, "stop_reason": st["reason"],
                 "stop_statistic": float(st["rule"].statistic),

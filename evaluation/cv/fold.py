@@ -2,11 +2,12 @@
 
 :func:`evaluate_fold` is the measurement of every algorank evaluation (the evaluator, the
 meta-data build, the live loop): accuracy, balanced accuracy (mean recall over the classes
-present in the test fold), AUC (one-vs-rest, macro over the classes present in the test fold,
-from probabilities or decision values), log loss (probabilities clipped to [1e-15, 1]; NaN
+present in the test fold), macro F1 (over the classes in the test fold or predicted), AUC
+(one-vs-rest, macro over the classes present in the test fold, from probabilities or decision
+values), log loss (probabilities clipped to [1e-15, 1]; NaN
 without probabilities), fit and predict wall time, pickled size of the fitted pipeline, status
 and message.  For the ``bootstrap`` scheme accuracy and balanced accuracy are the .632 estimate
-``0.632 * out-of-bag + 0.368 * resubstitution``; AUC and log loss are out-of-bag.
+``0.632 * out-of-bag + 0.368 * resubstitution``; macro F1, AUC and log loss are out-of-bag.
 
 A learner fault is a recorded result (status ``error``), never an exception;
 :func:`failed_fold` builds the record of a fold that produced no result (``error``,
@@ -43,6 +44,13 @@ def fold_seed(random_state: int, repeat: int, fold: int) -> int:
 def _balanced_accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     recalls = [np.mean(y_pred[y_true == c] == c) for c in np.unique(y_true)]
     return float(np.mean(recalls))
+
+
+def _f1_macro(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Macro F1 over the classes present in the fold or predicted (scikit-learn's, zero for an empty class)."""
+    from sklearn.metrics import f1_score
+
+    return float(f1_score(y_true, y_pred, average="macro", zero_division=0))
 
 
 def _auc_ovr(y_true: np.ndarray, scores: np.ndarray) -> float:
@@ -123,6 +131,7 @@ def evaluate_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Sp
             predict_time = time.perf_counter() - t0
             accuracy = float(np.mean(y_pred == y_test))
             balanced = _balanced_accuracy(y_test, y_pred)
+            f1 = _f1_macro(y_test, y_pred)  # out-of-sample only, also for the bootstrap
             if bootstrap:
                 y_resub = np.asarray(pipe.predict(X_train)).astype(int)
                 accuracy = 0.632 * accuracy + 0.368 * float(np.mean(y_resub == y[split.train]))
@@ -142,7 +151,7 @@ def evaluate_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Sp
         return failed_fold(recipe, split, "error", " ".join(message.split())[:500], fit_time=fit_time,
                             predict_time=predict_time)
     return FoldRecord(recipe.id, split.repeat, split.fold, "ok", accuracy, balanced, auc, log_loss, fit_time,
-                      predict_time, model_bytes, "", np.asarray(true_score, dtype=float))
+                      predict_time, model_bytes, "", np.asarray(true_score, dtype=float), f1_macro=f1)
 
 
 

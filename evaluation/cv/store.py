@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import socket
 import sqlite3
@@ -74,6 +75,9 @@ class FoldRecord:
         Why the fold failed ("" when ok).
     scores : ndarray
         Score of the true class for each test instance (in test-index order).
+    f1_macro : float
+        Macro-averaged F1 over the classes in the test fold or predicted (NaN when it failed, and
+        for folds a store kept before it was measured).
     """
 
     learner: str
@@ -89,12 +93,14 @@ class FoldRecord:
     model_bytes: float
     message: str
     scores: np.ndarray
+    f1_macro: float = math.nan
 
     def as_row(self) -> dict:
         """The runs-schema fields of this record (without ``dataset``)."""
         row = {"learner": self.learner, "repeat": self.repeat, "fold": self.fold, "status": self.status,
                "message": self.message}
         row.update({m: getattr(self, m) for m in _METRICS})
+        row["f1_macro"] = self.f1_macro
         return row
 
 
@@ -192,7 +198,7 @@ class FoldStore:
                     config TEXT NOT NULL, learner TEXT NOT NULL, repeat INTEGER NOT NULL, fold INTEGER NOT NULL,
                     status TEXT NOT NULL, accuracy REAL, balanced_accuracy REAL, auc REAL, log_loss REAL,
                     fit_time REAL, predict_time REAL, model_bytes REAL, message TEXT, scores BLOB,
-                    created REAL, PRIMARY KEY (config, learner, repeat, fold))"""
+                    created REAL, f1_macro REAL, PRIMARY KEY (config, learner, repeat, fold))"""
             )
             self._con.execute(
                 "CREATE TABLE IF NOT EXISTS configs (config TEXT PRIMARY KEY, description TEXT, created REAL)"
@@ -204,6 +210,7 @@ class FoldStore:
                     PRIMARY KEY (config, learner, repeat, fold))"""
             )
             self._check_schema(existed)
+            self._add_f1_column()  # after the check: never alter the tables of a file of another layout
         except (sqlite3.Error, OSError) as exc:
             if self._con is not None:
                 self._con.close()
@@ -303,6 +310,17 @@ class FoldStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def _add_f1_column(self) -> None:
+        """Give a store written before macro F1 was measured its ``f1_macro`` column (NULL for the old folds)."""
+        columns = {row[1] for row in self._con.execute("PRAGMA table_info(folds)")}
+        if "f1_macro" in columns:
+            return
+        try:
+            self._con.execute("ALTER TABLE folds ADD COLUMN f1_macro REAL")
+        except sqlite3.OperationalError as exc:  # another process added it first
+            if "duplicate column" not in str(exc).lower():
+                raise
+
     @_translated
     def register(self, config: str, description: dict) -> None:
         """Remember what a config hash stands for (for humans inspecting the file)."""
@@ -315,9 +333,10 @@ class FoldStore:
                   for v in (getattr(record, m) for m in _METRICS)]
         try:
             cur = self._con.execute(
-                "INSERT OR IGNORE INTO folds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO folds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (config, record.learner, int(record.repeat), int(record.fold), record.status, *values,
-                 record.message, np.asarray(record.scores, dtype=np.float64).tobytes(), time.time()),
+                 record.message, np.asarray(record.scores, dtype=np.float64).tobytes(), time.time(),
+                 None if np.isnan(record.f1_macro) else float(record.f1_macro)),
             )
         except sqlite3.Error as exc:  # e.g. the disk is full: the folds stored so far stay (a rerun resumes)
             raise _store_error(self.path, exc) from None
@@ -328,14 +347,15 @@ class FoldStore:
         """All stored folds of ``learner`` under ``config``, keyed by ``(repeat, fold)``."""
         rows = self._con.execute(
             "SELECT learner, repeat, fold, status, accuracy, balanced_accuracy, auc, log_loss, fit_time, "
-            "predict_time, model_bytes, message, scores FROM folds WHERE config = ? AND learner = ?",
+            "predict_time, model_bytes, message, scores, f1_macro FROM folds WHERE config = ? AND learner = ?",
             (config, learner),
         ).fetchall()
         out = {}
         for r in rows:
             nums = [np.nan if v is None else float(v) for v in r[4:11]]
             rec = FoldRecord(r[0], int(r[1]), int(r[2]), r[3], *nums, r[11] or "",
-                             np.frombuffer(r[12] or b"", dtype=np.float64).copy())
+                             np.frombuffer(r[12] or b"", dtype=np.float64).copy(),
+                             f1_macro=np.nan if r[13] is None else float(r[13]))
             out[(rec.repeat, rec.fold)] = rec
         return out
 

@@ -11,9 +11,9 @@ from typing import Sequence
 
 import numpy as np
 
-from algorank.recommender.kernel.labels import format_p
+from algorank.recommender.kernel.labels import format_p, log_time_axis
 
-__all__ = ["plot_loss_time", "plot_mil_boxplots", "plot_loss_by_tests"]
+__all__ = ["plot_loss_time", "plot_mil_boxplots", "plot_loss_by_tests", "log_time_axis"]
 
 
 def _axes(ax):
@@ -52,11 +52,11 @@ def plot_loss_time(results: Sequence, *, ax=None):
         ax.step(xs, ys, where="post", label=f"{r.strategy} (MIL {r.mean_mil:.2f})")
     ax.set_xscale("log")
     ax.set_xlim(lo, hi)
-    ax.set_xlabel("time (s, log scale)")
+    log_time_axis(ax)
     ax.set_ylabel("mean loss (accuracy points)")
     ax.set_title(f"Mean loss-time curves, window [{lo:g} s, {hi:g} s]")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     return ax
 
 
@@ -84,5 +84,5 @@ def plot_loss_by_tests(results: Sequence, *, ax=None):
     ax.set_ylabel("mean loss (accuracy points)")
     ax.set_title("Mean loss by number of tests")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     return ax

@@ -203,6 +203,23 @@ def _pair_record(a_name, b_name, a, b, *, confidence, ci_method, n_resamples, ra
     return rec, bres
 
 
+def _disagreements(table, labels, ph, cres, *, metric, lower) -> list[str]:
+    """Notes on significant rank differences that the mean difference contradicts (see
+    :mod:`algorank.evaluation.stats.disagreement`)."""
+    from algorank.evaluation.stats.disagreement import rank_mean_disagreements
+
+    if ph is not None:
+        pairs, method = ph.significant_pairs(), ph.method
+    elif cres is not None:
+        ctrl = cres.control
+        pairs = [((l, ctrl) if z < 0 else (ctrl, l)) for l, z, sig in zip(cres.labels, cres.z, cres.significant) if sig]
+        method = cres.method
+    else:
+        return []
+    return rank_mean_disagreements(table, pairs, metric=metric, lower_is_better=lower, method=method,
+                                   k=len(labels) if ph is not None else None)
+
+
 def compare_learners(meta, *, learners: Sequence[str] | None = None, metric: str = "accuracy",
                      control: str | None = None, posthoc_method: str = "holm", control_method: str = "holm",
                      alpha: float = 0.05, confidence: float = 0.95, ci_method: str = "t",
@@ -291,6 +308,7 @@ def compare_learners(meta, *, learners: Sequence[str] | None = None, metric: str
                      "differences are not supported by it")
     if lower:
         notes.append("metric log_loss: lower is better; differences a - b > 0 favour b")
+    notes += _disagreements(table, labels, ph, cres, metric=metric, lower=lower)
     records, bayes_results = [], {}
     for i, j in progress_bar(pair_idx, desc="pairs", unit="pair", enabled=progress):
         rec, bres = _pair_record(labels[i], labels[j], x[:, i], x[:, j], confidence=confidence, ci_method=ci_method,

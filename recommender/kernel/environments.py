@@ -198,7 +198,10 @@ def meta_arrays(meta, *, metric: str = "accuracy", time_kind: str = "fit_time") 
             censored[i, j] = True
             a[i, j] = np.nan
             s[i, j] = float(v)
-    ds = meta.datasets.set_index("dataset")["majority_fraction"]
+    # the score before any test: the majority fraction, or for meta-data re-scored by another metric
+    # (algorank.metadata.metric.meta_for_metric) the majority-class predictor's score under it
+    column = "score_baseline" if "score_baseline" in meta.datasets.columns else "majority_fraction"
+    ds = meta.datasets.set_index("dataset")[column]
     majority = ds.reindex(list(acc.index)).to_numpy(dtype=float)
     return MetaArrays(
         datasets=tuple(str(d) for d in acc.index),

@@ -55,13 +55,12 @@ from algorank.evaluation.cv.resampling import make_resampler
 from algorank.recommender.kernel.trace import Observation
 from algorank.metadata.checks import check_budget
 from algorank.metadata.errors import InputError
+from algorank.metadata.metric import METRICS, score_from_runs
 
 __all__ = ["LiveEnvironment"]
 
 logger = logging.getLogger(__name__)
 
-#: Scores a live test can report (the evaluator's ``<metric>_mean``).
-_METRICS = ("accuracy", "balanced_accuracy")
 
 
 class _DropFailureWarnings(logging.Filter):
@@ -131,10 +130,11 @@ class LiveEnvironment:
     allow_modules : sequence of str
         Packages allowed besides scikit-learn for import-path learner ids (default
         evaluator only; a given evaluator carries its own).
-    metric : {"accuracy", "balanced_accuracy"}
-        The score of an observation: the evaluator's mean accuracy or mean balanced
-        accuracy (mean recall) over the folds.  Use the score the meta-data ranks by
-        (:func:`algorank.metadata.metric.primary_metric`).
+    metric : str
+        The score of an observation, one of :data:`algorank.metadata.metric.METRICS`: the
+        mean over the folds of the metric's score (:func:`~algorank.metadata.metric.score_from_runs`;
+        ``exp(-log loss)`` for log loss, so that higher is better).  Use the metric the
+        meta-data was ranked by.
 
     Attributes
     ----------
@@ -155,8 +155,8 @@ class LiveEnvironment:
             raise InputError(f"dataset must be a LoadedDataset (see algorank.evaluation.cv.datasets.load_dataset); "
                              f"got {type(dataset).__name__}")
         budget_seconds = check_budget(budget_seconds)
-        if metric not in _METRICS:
-            raise InputError(f"metric must be one of {', '.join(_METRICS)}; got {metric!r}")
+        if metric not in METRICS:
+            raise InputError(f"metric must be one of {', '.join(METRICS)}; got {metric!r}")
         self.metric = metric
         self.dataset = dataset
         self.evaluator = evaluator if evaluator is not None else Evaluator(
@@ -243,9 +243,12 @@ class LiveEnvironment:
         row = result.summary.iloc[0].to_dict()
         self.results[learner] = row
         status = str(row.get("status", "ok"))
-        acc = float(row.get(f"{self.metric}_mean", np.nan))
+        acc = float(row.get("accuracy_mean", np.nan)) if self.metric == "accuracy" else \
+            score_from_runs(result.runs, self.metric)
         if status != "ok" or not math.isfinite(acc):
-            message = _first_line(row.get("message") or "") or f"{status} on at least one fold"
+            message = _first_line(row.get("message") or "") or (
+                f"{status} on at least one fold" if status != "ok"
+                else f"no {METRICS[self.metric].label}: the learner gives no class scores for it")
             logger.info("%s failed (%s): %s", learner, status, message)
             return Observation(learner, float("nan"), seconds, status if status in ("error", "timeout") else "error",
                                message)

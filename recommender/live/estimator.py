@@ -21,11 +21,18 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from algorank.evaluation.cv.datasets import as_dataset
 from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
 from algorank.metadata.checks import check_budget, check_folds, check_seed
-from algorank.metadata.errors import InputError
+from algorank.metadata.errors import AlgorankError, InputError
 from algorank.metadata.snapshot import DEFAULT_META, load_meta
 from algorank.recommender.live.recommend import recommend
 
-__all__ = ["AlgorankClassifier"]
+__all__ = ["AlgorankClassifier", "NothingTestedError", "UNTESTED_CHOICES"]
+
+#: Values of ``AlgorankClassifier(on_untested=...)``.
+UNTESTED_CHOICES = ("raise", "warn")
+
+
+class NothingTestedError(AlgorankError):
+    """``fit`` tested no learner successfully within the budget, so there is nothing it could choose on merit."""
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +78,14 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         Seed of the CV splits and the learners (None: 0, so ``fit`` is deterministic).
     allow_modules : tuple of str
         Packages besides scikit-learn whose estimator classes meta-data learner ids may name.
+    metric : str, optional
+        What the tests measure and the choice maximises: ``accuracy``, ``balanced_accuracy``,
+        ``roc_auc``, ``log_loss`` (minimised) or ``f1_macro``, where the meta-data records it
+        (default: the one the meta-data ranks by; accuracy for ``broad``).
+    on_untested : {"raise", "warn"}
+        When no learner finished its test within the budget: raise :class:`NothingTestedError`
+        (default), or (``"warn"``, opt-in) log a warning and fit the learner expected to be
+        fastest without a test.
 
     Attributes
     ----------
@@ -81,7 +96,8 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
     classes_ : ndarray
         The class labels.
     leaderboard_ : DataFrame
-        learner, short, accuracy (CV), seconds, cumulative_seconds, status, message, in test order.
+        learner, short, the metric's CV value (a column named after it, e.g. ``accuracy``), seconds,
+        cumulative_seconds, status, message, in test order.
     trace_ : Trace or None
         The loop's trace (None when the data were too small to cross-validate).
     recommendation_ : Recommendation or None
@@ -99,7 +115,8 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, budget: float = 30.0, *, strategy: str | None = None, meta=DEFAULT_META, cv: int = 5,
-                 top: int | None = None, random_state: int | None = None, allow_modules: tuple = ()):
+                 top: int | None = None, random_state: int | None = None, allow_modules: tuple = (),
+                 metric: str | None = None, on_untested: str = "raise"):
         self.budget = budget
         self.strategy = strategy
         self.meta = meta
@@ -107,6 +124,8 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         self.top = top
         self.random_state = random_state
         self.allow_modules = allow_modules
+        self.metric = metric
+        self.on_untested = on_untested
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -128,6 +147,8 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         check_budget(self.budget, name="budget", none_ok=False)
         if y is None:
             raise ValueError("AlgorankClassifier requires y to be passed, but the target y is None")
+        if self.on_untested not in UNTESTED_CHOICES:
+            raise InputError(f"on_untested must be one of {', '.join(UNTESTED_CHOICES)}; got {self.on_untested!r}")
         frame = self._validate(X, reset=True)
         from sklearn.utils.multiclass import check_classification_targets
         from sklearn.utils.validation import column_or_1d
@@ -149,13 +170,19 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         if folds >= 2:
             rec = recommend(data, strategy=self.strategy, meta=meta, refit=False,  # refit below, within the budget
                             budget_seconds=float(self.budget) * (folds - 1) / folds, top=self.top, cv=folds,
-                            random_state=seed, allow_modules=self.allow_modules, started=started)
+                            random_state=seed, allow_modules=self.allow_modules, started=started, metric=self.metric)
             self.recommendation_, self.trace_ = rec, rec.trace
             self.leaderboard_ = rec.leaderboard
             left = float(self.budget) - (time.perf_counter() - started)
             learner = _refit_choice(rec.trace, folds=folds, seconds_left=left)
             if learner is None:
                 runnable = [p for p in rec.plan if p.learner not in rec.rank_only]
+                if self.on_untested == "raise":
+                    tried = ", ".join(f"{o.learner} ({o.status})" for o in (rec.trace.observations if rec.trace else ()))
+                    raise NothingTestedError(
+                        f"no learner finished its test within the budget of {float(self.budget):g} s "
+                        f"(tried: {tried or 'none'}): raise the budget, or pass on_untested='warn' to fit the "
+                        "learner expected to be fastest without a test")
                 if runnable:
                     learner = min(runnable, key=lambda p: p.expected_seconds if math.isfinite(p.expected_seconds)
                                   else math.inf).learner
@@ -165,7 +192,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
             logger.warning("a class has a single sample: no cross-validation possible; fitting the first planned "
                            "learner without a test")
             rec = recommend(data, strategy=self.strategy, meta=meta, dry_run=True, refit=False, cv=2,
-                            random_state=seed, allow_modules=self.allow_modules)
+                            random_state=seed, allow_modules=self.allow_modules, metric=self.metric)
             self.recommendation_, self.trace_ = rec, None
             self.leaderboard_ = rec.leaderboard
             learner = None

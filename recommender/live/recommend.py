@@ -61,20 +61,25 @@ from algorank.evaluation.cv.datasets import LoadedDataset, as_dataset
 from algorank.evaluation.cv.children import start_fold_server
 from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
 from algorank.recommender.live.environment import LiveEnvironment
+from algorank.recommender.live.explain import Explaining
+from algorank.recommender.live.labels import original_labels
+from algorank.recommender.live.similar import similar_datasets
 from algorank.recommender.kernel.environments import meta_arrays
 from algorank.recommender.kernel.time_model import TimeModel, live_model_for
 from algorank.recommender.kernel.trace import Observation, Trace, run_policy
 from algorank.metadata.checks import check_budget, check_folds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable, short_name
-from algorank.metadata.metric import METRIC_LABELS, primary_metric
+from algorank.metadata.metric import (BASELINE_COLUMN, METRICS, baseline_warning, check_metric, from_score,
+                                      labels_baseline, meta_for_metric)
 from algorank.metadata.snapshot import DEFAULT_META, load_meta
 from algorank.recommender.base import capability, strategy_name
 from algorank.recommender.registry import parse_strategy
 from algorank.recommender.similarity import feature_center_scale, meta_feature_matrix, similarity_weights
 
-__all__ = ["PlannedTest", "PlannedOrder", "Recommendation", "recommend", "plan", "expected_performance", "prior_matches",
-           "live_strategy", "refit_best", "strategy_expectations", "DEFAULT_STRATEGY", "DEFAULT_META", "TIME_MODELS"]
+__all__ = ["PlannedTest", "PlannedOrder", "Recommendation", "recommend", "plan", "expected_performance",
+           "prior_matches", "live_strategy", "refit_best", "strategy_expectations", "similar_datasets",
+           "DEFAULT_STRATEGY", "DEFAULT_META", "TIME_MODELS"]
 
 logger = logging.getLogger(__name__)
 
@@ -183,10 +188,31 @@ class Recommendation:
         The best learner refitted on all the data (raw features in, class labels out), ready
         to ``predict``; None for a dry run, when nothing succeeded, or with ``refit=False``.
     metric : str
-        The score of the live tests and of the expected values: ``accuracy``, or
-        ``balanced_accuracy`` for meta-data that ranks by it (the embedded ``oboe`` set).
+        The metric of the ranking, the live tests and the expected values (a name of
+        :data:`algorank.metadata.metric.METRICS`).  The leaderboard and ``to_dict()`` name their
+        columns after it (``balanced_accuracy``, ``predicted_balanced_accuracy``, ...) and hold its
+        own values (log loss: lower is better); the trace and the plan hold its *scores*
+        (:func:`~algorank.metadata.metric.to_score`, higher is better).
+    notes : tuple of str
+        One-line cautions about the result, e.g. that the best accuracy does not beat always
+        predicting the majority class by more than its noise.
+    suggested_metric : str or None
+        A metric that would tell the learners apart where this one cannot (``balanced_accuracy``
+        when the best accuracy does not beat the majority class by more than its noise).
+    timings : dict
+        Wall seconds of the run's phases: ``before_call`` (from ``started``, e.g. the process
+        start, to the call: imports), ``load_and_fit`` (data, meta-data, fitting the strategy),
+        ``landmarks``, ``planning``, ``tests`` (the live loop) and ``refit``.
+    similar : tuple of dict
+        The prior datasets most similar to this one (:func:`similar_datasets`).
+    decisions, plan_decisions : tuple of dict
+        Why each learner was taken at its step of the live run and of the planned order
+        (:func:`~algorank.recommender.live.explain.explain_choice`: ``step``, ``learner``, ``score``,
+        ``runner_up``, ``runner_up_score``, ``text``).
     cv : int
         Folds of each live test.
+    saved_model : str or None
+        Where :func:`algorank.api.recommend` saved the refitted model (``save_model=``), else None.
     """
 
     dataset: str
@@ -205,19 +231,44 @@ class Recommendation:
 
     @property
     def leaderboard(self):
-        """The tests in the order they ran: learner, short name, CV accuracy, seconds, status, message."""
+        """The tests in the order they ran: learner, short name, the metric's CV value (a column named
+        after :attr:`metric`), seconds, cumulative seconds, status, message, and the predicted value and seconds."""
         import pandas as pd
 
-        cols = ["learner", "short", "accuracy", "seconds", "cumulative_seconds", "status", "message",
-                "predicted_accuracy", "predicted_seconds"]
+        m = self.metric
+        cols = ["learner", "short", m, "seconds", "cumulative_seconds", "status", "message", f"predicted_{m}",
+                "predicted_seconds"]
         if self.trace is None:
             return pd.DataFrame(columns=cols)
+        return pd.DataFrame(self._trace_rows()).reindex(columns=cols)
+
+    def _trace_rows(self) -> list[dict]:
+        """One dict per test with the metric's own values (see :attr:`leaderboard`)."""
+        m = self.metric
         predicted = self._predicted()
-        rows = [{**r, "short": short_name(r["learner"]), "message": o.message,
-                 "predicted_accuracy": predicted.get(r["learner"], (math.nan, math.nan))[0],
-                 "predicted_seconds": predicted.get(r["learner"], (math.nan, math.nan))[1]}
-                for r, o in zip(self.trace.to_records(), self.trace.observations)]
-        return pd.DataFrame(rows).reindex(columns=cols)
+        rows = []
+        for r, o in zip(self.trace.to_records(), self.trace.observations):
+            row = {k: v for k, v in r.items() if k != "accuracy"}
+            pred_acc, pred_sec = predicted.get(r["learner"], (math.nan, math.nan))
+            rows.append({"learner": r["learner"], "short": short_name(r["learner"]), m: from_score(m, r["accuracy"]),
+                         **{k: v for k, v in row.items() if k != "learner"}, "message": o.message,
+                         f"predicted_{m}": from_score(m, pred_acc), "predicted_seconds": pred_sec})
+        return rows
+
+    def plan_rows(self) -> list[dict]:
+        """The planned order as dicts with the metric's own values: ``expected_<metric>``, ``<metric>_low``,
+        ``<metric>_high`` (the 90 % interval), ``expected_seconds``, ``fail_probability``."""
+        m = self.metric
+        lower_better = not METRICS[m].higher_is_better
+        out = []
+        for p in self.plan:
+            low, high = from_score(m, p.accuracy_low), from_score(m, p.accuracy_high)
+            if lower_better:
+                low, high = high, low
+            out.append({"learner": p.learner, "short": short_name(p.learner),
+                        f"expected_{m}": from_score(m, p.expected_accuracy), "expected_seconds": p.expected_seconds,
+                        f"{m}_low": low, f"{m}_high": high, "fail_probability": p.fail_probability})
+        return out
 
     def _predicted(self) -> dict:
         out = {l: tuple(v)[:2] for l, v in self.expected.items()}
@@ -229,6 +280,13 @@ class Recommendation:
         return self.leaderboard
     metric: str = "accuracy"
     cv: int = 5
+    notes: tuple = ()
+    timings: dict = field(default_factory=dict, compare=False)
+    suggested_metric: str | None = None
+    similar: tuple = field(default=(), compare=False)
+    decisions: tuple = field(default=(), compare=False)
+    plan_decisions: tuple = field(default=(), compare=False)
+    saved_model: str | None = field(default=None, compare=False)
 
     def to_text(self) -> str:
         """The results table and the summary (a dry run: the planned order)."""
@@ -259,14 +317,15 @@ class Recommendation:
             tried = ", ".join(short_name(o.learner) for o in self.trace.observations) or "nothing"
             budget = f" within the budget of {self.budget_seconds:g} s" if self.budget_seconds else ""
             return (f"no learner finished successfully{budget} (tried: {tried}; {spent:.3g} s); stopped because {why}")
-        label = METRIC_LABELS.get(self.metric, self.metric)
-        return (f"best: {short_name(best.learner)} with {label} {best.accuracy:.4f} after {n} test(s) in "
+        label = METRICS[self.metric].label
+        return (f"best: {short_name(best.learner)} with {label} {from_score(self.metric, best.accuracy):.4f} "
+                f"after {n} test(s) in "
                 f"{spent:.3g} s; stopped because {why}")
 
     def to_dict(self) -> dict:
         """JSON-ready: ``order`` (planned), ``trace`` (with predicted vs measured), ``best``, plus context."""
         best = self.best
-        predicted = self._predicted()
+        m = self.metric
         return {
             "dataset": self.dataset,
             "source": self.source,
@@ -278,18 +337,20 @@ class Recommendation:
             "prior_matches": list(self.prior_matches),
             "rank_only": list(self.rank_only),
             "metric": self.metric,
-            "order": [p.to_dict() for p in self.plan],
-            "trace": [] if self.trace is None else [
-                {**r, "short": short_name(r["learner"]), "message": o.message,
-                 "predicted_seconds": predicted.get(r["learner"], (math.nan, math.nan))[1],
-                 "predicted_accuracy": predicted.get(r["learner"], (math.nan, math.nan))[0]}
-                for r, o in zip(self.trace.to_records(), self.trace.observations)
-            ],
+            "higher_is_better": METRICS[m].higher_is_better,
+            "order": self.plan_rows(),
+            "trace": [] if self.trace is None else self._trace_rows(),
             "best": None if best is None else {"learner": best.learner, "short": short_name(best.learner),
-                                               "accuracy": best.accuracy},
+                                               m: from_score(m, best.accuracy)},
             "refitted": self.model is not None,
             "stop_reason": self.stop_reason,
             "summary": self.summary,
+            "notes": list(self.notes),
+            "suggested_metric": self.suggested_metric,
+            "timings": dict(self.timings),
+            "similar_datasets": [dict(d) for d in self.similar],
+            "decisions": [dict(d) for d in self.decisions],
+            "saved_model": self.saved_model,
         }
 
 
@@ -384,12 +445,20 @@ class _ExpectedEnvironment:
         return Observation(learner, acc, sec if math.isfinite(sec) else 0.0)
 
 
-def plan(strategy, dataset_info: Mapping, expected: Mapping, *, top: int | None = None) -> tuple:
+def plan(strategy, dataset_info: Mapping, expected: Mapping, *, top: int | None = None,
+         decisions: list | None = None) -> tuple:
     """The order ``strategy``'s policy follows when every learner scores as expected.
 
     ``expected`` maps learner -> (accuracy, seconds[, accuracy_low, accuracy_high, fail_probability]).
+    ``decisions``, a list, receives why each learner was taken at its step
+    (:func:`~algorank.recommender.live.explain.explain_choice`).
     """
-    trace = run_policy(strategy.policy(dataset_info), _ExpectedEnvironment(expected), max_tests=top)
+    policy = strategy.policy(dataset_info)
+    if decisions is not None:
+        policy = Explaining(policy, strategy)
+    trace = run_policy(policy, _ExpectedEnvironment(expected), max_tests=top)
+    if decisions is not None:
+        decisions.extend(policy.decisions)
     return tuple(PlannedTest(o.learner, *expected.get(o.learner, (math.nan, math.nan))) for o in trace.observations)
 
 
@@ -496,12 +565,15 @@ def recommend(
         Packages besides scikit-learn whose estimator classes learner ids of the meta-data
         may name.  A learner id that is neither a portfolio id nor such a class is
         *rank-only*: it is ranked and shown, never run (learner ids are data, not code).
-    metric : {"accuracy", "balanced_accuracy"}, optional
-        Score of the live tests; default the one the meta-data ranks by
-        (:func:`algorank.metadata.metric.primary_metric`: balanced accuracy for the embedded ``oboe``
-        set, whose ``accuracy`` column holds OBOE's balanced accuracy; accuracy otherwise).
-        The live balanced accuracy is scikit-learn's (mean recall); OBOE's is the mean of
-        the one-vs-rest balanced accuracies, the same on two classes and higher on more.
+    metric : str, optional
+        What to rank and test by: ``accuracy``, ``balanced_accuracy``, ``roc_auc`` (one-vs-rest,
+        macro over the classes), ``log_loss`` or ``f1_macro``, where the meta-data records it
+        (:func:`algorank.metadata.metric.check_metric`; an error names what it records).  Default
+        the one the meta-data ranks by (:func:`algorank.metadata.metric.primary_metric`: balanced
+        accuracy for the embedded ``oboe`` set, whose ``accuracy`` column holds OBOE's balanced
+        accuracy; accuracy otherwise).  The live balanced accuracy is scikit-learn's (mean
+        recall); OBOE's is the mean of the one-vs-rest balanced accuracies, the same on two
+        classes and higher on more.
     started : float, optional
         A :func:`time.perf_counter` value from which ``budget_seconds`` counts (default: the
         call of this function); the command line passes the start of the process.
@@ -517,29 +589,34 @@ def recommend(
     """
     budget = check_budget(budget_seconds)
     strategy = DEFAULT_STRATEGY if strategy is None else strategy
-    started = time.perf_counter() if started is None else float(started)
+    called = time.perf_counter()
+    started = called if started is None else float(started)
     if top is not None and (isinstance(top, bool) or int(top) != top or top < 1):
         raise InputError(f"top must be an integer >= 1; got {top!r}")
     cv = check_folds(cv)
     random_state = check_seed(random_state)
     data = as_dataset(dataset, target, y=y)
+    labels = original_labels(dataset, data, y=y) if refit else None
     if not dry_run:
         check_folds(cv, n_rows=len(data.y))  # one error now, not the same error for every learner
     meta = load_meta(meta)
     excluded = tuple(str(d) for d in exclude_datasets)
     if excluded:
         meta = meta.exclude(datasets=excluded)
-    metric = primary_metric(meta) if metric is None else metric
-    if metric not in METRIC_LABELS:
-        raise InputError(f"metric must be one of {', '.join(METRIC_LABELS)}; got {metric!r}")
+    metric = check_metric(meta, metric)
+    meta = meta_for_metric(meta, metric)  # its accuracy column holds the metric's score: every strategy ranks by it
     strat, used, kind, live = live_strategy(strategy, meta, time_model=time_model, cv=int(cv),
                                             time_overhead=time_overhead, random_state=random_state)
     if budget is not None and not dry_run:
         start_fold_server()  # the input is good: its start-up overlaps with fitting and planning
     strat.fit(meta)
     info = _dataset_info(data)
+    if BASELINE_COLUMN in meta.datasets.columns:  # ranked by another metric than the meta-data's own
+        info[BASELINE_COLUMN] = labels_baseline(metric, data.y)
+    loaded = time.perf_counter()
     if capability(strat, "conditions_on_landmarks") and strat.landmarks_:  # measure the landmarkers it reads
         _measure_landmarks(info, data, meta, budget=budget, random_state=random_state)
+    landmarked = time.perf_counter()
     matches = prior_matches(meta, info)
     if matches:
         logger.warning("dataset %s looks like prior dataset(s) %s of the meta-data, whose results inform this "
@@ -549,8 +626,10 @@ def recommend(
     if expected is None:
         expected = expected_performance(meta, info, neighbours=neighbours, folds=int(cv), overhead=live.overhead,
                                         time_kind=kind)
-    planned = PlannedOrder(plan(strat, info, expected, top=top))
+    plan_decisions: list = []
+    planned = PlannedOrder(plan(strat, info, expected, top=top, decisions=plan_decisions))
     planned.metric = metric
+    neighbours_found = similar_datasets(meta, info, k=5)
     if on_plan is not None:
         on_plan(planned)
     allowed = check_allow_modules(allow_modules)[len(DEFAULT_ALLOWED_MODULES):]
@@ -560,6 +639,8 @@ def recommend(
                        "classes of an allowed package): ranked, never run: %s", len(rank_only),
                        ", ".join(_clip(l) for l in rank_only[:5]) + (", ..." if len(rank_only) > 5 else ""))
     trace = None
+    decisions: tuple = ()
+    planned_at = time.perf_counter()
     if not dry_run:
         left = None if budget is None else budget - (time.perf_counter() - started)
         if left is not None and left <= 0:
@@ -571,20 +652,35 @@ def recommend(
                                   expected_seconds={l: v[1] for l, v in expected.items()}, allow_modules=allowed,
                                   prior_shape=_prior_shape(meta),
                                   fold_slack=None if budget is None else 0.1 * budget + 0.5, metric=metric)
-            policy = strat.policy(info)
+            explaining = Explaining(strat.policy(info), strat)
+            policy = explaining
             if rank_only:
                 policy = _SkipRankOnly(policy, rank_only)
             if on_start is not None:
                 policy = _Announcing(policy, on_start)
             trace = run_policy(policy, env, dataset=data.name, budget=left, max_tests=top,
                                on_observation=on_observation, keep_on_interrupt=True)
+            decisions = tuple(d for d in explaining.decisions if d["learner"] in set(trace.learners))
+    tested = time.perf_counter()
     model = None
     if refit and trace is not None and trace.best() is not None:
-        model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed)
+        model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed,
+                           labels=labels)
+    timings = {"before_call": called - started, "load_and_fit": loaded - called, "landmarks": landmarked - loaded,
+               "planning": planned_at - landmarked, "tests": tested - planned_at,
+               "refit": time.perf_counter() - tested}
+    notes, suggested = (), None
+    if trace is not None and trace.best() is not None:
+        note = baseline_warning(metric, trace.best().accuracy, majority_fraction=info.get("majority_fraction", math.nan),
+                                n_rows=len(data.y))
+        notes = (note,) if note else ()
+        suggested = "balanced_accuracy" if note else None
     return Recommendation(dataset=data.name, source=data.source, strategy=strategy_name(strat),
                           dataset_info=info, plan=planned, trace=trace, budget_seconds=budget, excluded=excluded,
                           time_model=used, prior_matches=matches, rank_only=rank_only, model=model, metric=metric,
-                          expected=dict(expected), cv=int(cv))
+                          expected=dict(expected), cv=int(cv), notes=notes, timings=timings,
+                          suggested_metric=suggested, similar=neighbours_found, decisions=decisions,
+                          plan_decisions=tuple(plan_decisions))
 
 
 def _prior_shape(meta) -> tuple[float, float]:
@@ -598,17 +694,20 @@ def _prior_shape(meta) -> tuple[float, float]:
     return out[0], out[1]
 
 
-def refit_best(data: LoadedDataset, learner: str, *, random_state: int = 0, allow_modules=()):
+def refit_best(data: LoadedDataset, learner: str, *, random_state: int = 0, allow_modules=(), labels=None):
     """Fit ``learner`` on all of ``data`` with the live test's preprocessing; return the fitted Pipeline.
 
     The pipeline takes raw features (a DataFrame with ``data.X``'s columns, or an array in
-    that column order) and predicts ``data.y``'s labels.
+    that column order) and predicts ``labels`` (the user's own labels, aligned with ``data.y``:
+    see :func:`~algorank.recommender.live.labels.original_labels`), or ``data.y``'s text labels
+    when ``labels`` is None.
     """
     from threadpoolctl import threadpool_limits
 
     recipe = resolve_learner(learner, allow_modules=allow_modules)
+    target = data.y.to_numpy(dtype=object) if labels is None else labels
     with threadpool_limits(limits=1):  # single-threaded like the live tests
-        return final_pipeline(recipe, random_state=random_state).fit(data.X, data.y.to_numpy(dtype=object))
+        return final_pipeline(recipe, random_state=random_state).fit(data.X, target)
 
 
 def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time_overhead: float | None = None,

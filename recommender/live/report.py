@@ -1,8 +1,10 @@
 """Text of a recommendation: the planned order, one progress line per test, the results table.
 
 :meth:`Recommendation.to_text <algorank.recommender.live.recommend.Recommendation.to_text>` and the
-command line's progress hooks render with these; tables go through
+command line's progress (:class:`Progress`) render with these; tables go through
 :func:`algorank.metadata.text.format_table`, so long learner names never run into the numbers.
+Values are the metric's own (:func:`algorank.metadata.metric.from_score`: for log loss lower is
+better, and a 90 % interval of scores becomes ``[low, high]`` of log losses).
 """
 
 from __future__ import annotations
@@ -10,35 +12,44 @@ from __future__ import annotations
 from typing import Sequence
 
 from algorank.metadata.learners import short_name
-from algorank.metadata.metric import METRIC_LABELS
-from algorank.metadata.text import escape, format_seconds, format_table
+from algorank.metadata.metric import METRICS, from_score
+from algorank.metadata.metric import metric_label as _label
+from algorank.metadata.text import escape, format_seconds, format_table, terminal_text
 
-__all__ = ["plan_text", "start_line", "observation_line", "progress_width", "results_text", "metric_label"]
+__all__ = ["plan_text", "start_line", "observation_line", "progress_width", "results_text", "metric_label",
+           "Progress"]
 
 
 def metric_label(metric: str) -> str:
     """Short column title of ``metric`` (``bal. acc.`` for balanced accuracy)."""
-    return "bal. acc." if metric == "balanced_accuracy" else METRIC_LABELS.get(metric, metric)
+    return _label(metric, short=True)
 
 
 def _acc(a: float) -> str:
     return "n/a" if a != a else f"{a:.4f}"
 
 
+def _value(metric: str, score: float) -> str:
+    """A score as the metric's own value, formatted."""
+    return _acc(from_score(metric, score))
+
+
 def plan_text(plan: Sequence, *, metric: str = "accuracy") -> str:
-    """The planned order: expected score and test time of each learner (and the interval, p(fail) when modelled)."""
+    """The planned order: expected value and test time of each learner (and the interval, p(fail) when modelled)."""
     modelled = any(t.accuracy_low == t.accuracy_low for t in plan)
     source = "the strategy's models for this dataset" if modelled else "the most similar prior datasets"
+    lower_better = metric in METRICS and not METRICS[metric].higher_is_better
     header = ["#", "learner", "exp. " + metric_label(metric), "exp. time"]
     rows = []
     for i, t in enumerate(plan, 1):
-        row = [i, short_name(t.learner), _acc(t.expected_accuracy), format_seconds(t.expected_seconds)]
+        row = [i, short_name(t.learner), _value(metric, t.expected_accuracy), format_seconds(t.expected_seconds)]
         if modelled:
-            row += [f"[{_acc(t.accuracy_low)}, {_acc(t.accuracy_high)}]", f"{t.fail_probability:.2f}"]
+            low, high = _value(metric, t.accuracy_low), _value(metric, t.accuracy_high)
+            row += [f"[{high}, {low}]" if lower_better else f"[{low}, {high}]", f"{t.fail_probability:.2f}"]
         rows.append(row)
     if modelled:
         header += ["90% interval", "p(fail)"]
-    return (f"planned order ({len(plan)} learners; expected {METRIC_LABELS.get(metric, metric)} and test time "
+    return (f"planned order ({len(plan)} learners; expected {_label(metric)} and test time "
             f"from {source})\n" + format_table(header, rows, align="rl" + "r" * (len(header) - 2)))
 
 
@@ -52,22 +63,64 @@ def start_line(learner: str) -> str:
     return f"testing {escape(short_name(learner))} ..."
 
 
-def observation_line(o, *, total: float, width: int = 20) -> str:
-    """One progress line of a finished test: learner, score or status, seconds, running total."""
-    res = _acc(o.accuracy) if o.status == "ok" else f"{o.status}: {escape(o.message)}"
+def observation_line(o, *, total: float, width: int = 20, metric: str = "accuracy") -> str:
+    """One progress line of a finished test: learner, value or status, seconds, running total."""
+    res = _value(metric, o.accuracy) if o.status == "ok" else f"{o.status}: {escape(o.message)}"
     return f"  {escape(short_name(o.learner)):<{width}}  {res:>10}  {format_seconds(o.seconds):>9}  " \
            f"(total {format_seconds(total)})"
 
 
 def results_text(rec) -> str:
-    """The results table of a :class:`~algorank.recommender.live.recommend.Recommendation` and its summary."""
+    """The results table of a :class:`~algorank.recommender.live.recommend.Recommendation`, its summary and notes."""
     if rec.trace is None:
         return rec.summary
-    label = metric_label(rec.metric)
-    rows = [(i, r["short"], _acc(r["accuracy"]), _acc(r["predicted_accuracy"]), format_seconds(r["seconds"]),
+    m = rec.metric
+    rows = [(i, r["short"], _acc(r[m]), _acc(r[f"predicted_{m}"]), format_seconds(r["seconds"]),
              format_seconds(r["predicted_seconds"]), format_seconds(r["cumulative_seconds"]), r["status"])
             for i, r in enumerate(rec.leaderboard.to_dict("records"), 1)]
-    table = format_table(["#", "learner", label, "predicted", "time", "predicted", "total", "status"], rows,
+    table = format_table(["#", "learner", metric_label(m), "predicted", "time", "predicted", "total", "status"], rows,
                          align="rlrrrrrl")
-    return (f"results on {escape(rec.dataset)} ({rec.cv}-fold stratified CV, strategy {escape(rec.strategy)}, "
-            f"test time model {rec.time_model})\n{table}\n\n{escape(rec.summary)}")
+    lines = [f"results on {escape(rec.dataset)} ({rec.cv}-fold stratified CV, strategy {escape(rec.strategy)}, "
+             f"test time model {rec.time_model}, metric {_label(m)})", table, "", escape(rec.summary)]
+    lines += [f"warning: {escape(n)}" for n in rec.notes]
+    if rec.best is None:
+        lines.append("nothing was tested successfully: no learner is recommended")
+    return "\n".join(lines)
+
+
+class Progress:
+    """Progress of a live run for a terminal: the planned order, then a line before and after each test.
+
+    Its methods are :func:`~algorank.recommender.live.recommend.recommend`'s ``on_plan``,
+    ``on_start`` and ``on_observation`` hooks; every line goes through
+    :func:`~algorank.metadata.text.terminal_text`.
+
+    Parameters
+    ----------
+    plan_stream : file, optional
+        Where the planned order goes (None: not shown).
+    test_stream : file, optional
+        Where the lines of the tests go (None: not shown).
+    gap : bool
+        An empty line after the planned order (before the tests' results).
+    """
+
+    def __init__(self, *, plan_stream=None, test_stream=None, gap: bool = True) -> None:
+        self.plan_stream, self.test_stream, self.gap = plan_stream, test_stream, gap
+        self.width, self.total, self.metric = 20, 0.0, "accuracy"
+
+    def _write(self, stream, text: str) -> None:
+        if stream is not None:
+            stream.write(terminal_text(text) + "\n")
+            stream.flush()
+
+    def on_plan(self, plan) -> None:
+        self.width, self.metric = progress_width(plan), getattr(plan, "metric", "accuracy")
+        self._write(self.plan_stream, plan_text(plan, metric=self.metric) + ("\n" if self.gap else ""))
+
+    def on_start(self, learner: str) -> None:
+        self._write(self.test_stream, start_line(learner))
+
+    def on_observation(self, o) -> None:
+        self.total += o.seconds
+        self._write(self.test_stream, observation_line(o, total=self.total, width=self.width, metric=self.metric))

@@ -1,0 +1,98 @@
+"""Why a policy took each learner when it did: one line per decision, for reports.
+
+:class:`Explaining` wraps a policy and, after each choice, asks the policy what it scored
+the candidates at that step (duck-typed, so every strategy works):
+
+* a policy with ``scores(history)`` (``ei``): the chosen learner's score
+  ``(1 - p_fail) x expected improvement / predicted seconds ** p`` and the runner-up's;
+* a policy with ``gains(history)`` (active testing): the expected gain over the best so far;
+* a fixed order (average ranking and the baselines): the position in that order, with the
+  strategy's mean rank when it has one.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from algorank.metadata.learners import short_name
+
+__all__ = ["Explaining", "explain_choice"]
+
+
+def _order_text(policy, strategy, history, learner) -> str:
+    order = list(getattr(policy, "order", ()))
+    tried = {o.learner for o in history}
+    left = [l for l in order if l not in tried]
+    text = (f"next in the strategy's fixed order (position {order.index(learner) + 1} of {len(order)}; "
+            f"{len(left)} untested)") if learner in order else "next in the strategy's order"
+    ranks = getattr(strategy, "average_rank_", None)
+    if isinstance(ranks, dict) and learner in ranks:
+        text += f"; mean rank {ranks[learner]:.2f} over the prior datasets"
+    return text
+
+
+def explain_choice(policy, strategy, history: Sequence, learner: str) -> dict:
+    """``{"step", "learner", "score", "runner_up", "runner_up_score", "text"}`` for ``policy`` choosing ``learner``.
+
+    ``score`` is NaN for policies without scores (fixed orders).
+    """
+    step = len(history) + 1
+    out = {"step": step, "learner": learner, "score": math.nan, "runner_up": None, "runner_up_score": math.nan}
+    try:
+        if hasattr(policy, "scores") and hasattr(strategy, "learners_"):
+            last = getattr(policy, "last_scores_", None)  # the scores the choice was made on, when kept
+            score = np.asarray(policy.scores(history)[0] if last is None else last, dtype=float)
+            names = list(strategy.learners_)
+            j = names.index(learner)
+            rest = [(score[i], names[i]) for i in range(len(names)) if i != j and np.isfinite(score[i])]
+            out["score"] = float(score[j])
+            what = ("P(within eps of the best) / seconds^p" if getattr(strategy, "acq", "ei") == "near"
+                    else "(1 - p(fail)) x expected improvement / seconds^p")
+            text = f"highest {what}: {score[j]:.3g}"
+            if rest:
+                s2, l2 = max(rest)
+                out["runner_up"], out["runner_up_score"] = l2, float(s2)
+                text += f" (next: {short_name(l2)}, {s2:.3g})"
+            out["text"] = text
+        elif hasattr(policy, "gains"):
+            gains = policy.gains(history)
+            if not gains:
+                out["text"] = "first untested learner of the time-aware average ranking (nothing succeeded yet)"
+            else:
+                out["score"] = float(gains.get(learner, math.nan))
+                rest = sorted(((g, l) for l, g in gains.items() if l != learner), reverse=True)
+                out["text"] = f"highest expected gain over the best so far: {out['score']:.3g}"
+                if rest:
+                    out["runner_up"], out["runner_up_score"] = rest[0][1], float(rest[0][0])
+                    out["text"] += f" (next: {short_name(rest[0][1])}, {rest[0][0]:.3g})"
+        else:
+            out["text"] = _order_text(policy, strategy, history, learner)
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        out["text"] = "chosen by the strategy"
+    return out
+
+
+class Explaining:
+    """Policy wrapper that records :func:`explain_choice` for every learner it hands out.
+
+    Attributes
+    ----------
+    decisions : list of dict
+        In the order of the choices.
+    """
+
+    def __init__(self, policy, strategy) -> None:
+        self.policy, self.strategy = policy, strategy
+        self.decisions: list[dict] = []
+
+    def next(self, history):
+        learner = self.policy.next(history)
+        if learner is not None:
+            self.decisions.append(explain_choice(self.policy, self.strategy, list(history), learner))
+        return learner
+
+    def __getattr__(self, name):  # stop_reason and other attributes of the wrapped policy
+        return getattr(self.policy, name)

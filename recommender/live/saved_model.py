@@ -1,0 +1,68 @@
+"""Saving the refitted best learner of a recommendation (``recommend --save-model PATH``).
+
+The file is the fitted scikit-learn Pipeline written by :func:`joblib.dump`; load it with
+``joblib.load(PATH)`` and call ``predict`` on raw feature rows.  The pipeline carries
+``algorank_info_``: the learner id, the metric and its cross-validated value, the dataset,
+and the versions of scikit-learn, algorank, joblib, NumPy and Python it was fitted with
+(load it with the same scikit-learn version: scikit-learn warns about others).  Unpickling
+runs code: load only files you trust.
+"""
+
+from __future__ import annotations
+
+import platform
+
+from algorank.metadata.errors import InputError
+from algorank.metadata.io import atomic_path, check_out_file, write_error
+
+__all__ = ["save_model", "model_info", "check_model_path"]
+
+
+def check_model_path(path, *, option: str = "save_model"):
+    """``path`` as a Path after checking, before any work, that the file can be written."""
+    return check_out_file(path, option=option)
+
+
+def model_info(recommendation) -> dict:
+    """What :func:`save_model` records next to the model (versions, learner, metric and its value)."""
+    import joblib
+    import numpy
+    import sklearn
+
+    from algorank import __version__
+    from algorank.metadata.metric import from_score
+
+    best = recommendation.best
+    return {"learner": None if best is None else best.learner, "dataset": recommendation.dataset,
+            "metric": recommendation.metric,
+            "cv_value": None if best is None else from_score(recommendation.metric, best.accuracy),
+            "sklearn_version": sklearn.__version__, "algorank_version": __version__,
+            "joblib_version": joblib.__version__, "numpy_version": numpy.__version__,
+            "python_version": platform.python_version()}
+
+
+def save_model(recommendation, path) -> str:
+    """Write ``recommendation.model`` (a fitted Pipeline, with ``algorank_info_``) to ``path`` with joblib.
+
+    Returns
+    -------
+    str
+        The path written (atomically: complete or absent).
+
+    Raises
+    ------
+    InputError
+        There is no refitted model (dry run, nothing succeeded, ``refit=False``).
+    """
+    import joblib
+
+    model = recommendation.model
+    if model is None:
+        raise InputError("there is no refitted model to save (nothing was tested successfully)")
+    model.algorank_info_ = model_info(recommendation)
+    try:
+        with atomic_path(path) as tmp:
+            joblib.dump(model, tmp)
+    except OSError as exc:
+        raise write_error(exc, path) from exc
+    return str(path)

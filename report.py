@@ -1,0 +1,375 @@
+"""One self-contained HTML report per run (``report.html`` under ``--out``).
+
+:func:`recommend_report`, :func:`benchmark_report` and :func:`compare_report` turn a result
+into a :class:`Report` (facts, notes, sections of tables and plots); :func:`render` renders it
+with the Jinja2 template ``templates/report.html.j2`` (package data).  The file needs nothing
+else: the plots are inlined as base64 PNG, the styles are in the page, and there is no
+script.  Every data string (learner ids, dataset names, messages) reaches the page through
+Jinja2's autoescaping, so a learner id such as ``<script>`` is shown, never run.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import io
+import math
+import numbers
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from algorank.metadata.learners import short_name
+from algorank.metadata.text import escape
+
+__all__ = ["Report", "Section", "Table", "figure_image", "render", "write_report", "recommend_report",
+           "benchmark_report", "compare_report", "REPORT_FILE"]
+
+#: File name of the report under ``--out``.
+REPORT_FILE = "report.html"
+#: Resolution of the inlined plots (dots per inch).
+REPORT_DPI = 100
+#: Bayesian posterior plots inlined in a compare report at most.
+MAX_POSTERIOR_PLOTS = 6
+
+
+@dataclass
+class Table:
+    """A table of a report: ``rows`` are lists of cells (numbers are right-aligned when rendered).
+
+    ``fail_rows`` holds the indices of rows shown as failures.
+    """
+
+    header: Sequence[str]
+    rows: list
+    caption: str = ""
+    fail_rows: frozenset = frozenset()
+
+
+@dataclass
+class Section:
+    """A titled part of a report: paragraphs, then tables, then images (:func:`figure_image`)."""
+
+    title: str
+    text: list = field(default_factory=list)
+    tables: list = field(default_factory=list)
+    images: list = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """What :func:`render` turns into one HTML page."""
+
+    title: str
+    subtitle: str = ""
+    facts: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    sections: list = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- rendering
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("algorank")
+    except Exception:  # not installed (a checkout on the path)
+        return "unknown"
+
+
+def _cell(value) -> dict:
+    """A table cell: text (data strings escaped for control characters) and whether it is a number."""
+    if isinstance(value, bool) or value is None:
+        return {"text": "" if value is None else str(value), "num": False, "wrap": False}
+    if isinstance(value, numbers.Integral):
+        return {"text": f"{int(value):,}", "num": True, "wrap": False}
+    if isinstance(value, numbers.Real):
+        return {"text": _fmt_number(float(value)), "num": True, "wrap": False}
+    text = escape(str(value))
+    return {"text": text, "num": False, "wrap": len(text) > 30}
+
+
+def _fmt_number(x: float) -> str:
+    if x != x:
+        return "n/a"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if x == int(x) and abs(x) < 1e6:
+        return f"{int(x):,}"
+    if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e6):
+        return f"{x:.3g}"
+    return f"{x:.4f}" if abs(x) < 10 else f"{x:,.1f}"
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    """(width, height) of a PNG from its IHDR chunk."""
+    width, height = struct.unpack(">II", data[16:24])
+    return int(width), int(height)
+
+
+def figure_image(ax_or_fig, *, alt: str, caption: str = "", close: bool = True) -> dict:
+    """A matplotlib figure (or an Axes of it) as an inlined PNG for a :class:`Section`."""
+    fig = getattr(ax_or_fig, "figure", ax_or_fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=REPORT_DPI, bbox_inches="tight")
+    if close:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+    data = buf.getvalue()
+    width, height = _png_size(data)
+    return {"data": base64.b64encode(data).decode("ascii"), "alt": escape(alt), "caption": escape(caption),
+            "width": width, "height": height}
+
+
+def _environment():
+    import jinja2
+
+    loader = jinja2.FileSystemLoader(str(Path(__file__).resolve().parent / "templates"))
+    return jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined,
+                              keep_trailing_newline=True)
+
+
+def render(report: Report) -> str:
+    """The HTML page of ``report`` (autoescaped: data strings are text, never markup)."""
+    sections = []
+    for s in report.sections:
+        tables = [{"caption": escape(t.caption), "header": [escape(str(h)) for h in t.header],
+                   "rows": [{"cells": [_cell(c) for c in row], "fail": i in t.fail_rows}
+                            for i, row in enumerate(t.rows)]} for t in s.tables]
+        sections.append({"title": escape(s.title), "text": [escape(p) for p in s.text], "tables": tables,
+                         "images": list(s.images)})
+    template = _environment().get_template("report.html.j2")
+    return template.render(title=escape(report.title), subtitle=escape(report.subtitle),
+                           facts=[(escape(str(k)), escape(str(v))) for k, v in report.facts],
+                           notes=[escape(n) for n in report.notes], sections=sections, version=_version(),
+                           created=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+
+
+def write_report(report: Report, folder) -> str:
+    """Render ``report`` to ``folder/report.html`` (atomically); return the path."""
+    from algorank.metadata.io import atomic_path
+
+    target = Path(folder) / REPORT_FILE
+    html = render(report)
+    with atomic_path(target) as tmp:
+        tmp.write_text(html, encoding="utf-8")
+    return str(target)
+
+
+def _agg():
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+
+
+def _seconds(s: float) -> str:
+    if s != s:
+        return "n/a"
+    if s < 1:
+        return f"{s * 1000:.3g} ms"
+    if s < 120:
+        return f"{s:.3g} s"
+    return f"{s / 60:.3g} min"
+
+
+# ---------------------------------------------------------------- recommend
+_PHASES = (("before_call", "start-up and imports"), ("load_and_fit", "loading the data and the meta-data, fitting the strategy"),
+           ("landmarks", "landmarkers"), ("planning", "planning"), ("tests", "live tests"), ("refit", "refit of the best learner"))
+_INFO_SKIP = {"dataset", "name", "source"}
+
+
+def recommend_report(result) -> Report:
+    """The report of a :class:`~algorank.recommender.live.recommend.Recommendation`."""
+    from algorank.metadata.metric import METRICS, from_score
+
+    _agg()
+    from algorank.recommender.live.plot import plot_predicted_vs_realised, plot_recommendation
+
+    m = result.metric
+    label = METRICS[m].label
+    best = result.best
+    facts = [("source", result.source), ("strategy", result.strategy), ("metric", label),
+             ("budget", "none" if result.budget_seconds is None else f"{result.budget_seconds:g} s"),
+             ("test time model", result.time_model), ("stopped", result.stop_reason),
+             ("best", "none" if best is None else f"{short_name(best.learner)}: {label} "
+                                                  f"{from_score(m, best.accuracy):.4f}")]
+    notes = list(result.notes)
+    if result.suggested_metric and notes:
+        notes[0] += (f": try --metric {result.suggested_metric} (metric='{result.suggested_metric}' in Python)")
+    if result.prior_matches:
+        notes.append("this dataset looks like prior dataset(s) " + ", ".join(result.prior_matches)
+                     + " of the meta-data, whose results inform the ranking")
+    if result.rank_only:
+        notes.append(f"{len(result.rank_only)} learner(s) of the meta-data are rank-only (ranked, never run)")
+    report = Report(title=f"algorank recommend: {result.dataset}", subtitle=result.summary, facts=facts, notes=notes)
+
+    info = [(k, v) for k, v in result.dataset_info.items() if k not in _INFO_SKIP]
+    similar = [[d["dataset"], d["similarity"], d["n_instances"], d["n_features"], d["n_classes"],
+                d["majority_fraction"]] for d in result.similar]
+    report.sections.append(Section(
+        "The dataset",
+        text=["Simple meta-features, landmarkers, and the prior datasets of the meta-data that are most similar "
+              "by them (similarity 1 = the same meta-features)."],
+        tables=[Table(["meta-feature", "value"], [[k, v if isinstance(v, (int, float)) else str(v)] for k, v in info],
+                      caption="meta-features"),
+                Table(["prior dataset", "similarity", "rows", "features", "classes", "majority class"], similar,
+                      caption="most similar prior datasets")]))
+
+    reasons = {d["learner"]: d["text"] for d in result.plan_decisions}
+    rows = []
+    for i, p in enumerate(result.plan_rows(), 1):
+        interval = ("" if p[f"{m}_low"] != p[f"{m}_low"] else f"[{p[f'{m}_low']:.4f}, {p[f'{m}_high']:.4f}]")
+        rows.append([i, short_name(p["learner"]), p[f"expected_{m}"], interval, _seconds(p["expected_seconds"]),
+                     p["fail_probability"], reasons.get(p["learner"], "")])
+    report.sections.append(Section(
+        "The plan",
+        text=[f"The order the strategy follows when every learner scores what it predicts, with the predicted {label}, "
+              "its 90 % interval, the predicted seconds of a live test, the probability that the test fails, and why "
+              "the learner was taken at that step (the policy's score then)."],
+        tables=[Table(["#", "learner", f"predicted {label}", "90 % interval", "predicted time", "p(fail)",
+                       "why at this step"], rows)]))
+
+    if result.trace is not None:
+        board = result.leaderboard
+        live_reasons = {d["learner"]: d["text"] for d in result.decisions}
+        rows, fails = [], set()
+        for i, r in enumerate(board.to_dict("records")):
+            if r["status"] != "ok":
+                fails.add(i)
+            rows.append([i + 1, short_name(r["learner"]), r[m], r[f"predicted_{m}"], _seconds(r["seconds"]),
+                         _seconds(r["predicted_seconds"]), _seconds(r["cumulative_seconds"]), r["status"],
+                         r["message"] or live_reasons.get(r["learner"], "")])
+        images = []
+        if len(board):
+            images = [figure_image(plot_recommendation(result.trace, metric=m), alt="best score so far against time",
+                                   caption=f"Best {label} so far against the cumulative time of the tests."),
+                      figure_image(plot_predicted_vs_realised(result), alt="predicted against realised",
+                                   caption=f"Predicted against realised: the best {label} so far as the models "
+                                           "predicted it before the run, and as it happened (the loss-time curve "
+                                           "is this curve mirrored).")]
+        report.sections.append(Section(
+            "The live tests",
+            text=[f"Every test in the order it ran: the measured {label} next to the predicted one, the seconds "
+                  "measured and predicted, and for a failed test its reason (else why it was taken then)."],
+            tables=[Table(["#", "learner", label, "predicted", "time", "predicted time", "total", "status",
+                           "reason"], rows, fail_rows=frozenset(fails))],
+            images=images))
+
+    timings = dict(result.timings)
+    total = sum(v for v in timings.values() if v == v)
+    rows = [[name, _seconds(timings[key]),
+             (timings[key] / result.budget_seconds) if result.budget_seconds else math.nan]
+            for key, name in _PHASES if key in timings]
+    rows.append(["total", _seconds(total), (total / result.budget_seconds) if result.budget_seconds else math.nan])
+    report.sections.append(Section(
+        "Where the time went",
+        text=["Wall-clock seconds of each phase, counted from the start of the command; the budget covers all but "
+              "the refit."],
+        tables=[Table(["phase", "seconds", "share of the budget"], rows)]))
+    return report
+
+
+# ---------------------------------------------------------------- benchmark
+def benchmark_report(suite) -> Report:
+    """The report of a :class:`~algorank.evaluation.meta.benchmark.BenchmarkSuite`."""
+    _agg()
+    from algorank.evaluation.meta.plots import plot_loss_by_tests, plot_loss_time
+
+    where = (f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets" if suite.n_train is None
+             else suite.setting)
+    facts = [("setting", where), ("time", suite.time_model)]
+    if suite.axis == "time":
+        facts.append(("MIL window", f"{suite.tmin:g} s to {suite.tmax:g} s"))
+    report = Report(title="algorank benchmark", subtitle=f"{len(suite.results)} strategies; {where}", facts=facts)
+    header = ["strategy", "mean MIL" if suite.axis == "time" else "mean loss", "median", "Spearman"]
+    rows = [[r.strategy, r.mean_mil, r.median_mil, r.mean_spearman] for r in suite.results]
+    tables = [Table(header, rows, caption="loss in accuracy points (lower is better)")]
+    if suite.metrics is not None:
+        summary = suite.metrics.summary_table()
+        tables.append(Table(list(summary.columns), summary.values.tolist(),
+                            caption="user-facing metrics per strategy (and the oracle bound)"))
+    images = []
+    if suite.axis == "time":
+        images.append(figure_image(plot_loss_time(suite.results), alt="loss-time curves",
+                                   caption="Mean loss against test time, per strategy."))
+    images.append(figure_image(plot_loss_by_tests(suite.results), alt="loss by number of tests",
+                               caption="Mean loss against the number of tests."))
+    report.sections.append(Section("Strategies", tables=tables, images=images))
+    c = suite.comparison
+    if c is not None:
+        rows = [[e["a"], e["b"], e.get("mean_difference", math.nan), e.get("ci_low", math.nan),
+                 e.get("ci_high", math.nan), e.get("rank_biserial", math.nan), e.get("cliffs_delta", math.nan),
+                 e.get("magnitude", "")] for e in c.effects]
+        text = [f"{c.test.method}: statistic {c.test.statistic:.3f}, p = {c.test.pvalue:.3g}."]
+        images = []
+        if c.posthoc is not None:
+            from algorank.evaluation.stats.cd_plot import plot_cd
+
+            images.append(figure_image(plot_cd(c.posthoc), alt="critical-difference diagram of the strategies",
+                                       caption="Critical-difference diagram: strategies joined by a bar are not "
+                                               "significantly different."))
+        report.sections.append(Section(
+            "Are the differences significant?", text=text,
+            tables=[Table(["a", "b", "mean a - b", "low", "high", "rank-biserial r", "Cliff's delta", "magnitude"],
+                          rows, caption="effect sizes over datasets (loss: negative favours a)")],
+            images=images))
+    return report
+
+
+# ---------------------------------------------------------------- compare
+def compare_report(res, *, rope: float | None = None) -> Report:
+    """The report of a :class:`~algorank.evaluation.stats.compare.LearnerComparison`."""
+    _agg()
+    fr = res.omnibus
+    facts = [("learners", str(len(res.labels))), ("datasets", f"{fr.n_datasets} ({res.dropped_datasets} left out)"),
+             ("metric", res.metric), ("omnibus", f"{res.omnibus_method}: chi2 = {fr.statistic:.2f}, p = {fr.pvalue:.3g}"),
+             ("alpha", f"{res.alpha:g}")]
+    report = Report(title="algorank compare", subtitle=f"{len(res.labels)} learners on {fr.n_datasets} datasets",
+                    facts=facts, notes=list(res.notes))
+    ranks = res.average_ranks
+    order = sorted(res.labels, key=lambda l: (ranks[l], l))
+    images = []
+    if res.posthoc is not None:
+        from algorank.evaluation.stats.cd_plot import plot_cd
+
+        images.append(figure_image(plot_cd(res.posthoc, label_formatter=short_name),
+                                   alt="critical-difference diagram",
+                                   caption="Critical-difference diagram: learners joined by a bar are not "
+                                           "significantly different."))
+    tables = [Table(["learner", "average rank"], [[short_name(l), ranks[l]] for l in order])]
+    if res.posthoc is not None:
+        pairs = res.posthoc.significant_pairs()
+        tables.append(Table(["better", "worse"], [[short_name(a), short_name(b)] for a, b in pairs],
+                            caption=f"significant pairs ({res.posthoc.method})"))
+    report.sections.append(Section("Ranks", tables=tables, images=images))
+    rows = []
+    for p in res.pairs:
+        bz = p.get("bayes", {})
+        rows.append([short_name(p["a"]), short_name(p["b"]), p.get("n", 0), p.get("mean_difference", math.nan),
+                     p.get("ci_low", math.nan), p.get("ci_high", math.nan), p.get("wilcoxon_pvalue", math.nan),
+                     p.get("rank_biserial", math.nan), p.get("cliffs_delta", math.nan), p.get("magnitude", ""),
+                     bz.get("p_left", math.nan), bz.get("p_rope", math.nan), bz.get("p_right", math.nan)])
+    report.sections.append(Section(
+        "Pairwise effects",
+        text=["Per pair over the datasets where both have a value: mean difference a - b with its interval, "
+              "Wilcoxon p, rank-biserial r, Cliff's delta, and the Bayesian signed-rank probabilities that a is "
+              "better, that they are practically equivalent (ROPE), and that b is better."],
+        tables=[Table(["a", "b", "datasets", "mean a - b", "low", "high", "Wilcoxon p", "r", "delta", "magnitude",
+                       "P(a)", "P(rope)", "P(b)"], rows)]))
+    if res.bayes_results:
+        from algorank.evaluation.stats import plot_posterior
+
+        images = []
+        for (a, b), bres in list(res.bayes_results.items())[:MAX_POSTERIOR_PLOTS]:
+            images.append(figure_image(plot_posterior(bres, names=(short_name(a), short_name(b))),
+                                       alt=f"posterior {short_name(a)} against {short_name(b)}",
+                                       caption=f"Bayesian signed-rank posterior: {short_name(a)} against "
+                                               f"{short_name(b)}."))
+        more = len(res.bayes_results) - len(images)
+        report.sections.append(Section(
+            "Bayesian posteriors",
+            text=[f"The first {len(images)} pairs" + (f" ({more} more in --json)" if more > 0 else "") + "."],
+            images=images))
+    return report
