@@ -19,7 +19,8 @@ runs *timed* (each fold in a child process that is killed at its per-fold timeou
 at the deadline, whichever comes first) when its cost is not known well enough to
 run it in-process:
 
-* it is the first test (nothing measured on this dataset yet);
+* it is the first test (nothing measured on this dataset yet), unless it is a cheap one:
+  that runs in-process under a watchdog instead (:meth:`LiveEnvironment.watch_seconds`);
 * the dataset is larger than every prior dataset (``prior_shape``: the largest
   numbers of rows and features of the meta-data), where learners whose cost grows
   faster than linearly can be far slower than any prior run suggests;
@@ -44,6 +45,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import threading
 import time
 from typing import Callable
 
@@ -58,6 +60,15 @@ from algorank.metadata.errors import InputError
 __all__ = ["LiveEnvironment"]
 
 logger = logging.getLogger(__name__)
+
+#: A cheap first test runs in-process when this many times its expected seconds fit in the budget left.
+FIRST_TEST_GUARD = 16.0
+
+#: Least seconds the watchdog gives a cheap first test (a busy machine is several times slower).
+FIRST_TEST_MIN_WATCH = 1.0
+
+#: Seconds past its stop a watched test may take to hand back a fold that ended at the stop.
+_WATCH_GRACE = 0.05
 
 #: Scores a live test can report (the evaluator's ``<metric>_mean``).
 _METRICS = ("accuracy", "balanced_accuracy")
@@ -127,6 +138,10 @@ class LiveEnvironment:
         every test runs timed.
     clock : callable
         Time source (seconds), for tests.
+    origin : float, optional
+        ``clock()`` value that the start and end times of the tests count from (default: the
+        start of the first test); :func:`~algorank.recommender.live.recommend.recommend`
+        passes the start of the command.
     allow_modules : sequence of str
         Packages allowed besides scikit-learn for import-path learner ids (default
         evaluator only; a given evaluator carries its own).
@@ -143,13 +158,15 @@ class LiveEnvironment:
         learner -> the evaluator's summary row (a dict) of its test.
     time_ratios : list of float
         Measured / expected seconds of the finished tests with a known expectation.
+    timeline : list of (float, float)
+        Start and end of every test (in :meth:`test` call order), seconds since ``origin``.
     """
 
     def __init__(self, dataset: LoadedDataset, evaluator: Evaluator | None = None, *, cv: int = 5,
                  random_state: int = 0, budget_seconds: float | None = None, min_timeout: float = 1.0,
                  expected_seconds=None, guard: float = 4.0, clock: Callable[[], float] = time.perf_counter,
                  allow_modules=(), metric: str = "accuracy", prior_shape=None,
-                 fold_slack: float | None = None) -> None:
+                 fold_slack: float | None = None, origin: float | None = None) -> None:
         if not isinstance(dataset, LoadedDataset):
             raise InputError(f"dataset must be a LoadedDataset (see algorank.evaluation.cv.datasets.load_dataset); "
                              f"got {type(dataset).__name__}")
@@ -171,7 +188,10 @@ class LiveEnvironment:
         self.results: dict[str, dict] = {}
         self.time_ratios: list[float] = []
         self.tests = 0
+        self.prior_shape = prior_shape
         self.beyond_prior = _larger_than(dataset, prior_shape)
+        self.origin = None if origin is None else float(origin)
+        self.timeline: list[tuple[float, float]] = []
 
     @property
     def calibration(self) -> float:
@@ -205,6 +225,49 @@ class LiveEnvironment:
             return "a fold could run past the deadline"
         return None
 
+    def watch_seconds(self, learner: str) -> float | None:
+        """Seconds the watchdog gives ``learner``'s test when it runs in-process as a cheap first test, else None.
+
+        The first test (nothing measured on this dataset yet) normally runs timed, in fold
+        processes.  Starting them costs the fork server's start-up when it is not warm yet (one to
+        several seconds on a busy machine), more than a cheap test itself.  So a first test whose
+        expected seconds, :data:`FIRST_TEST_GUARD` times over, still fit in the budget left (and on
+        a dataset no larger than the prior ones, with the default per-fold timeout) runs in-process
+        in a thread instead; the caller waits at most ``max(FIRST_TEST_GUARD x expected,
+        FIRST_TEST_MIN_WATCH)`` seconds (never beyond the budget) and then abandons it: it becomes
+        a timeout, no fold of it starts after that moment, and a fold still running finishes
+        unobserved in its daemon thread.
+        """
+        if self.budget_seconds is None or self.tests > 0 or self.beyond_prior or self.evaluator.timeout is not None:
+            return None
+        expected = self.expected(learner)
+        left = max(self.budget_seconds - self.spent, 0.0)
+        if not (math.isfinite(expected) and expected > 0) or expected * FIRST_TEST_GUARD > left:
+            return None
+        return min(max(FIRST_TEST_GUARD * expected, FIRST_TEST_MIN_WATCH), left)
+
+    def _watched(self, learner: str, watch: float, deadline: float | None):
+        """Evaluate ``learner`` in-process in a daemon thread; its result, or None when the watchdog fired."""
+        stop = time.perf_counter() + watch
+        stop = stop if deadline is None else min(stop, deadline)
+        box: dict = {}
+
+        def work():
+            try:
+                with _quiet_failures():
+                    box["result"] = self.evaluator.evaluate(self.dataset, [learner], deadline=stop)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                box["error"] = exc
+
+        thread = threading.Thread(target=work, name="algorank-first-test", daemon=True)
+        thread.start()
+        thread.join(max(stop - time.perf_counter(), 0.0) + _WATCH_GRACE)
+        if thread.is_alive():
+            return None
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
+
     def _evaluator_for_test(self, learner: str) -> Evaluator:
         reason = self.timing_reason(learner)
         if reason is None:
@@ -223,18 +286,43 @@ class LiveEnvironment:
     def test(self, learner: str) -> Observation:
         """Evaluate ``learner`` and return its observation (failures included, never raised)."""
         start = self._clock()
+        if self.origin is None:
+            self.origin = start
+        self._end = start
+        try:
+            return self._test(learner, start)
+        finally:
+            self.timeline.append((start - self.origin, self._end - self.origin))
+
+    def _test(self, learner: str, start: float) -> Observation:
         deadline = None
         if self.budget_seconds is not None:
             deadline = time.perf_counter() + max(self.budget_seconds - self.spent, 0.0)
         try:
-            evaluator = self._evaluator_for_test(learner)  # may raise like evaluate (too few rows for the folds)
-            with _quiet_failures():
-                result = evaluator.evaluate(self.dataset, [learner], deadline=deadline)
+            watch = self.watch_seconds(learner)
+            if watch is not None:  # a cheap first test: in-process, under a watchdog
+                result = self._watched(learner, watch, deadline)
+                if result is None:
+                    self._end = self._clock()
+                    seconds = float(self._end - start)
+                    self.spent += seconds
+                    self.tests += 1
+                    self.time_ratios.append(max(seconds / max(float(self.expected_seconds[learner]), 1e-9), 1.0))
+                    message = (f"fit+predict exceeded the {watch:.3g} s watchdog of a first test run in-process "
+                               f"(predicted {self.expected(learner):.3g} s); abandoned")
+                    logger.info("%s: %s", learner, message)
+                    return Observation(learner, float("nan"), seconds, "timeout", message)
+            else:
+                evaluator = self._evaluator_for_test(learner)  # may raise like evaluate (too few rows for the folds)
+                with _quiet_failures():
+                    result = evaluator.evaluate(self.dataset, [learner], deadline=deadline)
         except InputError as exc:  # e.g. unknown learner id: record it and go on
-            seconds = self._clock() - start
+            self._end = self._clock()
+            seconds = self._end - start
             self.spent += seconds
             return Observation(learner, float("nan"), float(seconds), "error", str(exc))
-        seconds = float(self._clock() - start)
+        self._end = self._clock()
+        seconds = float(self._end - start)
         self.spent += seconds
         self.tests += 1
         raw = float(self.expected_seconds.get(learner, math.nan))

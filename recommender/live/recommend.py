@@ -61,6 +61,10 @@ from algorank.evaluation.cv.datasets import LoadedDataset, as_dataset
 from algorank.evaluation.cv.evaluator import start_fold_server
 from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
 from algorank.recommender.live.environment import LiveEnvironment
+from algorank.recommender.live.landmarks import LANDMARK_BUDGET_SHARE, measure_landmarks  # noqa: F401 (re-export)
+from algorank.recommender.live.pacing import PLAN_BUDGET_SHARE, SkipOverBudget
+from algorank.recommender.live.parallel import check_n_jobs, run_parallel, warm_pool
+from algorank.recommender.live.timing import PhaseClock
 from algorank.evaluation.meta.environments import meta_arrays
 from algorank.evaluation.meta.time_model import TimeModel, live_model_for
 from algorank.evaluation.meta.trace import Observation, Trace, run_policy
@@ -176,6 +180,17 @@ class Recommendation:
     metric : str
         The score of the live tests and of the expected values: ``accuracy``, or
         ``balanced_accuracy`` for meta-data that ranks by it (the embedded ``oboe`` set).
+    timings : dict
+        Seconds of each phase counted from the start of the command (or call): ``import``,
+        ``load``, ``landmark``, ``plan``, ``tests``, ``refit`` and their ``total``
+        (:mod:`algorank.recommender.live.timing`).
+    test_times : tuple of (float, float)
+        When each test of the trace started and ended, seconds since the start of the command.
+    skipped : tuple of dict
+        Learners not started because their predicted seconds exceeded the budget left
+        (``learner``, ``predicted_seconds``, ``seconds_left``; :mod:`algorank.recommender.live.pacing`).
+    n_jobs : int
+        Tests that ran at once.
     """
 
     dataset: str
@@ -198,15 +213,20 @@ class Recommendation:
         import pandas as pd
 
         cols = ["learner", "short", "accuracy", "seconds", "cumulative_seconds", "status", "message",
-                "predicted_accuracy", "predicted_seconds"]
+                "predicted_accuracy", "predicted_seconds", "started", "ended"]
         if self.trace is None:
             return pd.DataFrame(columns=cols)
         predicted = self._predicted()
         rows = [{**r, "short": short_name(r["learner"]), "message": o.message,
                  "predicted_accuracy": predicted.get(r["learner"], (math.nan, math.nan))[0],
-                 "predicted_seconds": predicted.get(r["learner"], (math.nan, math.nan))[1]}
-                for r, o in zip(self.trace.to_records(), self.trace.observations)]
+                 "predicted_seconds": predicted.get(r["learner"], (math.nan, math.nan))[1], **self._when(i)}
+                for i, (r, o) in enumerate(zip(self.trace.to_records(), self.trace.observations))]
         return pd.DataFrame(rows).reindex(columns=cols)
+
+    def _when(self, i: int) -> dict:
+        """``started`` and ``ended`` of the ``i``-th test (seconds since the command started; NaN if unknown)."""
+        start, end = self.test_times[i] if i < len(self.test_times) else (math.nan, math.nan)
+        return {"started": float(start), "ended": float(end)}
 
     def _predicted(self) -> dict:
         out = {l: tuple(v)[:2] for l, v in self.expected.items()}
@@ -217,6 +237,11 @@ class Recommendation:
         """Same as :attr:`leaderboard` (the planned order is ``pd.DataFrame([p.to_dict() for p in plan])``)."""
         return self.leaderboard
     metric: str = "accuracy"
+    # -- what the user waited for (recommender/live/timing.py, pacing.py) --
+    timings: dict = field(default_factory=dict, compare=False)
+    test_times: tuple = field(default=(), compare=False)
+    skipped: tuple = field(default=(), compare=False)
+    n_jobs: int = 1
 
     @property
     def best(self) -> Observation | None:
@@ -242,8 +267,10 @@ class Recommendation:
             budget = f" within the budget of {self.budget_seconds:g} s" if self.budget_seconds else ""
             return (f"no learner finished successfully{budget} (tried: {tried}; {spent:.3g} s); stopped because {why}")
         label = METRIC_LABELS.get(self.metric, self.metric)
+        skipped = (f"; {len(self.skipped)} learner(s) not started (predicted to take longer than the budget left)"
+                   if self.skipped else "")
         return (f"best: {short_name(best.learner)} with {label} {best.accuracy:.4f} after {n} test(s) in "
-                f"{spent:.3g} s; stopped because {why}")
+                f"{spent:.3g} s; stopped because {why}{skipped}")
 
     def to_dict(self) -> dict:
         """JSON-ready: ``order`` (planned), ``trace`` (with predicted vs measured), ``best``, plus context."""
@@ -264,42 +291,18 @@ class Recommendation:
             "trace": [] if self.trace is None else [
                 {**r, "short": short_name(r["learner"]), "message": o.message,
                  "predicted_seconds": predicted.get(r["learner"], (math.nan, math.nan))[1],
-                 "predicted_accuracy": predicted.get(r["learner"], (math.nan, math.nan))[0]}
-                for r, o in zip(self.trace.to_records(), self.trace.observations)
+                 "predicted_accuracy": predicted.get(r["learner"], (math.nan, math.nan))[0], **self._when(i)}
+                for i, (r, o) in enumerate(zip(self.trace.to_records(), self.trace.observations))
             ],
+            "timings": dict(self.timings),
+            "skipped": [dict(s) for s in self.skipped],
+            "n_jobs": self.n_jobs,
             "best": None if best is None else {"learner": best.learner, "short": short_name(best.learner),
                                                "accuracy": best.accuracy},
             "refitted": self.model is not None,
             "stop_reason": self.stop_reason,
             "summary": self.summary,
         }
-
-
-#: Share of the budget the landmarkers may be expected to take; beyond it they are skipped.
-LANDMARK_BUDGET_SHARE = 0.1
-
-
-def _measure_landmarks(info: dict, data: LoadedDataset, meta, *, budget: float | None, random_state: int) -> None:
-    """Add the dataset's landmarkers (and one-hot feature count, class entropy, ...) to ``info``.
-
-    They are paid from the budget (it counts from the start of the command), so with a budget
-    they are measured only when the prior datasets' recorded landmarker times say they take at
-    most :data:`LANDMARK_BUDGET_SHARE` of it (1-NN on 2,000 rows of 4,862 features takes 5 s);
-    otherwise ``landmarks_skipped`` says why and the strategy plans without them.
-    """
-    from algorank.evaluation.cv.metabuild import dataset_meta_features, expected_landmark_seconds
-
-    if budget is not None:
-        expected = expected_landmark_seconds(meta.datasets, len(data.y), data.X.shape[1])
-        if math.isfinite(expected) and expected > LANDMARK_BUDGET_SHARE * budget:
-            info["landmarks_skipped"] = (f"expected {expected:.2g} s, more than {LANDMARK_BUDGET_SHARE:.0%} of the "
-                                         f"{budget:g} s budget")
-            logger.info("landmarkers skipped: %s", info["landmarks_skipped"])
-            return
-    start = time.perf_counter()
-    info.update({k: v for k, v in dataset_meta_features(data, random_state=random_state).items()
-                 if k not in ("n_instances", "n_features", "n_classes", "majority_fraction")})
-    info["landmark_seconds"] = time.perf_counter() - start
 
 
 def _dataset_info(data: LoadedDataset) -> dict:
@@ -366,12 +369,21 @@ class _ExpectedEnvironment:
         return Observation(learner, acc, sec if math.isfinite(sec) else 0.0)
 
 
-def plan(strategy, dataset_info: Mapping, expected: Mapping, *, top: int | None = None) -> tuple:
+def plan(strategy, dataset_info: Mapping, expected: Mapping, *, top: int | None = None,
+         budget: float | None = None, deadline: float | None = None, clock: Callable[[], float] = time.perf_counter
+         ) -> tuple:
     """The order ``strategy``'s policy follows when every learner scores as expected.
 
     ``expected`` maps learner -> (accuracy, seconds[, accuracy_low, accuracy_high, fail_probability]).
+    The dry run stops after ``top`` learners, where their expected seconds add up to ``budget``
+    (the live loop cannot get further), and at ``deadline`` (a ``clock()`` value), so its cost does
+    not grow with the number of learners beyond one policy step each
+    (:class:`~algorank.recommender.live.pacing.UntilDeadline`).
     """
-    trace = run_policy(strategy.policy(dataset_info), _ExpectedEnvironment(expected), max_tests=top)
+    from algorank.recommender.live.pacing import UntilDeadline
+
+    policy = UntilDeadline(strategy.policy(dataset_info), deadline, clock=clock)
+    trace = run_policy(policy, _ExpectedEnvironment(expected), max_tests=top, budget=budget)
     return tuple(PlannedTest(o.learner, *expected.get(o.learner, (math.nan, math.nan))) for o in trace.observations)
 
 
@@ -437,6 +449,7 @@ def recommend(
     allow_modules: Sequence[str] = (),
     metric: str | None = None,
     started: float | None = None,
+    n_jobs: int = 1,
 ) -> Recommendation:
     """Rank learners for ``dataset`` from the meta-data, then run them live.
 
@@ -497,6 +510,11 @@ def recommend(
     started : float, optional
         A :func:`time.perf_counter` value from which ``budget_seconds`` counts (default: the
         call of this function); the command line passes the start of the process.
+    n_jobs : int
+        Tests run at once (``-1``: one per CPU): a batch version of the policy keeps that many
+        running and re-plans as each finishes, on the engine joblib is configured with (loky
+        processes by default, a Dask cluster with ``joblib.parallel_config(backend="dask")``;
+        :mod:`algorank.recommender.live.parallel`).
 
     Returns
     -------
@@ -509,12 +527,15 @@ def recommend(
     """
     budget = _check_budget(budget_seconds)
     started = time.perf_counter() if started is None else float(started)
+    clock = PhaseClock(started)
     if top is not None and (isinstance(top, bool) or int(top) != top or top < 1):
         raise InputError(f"top must be an integer >= 1; got {top!r}")
     cv = check_folds(cv)
     random_state = check_seed(random_state)
+    n_jobs = check_n_jobs(n_jobs)
     if budget is not None and not dry_run:
         start_fold_server()  # its start-up overlaps with loading the data and the meta-data
+        warm_pool(n_jobs)  # so do the parallel workers'
     data = as_dataset(dataset, target, y=y)
     if not dry_run:
         check_folds(cv, n_rows=len(data.y))  # one error now, not the same error for every learner
@@ -525,15 +546,27 @@ def recommend(
     excluded = tuple(str(d) for d in exclude_datasets)
     if excluded:
         meta = meta.exclude(datasets=excluded)
+    clock.lap("load")
     metric = primary_metric(meta) if metric is None else metric
     if metric not in METRIC_LABELS:
         raise InputError(f"metric must be one of {', '.join(METRIC_LABELS)}; got {metric!r}")
     strat, used, kind, live = live_strategy(strategy, meta, time_model=time_model, cv=int(cv),
                                             time_overhead=time_overhead, random_state=random_state)
-    strat.fit(meta)
     info = _dataset_info(data)
+    allowed = check_allow_modules(allow_modules)[len(DEFAULT_ALLOWED_MODULES):]
+    if budget is not None and not dry_run and clock.left(budget) <= 0:  # nothing left to plan or test with
+        logger.warning("the budget of %g s was used up before planning (loading the data and the meta-data took "
+                       "%.3g s)", budget, clock.elapsed())
+        return Recommendation(dataset=data.name, source=data.source, strategy=str(getattr(strat, "name", strategy)),
+                              dataset_info=info, plan=(), trace=Trace(dataset=data.name, observations=(),
+                                                                      stopped="budget"),
+                              budget_seconds=budget, excluded=excluded, time_model=used, metric=metric,
+                              timings=clock.to_dict(), n_jobs=n_jobs)
+    strat.fit(meta)
+    clock.lap("plan")
     if getattr(strat, "landmarks_", ()):  # the strategy conditions on landmarkers: measure them here
-        _measure_landmarks(info, data, meta, budget=budget, random_state=random_state)
+        measure_landmarks(info, data, meta, budget=budget, random_state=random_state)
+        clock.lap("landmark")
     matches = prior_matches(meta, info)
     if matches:
         logger.warning("dataset %s looks like prior dataset(s) %s of the meta-data, whose results inform this "
@@ -543,41 +576,59 @@ def recommend(
     if expected is None:
         expected = expected_performance(meta, info, neighbours=neighbours, folds=int(cv), overhead=live.overhead,
                                         time_kind=kind)
-    planned = plan(strat, info, expected, top=top)
+    plan_until = None if budget is None else clock.clock() + PLAN_BUDGET_SHARE * budget
+    planned = plan(strat, info, expected, top=top, budget=None if dry_run else clock.left(budget),
+                   deadline=plan_until)
+    clock.lap("plan")
     if on_plan is not None:
         on_plan(planned)
-    allowed = check_allow_modules(allow_modules)[len(DEFAULT_ALLOWED_MODULES):]
     rank_only = tuple(sorted(l for l in meta.learner_ids if not is_runnable(l, allow_modules=allowed)))
     if rank_only:
         logger.warning("%d learner(s) of the meta-data are rank-only (neither portfolio ids nor scikit-learn estimator "
                        "classes of an allowed package): ranked, never run: %s", len(rank_only),
                        ", ".join(_clip(l) for l in rank_only[:5]) + (", ..." if len(rank_only) > 5 else ""))
     trace = None
+    test_times: tuple = ()
+    skipped: tuple = ()
     if not dry_run:
-        left = None if budget is None else budget - (time.perf_counter() - started)
+        left = clock.left(budget)
         if left is not None and left <= 0:
             logger.warning("the budget of %g s was used up before the first test (loading the data and the "
-                           "meta-data took %.3g s)", budget, time.perf_counter() - started)
+                           "meta-data took %.3g s)", budget, clock.elapsed())
             trace = Trace(dataset=data.name, observations=(), stopped="budget")
         else:
             env = LiveEnvironment(data, evaluator, cv=int(cv), random_state=random_state, budget_seconds=left,
                                   expected_seconds={l: v[1] for l, v in expected.items()}, allow_modules=allowed,
-                                  prior_shape=_prior_shape(meta),
+                                  prior_shape=_prior_shape(meta), origin=started,
                                   fold_slack=None if budget is None else 0.1 * budget + 0.5, metric=metric)
             policy = strat.policy(info)
             if rank_only:
                 policy = _SkipRankOnly(policy, rank_only)
-            if on_start is not None:
-                policy = _Announcing(policy, on_start)
-            trace = run_policy(policy, env, dataset=data.name, budget=left, max_tests=top,
-                               on_observation=on_observation, keep_on_interrupt=True)
+            loop_start = time.perf_counter()
+            skipper = None
+            if left is not None:
+                skipper = policy = SkipOverBudget(policy, env.expected,
+                                                  lambda: left - (time.perf_counter() - loop_start))
+            if n_jobs > 1:
+                trace = run_parallel(policy, env, n_jobs=n_jobs, expected=expected, dataset=data.name, budget=left,
+                                     max_tests=top, on_start=on_start, on_observation=on_observation)
+            else:
+                if on_start is not None:
+                    policy = _Announcing(policy, on_start)
+                trace = run_policy(policy, env, dataset=data.name, budget=left, max_tests=top,
+                                   on_observation=on_observation, keep_on_interrupt=True)
+            test_times = tuple(env.timeline)
+            skipped = () if skipper is None else tuple(skipper.skipped)
+        clock.lap("tests")
     model = None
     if refit and trace is not None and trace.best() is not None:
         model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed)
+        clock.lap("refit")
     return Recommendation(dataset=data.name, source=data.source, strategy=str(getattr(strat, "name", strategy)),
                           dataset_info=info, plan=planned, trace=trace, budget_seconds=budget, excluded=excluded,
                           time_model=used, prior_matches=matches, rank_only=rank_only, model=model, metric=metric,
-                          expected=dict(expected))
+                          expected=dict(expected), timings=clock.to_dict(), test_times=test_times, skipped=skipped,
+                          n_jobs=n_jobs)
 
 
 def _prior_shape(meta) -> tuple[float, float]:
