@@ -979,6 +979,8 @@ def _add_recommend(sub) -> None:
     p.add_argument("--allow-module", action="append", default=[], metavar="PACKAGE",
                    help="also run estimator classes of this package named by learner ids (default: scikit-learn "
                         "only; learner ids are data and never run code outside the allowed packages)")
+    p.add_argument("--n-jobs", type=int, default=1, metavar="N",
+                   help="tests run at once (default 1; -1: one per CPU), in local worker processes")
     _add_common(p, out=True, meta_default="broad")
     p.set_defaults(func=_run_recommend)
 
@@ -1059,7 +1061,7 @@ def _run_recommend(args) -> None:
                        target=args.target, cv=args.cv, random_state=args.seed, dry_run=args.dry_run,
                        time_model=args.time_model, time_overhead=args.time_overhead, on_plan=on_plan,
                        on_start=None if args.dry_run else on_start, on_observation=on_observation,
-                       allow_modules=args.allow_module, metric=metric, started=args.started)
+                       allow_modules=args.allow_module, metric=metric, started=args.started, n_jobs=args.n_jobs)
     if out is None or result.trace is None:
         out = None
     files = ("trace.csv", "accuracy_vs_time.png", "predicted_vs_realised.png")

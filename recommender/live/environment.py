@@ -189,6 +189,7 @@ class LiveEnvironment:
         self.time_ratios: list[float] = []
         self.tests = 0
         self.prior_shape = prior_shape
+        self.first_in_process = True  # a cheap first test may run in-process under a watchdog
         self.beyond_prior = _larger_than(dataset, prior_shape)
         self.origin = None if origin is None else float(origin)
         self.timeline: list[tuple[float, float]] = []
@@ -238,7 +239,8 @@ class LiveEnvironment:
         a timeout, no fold of it starts after that moment, and a fold still running finishes
         unobserved in its daemon thread.
         """
-        if self.budget_seconds is None or self.tests > 0 or self.beyond_prior or self.evaluator.timeout is not None:
+        if (self.budget_seconds is None or self.tests > 0 or self.beyond_prior or not self.first_in_process
+                or self.evaluator.timeout is not None):
             return None
         expected = self.expected(learner)
         left = max(self.budget_seconds - self.spent, 0.0)

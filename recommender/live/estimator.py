@@ -70,6 +70,9 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         Seed of the CV splits and the learners (None: 0, so ``fit`` is deterministic).
     allow_modules : tuple of str
         Packages besides scikit-learn whose estimator classes meta-data learner ids may name.
+    n_jobs : int
+        Tests run at once (``-1``: one per CPU) on the engine joblib is configured with (loky
+        processes by default; ``joblib.parallel_config(backend="dask")`` for a Dask cluster).
 
     Attributes
     ----------
@@ -98,7 +101,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, budget: float = 30.0, *, strategy: str | None = None, meta="broad", cv: int = 5,
-                 top: int | None = None, random_state: int | None = None, allow_modules: tuple = ()):
+                 top: int | None = None, random_state: int | None = None, allow_modules: tuple = (), n_jobs: int = 1):
         self.budget = budget
         self.strategy = strategy
         self.meta = meta
@@ -106,6 +109,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         self.top = top
         self.random_state = random_state
         self.allow_modules = allow_modules
+        self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -150,7 +154,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         if folds >= 2:
             rec = recommend(data, strategy=self.strategy or DEFAULT_STRATEGY, meta=meta,
                             budget_seconds=float(self.budget) * (folds - 1) / folds, top=self.top, cv=folds,
-                            random_state=seed, allow_modules=self.allow_modules, started=started)
+                            random_state=seed, allow_modules=self.allow_modules, started=started, n_jobs=self.n_jobs)
             self.recommendation_, self.trace_ = rec, rec.trace
             self.leaderboard_ = rec.leaderboard
             left = float(self.budget) - (time.perf_counter() - started)

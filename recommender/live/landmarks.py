@@ -52,8 +52,7 @@ def landmark_rows(predict, n_rows: int, allowed: float, *, safety: float = LANDM
     An unknown (NaN) prediction counts as fitting: nothing recorded says it is expensive, and the
     measured cost still stops it.
     """
-    sizes = sorted({min(int(n_rows), r) for r in LANDMARK_ROWS if r <= max(int(n_rows), LANDMARK_ROWS[-1])},
-                   reverse=True)
+    sizes = sorted({min(int(n_rows), r) for r in LANDMARK_ROWS}, reverse=True)
     for rows in sizes:
         seconds = float(predict(rows))
         if not math.isfinite(seconds) or seconds * safety <= allowed:

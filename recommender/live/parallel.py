@@ -136,6 +136,7 @@ def _worker_test(source, learner: str, state: dict):
                           allow_modules=state["allow_modules"], metric=state["metric"],
                           prior_shape=state["prior_shape"], fold_slack=state["fold_slack"])
     env.tests = 0 if state["always_timed"] else state["tests"]  # 0: "first test", i.e. timed
+    env.first_in_process = not state["always_timed"]
     env.time_ratios = list(state["time_ratios"])
     obs = env.test(learner)
     return obs, env.results.get(learner)
