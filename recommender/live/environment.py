@@ -70,6 +70,9 @@ FIRST_TEST_MIN_WATCH = 1.0
 #: Seconds past its stop a watched test may take to hand back a fold that ended at the stop.
 _WATCH_GRACE = 0.05
 
+#: Seconds past the deadline the caller waits for a timed test (its fold process is killed at the deadline).
+_TIMED_GRACE = 0.5
+
 #: Scores a live test can report (the evaluator's ``<metric>_mean``).
 _METRICS = ("accuracy", "balanced_accuracy")
 
@@ -106,6 +109,17 @@ def _larger_than(dataset: LoadedDataset, prior_shape) -> bool:
 def _first_line(text: str, limit: int = 200) -> str:
     line = str(text).strip().splitlines()[0] if str(text).strip() else ""
     return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _kill_fold_processes() -> None:
+    """Kill this process's daemonic multiprocessing children (fold processes a watched test started)."""
+    import multiprocessing
+
+    for child in multiprocessing.active_children():
+        if child.daemon:
+            with contextlib.suppress(Exception):
+                child.kill()
+                child.join(0.5)
 
 
 class LiveEnvironment:
@@ -248,22 +262,32 @@ class LiveEnvironment:
             return None
         return min(max(FIRST_TEST_GUARD * expected, FIRST_TEST_MIN_WATCH), left)
 
-    def _watched(self, learner: str, watch: float, deadline: float | None):
-        """Evaluate ``learner`` in-process in a daemon thread; its result, or None when the watchdog fired."""
+    def _watched(self, learner: str, watch: float, deadline: float | None, *, evaluator: Evaluator | None = None,
+                 grace: float | None = None):
+        """Evaluate ``learner`` in a daemon thread; its result, or None when the watchdog fired.
+
+        The caller waits until ``watch`` seconds from now (never beyond ``deadline``) plus ``grace``.
+        """
         stop = time.perf_counter() + watch
         stop = stop if deadline is None else min(stop, deadline)
+        evaluator = self.evaluator if evaluator is None else evaluator
+        grace = _WATCH_GRACE if grace is None else grace
         box: dict = {}
 
         def work():
             try:
                 with _quiet_failures():
-                    box["result"] = self.evaluator.evaluate(self.dataset, [learner], deadline=stop)
+                    box["result"] = evaluator.evaluate(self.dataset, [learner], deadline=stop)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 box["error"] = exc
 
-        thread = threading.Thread(target=work, name="algorank-first-test", daemon=True)
+        thread = threading.Thread(target=work, name="algorank-watched-test", daemon=True)
         thread.start()
-        thread.join(max(stop - time.perf_counter(), 0.0) + _WATCH_GRACE)
+        try:
+            thread.join(max(stop - time.perf_counter(), 0.0) + grace)
+        except KeyboardInterrupt:  # Ctrl-C reaches this (main) thread: end the test's fold process now
+            _kill_fold_processes()
+            raise
         if thread.is_alive():
             return None
         if "error" in box:
@@ -316,8 +340,22 @@ class LiveEnvironment:
                     return Observation(learner, float("nan"), seconds, "timeout", message)
             else:
                 evaluator = self._evaluator_for_test(learner)  # may raise like evaluate (too few rows for the folds)
-                with _quiet_failures():
-                    result = evaluator.evaluate(self.dataset, [learner], deadline=deadline)
+                if evaluator is not self.evaluator and deadline is not None:
+                    # timed: its folds are killed at the deadline, but starting a fold process waits for the
+                    # fork server, which may still be starting on a busy machine: never wait past the deadline
+                    result = self._watched(learner, max(deadline - time.perf_counter(), 0.0), deadline,
+                                           evaluator=evaluator, grace=_TIMED_GRACE)
+                    if result is None:
+                        self._end = self._clock()
+                        seconds = float(self._end - start)
+                        self.spent += seconds
+                        self.tests += 1
+                        message = "no result by the end of the budget (its fold process had not started or finished)"
+                        logger.info("%s: %s", learner, message)
+                        return Observation(learner, float("nan"), seconds, "timeout", message)
+                else:
+                    with _quiet_failures():
+                        result = evaluator.evaluate(self.dataset, [learner], deadline=deadline)
         except InputError as exc:  # e.g. unknown learner id: record it and go on
             self._end = self._clock()
             seconds = self._end - start

@@ -55,6 +55,7 @@ logger = logging.getLogger(__name__)
 GRACE_SECONDS = 1.0
 
 _CACHE: dict = {}  # worker side: dataset file -> LoadedDataset (each worker reads it once)
+_WARMING: list = []  # main side: the warm-up futures of the local pool (see warm_pool)
 
 
 def check_n_jobs(n_jobs) -> int:
@@ -101,7 +102,9 @@ def _warm() -> int:
 def warm_pool(n_jobs: int) -> None:
     """Start the local worker pool now, in the background (best effort), so it is warm by the first test.
 
-    Only for the default loky engine; Dask clusters are the user's and already running.
+    Only for the default loky engine; Dask clusters are the user's and already running.  Until
+    one worker has finished its warm-up (imports), :func:`run_parallel` runs tests one at a time
+    in this process, so a slow pool start never delays the first results.
     """
     try:
         if n_jobs < 2 or _backend_kind(_active_backend()) != "loky":
@@ -109,8 +112,7 @@ def warm_pool(n_jobs: int) -> None:
         from joblib.externals.loky import get_reusable_executor
 
         executor = get_reusable_executor(max_workers=n_jobs)
-        for _ in range(n_jobs):
-            executor.submit(_warm)
+        _WARMING[:] = [executor.submit(_warm) for _ in range(n_jobs)]
     except Exception:  # pragma: no cover - a pool that cannot start says so at the first test
         logger.debug("could not start the worker pool early", exc_info=True)
 
@@ -202,6 +204,9 @@ class _FuturesPool:
     def close(self) -> None:
         if self.kind == "threading":
             self.executor.shutdown(wait=False, cancel_futures=True)
+        if self.kind == "loky" and any(not f.done() for f in _WARMING):
+            # workers still starting would keep this process from exiting until they have imported everything
+            self.executor.shutdown(wait=False, kill_workers=True)
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
 
@@ -327,8 +332,31 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
         if on_observation is not None:
             on_observation(obs)
 
+    def pool_ready() -> bool:
+        return getattr(pool, "kind", "") != "loky" or not _WARMING or any(f.done() for f in _WARMING)
+
     try:
         while True:
+            while not exhausted and not running and not pool_ready():  # the pool still starts: test here
+                if max_tests is not None and len(history) >= max_tests:
+                    stopped, exhausted = "top", True
+                    break
+                rest = left()
+                if rest is not None and rest <= 0:
+                    stopped, exhausted = "budget", True
+                    break
+                learner = policy.next(history)
+                if learner is None:
+                    exhausted = True
+                    break
+                if on_start is not None:
+                    on_start(learner)
+                env.budget_seconds = rest if rest is not None else env.budget_seconds
+                env.spent = 0.0
+                obs = env.test(learner)
+                history.append(obs)
+                if on_observation is not None:
+                    on_observation(obs)
             while not exhausted and len(running) < n_jobs:
                 if max_tests is not None and len(history) + len(running) >= max_tests:
                     stopped, exhausted = "top", True

@@ -48,10 +48,10 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 data, _ = arff.loadarff(sys.argv[1])
 frame = pd.DataFrame(data)
 for c in frame.columns:
-    if frame[c].dtype == object:
+    if frame[c].dtype.kind in "OS":
         frame[c] = frame[c].str.decode("utf-8")
 y = frame.pop(sys.argv[2])
-nominal = [c for c in frame.columns if frame[c].dtype == object]
+nominal = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
 module, _, name = sys.argv[3].rpartition(".")
 model = getattr(importlib.import_module(module), name)()
 prep = ColumnTransformer([("nom", OneHotEncoder(handle_unknown="ignore"), nominal)], remainder=StandardScaler())
