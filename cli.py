@@ -1149,7 +1149,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler.setFormatter(EscapingFormatter("%(levelname)s %(name)s: %(message)s"))
         logging.basicConfig(level=level, handlers=[handler])
         code = int(args.func(args) or 0)  # a command may return its own code (130: interrupted, results kept)
-        return _exit_now(code) if code == 130 and argv is None else code
+        if argv is None and (code == 130 or args.command == "recommend"):
+            return _exit_now(code)  # recommend: the budget counts until the process has ended, not its teardown
+        return code
     except InputError as exc:
         sys.stderr.write(f"error: {_one_line(exc)}\n")
         return 2

@@ -619,6 +619,8 @@ def recommend(
                                    on_observation=on_observation, keep_on_interrupt=True)
             test_times = tuple(env.timeline)
             skipped = () if skipper is None else tuple(skipper.skipped)
+            if skipped and trace.stopped == "policy":  # what was left did not fit in the budget
+                trace = Trace(dataset=trace.dataset, observations=trace.observations, stopped="budget")
         clock.lap("tests")
     model = None
     if refit and trace is not None and trace.best() is not None:
