@@ -204,9 +204,11 @@ class _FuturesPool:
     def close(self) -> None:
         if self.kind == "threading":
             self.executor.shutdown(wait=False, cancel_futures=True)
-        if self.kind == "loky" and any(not f.done() for f in _WARMING):
-            # workers still starting would keep this process from exiting until they have imported everything
+        if self.kind == "loky":
+            # the workers end with the loop: idle or still starting, they would keep this process from
+            # exiting (past the budget) until they are told to stop
             self.executor.shutdown(wait=False, kill_workers=True)
+            _WARMING.clear()
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
 
