@@ -1150,6 +1150,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(level=level, handlers=[handler])
         code = int(args.func(args) or 0)  # a command may return its own code (130: interrupted, results kept)
         if argv is None and (code == 130 or args.command == "recommend"):
+            if args.command == "recommend":  # its fork server may still be warming up: it ends with the command
+                from algorank.recommender.live.environment import stop_fold_server
+
+                stop_fold_server()
             return _exit_now(code)  # recommend: the budget counts until the process has ended, not its teardown
         return code
     except InputError as exc:

@@ -57,7 +57,7 @@ from algorank.evaluation.cv.resampling import make_resampler
 from algorank.evaluation.meta.trace import Observation
 from algorank.metadata.errors import InputError
 
-__all__ = ["LiveEnvironment"]
+__all__ = ["LiveEnvironment", "stop_fold_server"]
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +109,27 @@ def _larger_than(dataset: LoadedDataset, prior_shape) -> bool:
 def _first_line(text: str, limit: int = 200) -> str:
     line = str(text).strip().splitlines()[0] if str(text).strip() else ""
     return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def stop_fold_server() -> None:
+    """Kill the fork server of timed folds now (and with it their fold processes), if it runs.
+
+    For a command that is about to end: the server may still be warming up (importing and fitting
+    every portfolio learner once), which on a busy machine lasts seconds after the command's own
+    end, holding its output pipes open.  Best effort: nothing is raised.
+    """
+    import os
+    import signal
+
+    try:
+        from multiprocessing import forkserver
+
+        pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+    except Exception:  # noqa: BLE001 - best effort, the server ends with its caller anyway
+        logger.debug("could not stop the fork server", exc_info=True)
 
 
 def _kill_fold_processes() -> None:

@@ -74,7 +74,7 @@ def _subsample(data, rows: int, random_state: int):
 
 
 def measure_landmarks(info: dict, data, meta, *, budget: float | None, random_state: int = 0,
-                      share: float = LANDMARK_BUDGET_SHARE, clock=time.perf_counter) -> None:
+                      share: float = LANDMARK_BUDGET_SHARE, left: float | None = None, clock=time.perf_counter) -> None:
     """Add the dataset's landmarkers (and one-hot feature count, class entropy, ...) to ``info``.
 
     Parameters
@@ -90,6 +90,8 @@ def measure_landmarks(info: dict, data, meta, *, budget: float | None, random_st
         Seed of the subsample and of the landmarkers' folds.
     share : float
         Share of ``budget`` they may take.
+    left : float, optional
+        Seconds left of the budget: they never take more than that.
     """
     from algorank.evaluation.cv.metabuild import dataset_meta_features, expected_landmark_seconds
 
@@ -98,7 +100,10 @@ def measure_landmarks(info: dict, data, meta, *, budget: float | None, random_st
         _update(info, dataset_meta_features(data, random_state=random_state))
         info["landmark_seconds"] = clock() - start
         return
-    allowed = share * budget
+    allowed = share * budget if left is None else min(share * budget, max(float(left), 0.0))
+    if allowed <= 0:
+        _skip(info, f"no time left of the {budget:g} s budget")
+        return
     n, d = len(data.y), data.X.shape[1]
     rows = landmark_rows(lambda r: expected_landmark_seconds(meta.datasets, r, d), n, allowed)
     if rows is None:

@@ -565,7 +565,8 @@ def recommend(
     strat.fit(meta)
     clock.lap("plan")
     if getattr(strat, "landmarks_", ()):  # the strategy conditions on landmarkers: measure them here
-        measure_landmarks(info, data, meta, budget=budget, random_state=random_state)
+        measure_landmarks(info, data, meta, budget=budget, random_state=random_state,
+                          left=None if dry_run else clock.left(budget))
         clock.lap("landmark")
     matches = prior_matches(meta, info)
     if matches:

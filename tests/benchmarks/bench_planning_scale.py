@@ -66,8 +66,8 @@ def main() -> None:
             t = d["timings"]
             ok = wall <= args.budget * 1.1 + 1
             print(f"{m:>5} learners: wall {wall:6.2f} s ({'within' if ok else 'OVER'} budget x 1.1 + 1 s); "
-                  f"load {t['load']:.2f} s, plan {t['plan']:.2f} s, landmark {t['landmark']:.2f} s, "
-                  f"tests {t['tests']:.2f} s; {len(d['trace'])} tests, {len(d['order'])} planned; "
+                  f"import {t['import']:.2f} s, load {t['load']:.2f} s, plan {t['plan']:.2f} s, landmark {t['landmark']:.2f} s, "
+                  f"tests {t['tests']:.2f} s, total {t['total']:.2f} s; {len(d['trace'])} tests, {len(d['order'])} planned; "
                   f"exit {proc.returncode}", flush=True)
 
 
