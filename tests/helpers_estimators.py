@@ -8,12 +8,28 @@ on at least ``min_rows`` rows (so a small warm-up fit is fast and a real fold is
 
 from __future__ import annotations
 
+import tempfile
 import time
+import uuid
+from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-__all__ = ["FailingClassifier", "SlowClassifier", "SlowOnLargeClassifier", "ThreadCountClassifier", "ExitingClassifier"]
+__all__ = ["FailingClassifier", "SlowClassifier", "SlowOnLargeClassifier", "ThreadCountClassifier", "ExitingClassifier",
+           "new_log", "log_file"]
+
+
+def log_file(tag: str) -> Path:
+    """The file a ``log`` tag names.  A learner id is data and may not carry a path (algorank refuses
+    one), so the estimators take a plain word and write to a fixed place in the temporary folder."""
+    return Path(tempfile.gettempdir()) / f"algorank-test-{tag}.log"
+
+
+def new_log() -> tuple[str, Path]:
+    """A fresh ``log`` tag and its (not yet existing) file."""
+    tag = uuid.uuid4().hex
+    return tag, log_file(tag)
 
 
 class FailingClassifier(ClassifierMixin, BaseEstimator):
@@ -47,8 +63,8 @@ class ExitingClassifier(ClassifierMixin, BaseEstimator):
 class SlowClassifier(ClassifierMixin, BaseEstimator):
     """Sleeps ``delay`` seconds in ``fit``; predicts the training majority class.
 
-    With ``log`` (a file path), each ``fit`` first appends a line ``<pid>`` to it, so a test can
-    count how often, and by which process, folds were computed.
+    With ``log`` (a tag, see :func:`log_file`), each ``fit`` first appends a line ``<pid>`` to its
+    file, so a test can count how often, and by which process, folds were computed.
     """
 
     def __init__(self, delay: float = 1.0, log: str | None = None):
@@ -59,7 +75,7 @@ class SlowClassifier(ClassifierMixin, BaseEstimator):
         if self.log:
             import os
 
-            with open(self.log, "a") as f:
+            with open(log_file(self.log), "a") as f:
                 f.write(f"{os.getpid()}\n")
         time.sleep(self.delay)
         self.classes_, counts = np.unique(y, return_counts=True)
@@ -84,7 +100,7 @@ class SlowOnLargeClassifier(SlowClassifier):
             return self
         return super().fit(X, y)
 class ThreadCountClassifier(ClassifierMixin, BaseEstimator):
-    """Appends the largest BLAS/OpenMP thread count in effect during ``fit`` to the file ``log``."""
+    """Appends the largest BLAS/OpenMP thread count in effect during ``fit`` to the file of tag ``log``."""
 
     def __init__(self, log: str = ""):
         self.log = log
@@ -92,7 +108,7 @@ class ThreadCountClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         from threadpoolctl import threadpool_info
 
-        with open(self.log, "a") as f:
+        with open(log_file(self.log), "a") as f:
             f.write(f"{max((i['num_threads'] for i in threadpool_info()), default=1)}\n")
         self.classes_, counts = np.unique(y, return_counts=True)
         self.majority_ = self.classes_[np.argmax(counts)]

@@ -164,8 +164,10 @@ def test_a_script_without_a_main_guard_is_not_rerun_by_the_fold_processes(tmp_pa
 
 
 def test_folds_run_single_threaded_in_process_and_in_fold_processes(iris, tmp_path):
-    log = tmp_path / "threads.txt"
-    learner = "helpers_estimators.ThreadCountClassifier" + json.dumps({"log": str(log)})
+    from helpers_estimators import new_log
+
+    tag, log = new_log()
+    learner = "helpers_estimators.ThreadCountClassifier" + json.dumps({"log": tag})
     for timeout in (None, 30.0):
         Evaluator(cv=2, repeats=1, timeout=timeout, progress=False, allow_modules=ALLOW).evaluate(iris, [learner])
     assert log.read_text().split() == ["1"] * 4
@@ -186,18 +188,20 @@ def test_fold_server_is_warmed_with_every_portfolio_learner():
 def test_timed_folds_share_one_child_until_one_is_killed(iris, tmp_path):
     from algorank.evaluation.cv.evaluator import Evaluator
 
-    first, second = tmp_path / "first.log", tmp_path / "second.log"
-    learners = ["helpers_estimators.SlowClassifier" + json.dumps({"delay": 0.01, "log": str(first)}),
-                "helpers_estimators.SlowClassifier" + json.dumps({"delay": 5.0, "log": str(second)}),
-                "helpers_estimators.SlowClassifier" + json.dumps({"delay": 0.01, "log": str(tmp_path / "third.log")})]
+    from helpers_estimators import new_log
+
+    (t1, first), (t2, second), (t3, third) = new_log(), new_log(), new_log()
+    learners = ["helpers_estimators.SlowClassifier" + json.dumps({"delay": 0.01, "log": t1}),
+                "helpers_estimators.SlowClassifier" + json.dumps({"delay": 5.0, "log": t2}),
+                "helpers_estimators.SlowClassifier" + json.dumps({"delay": 0.01, "log": t3})]
     ev = Evaluator(cv=3, repeats=1, timeout=1.0, progress=False, allow_modules=ALLOW)
     res = ev.evaluate(iris, learners)
     assert [res.summary.loc[l, "status"] for l in learners] == ["ok", "timeout", "ok"]
-    pids = [set((tmp_path / f).read_text().split()) for f in ("first.log", "second.log", "third.log")]
+    pids = [set(f.read_text().split()) for f in (first, second, third)]
     # the three folds of the first learner and the killed fold of the second ran in one child, not here;
     # the third learner needed a fresh child (the second's was killed)
     assert len(pids[0]) == 1 and pids[0] == pids[1] and str(os.getpid()) not in pids[0]
-    assert len((tmp_path / "first.log").read_text().split()) == 3
+    assert len(first.read_text().split()) == 3
     assert len(pids[2]) == 1 and pids[2] != pids[0]
 
 

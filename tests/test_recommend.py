@@ -76,11 +76,20 @@ def test_top_dry_run_and_exclude(iris):
 
 def test_failing_learner_is_skipped_and_loop_goes_on(iris):
     # the meta-data names a learner whose fit fails here: its test fails, the loop goes on
-    learners = ['sklearn.linear_model.LogisticRegression{"C": -1.0}', "sklearn.naive_bayes.GaussianNB"]
+    # (CategoricalNB rejects the negative values of the standardised features)
+    learners = ['sklearn.naive_bayes.CategoricalNB{"alpha": 1.0}', "sklearn.naive_bayes.GaussianNB"]
     r = recommend(iris, strategy="ar:p=0", meta=_meta(learners), budget_seconds=None, cv=3)
     assert r.trace.learners == learners and r.rank_only == ()
-    assert r.trace.observations[0].status == "error" and "C" in r.trace.observations[0].message
+    assert r.trace.observations[0].status == "error" and "Negative values" in r.trace.observations[0].message
     assert r.best is not None and r.best.learner == "sklearn.naive_bayes.GaussianNB"
+
+
+def test_a_parameter_outside_its_declared_range_is_rank_only(iris):
+    # the class declares C > 0: a value from data outside it is refused before anything is built
+    learners = ['sklearn.linear_model.LogisticRegression{"C": -1.0}', "sklearn.naive_bayes.GaussianNB"]
+    r = recommend(iris, strategy="ar:p=0", meta=_meta(learners), budget_seconds=None, cv=3)
+    assert r.rank_only == ('sklearn.linear_model.LogisticRegression{"C": -1.0}',)
+    assert r.trace.learners == ["sklearn.naive_bayes.GaussianNB"]
 
 
 def test_learner_that_does_not_resolve_is_rank_only(iris):

@@ -34,8 +34,11 @@ def _claims(store: Path) -> int:
 
 
 def test_two_evaluate_processes_share_the_folds_of_one_store(tmp_path):
-    store, log = tmp_path / "store.sqlite", tmp_path / "fits.log"
-    learner = "helpers_estimators.SlowClassifier" + json.dumps({"delay": 1.0, "log": str(log)})
+    from helpers_estimators import new_log
+
+    tag, log = new_log()
+    store = tmp_path / "store.sqlite"
+    learner = "helpers_estimators.SlowClassifier" + json.dumps({"delay": 1.0, "log": tag})
     args = ["evaluate", "sklearn:iris", "--learners", learner, "--allow-module", "helpers_estimators", "--cv", "8",
             "--store", str(store), "--json"]
     first = _start(args, tmp_path, "first")
