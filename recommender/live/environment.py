@@ -84,6 +84,26 @@ class _DropFailureWarnings(logging.Filter):
         return not (record.levelno == logging.WARNING and "failed on" in str(record.msg))
 
 
+#: Threads of abandoned (watched) tests: their late failure warnings are dropped for good.
+_ABANDONED: set = set()
+
+
+class _DropAbandoned(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.thread in _ABANDONED and record.levelno == logging.WARNING and "failed on" in str(record.msg))
+
+
+_ABANDONED_FILTER = _DropAbandoned()
+
+
+def _abandon(thread: threading.Thread) -> None:
+    """Forget a watched test's thread: whatever it still logs about its failure is not shown."""
+    _ABANDONED.add(thread.ident)
+    target = logging.getLogger("algorank.evaluation.cv.evaluator")
+    if _ABANDONED_FILTER not in target.filters:
+        target.addFilter(_ABANDONED_FILTER)
+
+
 @contextlib.contextmanager
 def _quiet_failures():
     target = logging.getLogger("algorank.evaluation.cv.evaluator")
@@ -297,19 +317,20 @@ class LiveEnvironment:
 
         def work():
             try:
-                with _quiet_failures():
-                    box["result"] = evaluator.evaluate(self.dataset, [learner], deadline=stop)
+                box["result"] = evaluator.evaluate(self.dataset, [learner], deadline=stop)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 box["error"] = exc
 
         thread = threading.Thread(target=work, name="algorank-watched-test", daemon=True)
         thread.start()
         try:
-            thread.join(max(stop - time.perf_counter(), 0.0) + grace)
+            with _quiet_failures():
+                thread.join(max(stop - time.perf_counter(), 0.0) + grace)
         except KeyboardInterrupt:  # Ctrl-C reaches this (main) thread: end the test's fold process now
             _kill_fold_processes()
             raise
         if thread.is_alive():
+            _abandon(thread)
             return None
         if "error" in box:
             raise box["error"]
