@@ -23,7 +23,7 @@ from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.recommender.live import landmarks as lm
 from algorank.recommender.live.environment import FIRST_TEST_GUARD, FIRST_TEST_MIN_WATCH, LiveEnvironment
-from algorank.recommender.live.pacing import MAX_CONSECUTIVE_SKIPS, SKIP_MESSAGE, SkipOverBudget, UntilDeadline
+from algorank.recommender.live.pacing import MAX_CONSECUTIVE_SKIPS, SkipOverBudget, UntilDeadline, fit_within
 from algorank.recommender.live.parallel import check_n_jobs, run_parallel
 from algorank.recommender.live.recommend import plan, recommend
 from algorank.recommender.live.timing import PHASES, PhaseClock
@@ -191,6 +191,32 @@ def test_planning_stops_at_its_deadline():
     assert len(planned) == 5 and strategy.last.calls == 5  # clock 0..4 before the deadline, 5 stops it
     policy = UntilDeadline(FixedOrder(learners), deadline=0.0, clock=lambda: 1.0)
     assert policy.next([]) is None and policy.cut and policy.calls == 0
+
+
+def test_a_strategy_fit_that_outlasts_the_budget_is_abandoned():
+    import threading
+
+    release = threading.Event()
+
+    class Slow:
+        fitted = False
+
+        def fit(self, meta):
+            release.wait(10)
+            self.fitted = True
+
+    class Broken:
+        def fit(self, meta):
+            raise InputError("bad meta-data")
+
+    slow = Slow()
+    assert fit_within(slow, None, 0.05) is False and not slow.fitted  # not waited for
+    release.set()
+    quick = Slow()
+    assert fit_within(quick, None, 5.0) is True and quick.fitted
+    assert fit_within(Slow(), None, None) is True  # no limit: fitted here
+    with pytest.raises(InputError, match="bad meta-data"):
+        fit_within(Broken(), None, 5.0)
 
 
 # ------------------------------------------------------------------ landmarkers

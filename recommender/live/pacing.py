@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from typing import Callable, Sequence
 
 from algorank.evaluation.meta.trace import Observation
 from algorank.metadata.text import escape
 
-__all__ = ["SkipOverBudget", "UntilDeadline", "PLAN_BUDGET_SHARE", "SKIP_MESSAGE", "MAX_CONSECUTIVE_SKIPS"]
+__all__ = ["SkipOverBudget", "UntilDeadline", "fit_within", "PLAN_BUDGET_SHARE", "SKIP_MESSAGE", "MAX_CONSECUTIVE_SKIPS"]
 
 logger = logging.getLogger(__name__)
 
@@ -118,3 +119,32 @@ class UntilDeadline:
             return None
         self.calls += 1
         return self.policy.next(history)
+
+
+def fit_within(strategy, meta, seconds: float | None) -> bool:
+    """Fit ``strategy`` on ``meta``; give up after ``seconds`` (None: no limit).
+
+    Fitting grows with the square of the number of learners (a covariance over learners): 2,000
+    learners take seconds.  The fit runs in a daemon thread and the caller waits at most
+    ``seconds``; when it is not done by then, False is returned and the fit is abandoned (it
+    finishes unobserved).  Errors of the fit are raised here.
+    """
+    if seconds is None:
+        strategy.fit(meta)
+        return True
+    box: dict = {}
+
+    def work():
+        try:
+            strategy.fit(meta)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+
+    thread = threading.Thread(target=work, name="algorank-fit", daemon=True)
+    thread.start()
+    thread.join(max(float(seconds), 0.0))
+    if thread.is_alive():
+        return False
+    if "error" in box:
+        raise box["error"]
+    return True

@@ -62,7 +62,7 @@ from algorank.evaluation.cv.evaluator import start_fold_server
 from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
 from algorank.recommender.live.environment import LiveEnvironment
 from algorank.recommender.live.landmarks import LANDMARK_BUDGET_SHARE, measure_landmarks  # noqa: F401 (re-export)
-from algorank.recommender.live.pacing import PLAN_BUDGET_SHARE, SkipOverBudget
+from algorank.recommender.live.pacing import PLAN_BUDGET_SHARE, SkipOverBudget, fit_within
 from algorank.recommender.live.parallel import check_n_jobs, run_parallel, warm_pool
 from algorank.recommender.live.timing import PhaseClock
 from algorank.evaluation.meta.environments import meta_arrays
@@ -562,7 +562,15 @@ def recommend(
                                                                       stopped="budget"),
                               budget_seconds=budget, excluded=excluded, time_model=used, metric=metric,
                               timings=clock.to_dict(), n_jobs=n_jobs)
-    strat.fit(meta)
+    if not fit_within(strat, meta, None if dry_run else clock.left(budget)):
+        logger.warning("the budget of %g s was used up while fitting the strategy on the meta-data (%d learners)",
+                       budget, len(meta.learner_ids))
+        clock.lap("plan")
+        return Recommendation(dataset=data.name, source=data.source, strategy=str(getattr(strat, "name", strategy)),
+                              dataset_info=info, plan=(), trace=Trace(dataset=data.name, observations=(),
+                                                                      stopped="budget"),
+                              budget_seconds=budget, excluded=excluded, time_model=used, metric=metric,
+                              timings=clock.to_dict(), n_jobs=n_jobs)
     clock.lap("plan")
     if getattr(strat, "landmarks_", ()):  # the strategy conditions on landmarkers: measure them here
         measure_landmarks(info, data, meta, budget=budget, random_state=random_state,
