@@ -61,7 +61,7 @@ from typing import Any, Callable
 
 __all__ = ["PRELOAD", "REAP_SECONDS", "Outcome", "fold_context", "add_preload", "start_fold_server",
            "stop_fold_server", "run_with_deadline", "ChildWorker", "ChildStream", "detach_from_caller",
-           "limit_threads", "interrupt_watch", "watch_parent", "parallel"]
+           "limit_threads", "interrupt_watch", "watch_parent", "parallel", "watched_executor"]
 
 logger = logging.getLogger(__name__)
 
@@ -602,3 +602,13 @@ def parallel(n_jobs: int | None, **kwargs):
         extra = {"initializer": runpy.run_path,
                  "initargs": (str(_BOOT_DIR / "algorank_parent_watch.py"), {"PARENT": os.getpid()})}
     return Parallel(n_jobs=n_jobs, **kwargs, **extra)
+
+
+def watched_executor(n_jobs: int):
+    """joblib's reusable loky executor with ``n_jobs`` workers that die with this process (as in :func:`parallel`)."""
+    import runpy
+
+    from joblib.externals.loky import get_reusable_executor
+
+    return get_reusable_executor(max_workers=n_jobs, initializer=runpy.run_path,
+                                 initargs=(str(_BOOT_DIR / "algorank_parent_watch.py"), {"PARENT": os.getpid()}))
