@@ -232,28 +232,28 @@ def test_landmark_rows_takes_the_largest_subsample_that_fits():
 
 
 def test_landmarkers_still_running_at_their_share_of_the_budget_are_abandoned(iris, monkeypatch):
-    from algorank.evaluation.cv import metabuild
+    from algorank.evaluation.cv import metafeatures
 
     def sluggish(data, **kwargs):
         time.sleep(3.0)
         return {"landmark_1nn": 0.5}
 
-    monkeypatch.setattr(metabuild, "dataset_meta_features", sluggish)
-    monkeypatch.setattr(metabuild, "expected_landmark_seconds", lambda *a: 0.01)
+    monkeypatch.setattr(metafeatures, "dataset_meta_features", sluggish)
+    monkeypatch.setattr(metafeatures, "expected_landmark_seconds", lambda *a: 0.01)
     info: dict = {}
     t0 = time.perf_counter()
     lm.measure_landmarks(info, iris, meta_for([NB]), budget=5.0)  # share: 0.5 s
     assert time.perf_counter() - t0 < 2.5  # not waited for
     assert "still running" in info["landmarks_skipped"] and "landmark_1nn" not in info
     # predicted too expensive: not even started
-    monkeypatch.setattr(metabuild, "expected_landmark_seconds", lambda *a: 100.0)
+    monkeypatch.setattr(metafeatures, "expected_landmark_seconds", lambda *a: 100.0)
     info = {}
     lm.measure_landmarks(info, iris, meta_for([NB]), budget=5.0)
     assert info["landmarks_skipped"].startswith("expected 1e+02 s")
 
 
 def test_landmarkers_run_on_a_subsample(monkeypatch):
-    from algorank.evaluation.cv import metabuild
+    from algorank.evaluation.cv import metafeatures
 
     seen = {}
 
@@ -261,8 +261,8 @@ def test_landmarkers_run_on_a_subsample(monkeypatch):
         seen["rows"], seen["max_rows"] = len(data.y), max_rows
         return {"landmark_1nn": 0.5, "n_instances": -1}
 
-    monkeypatch.setattr(metabuild, "dataset_meta_features", record)
-    monkeypatch.setattr(metabuild, "expected_landmark_seconds", lambda ds, rows, d: 1e-6 * rows * rows)
+    monkeypatch.setattr(metafeatures, "dataset_meta_features", record)
+    monkeypatch.setattr(metafeatures, "expected_landmark_seconds", lambda ds, rows, d: 1e-6 * rows * rows)
     data = load_dataset("sklearn:breast_cancer")  # 569 rows
     info = {"n_instances": 569}
     lm.measure_landmarks(info, data, meta_for([NB]), budget=2.0)  # 0.2 s share: 569 rows need 0.65 s x 2
