@@ -126,7 +126,8 @@ class InterruptSwallowingClassifier(ClassifierMixin, BaseEstimator):
     (a wrong, "half-trained" result).  With ``self_interrupt`` it sends SIGINT to its own process
     instead of waiting, so a test can land an interrupt inside a fit deterministically.  Once the
     gate exists it fits normally and predicts the training majority class.  With ``log`` each
-    ``fit`` first appends ``<pid>`` to that file.
+    ``fit`` first appends ``<pid>`` to that file.  ``gate`` and ``log`` are tags naming files
+    (:func:`log_file`): a learner id may not carry a path.
     """
 
     def __init__(self, gate: str = "", wait: float = 60.0, self_interrupt: bool = False, log: str | None = None):
@@ -139,19 +140,20 @@ class InterruptSwallowingClassifier(ClassifierMixin, BaseEstimator):
         import os
         import signal
 
+        gate = log_file(self.gate) if self.gate else None
         if self.log:
-            with open(self.log, "a") as f:
+            with open(log_file(self.log), "a") as f:
                 f.write(f"{os.getpid()}\n")
         self.classes_, counts = np.unique(y, return_counts=True)
         self.label_ = self.classes_[np.argmax(counts)]
-        if self.gate and os.path.exists(self.gate):
+        if gate is not None and gate.exists():
             return self
         try:
             if self.self_interrupt:
                 os.kill(os.getpid(), signal.SIGINT)
                 time.sleep(1.0)  # the handler runs at the next bytecode; never reached in practice
             end = time.monotonic() + self.wait
-            while time.monotonic() < end and not (self.gate and os.path.exists(self.gate)):
+            while time.monotonic() < end and not (gate is not None and gate.exists()):
                 time.sleep(0.02)
         except KeyboardInterrupt:  # swallowed: stop early and return what there is
             self.label_ = self.classes_[np.argmin(counts)]

@@ -182,8 +182,7 @@ def test_the_cli_is_at_most_600_lines():
 
 #: Library files over 800 lines that are being split by their own work (each listed with its size cap
 #: today, so none may grow); every other module stays within 800 lines.
-OVER_800 = {"evaluation/meta/benchmark.py": 1070, "evaluation/cv/metabuild.py": 1050,
-            "evaluation/cv/evaluator.py": 975}
+OVER_800: dict[str, int] = {}  # no library file is over 800 lines
 
 
 @pytest.mark.parametrize("path", ALL_MODULES, ids=lambda p: str(p.relative_to(ROOT)))

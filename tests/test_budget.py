@@ -159,7 +159,7 @@ def test_a_script_without_a_main_guard_is_not_rerun_by_the_fold_processes(tmp_pa
         "from sklearn.datasets import load_iris\n"
         "from algorank import AlgorankClassifier\n"
         "X, y = load_iris(return_X_y=True)\n"
-        "clf = AlgorankClassifier(budget=20, top=1, cv=3, strategy='ar:p=0').fit(X, y)\n"
+        "clf = AlgorankClassifier(budget=60, top=1, cv=3, strategy='ar:p=0').fit(X, y)\n"  # top=1: ends after one test
         "print(clf.leaderboard_['status'].tolist())\n")
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -18,6 +18,7 @@ import pytest
 from algorank import cli
 from algorank.evaluation.cv.datasets import MAX_ABS_VALUE, load_dataset
 from algorank.evaluation.cv.evaluator import Evaluator, write_runs
+from algorank.evaluation.cv.preprocessing import encode_dataset
 from algorank.evaluation.cv.store import FoldStore
 from algorank.metadata.checks import MAX_SEED, available_cores, check_n_jobs, check_seconds, check_seed
 from algorank.metadata.errors import AlgorankError, InputError
@@ -46,10 +47,12 @@ def test_numbers_beyond_the_float_range_are_missing_values_with_a_warning(tmp_pa
     path.write_text("\n".join(text) + "\n")
     with caplog.at_level(logging.WARNING):
         data = load_dataset(str(path))
+        encoded = encode_dataset(data)[0]
     X = data.X.to_numpy(dtype=float)
-    assert np.isnan(X[0]).all() and np.isnan(X[1, 0]) and X[1, 1] == 5.0 and np.isnan(X[2, 0])
+    assert np.isinf(X[0]).all() and np.isnan(X[1, 0]) and X[1, 1] == 5.0 and np.isnan(X[2, 0])
     assert X[2, 1] == 1e-300 and np.isfinite(X[3:]).all()
-    assert "4 value(s) beyond +-1e+150" in caplog.text and "(a, b)" in caplog.text
+    assert "2 value(s) beyond +-1e+150 (too large to compute with) in 1 column(s) (a)" in caplog.text
+    assert np.isnan(encoded[0]).all() and "+-inf" in caplog.text  # beyond the float range: the preprocessing's rule
     res = Evaluator(cv=3, progress=False).evaluate(data, ["lda", "logreg", "mlp", "knn"])
     assert (res.summary["status"] == "ok").all()  # before: "Input X contains NaN" after the overflow
     assert MAX_ABS_VALUE ** 2 < np.finfo(float).max

@@ -33,7 +33,7 @@ ALLOW = ["helpers_estimators"]
 #: Seconds allowed for the processes of a command to disappear: the promise is 0.5 s (they watch their parent
 #: every 0.05 s), plus a margin for a loaded 2-core machine.  Before, loky workers stayed for more than 22 s and
 #: a starting fold server for 1-3 s.
-GONE_WITHIN = 2.0
+GONE_WITHIN = 5.0
 
 
 def swallow(**params) -> str:
@@ -61,8 +61,10 @@ def _stored(store: Path) -> list[tuple]:
 # ====================================================================== in the library
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_a_swallowed_interrupt_is_not_stored_and_resume_equals_an_uninterrupted_run(skewed, tmp_path, n_jobs):
-    gate = tmp_path / "gate"
-    learner = swallow(gate=str(gate), self_interrupt=True)
+    from helpers_estimators import new_log
+
+    gate_tag, gate = new_log()
+    learner = swallow(gate=gate_tag, self_interrupt=True)
     store = tmp_path / "store.sqlite"
     ev = Evaluator(cv=3, repeats=1, progress=False, allow_modules=ALLOW, store=store, n_jobs=n_jobs)
     with pytest.raises(KeyboardInterrupt):
@@ -152,8 +154,11 @@ def _wait_for(predicate, proc, what: str, timeout: float = 120.0) -> None:
 
 
 def test_a_swallowed_kill_int_of_evaluate_exits_130_and_stores_nothing_of_it(tmp_path):
-    gate, log, store = tmp_path / "gate", tmp_path / "fits.log", tmp_path / "store.sqlite"
-    learner = swallow(gate=str(gate), log=str(log))
+    from helpers_estimators import new_log
+
+    (gate_tag, gate), (log_tag, log) = new_log(), new_log()
+    store = tmp_path / "store.sqlite"
+    learner = swallow(gate=gate_tag, log=log_tag)
     marker = uuid.uuid4().hex
     args = [sys.executable, "-m", "algorank", "evaluate", "sklearn:iris", "--learners", "lda", learner,
             "--allow-module", "helpers_estimators", "--cv", "3", "--store", str(store), "--quiet"]
@@ -214,7 +219,7 @@ def test_sigkill_while_the_fold_server_starts_leaves_nothing(tmp_path):
         _wait_for(lambda: _fold_server_pids(proc.pid), proc, "fold server")
         proc.kill()
         proc.wait(timeout=10)
-        assert _gone(marker, within=1.5) == []
+        assert _gone(marker) == []
     finally:
         if proc.poll() is None:
             proc.kill()

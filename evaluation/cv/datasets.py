@@ -29,6 +29,13 @@ column (object, string, category, bool).  An explicitly named (or ``class`` /
 ARFF attribute or a CSV column with fractional values is rejected as a numeric
 (regression) target.  Rows whose label is missing are dropped, with a warning
 saying how many (``meta_features["dropped_rows"]``).
+
+Values a classifier cannot compute with are refused or repaired up front, with one message:
+finite numbers beyond :data:`MAX_ABS_VALUE` in magnitude become missing values with a warning
+(numbers beyond the float range are read as infinite; the preprocessing treats those as missing
+values with its own warning); a dataset without feature columns, a column holding lists or other
+nested values, and a target whose classes all have a single row are errors
+(:func:`check_class_sizes`).
 """
 
 from __future__ import annotations
@@ -52,8 +59,9 @@ logger = logging.getLogger(__name__)
 #: Names accepted after ``sklearn:``.
 SKLEARN_DATASETS = ("iris", "wine", "breast_cancer", "digits")
 _TARGET_NAMES = ("class", "target")
-#: Feature values larger than this in magnitude (and infinite ones, e.g. ``1e309`` in a CSV) are treated as
-#: missing, with a warning: squaring them (a variance, a distance) would overflow to inf and then NaN.
+#: Finite feature values larger than this in magnitude are treated as missing, with a warning: squaring them
+#: (a variance, a distance) would overflow to inf and then NaN.  Infinite ones (``1e309`` in a CSV) become
+#: missing values in the preprocessing, with its own warning.
 MAX_ABS_VALUE = 1e150
 
 
@@ -321,21 +329,21 @@ def _refuse_nested(X: pd.DataFrame, nominal: dict, name: str) -> None:
 
 
 def _out_of_range_as_missing(X: pd.DataFrame, name: str) -> pd.DataFrame:
-    """Numeric values beyond :data:`MAX_ABS_VALUE` in magnitude (inf included) become NaN, with a warning."""
+    """Finite numeric values beyond :data:`MAX_ABS_VALUE` in magnitude become NaN, with a warning."""
     cols = [c for c, dt in X.dtypes.items() if dt == float]
     if not cols:
         return X
     values = X[cols].to_numpy(dtype=float, copy=True)
     with np.errstate(invalid="ignore"):
-        bad = np.abs(values) > MAX_ABS_VALUE
+        bad = np.isfinite(values) & (np.abs(values) > MAX_ABS_VALUE)
     if not bad.any():
         return X
     hit = [c for c, b in zip(cols, bad.any(axis=0)) if b]
     values[bad] = np.nan
     X = X.copy()
     X[cols] = values
-    logger.warning("dataset %s: %d value(s) beyond +-%g (too large to compute with, or beyond the float range) "
-                   "in %d column(s) (%s) are treated as missing", escape(name), int(bad.sum()), MAX_ABS_VALUE, len(hit),
+    logger.warning("dataset %s: %d value(s) beyond +-%g (too large to compute with) in %d column(s) (%s) are "
+                   "treated as missing", escape(name), int(bad.sum()), MAX_ABS_VALUE, len(hit),
                    _listing([escape(c) for c in hit], 5))
     return X
 

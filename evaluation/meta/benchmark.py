@@ -15,6 +15,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from algorank.recommender.base import strategy_name
 from algorank.evaluation.meta.comparison import ComparisonResult, compare_strategies, pair_effects
 from algorank.recommender.kernel.environments import tests_axis
 from algorank.evaluation.meta.scoring import (
@@ -180,7 +181,7 @@ def benchmark_strategies(
     strategies = list(strategies)
     if not strategies:
         raise InputError("give at least one strategy to benchmark")
-    names = [str(getattr(s, "name", type(s).__name__)) for s in strategies]
+    names = [strategy_name(s) for s in strategies]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise InputError(f"strategies must be distinct; repeated: {', '.join(dup)}")
@@ -196,7 +197,7 @@ def benchmark_strategies(
     _, lo, hi = _axis_setup(scoring if test_datasets is None else scoring.take(rows), axis, tmin, tmax, max_tests)
     results = []
     for s in strategies:
-        logger.info("benchmarking %s (%s)", getattr(s, "name", type(s).__name__),
+        logger.info("benchmarking %s (%s)", strategy_name(s),
                     "leave-one-dataset-out" if test_datasets is None else "on the test datasets")
         results.append(_run(s, meta, live, rows, train, lo, hi, fast=True, progress=progress,
                             time_model=time_model, scoring=scoring, axis=axis))

@@ -62,6 +62,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from algorank.recommender.base import capability, strategy_name
 from algorank.recommender.kernel.environments import (
     MetaArrays,
     SimulatedEnvironment,
@@ -273,7 +274,7 @@ class BenchmarkResult:
 
 
 def _prepare(strategy, tmin, tmax):
-    if getattr(strategy, "needs_window", False):
+    if capability(strategy, "needs_window"):
         strategy = strategy.with_window(tmin, tmax)
     return strategy
 
@@ -298,15 +299,15 @@ def _generic_sequences(strategy, meta, arrays: MetaArrays, rows: np.ndarray, tra
                        progress: bool) -> np.ndarray:
     if isinstance(meta, MetaArrays):
         raise InputError(
-            f"strategy {getattr(strategy, 'name', strategy)!r} has no fast path (loo_orders); "
+            f"strategy {strategy_name(strategy)!r} has no fast path (loo_orders); "
             "the generic leave-one-dataset-out path needs a MetaDataset"
         )
     index = {l: j for j, l in enumerate(arrays.learners)}
     seq = np.full(arrays.shape, -1, dtype=np.int64)
-    sees = getattr(strategy, "sees_held_out", False)
+    sees = capability(strategy, "sees_held_out")
     fitted = strategy.fit(meta) if sees else None
     on_all_train = None  # datasets outside the training set (test meta-data) share one fit on all of it
-    for d in progress_bar(rows, total=len(rows), desc=str(getattr(strategy, "name", "benchmark")), enabled=progress):
+    for d in progress_bar(rows, total=len(rows), desc=strategy_name(strategy), enabled=progress):
         dataset = arrays.datasets[d]
         env = SimulatedEnvironment(arrays, dataset)
         if not sees:
@@ -330,12 +331,12 @@ def _sequences(strategy, meta, arrays, rows, train, *, fast: bool, progress: boo
                time_model=None, scoring: MetaArrays | None = None) -> tuple[np.ndarray, str]:
     """Test sequences; ``arrays`` are what strategies rank with, ``scoring`` what the tests cost (default the same)."""
     scoring = arrays if scoring is None else scoring
-    if fast and getattr(strategy, "fast_loo", False):
+    if fast and capability(strategy, "fast_loo"):
         # the arrays already carry the (live) test times the strategy ranks with; a strategy that sees the
         # held-out dataset (the oracle) optimises what is scored
-        source = scoring if getattr(strategy, "sees_held_out", False) else arrays
+        source = scoring if capability(strategy, "sees_held_out") else arrays
         return _compact(scoring, strategy.loo_orders(source, train=train)), "fast"
-    if time_model is not None and getattr(strategy, "time_model_aware", False):
+    if time_model is not None and capability(strategy, "time_model_aware"):
         # fitted on the MetaDataset, the strategy must apply the same time model itself
         strategy = strategy.with_time_model(time_overhead=time_model.overhead, time_scale=time_model.scale,
                                             time_kind=_base_time_kind(arrays))
@@ -404,7 +405,7 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
     best, baseline, kind = best[rows], baseline[rows], kind[rows]
     n = len(rows)
     mil, rho, rho_s = np.empty(n), np.empty(n), np.full(n, np.nan)
-    scores = getattr(strategy, "has_dataset_scores", False)
+    scores = capability(strategy, "has_dataset_scores")
     for c in row_chunks(n, seq.shape[1]):  # rows are independent: score them a block at a time
         s = seq[c]
         valid = s >= 0
@@ -555,7 +556,7 @@ def _run(strategy, meta, arrays: MetaArrays, rows, train, lo, hi, *, fast: bool,
     strategy = _prepare(strategy, lo, hi)
     seq, path = _sequences(strategy, meta, arrays, rows, train, fast=fast, progress=progress, time_model=time_model,
                            scoring=scoring)
-    name = str(getattr(strategy, "name", type(strategy).__name__))
+    name = strategy_name(strategy)
     return _score(strategy, scoring, seq, rows, lo, hi, name, path, axis=axis)
 
 

@@ -56,7 +56,7 @@ from algorank.recommender.kernel.environments import MetaArrays
 from algorank.recommender.kernel.loss_time import check_window, loss_steps, mil_rows, row_chunks
 from algorank.recommender.kernel.oracle import oracle_mils
 from algorank.metadata.errors import InputError
-from algorank.metadata.text import escape, format_table
+from algorank.metadata.text import escape, format_seconds, format_table
 
 __all__ = [
     "DEFAULT_EPS",
@@ -127,17 +127,8 @@ def budget_label(b: float) -> str:
     return f"{b:g}s"
 
 
-def seconds_text(s: float) -> str:
-    """Seconds for people: ``12.3 ms``, ``4.5 s``, ``3 min``, ``2.1 h`` (``n/a`` for NaN)."""
-    if s != s:  # NaN
-        return "n/a"
-    if s < 1:
-        return f"{s * 1000:.3g} ms"
-    if s < 120:
-        return f"{s:.3g} s"
-    if s < 7200:
-        return f"{s / 60:.3g} min"
-    return f"{s / 3600:.3g} h"
+#: Seconds for people (``12.3 ms``, ``4.5 s``, ``3 min``, ``2.1 h``): the one formatter of metadata.text.
+seconds_text = format_seconds
 
 
 def time_to_eps_rows(accuracy, seconds, best, *, eps: float = DEFAULT_EPS) -> tuple[np.ndarray, np.ndarray]:
