@@ -570,8 +570,8 @@ def _exit_now(code: int) -> int:
     import os
 
     try:
-        if "algorank.api" in sys.modules:  # a fold server still warming up would hold the output pipes open for seconds
-            sys.modules["algorank.api"].stop_fold_server()
+        if "algorank.api" in sys.modules:  # a fold server or worker pool still warming up would hold the pipes open
+            sys.modules["algorank.api"].stop_processes()
         sys.stdout.flush()
         sys.stderr.flush()
         logging.shutdown()
