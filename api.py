@@ -19,6 +19,7 @@ import time
 from dataclasses import replace
 from typing import Callable, Sequence
 
+from algorank.evaluation.cv.children import stop_processes  # a command about to end stops its fold server and pool
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.metadata.snapshot import DEFAULT_META
@@ -27,7 +28,7 @@ from algorank.results import DatasetSelection, ExportResult, RankResult, RecordR
 logger = logging.getLogger(__name__)
 
 __all__ = ["load_meta", "info", "rank", "recommend", "evaluate", "benchmark", "tune_p", "multitest", "compare",
-           "export", "pull", "build_meta", "build_snapshot", "build_oboe", "process_start", "version", "parse_repeats", "default_store_path",
+           "export", "pull", "build_meta", "build_snapshot", "build_oboe", "process_start", "stop_processes", "version", "parse_repeats", "default_store_path",
            "time_model_arrays", "p_families", "DEFAULT_META", "TuneResult", "RankResult", "ExportResult",
            "DatasetSelection", "RecordResult"]
 
@@ -97,7 +98,7 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
               dry_run: bool = False, exclude_datasets: Sequence[str] = (), allow_modules: Sequence[str] = (),
               time_model: str = "live", time_overhead: float | None = None, metric: str | None = None,
               neighbours: int = 10, on_plan: Callable | None = None, on_start: Callable | None = None,
-              on_observation: Callable | None = None, started: float | None = None, save_model=None):
+              on_observation: Callable | None = None, started: float | None = None, save_model=None, n_jobs: int = 1):
     """Rank learners for ``data`` from the meta-data, test them live within ``budget`` seconds, refit the best.
 
     Parameters
@@ -151,6 +152,9 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
         Also save the refitted best learner there with joblib (implies ``refit``; the path is
         checked before any work; nothing is saved when nothing was tested successfully).  Load
         it with ``joblib.load``, and only load files you trust: unpickling runs code.
+    n_jobs : int
+        Tests run at once (default 1; ``-1``: one per CPU), re-planning as each finishes, on joblib's engine:
+        local loky workers by default, a Dask cluster under ``joblib.parallel_config(backend="dask")``.
 
     Returns
     -------
@@ -168,7 +172,8 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
                         cv=cv, random_state=random_state, refit=(refit or model_path is not None) and not dry_run,
                         dry_run=dry_run, exclude_datasets=exclude_datasets, allow_modules=allow_modules,
                         time_model=time_model, time_overhead=time_overhead, metric=metric, on_plan=on_plan,
-                        on_start=on_start, on_observation=on_observation, started=started, neighbours=neighbours)
+                        on_start=on_start, on_observation=on_observation, started=started, neighbours=neighbours,
+                        n_jobs=n_jobs)
     if model_path is None or result.model is None:
         return result
     return replace(result, saved_model=_save(result, model_path))

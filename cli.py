@@ -399,9 +399,8 @@ def _add_evaluate(sub) -> None:
     p.add_argument("--store", metavar="PATH", help="SQLite fold store (default ~/.cache/algorank/evaluate.sqlite)")
     p.add_argument("--no-store", action="store_true", help="keep nothing on disk (no resume)")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="random_state of splits and learners")
-    p.add_argument("--allow-module", action="append", default=[], metavar="PACKAGE",
-                   help="also run estimator classes of this package named by learner ids (default: scikit-learn "
-                        "only; learner ids are data and never run code outside the allowed packages)")
+    p.add_argument("--allow-module", action="append", default=[], metavar="PACKAGE", help="also run estimator classes "
+                   "of this package named by learner ids (default: scikit-learn only; learner ids are data, never code)")
     _add_common(p, meta=False, out=True)
     p.set_defaults(func=_run_evaluate)
 
@@ -470,18 +469,16 @@ def _add_recommend(sub) -> None:
     p.add_argument("--cv", type=int, default=5, metavar="K", help="folds of the live stratified CV (default 5)")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the live evaluation")
     p.add_argument("--time-model", choices=("live", "fit"), default="live",
-                   help="rank with the time of a live test, CV x (fit+predict) + overhead (default; fit only when "
-                        "the meta-data has no predict times), or the recorded fit time")
+                   help="rank with a live test's time, CV x (fit+predict, or fit) + overhead (default), or the fit time")
     p.add_argument("--time-overhead", type=float, default=None, metavar="SECONDS",
-                   help="seconds a live test costs on top of its fits and predictions (default: the calibrated "
-                        "constant)")
-    p.add_argument("--allow-module", action="append", default=[], metavar="PACKAGE",
-                   help="also run estimator classes of this package named by learner ids (default: scikit-learn "
-                        "only; learner ids are data and never run code outside the allowed packages)")
+                   help="seconds a live test costs on top of its fits and predictions (default: the calibrated constant)")
+    p.add_argument("--allow-module", action="append", default=[], metavar="PACKAGE", help="also run estimator classes "
+                   "of this package named by learner ids (default: scikit-learn only; learner ids are data, never code)")
     p.add_argument("--metric", metavar="NAME", help="rank and test by accuracy, balanced_accuracy, roc_auc, log_loss "
                    "or f1_macro, where the meta-data records it (default: what it ranks by; accuracy for broad)")
     p.add_argument("--save-model", metavar="PATH", help="save the refitted best learner with joblib (joblib.load; "
                    "load only files you trust: unpickling runs code)")
+    p.add_argument("--n-jobs", type=int, default=1, metavar="N", help="tests run at once (default 1; -1: one per CPU)")
     _add_common(p, out=True)
     p.set_defaults(func=_run_recommend)
 
@@ -497,7 +494,7 @@ def _run_recommend(args) -> int:
                        cv=args.cv, top=args.top, random_state=args.seed, refit=False, dry_run=args.dry_run,
                        exclude_datasets=args.exclude_dataset, allow_modules=args.allow_module, metric=args.metric,
                        time_model=args.time_model, time_overhead=args.time_overhead, save_model=args.save_model,
-                       on_plan=progress.on_plan, on_start=None if args.dry_run else progress.on_start,
+                       n_jobs=args.n_jobs, on_plan=progress.on_plan, on_start=None if args.dry_run else progress.on_start,
                        on_observation=progress.on_observation, started=process_start() if args.started is None else args.started)
     untested = result.trace is not None and result.best is None  # the run tested nothing successfully
     code = 130 if result.stop_reason == "interrupted" else EXIT_NOTHING_TESTED if untested else 0
@@ -555,7 +552,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         level = logging.DEBUG if args.verbose else (logging.ERROR if getattr(args, "quiet", False) else logging.WARNING)
         logging.basicConfig(level=level, handlers=[escaping_handler(sys.stderr)])
         code = int(args.func(args) or 0)  # a command may return its own code (130: interrupted, results kept)
-        return _exit_now(code) if code == 130 and argv is None else code
+        return _exit_now(code) if argv is None and (code == 130 or args.command == "recommend") else code
     except AlgorankError as exc:  # InputError: the user's mistake (2); anything else of algorank's (1)
         sys.stderr.write(f"error: {_one_line(exc)}\n")
         return 2 if isinstance(exc, InputError) else 1
@@ -567,12 +564,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _exit_now(code: int) -> int:
-    """End the process at once after Ctrl-C (``main()`` without ``argv``): Python's normal shutdown of numpy,
-    pandas, scikit-learn takes up to a second; output, log handlers and multiprocessing's finalizers are done here."""
+    """End the process at once after Ctrl-C or ``recommend`` (its budget counts until the process has ended): Python's
+    shutdown of numpy, pandas, scikit-learn takes up to a second; output, log handlers, finalizers are done here."""
     import logging
     import os
 
     try:
+        if "algorank.api" in sys.modules:  # a fold server or worker pool still warming up would hold the pipes open
+            sys.modules["algorank.api"].stop_processes()
         sys.stdout.flush()
         sys.stderr.flush()
         logging.shutdown()

@@ -175,8 +175,9 @@ def _seconds(s: float) -> str:
 
 
 # ---------------------------------------------------------------- recommend
-_PHASES = (("before_call", "start-up and imports"), ("load_and_fit", "loading the data and the meta-data, fitting the strategy"),
-           ("landmarks", "landmarkers"), ("planning", "planning"), ("tests", "live tests"), ("refit", "refit of the best learner"))
+_PHASES = (("import", "start-up and imports"), ("load", "loading the data and the meta-data"),
+           ("landmark", "landmarkers"), ("plan", "fitting the strategy and planning"), ("tests", "live tests"),
+           ("refit", "refit of the best learner"))  # the phases of algorank.recommender.live.timing.PHASES
 _INFO_SKIP = {"dataset", "name", "source"}
 
 
@@ -258,7 +259,7 @@ def recommend_report(result) -> Report:
             images=images))
 
     timings = dict(result.timings)
-    total = sum(v for v in timings.values() if v == v)
+    total = timings.get("total", sum(timings[key] for key, _ in _PHASES if key in timings and timings[key] == timings[key]))
     rows = [[name, _seconds(timings[key]),
              (timings[key] / result.budget_seconds) if result.budget_seconds else math.nan]
             for key, name in _PHASES if key in timings]

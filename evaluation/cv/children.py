@@ -61,7 +61,7 @@ from typing import Any, Callable
 
 __all__ = ["PRELOAD", "REAP_SECONDS", "Outcome", "fold_context", "add_preload", "start_fold_server",
            "stop_fold_server", "run_with_deadline", "ChildWorker", "ChildStream", "detach_from_caller",
-           "limit_threads", "interrupt_watch", "watch_parent", "parallel"]
+           "limit_threads", "interrupt_watch", "watch_parent", "parallel", "watched_executor", "stop_processes"]
 
 logger = logging.getLogger(__name__)
 
@@ -602,3 +602,33 @@ def parallel(n_jobs: int | None, **kwargs):
         extra = {"initializer": runpy.run_path,
                  "initargs": (str(_BOOT_DIR / "algorank_parent_watch.py"), {"PARENT": os.getpid()})}
     return Parallel(n_jobs=n_jobs, **kwargs, **extra)
+
+
+#: Executors handed out by :func:`watched_executor` (ended by :func:`stop_processes`).
+_EXECUTORS: list = []
+
+
+def watched_executor(n_jobs: int):
+    """joblib's reusable loky executor with ``n_jobs`` workers that die with this process (as in :func:`parallel`)."""
+    import runpy
+
+    from joblib.externals.loky import get_reusable_executor
+
+    executor = get_reusable_executor(max_workers=n_jobs, initializer=runpy.run_path,
+                                     initargs=(str(_BOOT_DIR / "algorank_parent_watch.py"), {"PARENT": os.getpid()}))
+    if not any(e is executor for e in _EXECUTORS):
+        _EXECUTORS.append(executor)
+    return executor
+
+
+def stop_processes() -> None:
+    """Stop the processes this one started to run learner code, now: the workers of :func:`watched_executor`
+    (killed, so that none is left half-started) and the fold server (:func:`stop_fold_server`).
+
+    For a command about to end with :func:`os._exit`: a worker pool or fold server still warming up
+    would otherwise hold the command's output pipes open, or warn about leaked semaphores.
+    """
+    while _EXECUTORS:
+        with contextlib.suppress(Exception):
+            _EXECUTORS.pop().shutdown(wait=False, kill_workers=True)
+    stop_fold_server()

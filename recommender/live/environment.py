@@ -19,7 +19,8 @@ runs *timed* (each fold in a child process that is killed at its per-fold timeou
 at the deadline, whichever comes first) when its cost is not known well enough to
 run it in-process:
 
-* it is the first test (nothing measured on this dataset yet);
+* it is the first test (nothing measured on this dataset yet), unless it is a cheap one:
+  that runs in-process under a watchdog instead (:meth:`LiveEnvironment.watch_seconds`);
 * the dataset is larger than every prior dataset (``prior_shape``: the largest
   numbers of rows and features of the meta-data), where learners whose cost grows
   faster than linearly can be far slower than any prior run suggests;
@@ -44,11 +45,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import threading
 import time
 from typing import Callable
 
 import numpy as np
 
+from algorank.evaluation.cv.children import stop_fold_server
 from algorank.evaluation.cv.datasets import LoadedDataset
 from algorank.evaluation.cv.evaluator import Evaluator
 from algorank.evaluation.cv.resampling import make_resampler
@@ -57,10 +60,21 @@ from algorank.metadata.checks import check_budget
 from algorank.metadata.errors import InputError
 from algorank.metadata.metric import METRICS, score_from_runs
 
-__all__ = ["LiveEnvironment"]
+__all__ = ["LiveEnvironment", "stop_fold_server"]
 
 logger = logging.getLogger(__name__)
 
+#: A cheap first test runs in-process when this many times its expected seconds fit in the budget left.
+FIRST_TEST_GUARD = 16.0
+
+#: Least seconds the watchdog gives a cheap first test (a busy machine is several times slower).
+FIRST_TEST_MIN_WATCH = 1.0
+
+#: Seconds past its stop a watched test may take to hand back a fold that ended at the stop.
+_WATCH_GRACE = 0.05
+
+#: Seconds past the deadline the caller waits for a timed test (its fold process is killed at the deadline).
+_TIMED_GRACE = 0.5
 
 
 class _DropFailureWarnings(logging.Filter):
@@ -68,6 +82,26 @@ class _DropFailureWarnings(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not (record.levelno == logging.WARNING and "failed on" in str(record.msg))
+
+
+#: Threads of abandoned (watched) tests: their late failure warnings are dropped for good.
+_ABANDONED: set = set()
+
+
+class _DropAbandoned(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.thread in _ABANDONED and record.levelno == logging.WARNING and "failed on" in str(record.msg))
+
+
+_ABANDONED_FILTER = _DropAbandoned()
+
+
+def _abandon(thread: threading.Thread) -> None:
+    """Forget a watched test's thread: whatever it still logs about its failure is not shown."""
+    _ABANDONED.add(thread.ident)
+    target = logging.getLogger("algorank.evaluation.cv.evaluator")
+    if _ABANDONED_FILTER not in target.filters:
+        target.addFilter(_ABANDONED_FILTER)
 
 
 @contextlib.contextmanager
@@ -95,6 +129,17 @@ def _larger_than(dataset: LoadedDataset, prior_shape) -> bool:
 def _first_line(text: str, limit: int = 200) -> str:
     line = str(text).strip().splitlines()[0] if str(text).strip() else ""
     return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _kill_fold_processes() -> None:
+    """Kill this process's daemonic multiprocessing children (fold processes a watched test started)."""
+    import multiprocessing
+
+    for child in multiprocessing.active_children():
+        if child.daemon:
+            with contextlib.suppress(Exception):
+                child.kill()
+                child.join(0.5)
 
 
 class LiveEnvironment:
@@ -127,6 +172,10 @@ class LiveEnvironment:
         every test runs timed.
     clock : callable
         Time source (seconds), for tests.
+    origin : float, optional
+        ``clock()`` value that the start and end times of the tests count from (default: the
+        start of the first test); :func:`~algorank.recommender.live.recommend.recommend`
+        passes the start of the command.
     allow_modules : sequence of str
         Packages allowed besides scikit-learn for import-path learner ids (default
         evaluator only; a given evaluator carries its own).
@@ -144,13 +193,15 @@ class LiveEnvironment:
         learner -> the evaluator's summary row (a dict) of its test.
     time_ratios : list of float
         Measured / expected seconds of the finished tests with a known expectation.
+    timeline : list of (float, float)
+        Start and end of every test (in :meth:`test` call order), seconds since ``origin``.
     """
 
     def __init__(self, dataset: LoadedDataset, evaluator: Evaluator | None = None, *, cv: int = 5,
                  random_state: int = 0, budget_seconds: float | None = None, min_timeout: float = 1.0,
                  expected_seconds=None, guard: float = 4.0, clock: Callable[[], float] = time.perf_counter,
                  allow_modules=(), metric: str = "accuracy", prior_shape=None,
-                 fold_slack: float | None = None) -> None:
+                 fold_slack: float | None = None, origin: float | None = None) -> None:
         if not isinstance(dataset, LoadedDataset):
             raise InputError(f"dataset must be a LoadedDataset (see algorank.evaluation.cv.datasets.load_dataset); "
                              f"got {type(dataset).__name__}")
@@ -171,7 +222,11 @@ class LiveEnvironment:
         self.results: dict[str, dict] = {}
         self.time_ratios: list[float] = []
         self.tests = 0
+        self.prior_shape = prior_shape
+        self.first_in_process = True  # a cheap first test may run in-process under a watchdog
         self.beyond_prior = _larger_than(dataset, prior_shape)
+        self.origin = None if origin is None else float(origin)
+        self.timeline: list[tuple[float, float]] = []
 
     @property
     def calibration(self) -> float:
@@ -205,6 +260,61 @@ class LiveEnvironment:
             return "a fold could run past the deadline"
         return None
 
+    def watch_seconds(self, learner: str) -> float | None:
+        """Seconds the watchdog gives ``learner``'s test when it runs in-process as a cheap first test, else None.
+
+        The first test (nothing measured on this dataset yet) normally runs timed, in fold
+        processes.  Starting them costs the fork server's start-up when it is not warm yet (one to
+        several seconds on a busy machine), more than a cheap test itself.  So a first test whose
+        expected seconds, :data:`FIRST_TEST_GUARD` times over, still fit in the budget left (and on
+        a dataset no larger than the prior ones, with the default per-fold timeout) runs in-process
+        in a thread instead; the caller waits at most ``max(FIRST_TEST_GUARD x expected,
+        FIRST_TEST_MIN_WATCH)`` seconds (never beyond the budget) and then abandons it: it becomes
+        a timeout, no fold of it starts after that moment, and a fold still running finishes
+        unobserved in its daemon thread.
+        """
+        if (self.budget_seconds is None or self.tests > 0 or self.beyond_prior or not self.first_in_process
+                or self.evaluator.timeout is not None):
+            return None
+        expected = self.expected(learner)
+        left = max(self.budget_seconds - self.spent, 0.0)
+        if not (math.isfinite(expected) and expected > 0) or expected * FIRST_TEST_GUARD > left:
+            return None
+        return min(max(FIRST_TEST_GUARD * expected, FIRST_TEST_MIN_WATCH), left)
+
+    def _watched(self, learner: str, watch: float, deadline: float | None, *, evaluator: Evaluator | None = None,
+                 grace: float | None = None):
+        """Evaluate ``learner`` in a daemon thread; its result, or None when the watchdog fired.
+
+        The caller waits until ``watch`` seconds from now (never beyond ``deadline``) plus ``grace``.
+        """
+        stop = time.perf_counter() + watch
+        stop = stop if deadline is None else min(stop, deadline)
+        evaluator = self.evaluator if evaluator is None else evaluator
+        grace = _WATCH_GRACE if grace is None else grace
+        box: dict = {}
+
+        def work():
+            try:
+                box["result"] = evaluator.evaluate(self.dataset, [learner], deadline=stop)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                box["error"] = exc
+
+        thread = threading.Thread(target=work, name="algorank-watched-test", daemon=True)
+        thread.start()
+        try:
+            with _quiet_failures():
+                thread.join(max(stop - time.perf_counter(), 0.0) + grace)
+        except KeyboardInterrupt:  # Ctrl-C reaches this (main) thread: end the test's fold process now
+            _kill_fold_processes()
+            raise
+        if thread.is_alive():
+            _abandon(thread)
+            return None
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
+
     def _evaluator_for_test(self, learner: str) -> Evaluator:
         reason = self.timing_reason(learner)
         if reason is None:
@@ -223,18 +333,57 @@ class LiveEnvironment:
     def test(self, learner: str) -> Observation:
         """Evaluate ``learner`` and return its observation (failures included, never raised)."""
         start = self._clock()
+        if self.origin is None:
+            self.origin = start
+        self._end = start
+        try:
+            return self._test(learner, start)
+        finally:
+            self.timeline.append((start - self.origin, self._end - self.origin))
+
+    def _test(self, learner: str, start: float) -> Observation:
         deadline = None
         if self.budget_seconds is not None:
             deadline = time.perf_counter() + max(self.budget_seconds - self.spent, 0.0)
         try:
-            evaluator = self._evaluator_for_test(learner)  # may raise like evaluate (too few rows for the folds)
-            with _quiet_failures():
-                result = evaluator.evaluate(self.dataset, [learner], deadline=deadline)
+            watch = self.watch_seconds(learner)
+            if watch is not None:  # a cheap first test: in-process, under a watchdog
+                result = self._watched(learner, watch, deadline)
+                if result is None:
+                    self._end = self._clock()
+                    seconds = float(self._end - start)
+                    self.spent += seconds
+                    self.tests += 1
+                    self.time_ratios.append(max(seconds / max(float(self.expected_seconds[learner]), 1e-9), 1.0))
+                    message = (f"fit+predict exceeded the {watch:.3g} s watchdog of a first test run in-process "
+                               f"(predicted {self.expected(learner):.3g} s); abandoned")
+                    logger.info("%s: %s", learner, message)
+                    return Observation(learner, float("nan"), seconds, "timeout", message)
+            else:
+                evaluator = self._evaluator_for_test(learner)  # may raise like evaluate (too few rows for the folds)
+                if evaluator is not self.evaluator and deadline is not None:
+                    # timed: its folds are killed at the deadline, but starting a fold process waits for the
+                    # fork server, which may still be starting on a busy machine: never wait past the deadline
+                    result = self._watched(learner, max(deadline - time.perf_counter(), 0.0), deadline,
+                                           evaluator=evaluator, grace=_TIMED_GRACE)
+                    if result is None:
+                        self._end = self._clock()
+                        seconds = float(self._end - start)
+                        self.spent += seconds
+                        self.tests += 1
+                        message = "no result by the end of the budget (its fold process had not started or finished)"
+                        logger.info("%s: %s", learner, message)
+                        return Observation(learner, float("nan"), seconds, "timeout", message)
+                else:
+                    with _quiet_failures():
+                        result = evaluator.evaluate(self.dataset, [learner], deadline=deadline)
         except InputError as exc:  # e.g. unknown learner id: record it and go on
-            seconds = self._clock() - start
+            self._end = self._clock()
+            seconds = self._end - start
             self.spent += seconds
             return Observation(learner, float("nan"), float(seconds), "error", str(exc))
-        seconds = float(self._clock() - start)
+        self._end = self._clock()
+        seconds = float(self._end - start)
         self.spent += seconds
         self.tests += 1
         raw = float(self.expected_seconds.get(learner, math.nan))

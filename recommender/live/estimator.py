@@ -86,6 +86,9 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         When no learner finished its test within the budget: raise :class:`NothingTestedError`
         (default), or (``"warn"``, opt-in) log a warning and fit the learner expected to be
         fastest without a test.
+    n_jobs : int
+        Tests run at once (``-1``: one per CPU) on the engine joblib is configured with (loky
+        processes by default; ``joblib.parallel_config(backend="dask")`` for a Dask cluster).
 
     Attributes
     ----------
@@ -116,7 +119,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, budget: float = 30.0, *, strategy: str | None = None, meta=DEFAULT_META, cv: int = 5,
                  top: int | None = None, random_state: int | None = None, allow_modules: tuple = (),
-                 metric: str | None = None, on_untested: str = "raise"):
+                 metric: str | None = None, on_untested: str = "raise", n_jobs: int = 1):
         self.budget = budget
         self.strategy = strategy
         self.meta = meta
@@ -126,6 +129,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         self.allow_modules = allow_modules
         self.metric = metric
         self.on_untested = on_untested
+        self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -170,7 +174,8 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         if folds >= 2:
             rec = recommend(data, strategy=self.strategy, meta=meta, refit=False,  # refit below, within the budget
                             budget_seconds=float(self.budget) * (folds - 1) / folds, top=self.top, cv=folds,
-                            random_state=seed, allow_modules=self.allow_modules, started=started, metric=self.metric)
+                            random_state=seed, allow_modules=self.allow_modules, started=started, metric=self.metric,
+                            n_jobs=self.n_jobs)
             self.recommendation_, self.trace_ = rec, rec.trace
             self.leaderboard_ = rec.leaderboard
             left = float(self.budget) - (time.perf_counter() - started)

@@ -52,26 +52,29 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from algorank.evaluation.cv.datasets import LoadedDataset, as_dataset
 from algorank.evaluation.cv.children import start_fold_server
+from algorank.evaluation.cv.datasets import LoadedDataset, as_dataset
 from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
 from algorank.recommender.live.environment import LiveEnvironment
 from algorank.recommender.live.explain import Explaining
 from algorank.recommender.live.labels import original_labels
+from algorank.recommender.live.landmarks import LANDMARK_BUDGET_SHARE, measure_landmarks  # noqa: F401 (re-export)
+from algorank.recommender.live.pacing import PLAN_BUDGET_SHARE, SkipOverBudget, fit_within
+from algorank.recommender.live.parallel import check_n_jobs, run_parallel, warm_pool
+from algorank.recommender.live.recommendation import PlannedOrder, PlannedTest, Recommendation
 from algorank.recommender.live.similar import similar_datasets
+from algorank.recommender.live.timing import PhaseClock
 from algorank.recommender.kernel.environments import meta_arrays
 from algorank.recommender.kernel.time_model import TimeModel, live_model_for
 from algorank.recommender.kernel.trace import Observation, Trace, run_policy
 from algorank.metadata.checks import check_budget, check_folds, check_seed
 from algorank.metadata.errors import InputError
-from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable, short_name
-from algorank.metadata.metric import (BASELINE_COLUMN, METRICS, baseline_warning, check_metric, from_score,
-                                      labels_baseline, meta_for_metric)
+from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable
+from algorank.metadata.metric import BASELINE_COLUMN, baseline_warning, check_metric, labels_baseline, meta_for_metric
 from algorank.metadata.snapshot import DEFAULT_META, load_meta
 from algorank.recommender.base import capability, strategy_name
 from algorank.recommender.registry import parse_strategy
@@ -93,293 +96,6 @@ DEFAULT_STRATEGY = "ei"
 
 #: Accepted values of ``time_model``.
 TIME_MODELS = ("live", "fit")
-
-_STOP_TEXT = {
-    "policy": "every recommended learner was tested",
-    "exhausted": "every recommended learner was tested",
-    "budget": "the time budget was used up",
-    "top": "the requested number of learners was tested",
-    "interrupted": "interrupted by the user",
-}
-
-
-@dataclass(frozen=True)
-class PlannedTest:
-    """One learner of the planned order, with what the meta-data expects of it.
-
-    Attributes
-    ----------
-    learner : str
-        Learner id.
-    expected_accuracy : float
-        Predicted accuracy on this dataset: the strategy's own model when it has one
-        (``ei``), else the median accuracy on the most similar prior datasets (NaN if never run there).
-    expected_seconds : float
-        Predicted seconds of the live test: the strategy's runtime model for this dataset's size
-        when it has one, else the median time on the most similar prior datasets turned into a
-        live test's time (folds x fit + overhead).
-    accuracy_low, accuracy_high : float
-        90 % interval of the predicted accuracy (NaN when the strategy has no accuracy model).
-    fail_probability : float
-        Predicted probability that the test fails (NaN when unknown).
-    """
-
-    learner: str
-    expected_accuracy: float
-    expected_seconds: float
-    accuracy_low: float = math.nan
-    accuracy_high: float = math.nan
-    fail_probability: float = math.nan
-
-    def to_dict(self) -> dict:
-        return {"learner": self.learner, "short": short_name(self.learner),
-                "expected_accuracy": self.expected_accuracy, "expected_seconds": self.expected_seconds,
-                "accuracy_low": self.accuracy_low, "accuracy_high": self.accuracy_high,
-                "fail_probability": self.fail_probability}
-
-
-class PlannedOrder(tuple):
-    """The planned order: a tuple of :class:`PlannedTest`, with ``metric``, the score it expects."""
-
-    metric = "accuracy"
-
-    def to_text(self) -> str:
-        """The planned order as a table."""
-        from algorank.recommender.live.report import plan_text
-
-        return plan_text(self, metric=self.metric)
-
-
-@dataclass(frozen=True)
-class Recommendation:
-    """What :func:`recommend` returns.
-
-    Attributes
-    ----------
-    dataset : str
-        Dataset name.
-    source : str
-        Where it came from.
-    strategy : str
-        Strategy name/spec.
-    dataset_info : dict
-        The simple meta-features given to the strategy.
-    plan : tuple of PlannedTest
-        The planned order (dry run with expected values).
-    trace : Trace or None
-        What really happened (None for a dry run).
-    budget_seconds : float or None
-        The budget.
-    excluded : tuple of str
-        Prior datasets left out of the meta-data.
-    time_model : str
-        How meta-data times were turned into test times for ranking (e.g. ``5 x fit + 0.25 s``;
-        ``fit`` = as recorded; ``given`` = a strategy object used as is).
-    prior_matches : tuple of str
-        Prior datasets (still in the meta-data) that look like this one: same name, or same
-        numbers of rows, features and classes.  Their results inform the ranking; exclude them
-        to test algorank honestly on a dataset it has seen.
-    rank_only : tuple of str
-        Learners of the meta-data that were ranked but not run: neither portfolio ids nor
-        estimator classes of an allowed package (learner ids are data, never code).
-    expected : dict
-        learner -> (predicted accuracy, predicted seconds, ...) for every learner, planned or not.
-    model : sklearn Pipeline or None
-        The best learner refitted on all the data (raw features in, class labels out), ready
-        to ``predict``; None for a dry run, when nothing succeeded, or with ``refit=False``.
-    metric : str
-        The metric of the ranking, the live tests and the expected values (a name of
-        :data:`algorank.metadata.metric.METRICS`).  The leaderboard and ``to_dict()`` name their
-        columns after it (``balanced_accuracy``, ``predicted_balanced_accuracy``, ...) and hold its
-        own values (log loss: lower is better); the trace and the plan hold its *scores*
-        (:func:`~algorank.metadata.metric.to_score`, higher is better).
-    notes : tuple of str
-        One-line cautions about the result, e.g. that the best accuracy does not beat always
-        predicting the majority class by more than its noise.
-    suggested_metric : str or None
-        A metric that would tell the learners apart where this one cannot (``balanced_accuracy``
-        when the best accuracy does not beat the majority class by more than its noise).
-    timings : dict
-        Wall seconds of the run's phases: ``before_call`` (from ``started``, e.g. the process
-        start, to the call: imports), ``load_and_fit`` (data, meta-data, fitting the strategy),
-        ``landmarks``, ``planning``, ``tests`` (the live loop) and ``refit``.
-    similar : tuple of dict
-        The prior datasets most similar to this one (:func:`similar_datasets`).
-    decisions, plan_decisions : tuple of dict
-        Why each learner was taken at its step of the live run and of the planned order
-        (:func:`~algorank.recommender.live.explain.explain_choice`: ``step``, ``learner``, ``score``,
-        ``runner_up``, ``runner_up_score``, ``text``).
-    cv : int
-        Folds of each live test.
-    saved_model : str or None
-        Where :func:`algorank.api.recommend` saved the refitted model (``save_model=``), else None.
-    """
-
-    dataset: str
-    source: str
-    strategy: str
-    dataset_info: dict = field(repr=False)
-    plan: tuple
-    trace: Trace | None
-    budget_seconds: float | None = None
-    excluded: tuple = ()
-    time_model: str = "fit"
-    prior_matches: tuple = ()
-    rank_only: tuple = ()
-    model: object = field(default=None, repr=False, compare=False)
-    expected: dict = field(default_factory=dict, repr=False, compare=False)
-
-    @property
-    def leaderboard(self):
-        """The tests in the order they ran: learner, short name, the metric's CV value (a column named
-        after :attr:`metric`), seconds, cumulative seconds, status, message, and the predicted value and seconds."""
-        import pandas as pd
-
-        m = self.metric
-        cols = ["learner", "short", m, "seconds", "cumulative_seconds", "status", "message", f"predicted_{m}",
-                "predicted_seconds"]
-        if self.trace is None:
-            return pd.DataFrame(columns=cols)
-        return pd.DataFrame(self._trace_rows()).reindex(columns=cols)
-
-    def _trace_rows(self) -> list[dict]:
-        """One dict per test with the metric's own values (see :attr:`leaderboard`)."""
-        m = self.metric
-        predicted = self._predicted()
-        rows = []
-        for r, o in zip(self.trace.to_records(), self.trace.observations):
-            row = {k: v for k, v in r.items() if k != "accuracy"}
-            pred_acc, pred_sec = predicted.get(r["learner"], (math.nan, math.nan))
-            rows.append({"learner": r["learner"], "short": short_name(r["learner"]), m: from_score(m, r["accuracy"]),
-                         **{k: v for k, v in row.items() if k != "learner"}, "message": o.message,
-                         f"predicted_{m}": from_score(m, pred_acc), "predicted_seconds": pred_sec})
-        return rows
-
-    def plan_rows(self) -> list[dict]:
-        """The planned order as dicts with the metric's own values: ``expected_<metric>``, ``<metric>_low``,
-        ``<metric>_high`` (the 90 % interval), ``expected_seconds``, ``fail_probability``."""
-        m = self.metric
-        lower_better = not METRICS[m].higher_is_better
-        out = []
-        for p in self.plan:
-            low, high = from_score(m, p.accuracy_low), from_score(m, p.accuracy_high)
-            if lower_better:
-                low, high = high, low
-            out.append({"learner": p.learner, "short": short_name(p.learner),
-                        f"expected_{m}": from_score(m, p.expected_accuracy), "expected_seconds": p.expected_seconds,
-                        f"{m}_low": low, f"{m}_high": high, "fail_probability": p.fail_probability})
-        return out
-
-    def _predicted(self) -> dict:
-        out = {l: tuple(v)[:2] for l, v in self.expected.items()}
-        out.update({p.learner: (p.expected_accuracy, p.expected_seconds) for p in self.plan})
-        return out
-
-    def to_frame(self):
-        """Same as :attr:`leaderboard` (the planned order is ``pd.DataFrame([p.to_dict() for p in plan])``)."""
-        return self.leaderboard
-    metric: str = "accuracy"
-    cv: int = 5
-    notes: tuple = ()
-    timings: dict = field(default_factory=dict, compare=False)
-    suggested_metric: str | None = None
-    similar: tuple = field(default=(), compare=False)
-    decisions: tuple = field(default=(), compare=False)
-    plan_decisions: tuple = field(default=(), compare=False)
-    saved_model: str | None = field(default=None, compare=False)
-
-    def to_text(self) -> str:
-        """The results table and the summary (a dry run: the planned order)."""
-        from algorank.recommender.live.report import plan_text, results_text
-
-        return plan_text(self.plan, metric=self.metric) if self.trace is None else results_text(self)
-
-    @property
-    def best(self) -> Observation | None:
-        """The best successful test (None when nothing finished)."""
-        return None if self.trace is None else self.trace.best()
-
-    @property
-    def stop_reason(self) -> str:
-        """Why the live loop ended (``"dry-run"`` when nothing was run)."""
-        return "dry-run" if self.trace is None else self.trace.stopped
-
-    @property
-    def summary(self) -> str:
-        """One sentence: the best learner, or why there is none."""
-        if self.trace is None:
-            return "dry run: nothing was run"
-        why = _STOP_TEXT.get(self.trace.stopped, self.trace.stopped)
-        best = self.best
-        n = len(self.trace.observations)
-        spent = float(self.trace.cumulative_seconds[-1]) if n else 0.0
-        if best is None:
-            tried = ", ".join(short_name(o.learner) for o in self.trace.observations) or "nothing"
-            budget = f" within the budget of {self.budget_seconds:g} s" if self.budget_seconds else ""
-            return (f"no learner finished successfully{budget} (tried: {tried}; {spent:.3g} s); stopped because {why}")
-        label = METRICS[self.metric].label
-        return (f"best: {short_name(best.learner)} with {label} {from_score(self.metric, best.accuracy):.4f} "
-                f"after {n} test(s) in "
-                f"{spent:.3g} s; stopped because {why}")
-
-    def to_dict(self) -> dict:
-        """JSON-ready: ``order`` (planned), ``trace`` (with predicted vs measured), ``best``, plus context."""
-        best = self.best
-        m = self.metric
-        return {
-            "dataset": self.dataset,
-            "source": self.source,
-            "strategy": self.strategy,
-            "dataset_info": dict(self.dataset_info),
-            "budget_seconds": self.budget_seconds,
-            "excluded_datasets": list(self.excluded),
-            "time_model": self.time_model,
-            "prior_matches": list(self.prior_matches),
-            "rank_only": list(self.rank_only),
-            "metric": self.metric,
-            "higher_is_better": METRICS[m].higher_is_better,
-            "order": self.plan_rows(),
-            "trace": [] if self.trace is None else self._trace_rows(),
-            "best": None if best is None else {"learner": best.learner, "short": short_name(best.learner),
-                                               m: from_score(m, best.accuracy)},
-            "refitted": self.model is not None,
-            "stop_reason": self.stop_reason,
-            "summary": self.summary,
-            "notes": list(self.notes),
-            "suggested_metric": self.suggested_metric,
-            "timings": dict(self.timings),
-            "similar_datasets": [dict(d) for d in self.similar],
-            "decisions": [dict(d) for d in self.decisions],
-            "saved_model": self.saved_model,
-        }
-
-
-#: Share of the budget the landmarkers may be expected to take; beyond it they are skipped.
-LANDMARK_BUDGET_SHARE = 0.1
-
-
-def _measure_landmarks(info: dict, data: LoadedDataset, meta, *, budget: float | None, random_state: int) -> None:
-    """Add the dataset's landmarkers (and one-hot feature count, class entropy, ...) to ``info``.
-
-    They are paid from the budget (it counts from the start of the command), so with a budget
-    they are measured only when the prior datasets' recorded landmarker times say they take at
-    most :data:`LANDMARK_BUDGET_SHARE` of it (1-NN on 2,000 rows of 4,862 features takes 5 s);
-    otherwise ``landmarks_skipped`` says why and the strategy plans without them.
-    """
-    from algorank.evaluation.cv.metafeatures import dataset_meta_features, expected_landmark_seconds
-
-    if budget is not None:
-        expected = expected_landmark_seconds(meta.datasets, len(data.y), data.X.shape[1])
-        if math.isfinite(expected) and expected > LANDMARK_BUDGET_SHARE * budget:
-            info["landmarks_skipped"] = (f"expected {expected:.2g} s, more than {LANDMARK_BUDGET_SHARE:.0%} of the "
-                                         f"{budget:g} s budget")
-            logger.info("landmarkers skipped: %s", info["landmarks_skipped"])
-            return
-    start = time.perf_counter()
-    info.update({k: v for k, v in dataset_meta_features(data, random_state=random_state).items()
-                 if k not in ("n_instances", "n_features", "n_classes", "majority_fraction")})
-    info["landmark_seconds"] = time.perf_counter() - start
-
 
 def _dataset_info(data: LoadedDataset) -> dict:
     mf = dict(data.meta_features)
@@ -446,19 +162,28 @@ class _ExpectedEnvironment:
 
 
 def plan(strategy, dataset_info: Mapping, expected: Mapping, *, top: int | None = None,
-         decisions: list | None = None) -> tuple:
+         decisions: list | None = None, budget: float | None = None, deadline: float | None = None,
+         clock: Callable[[], float] = time.perf_counter) -> tuple:
     """The order ``strategy``'s policy follows when every learner scores as expected.
 
     ``expected`` maps learner -> (accuracy, seconds[, accuracy_low, accuracy_high, fail_probability]).
     ``decisions``, a list, receives why each learner was taken at its step
     (:func:`~algorank.recommender.live.explain.explain_choice`).
+    The dry run stops after ``top`` learners, where their expected seconds add up to ``budget``
+    (the live loop cannot get further), and at ``deadline`` (a ``clock()`` value), so its cost does
+    not grow with the number of learners beyond one policy step each
+    (:class:`~algorank.recommender.live.pacing.UntilDeadline`).
     """
+    from algorank.recommender.live.pacing import UntilDeadline
+
     policy = strategy.policy(dataset_info)
+    explaining = None
     if decisions is not None:
-        policy = Explaining(policy, strategy)
-    trace = run_policy(policy, _ExpectedEnvironment(expected), max_tests=top)
-    if decisions is not None:
-        decisions.extend(policy.decisions)
+        policy = explaining = Explaining(policy, strategy)
+    policy = UntilDeadline(policy, deadline, clock=clock)
+    trace = run_policy(policy, _ExpectedEnvironment(expected), max_tests=top, budget=budget)
+    if explaining is not None:
+        decisions.extend(explaining.decisions)
     return tuple(PlannedTest(o.learner, *expected.get(o.learner, (math.nan, math.nan))) for o in trace.observations)
 
 
@@ -512,6 +237,7 @@ def recommend(
     allow_modules: Sequence[str] = (),
     metric: str | None = None,
     started: float | None = None,
+    n_jobs: int = 1,
 ) -> Recommendation:
     """Rank learners for ``dataset`` from the meta-data, then run them live.
 
@@ -577,6 +303,11 @@ def recommend(
     started : float, optional
         A :func:`time.perf_counter` value from which ``budget_seconds`` counts (default: the
         call of this function); the command line passes the start of the process.
+    n_jobs : int
+        Tests run at once (``-1``: one per CPU): a batch version of the policy keeps that many
+        running and re-plans as each finishes, on the engine joblib is configured with (loky
+        processes by default, a Dask cluster with ``joblib.parallel_config(backend="dask")``;
+        :mod:`algorank.recommender.live.parallel`).
 
     Returns
     -------
@@ -589,12 +320,13 @@ def recommend(
     """
     budget = check_budget(budget_seconds)
     strategy = DEFAULT_STRATEGY if strategy is None else strategy
-    called = time.perf_counter()
-    started = called if started is None else float(started)
+    started = time.perf_counter() if started is None else float(started)
+    clock = PhaseClock(started)
     if top is not None and (isinstance(top, bool) or int(top) != top or top < 1):
         raise InputError(f"top must be an integer >= 1; got {top!r}")
     cv = check_folds(cv)
     random_state = check_seed(random_state)
+    n_jobs = check_n_jobs(n_jobs)
     data = as_dataset(dataset, target, y=y)
     labels = original_labels(dataset, data, y=y) if refit else None
     if not dry_run:
@@ -609,14 +341,33 @@ def recommend(
                                             time_overhead=time_overhead, random_state=random_state)
     if budget is not None and not dry_run:
         start_fold_server()  # the input is good: its start-up overlaps with fitting and planning
-    strat.fit(meta)
+        warm_pool(n_jobs)  # so does the parallel workers'
+    clock.lap("load")
     info = _dataset_info(data)
+    allowed = check_allow_modules(allow_modules)[len(DEFAULT_ALLOWED_MODULES):]
+
+    def early(why: str, *args) -> Recommendation:  # the budget ran out before the live loop: nothing tested
+        logger.warning(why, *args)
+        return Recommendation(dataset=data.name, source=data.source, strategy=strategy_name(strat),
+                              dataset_info=info, plan=(), trace=Trace(dataset=data.name, observations=(),
+                                                                      stopped="budget"),
+                              budget_seconds=budget, excluded=excluded, time_model=used, metric=metric, cv=int(cv),
+                              timings=clock.to_dict(), n_jobs=n_jobs)
+
+    if budget is not None and not dry_run and clock.left(budget) <= 0:  # nothing left to plan or test with
+        return early("the budget of %g s was used up before planning (loading the data and the meta-data took "
+                     "%.3g s)", budget, clock.elapsed())
+    if not fit_within(strat, meta, None if dry_run else clock.left(budget)):
+        clock.lap("plan")
+        return early("the budget of %g s was used up while fitting the strategy on the meta-data (%d learners)",
+                     budget, len(meta.learner_ids))
+    clock.lap("plan")
     if BASELINE_COLUMN in meta.datasets.columns:  # ranked by another metric than the meta-data's own
         info[BASELINE_COLUMN] = labels_baseline(metric, data.y)
-    loaded = time.perf_counter()
     if capability(strat, "conditions_on_landmarks") and strat.landmarks_:  # measure the landmarkers it reads
-        _measure_landmarks(info, data, meta, budget=budget, random_state=random_state)
-    landmarked = time.perf_counter()
+        measure_landmarks(info, data, meta, budget=budget, random_state=random_state,
+                          left=None if dry_run else clock.left(budget))
+        clock.lap("landmark")
     matches = prior_matches(meta, info)
     if matches:
         logger.warning("dataset %s looks like prior dataset(s) %s of the meta-data, whose results inform this "
@@ -627,12 +378,14 @@ def recommend(
         expected = expected_performance(meta, info, neighbours=neighbours, folds=int(cv), overhead=live.overhead,
                                         time_kind=kind)
     plan_decisions: list = []
-    planned = PlannedOrder(plan(strat, info, expected, top=top, decisions=plan_decisions))
+    plan_until = None if budget is None else clock.clock() + PLAN_BUDGET_SHARE * budget
+    planned = PlannedOrder(plan(strat, info, expected, top=top, decisions=plan_decisions,
+                                budget=None if dry_run else clock.left(budget), deadline=plan_until))
     planned.metric = metric
     neighbours_found = similar_datasets(meta, info, k=5)
+    clock.lap("plan")
     if on_plan is not None:
         on_plan(planned)
-    allowed = check_allow_modules(allow_modules)[len(DEFAULT_ALLOWED_MODULES):]
     rank_only = tuple(sorted(l for l in meta.learner_ids if not is_runnable(l, allow_modules=allowed)))
     if rank_only:
         logger.warning("%d learner(s) of the meta-data are rank-only (neither portfolio ids nor scikit-learn estimator "
@@ -640,35 +393,47 @@ def recommend(
                        ", ".join(_clip(l) for l in rank_only[:5]) + (", ..." if len(rank_only) > 5 else ""))
     trace = None
     decisions: tuple = ()
-    planned_at = time.perf_counter()
+    test_times: tuple = ()
+    skipped: tuple = ()
     if not dry_run:
-        left = None if budget is None else budget - (time.perf_counter() - started)
+        left = clock.left(budget)
         if left is not None and left <= 0:
             logger.warning("the budget of %g s was used up before the first test (loading the data and the "
-                           "meta-data took %.3g s)", budget, time.perf_counter() - started)
+                           "meta-data took %.3g s)", budget, clock.elapsed())
             trace = Trace(dataset=data.name, observations=(), stopped="budget")
         else:
             env = LiveEnvironment(data, evaluator, cv=int(cv), random_state=random_state, budget_seconds=left,
                                   expected_seconds={l: v[1] for l, v in expected.items()}, allow_modules=allowed,
-                                  prior_shape=_prior_shape(meta),
+                                  prior_shape=_prior_shape(meta), origin=started,
                                   fold_slack=None if budget is None else 0.1 * budget + 0.5, metric=metric)
             explaining = Explaining(strat.policy(info), strat)
             policy = explaining
             if rank_only:
                 policy = _SkipRankOnly(policy, rank_only)
-            if on_start is not None:
-                policy = _Announcing(policy, on_start)
-            trace = run_policy(policy, env, dataset=data.name, budget=left, max_tests=top,
-                               on_observation=on_observation, keep_on_interrupt=True)
+            loop_start = time.perf_counter()
+            skipper = None
+            if left is not None:
+                skipper = policy = SkipOverBudget(policy, env.expected,
+                                                  lambda: left - (time.perf_counter() - loop_start))
+            if n_jobs > 1:
+                trace = run_parallel(policy, env, n_jobs=n_jobs, expected=expected, dataset=data.name, budget=left,
+                                     max_tests=top, on_start=on_start, on_observation=on_observation)
+            else:
+                if on_start is not None:
+                    policy = _Announcing(policy, on_start)
+                trace = run_policy(policy, env, dataset=data.name, budget=left, max_tests=top,
+                                   on_observation=on_observation, keep_on_interrupt=True)
             decisions = tuple(d for d in explaining.decisions if d["learner"] in set(trace.learners))
-    tested = time.perf_counter()
+            test_times = tuple(env.timeline)
+            skipped = () if skipper is None else tuple(skipper.skipped)
+            if skipped and trace.stopped == "policy":  # what was left did not fit in the budget
+                trace = Trace(dataset=trace.dataset, observations=trace.observations, stopped="budget")
+        clock.lap("tests")
     model = None
     if refit and trace is not None and trace.best() is not None:
         model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed,
                            labels=labels)
-    timings = {"before_call": called - started, "load_and_fit": loaded - called, "landmarks": landmarked - loaded,
-               "planning": planned_at - landmarked, "tests": tested - planned_at,
-               "refit": time.perf_counter() - tested}
+        clock.lap("refit")
     notes, suggested = (), None
     if trace is not None and trace.best() is not None:
         note = baseline_warning(metric, trace.best().accuracy, majority_fraction=info.get("majority_fraction", math.nan),
@@ -678,9 +443,10 @@ def recommend(
     return Recommendation(dataset=data.name, source=data.source, strategy=strategy_name(strat),
                           dataset_info=info, plan=planned, trace=trace, budget_seconds=budget, excluded=excluded,
                           time_model=used, prior_matches=matches, rank_only=rank_only, model=model, metric=metric,
-                          expected=dict(expected), cv=int(cv), notes=notes, timings=timings,
+                          expected=dict(expected), cv=int(cv), notes=notes, timings=clock.to_dict(),
                           suggested_metric=suggested, similar=neighbours_found, decisions=decisions,
-                          plan_decisions=tuple(plan_decisions))
+                          plan_decisions=tuple(plan_decisions), test_times=test_times, skipped=skipped,
+                          n_jobs=n_jobs)
 
 
 def _prior_shape(meta) -> tuple[float, float]:

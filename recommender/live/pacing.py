@@ -1,0 +1,150 @@
+"""Pacing the live loop: no test started that cannot finish, no planning that eats the budget.
+
+:class:`SkipOverBudget` wraps a policy so that a learner whose predicted seconds (calibrated on
+this dataset, :meth:`~algorank.recommender.live.environment.LiveEnvironment.expected`) exceed
+what is left of the budget is never started: the policy sees it as a failed test of zero
+seconds and moves on to the next one, and the skip is logged and reported
+(``Recommendation.skipped``).  The one exception is the *last chance*: when the policy has
+nothing else left and no test has succeeded yet, the skipped learner with the smallest
+prediction is run after all (under the budget's deadline like every test), because a
+prediction can be wrong and nothing else can give the user a result.
+
+:class:`UntilDeadline` wraps a policy so that it stops handing out learners at a deadline: the
+dry run that shows the planned order (:func:`~algorank.recommender.live.recommend.plan`) uses it,
+together with the budget itself (the plan stops where the expected seconds add up to it), so
+planning costs at most ``(tests that fit in the budget) x (one policy step)``, whatever the
+number of learners in the meta-data, and never more than its share of the budget.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from typing import Callable, Sequence
+
+from algorank.recommender.kernel.trace import Observation
+from algorank.metadata.text import escape
+
+__all__ = ["SkipOverBudget", "UntilDeadline", "fit_within", "PLAN_BUDGET_SHARE", "SKIP_MESSAGE", "MAX_CONSECUTIVE_SKIPS"]
+
+logger = logging.getLogger(__name__)
+
+#: Share of the budget the planned-order dry run may take (it is shown, not needed by the live loop).
+PLAN_BUDGET_SHARE = 0.1
+
+#: Message of the zero-second observation a skipped learner is to the wrapped policy.
+SKIP_MESSAGE = "not started: predicted to take longer than the budget left"
+
+#: After this many skips in a row the wrapper stops asking (nothing left that fits).
+MAX_CONSECUTIVE_SKIPS = 50
+
+
+class SkipOverBudget:
+    """Policy wrapper: never start a test predicted to take longer than the budget left.
+
+    Parameters
+    ----------
+    policy : Policy
+        The wrapped policy.
+    expected : callable
+        learner -> predicted seconds of its test (NaN: unknown, never skipped).
+    left : callable
+        () -> seconds left of the budget.
+
+    Attributes
+    ----------
+    skipped : list of dict
+        ``learner``, ``predicted_seconds``, ``seconds_left`` of every skip, in order.
+    last_chance : str or None
+        The skipped learner run after all because nothing else was left (None when none was).
+    """
+
+    def __init__(self, policy, expected: Callable[[str], float], left: Callable[[], float]) -> None:
+        self.policy, self.expected, self.left = policy, expected, left
+        self.skipped: list[dict] = []
+        self.last_chance: str | None = None
+        self._skips: list = []  # zero-second failed observations the wrapped policy sees for the skips
+
+    def next(self, history: Sequence):
+        for _ in range(MAX_CONSECUTIVE_SKIPS):
+            learner = self.policy.next(list(history) + self._skips)
+            if learner is None:
+                return self._last_chance(history)
+            predicted = float(self.expected(learner))
+            left = float(self.left())
+            if not (math.isfinite(predicted) and predicted > left):
+                return learner
+            self.skipped.append({"learner": learner, "predicted_seconds": predicted, "seconds_left": max(left, 0.0)})
+            logger.info("not starting %s: predicted %.3g s, %.3g s left of the budget", escape(learner), predicted,
+                        max(left, 0.0))
+            self._skips.append(Observation(learner, math.nan, 0.0, "error", SKIP_MESSAGE))
+        logger.info("%d learners in a row predicted to take longer than the budget left: stopping",
+                    MAX_CONSECUTIVE_SKIPS)
+        return self._last_chance(history)
+
+    def _last_chance(self, history: Sequence):
+        succeeded = any(o.status == "ok" and o.accuracy == o.accuracy for o in history)
+        tested = {o.learner for o in history}
+        waiting = [s for s in self.skipped if s["learner"] not in tested]
+        if succeeded or self.last_chance is not None or not waiting or self.left() <= 0:
+            return None
+        pick = min(waiting, key=lambda s: s["predicted_seconds"])
+        self.last_chance = pick["learner"]
+        logger.warning("nothing else left and nothing succeeded yet: starting %s although it is predicted to take "
+                       "%.3g s with %.3g s left", escape(pick["learner"]), pick["predicted_seconds"], self.left())
+        return pick["learner"]
+
+
+class UntilDeadline:
+    """Policy wrapper that stops (returns None) once ``clock()`` reaches ``deadline``.
+
+    Attributes
+    ----------
+    calls : int
+        How many times the wrapped policy was asked (its evaluations).
+    cut : bool
+        Whether the deadline ended it.
+    """
+
+    def __init__(self, policy, deadline: float | None, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.policy, self.deadline, self.clock = policy, deadline, clock
+        self.calls = 0
+        self.cut = False
+
+    def next(self, history: Sequence):
+        if self.deadline is not None and self.clock() >= self.deadline:
+            self.cut = True
+            return None
+        self.calls += 1
+        return self.policy.next(history)
+
+
+def fit_within(strategy, meta, seconds: float | None) -> bool:
+    """Fit ``strategy`` on ``meta``; give up after ``seconds`` (None: no limit).
+
+    Fitting grows with the square of the number of learners (a covariance over learners): 2,000
+    learners take seconds.  The fit runs in a daemon thread and the caller waits at most
+    ``seconds``; when it is not done by then, False is returned and the fit is abandoned (it
+    finishes unobserved).  Errors of the fit are raised here.
+    """
+    if seconds is None:
+        strategy.fit(meta)
+        return True
+    box: dict = {}
+
+    def work():
+        try:
+            strategy.fit(meta)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+
+    thread = threading.Thread(target=work, name="algorank-fit", daemon=True)
+    thread.start()
+    thread.join(max(float(seconds), 0.0))
+    if thread.is_alive():
+        return False
+    if "error" in box:
+        raise box["error"]
+    return True

@@ -1,0 +1,409 @@
+"""Parallel live tests: a batch version of the policy over joblib's engines.
+
+:func:`run_parallel` keeps up to ``n_jobs`` tests running at once.  Whenever a slot is free it
+asks the policy for the next learner given everything seen so far *and* the tests still
+running, each of those standing in as the result the meta-data expects of it (its predicted
+accuracy and seconds: the "believer" heuristic of batch Bayesian optimisation), so the policy
+never picks a running learner again and spreads the batch over learners it still expects
+something from.  As each test finishes, its real result replaces the stand-in and the policy
+re-plans with it before the slot is refilled.
+
+The tests run on the engine joblib is configured with (``joblib.parallel_config``):
+
+* by default, or with ``backend="loky"``: joblib's loky process pool
+  (:func:`joblib.externals.loky.get_reusable_executor`) on this machine; the dataset goes
+  to the workers once, as a file the workers map and cache;
+* ``backend="dask"`` (with a ``dask.distributed`` Client, local or on a cluster): the
+  Client's futures; the dataset is scattered to the workers once;
+* ``backend="threading"``: a thread pool in this process (cheap set-up, little parallelism for
+  pure-Python learners);
+* any other backend (``ray``, ``multiprocessing``, ...): ``joblib.Parallel`` itself, in rounds
+  of ``n_jobs`` tests (the policy re-plans after each round instead of after each test).
+
+Guarantees.  The budget: every test carries the seconds left when it starts as its deadline,
+and its folds stop there (timed folds are killed; on Dask every test runs timed, since a task
+cannot be stopped from outside); a test whose result has not come back a short grace after the
+end of the budget is abandoned (the loky workers are killed; Dask futures are cancelled) and
+reported as a timeout.  No orphans: loky workers end with this process (and are killed on
+abandon or Ctrl-C), fold processes end with their parent.
+
+Results come in the order the tests finish, which depends on the machine: with ``n_jobs > 1``
+the same seed gives the same scores for the same tests, but not always the same sequence.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import math
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from algorank.recommender.kernel.trace import Observation, Trace
+from algorank.metadata.errors import InputError
+from algorank.metadata.text import escape
+
+__all__ = ["run_parallel", "check_n_jobs", "warm_pool", "GRACE_SECONDS"]
+
+logger = logging.getLogger(__name__)
+
+#: Seconds after the end of the budget a running test may still report before it is abandoned.
+GRACE_SECONDS = 1.0
+
+_CACHE: dict = {}  # worker side: dataset file -> LoadedDataset (each worker reads it once)
+_WARMING: list = []  # main side: the warm-up futures of the local pool (see warm_pool)
+
+
+def check_n_jobs(n_jobs) -> int:
+    """``n_jobs`` as a positive number of parallel tests (``-1``: one per CPU, like joblib)."""
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int,)) and not (
+            isinstance(n_jobs, float) and n_jobs.is_integer()):
+        raise InputError(f"n_jobs must be a positive integer or -1; got {n_jobs!r}")
+    n = int(n_jobs)
+    if n == -1:
+        return max(1, os.cpu_count() or 1)
+    if n < 1:
+        raise InputError(f"n_jobs must be a positive integer or -1; got {n_jobs!r}")
+    return n
+
+
+def _active_backend():
+    from joblib.parallel import get_active_backend
+
+    backend, _ = get_active_backend()
+    return backend
+
+
+def _backend_kind(backend) -> str:
+    name = type(backend).__name__
+    if name == "DaskDistributedBackend":
+        return "dask"
+    if name == "LokyBackend":
+        return "loky"
+    if name == "ThreadingBackend":
+        return "threading"
+    return "joblib"
+
+
+def _warm() -> int:
+    """Worker warm-up: import what a test needs (the first test then pays no imports)."""
+    import algorank.recommender.live.environment  # noqa: F401
+    import sklearn.ensemble  # noqa: F401
+    import sklearn.linear_model  # noqa: F401
+    import sklearn.pipeline  # noqa: F401
+
+    return os.getpid()
+
+
+def warm_pool(n_jobs: int) -> None:
+    """Start the local worker pool now, in the background (best effort), so it is warm by the first test.
+
+    Only for the default loky engine; Dask clusters are the user's and already running.  Until
+    one worker has finished its warm-up (imports), :func:`run_parallel` runs tests one at a time
+    in this process, so a slow pool start never delays the first results.
+    """
+    try:
+        if n_jobs < 2 or _backend_kind(_active_backend()) != "loky":
+            return
+        from algorank.evaluation.cv.children import watched_executor
+
+        executor = watched_executor(n_jobs)
+        _WARMING[:] = [executor.submit(_warm) for _ in range(n_jobs)]
+    except Exception:  # pragma: no cover - a pool that cannot start says so at the first test
+        logger.debug("could not start the worker pool early", exc_info=True)
+
+
+def _load(source):
+    if isinstance(source, str):
+        data = _CACHE.get(source)
+        if data is None:
+            import joblib
+
+            data = _CACHE[source] = joblib.load(source)
+        return data
+    return source
+
+
+def _worker_test(source, learner: str, state: dict):
+    """Worker side: one live test of ``learner``, as the main process's environment would run it."""
+    from algorank.recommender.live.environment import LiveEnvironment
+
+    data = _load(source)
+    env = LiveEnvironment(data, state["evaluator"], cv=state["cv"], random_state=state["random_state"],
+                          budget_seconds=state["left"], expected_seconds={learner: state["expected"]},
+                          allow_modules=state["allow_modules"], metric=state["metric"],
+                          prior_shape=state["prior_shape"], fold_slack=state["fold_slack"])
+    env.tests = 0 if state["always_timed"] else state["tests"]  # 0: "first test", i.e. timed
+    env.first_in_process = not state["always_timed"]
+    env.time_ratios = list(state["time_ratios"])
+    obs = env.test(learner)
+    return obs, env.results.get(learner)
+
+
+@dataclass
+class _Running:
+    learner: str
+    started: float
+
+
+class _FuturesPool:
+    """concurrent.futures-style engine (loky, threads, Dask futures)."""
+
+    def __init__(self, kind: str, n_jobs: int, data, backend) -> None:
+        self.kind, self.n_jobs = kind, n_jobs
+        self._tmp = None
+        if kind == "dask":
+            self.client = backend.client
+            self.source = self.client.scatter(data, broadcast=False)
+        elif kind == "loky":
+            import joblib
+
+            from algorank.evaluation.cv.children import watched_executor
+
+            self._tmp = tempfile.mkdtemp(prefix="algorank-live-")
+            self.source = os.path.join(self._tmp, "data.joblib")
+            joblib.dump(data, self.source)
+            self.executor = watched_executor(n_jobs)  # workers die with this process
+        else:
+            self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=n_jobs)
+            self.source = data
+
+    def submit(self, learner: str, state: dict):
+        if self.kind == "dask":
+            return self.client.submit(_worker_test, self.source, learner, state, pure=False)
+        return self.executor.submit(_worker_test, self.source, learner, state)
+
+    def wait(self, futures, timeout: float | None):
+        if self.kind == "dask":
+            import distributed
+
+            try:
+                done, _ = distributed.wait(futures, timeout=timeout, return_when="FIRST_COMPLETED")
+            except (TimeoutError, distributed.TimeoutError if hasattr(distributed, "TimeoutError") else TimeoutError):
+                return []
+            return list(done)
+        done, _ = concurrent.futures.wait(futures, timeout=timeout, return_when=concurrent.futures.FIRST_COMPLETED)
+        return list(done)
+
+    @staticmethod
+    def result(future):
+        return future.result()
+
+    def abort(self, futures) -> None:
+        if self.kind == "dask":
+            self.client.cancel(list(futures))
+        elif self.kind == "loky":
+            self.executor.shutdown(wait=False, kill_workers=True)
+        else:
+            for f in futures:
+                f.cancel()
+
+    def close(self) -> None:
+        if self.kind == "threading":
+            self.executor.shutdown(wait=False, cancel_futures=True)
+        if self.kind == "loky":
+            # the workers end with the loop: idle or still starting, they would keep this process from
+            # exiting (past the budget) until they are told to stop
+            self.executor.shutdown(wait=False, kill_workers=True)
+            _WARMING.clear()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+class _RoundsPool:
+    """Any other joblib backend: ``joblib.Parallel`` over rounds of ``n_jobs`` tests."""
+
+    kind = "joblib"
+
+    def __init__(self, n_jobs: int, data) -> None:
+        self.n_jobs, self.data = n_jobs, data
+        self._round: list = []
+        self._results = None
+
+    def submit(self, learner: str, state: dict):
+        handle = object()
+        self._round.append((handle, learner, state))
+        return handle
+
+    def wait(self, handles, timeout: float | None):
+        if self._results is None:
+            from joblib import Parallel, delayed
+
+            jobs = self._round
+            self._round = []
+            out = Parallel(n_jobs=self.n_jobs)(delayed(_worker_test)(self.data, l, s) for _, l, s in jobs)
+            self._results = {h: r for (h, _, _), r in zip(jobs, out)}
+        done = [h for h in handles if h in self._results]
+        return done
+
+    def result(self, handle):
+        out = self._results.pop(handle)
+        if not self._results:
+            self._results = None
+        return out
+
+    def abort(self, handles) -> None:  # pragma: no cover - joblib.Parallel returns only when the round is done
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _pool(n_jobs: int, data):
+    backend = _active_backend()
+    kind = _backend_kind(backend)
+    if kind == "joblib":
+        return _RoundsPool(n_jobs, data)
+    return _FuturesPool(kind, n_jobs, data, backend)
+
+
+def _stand_in(learner: str, expected) -> Observation:
+    """What a running test is taken to return while it runs (its predicted accuracy and seconds)."""
+    acc, sec = (tuple(expected.get(learner, (math.nan, math.nan))) + (math.nan, math.nan))[:2]
+    sec = float(sec) if math.isfinite(sec) else 0.0
+    if not math.isfinite(acc):
+        return Observation(learner, math.nan, sec, "error", "running")
+    return Observation(learner, float(acc), sec)
+
+
+def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budget: float | None = None,
+                 max_tests: int | None = None, on_start: Callable | None = None,
+                 on_observation: Callable | None = None, clock: Callable[[], float] = time.perf_counter):
+    """Follow ``policy`` with up to ``n_jobs`` tests at once; the parallel counterpart of ``run_policy``.
+
+    Parameters
+    ----------
+    policy : Policy
+        Gives the next learner from the history (running tests included as stand-ins).
+    env : LiveEnvironment
+        The main process's environment: its settings are those of every test, its calibration
+        (``time_ratios``, ``tests``, ``results``, ``timeline``) is updated as results come in.
+    n_jobs : int
+        Tests running at once.
+    expected : mapping
+        learner -> (predicted accuracy, predicted seconds, ...): the stand-ins.
+    dataset : str
+        Label of the trace.
+    budget : float, optional
+        Seconds from this call: no test starts after it, and tests still running
+        :data:`GRACE_SECONDS` after it are abandoned (timeouts).
+    max_tests : int, optional
+        Start at most this many tests.
+    on_start, on_observation : callable, optional
+        Called with each learner when it starts, and with each observation as it arrives.
+
+    Returns
+    -------
+    Trace
+        Observations in the order the tests finished; ``env.timeline`` holds their start and end.
+    """
+    pool = _pool(n_jobs, env.dataset)
+    always_timed = getattr(pool, "kind", "") == "dask"
+    begin = clock()
+    if env.origin is None:
+        env.origin = begin
+    history: list[Observation] = []
+    running: dict = {}
+    stopped = "policy"
+    exhausted = False
+
+    def left() -> float | None:
+        return None if budget is None else budget - (clock() - begin)
+
+    def state_for(learner: str) -> dict:
+        return {"evaluator": None if env.evaluator is None else env.evaluator, "cv": int(env.evaluator.cv),
+                "random_state": env.evaluator.random_state, "left": left(),
+                "expected": float(env.expected_seconds.get(learner, math.nan)),
+                "allow_modules": tuple(env.evaluator.allow_modules), "metric": env.metric,
+                "prior_shape": getattr(env, "prior_shape", None), "fold_slack": env.fold_slack,
+                "tests": env.tests, "time_ratios": tuple(env.time_ratios), "always_timed": always_timed}
+
+    def record(learner: str, started: float, obs: Observation, row) -> None:
+        env.timeline.append((started - env.origin, clock() - env.origin))
+        env.spent += obs.seconds
+        if row is not None:
+            env.tests += 1
+            env.results[learner] = row
+            raw = float(env.expected_seconds.get(learner, math.nan))
+            if math.isfinite(raw) and raw > 0:
+                env.time_ratios.append(obs.seconds / raw)
+        history.append(obs)
+        if on_observation is not None:
+            on_observation(obs)
+
+    def pool_ready() -> bool:
+        return getattr(pool, "kind", "") != "loky" or not _WARMING or any(f.done() for f in _WARMING)
+
+    try:
+        while True:
+            while not exhausted and not running and not pool_ready():  # the pool still starts: test here
+                if max_tests is not None and len(history) >= max_tests:
+                    stopped, exhausted = "top", True
+                    break
+                rest = left()
+                if rest is not None and rest <= 0:
+                    stopped, exhausted = "budget", True
+                    break
+                learner = policy.next(history)
+                if learner is None:
+                    exhausted = True
+                    break
+                if on_start is not None:
+                    on_start(learner)
+                env.budget_seconds = rest if rest is not None else env.budget_seconds
+                env.spent = 0.0
+                obs = env.test(learner)
+                history.append(obs)
+                if on_observation is not None:
+                    on_observation(obs)
+            while not exhausted and len(running) < n_jobs:
+                if max_tests is not None and len(history) + len(running) >= max_tests:
+                    stopped, exhausted = "top", True
+                    break
+                rest = left()
+                if rest is not None and rest <= 0:
+                    stopped, exhausted = "budget", True
+                    break
+                believed = history + [_stand_in(r.learner, expected) for r in running.values()]
+                learner = policy.next(believed)
+                if learner is None:
+                    exhausted = True
+                    break
+                if on_start is not None:
+                    on_start(learner)
+                handle = pool.submit(learner, state_for(learner))
+                running[handle] = _Running(learner, clock())
+            if not running:
+                break
+            rest = left()
+            done = pool.wait(list(running), None if rest is None else max(rest + GRACE_SECONDS, 0.0))
+            if not done:  # past the end of the budget and its grace: abandon what still runs
+                pool.abort(list(running))
+                for handle, r in list(running.items()):
+                    record(r.learner, r.started, Observation(r.learner, math.nan, clock() - r.started, "timeout",
+                                                             "abandoned at the end of the budget"), None)
+                running.clear()
+                stopped = "budget"
+                break
+            for handle in done:
+                r = running.pop(handle)
+                try:
+                    obs, row = pool.result(handle)
+                except Exception as exc:  # noqa: BLE001 - a worker that died is one failed test
+                    obs, row = Observation(r.learner, math.nan, clock() - r.started, "error",
+                                           f"the worker failed: {type(exc).__name__}: {exc}".splitlines()[0]), None
+                record(r.learner, r.started, obs, row)
+                if obs.status != "ok":
+                    logger.info("%s failed (%s): %s", escape(r.learner), obs.status, escape(obs.message))
+    except KeyboardInterrupt:
+        pool.abort(list(running))
+        stopped = "interrupted"
+    finally:
+        pool.close()
+    if stopped == "policy" and budget is not None and left() <= 0 and not exhausted:
+        stopped = "budget"
+    return Trace(dataset=dataset, observations=tuple(history), stopped=stopped)

@@ -1,0 +1,297 @@
+"""What :func:`~algorank.recommender.live.recommend.recommend` returns: the planned order and the result.
+
+:class:`PlannedTest` and :class:`PlannedOrder` hold the planned order with what the meta-data
+expects of each learner; :class:`Recommendation` the whole result of a run (the trace, the
+best learner, the refitted model, the notes, the time spent in each phase and on each test),
+with its leaderboard, text and JSON-ready forms.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from algorank.metadata.learners import short_name
+from algorank.metadata.metric import METRICS, from_score
+from algorank.recommender.kernel.trace import Observation, Trace
+
+__all__ = ["PlannedTest", "PlannedOrder", "Recommendation"]
+
+_STOP_TEXT = {
+    "policy": "every recommended learner was tested",
+    "exhausted": "every recommended learner was tested",
+    "budget": "the time budget was used up",
+    "top": "the requested number of learners was tested",
+    "interrupted": "interrupted by the user",
+}
+
+
+@dataclass(frozen=True)
+class PlannedTest:
+    """One learner of the planned order, with what the meta-data expects of it.
+
+    Attributes
+    ----------
+    learner : str
+        Learner id.
+    expected_accuracy : float
+        Predicted accuracy on this dataset: the strategy's own model when it has one
+        (``ei``), else the median accuracy on the most similar prior datasets (NaN if never run there).
+    expected_seconds : float
+        Predicted seconds of the live test: the strategy's runtime model for this dataset's size
+        when it has one, else the median time on the most similar prior datasets turned into a
+        live test's time (folds x fit + overhead).
+    accuracy_low, accuracy_high : float
+        90 % interval of the predicted accuracy (NaN when the strategy has no accuracy model).
+    fail_probability : float
+        Predicted probability that the test fails (NaN when unknown).
+    """
+
+    learner: str
+    expected_accuracy: float
+    expected_seconds: float
+    accuracy_low: float = math.nan
+    accuracy_high: float = math.nan
+    fail_probability: float = math.nan
+
+    def to_dict(self) -> dict:
+        return {"learner": self.learner, "short": short_name(self.learner),
+                "expected_accuracy": self.expected_accuracy, "expected_seconds": self.expected_seconds,
+                "accuracy_low": self.accuracy_low, "accuracy_high": self.accuracy_high,
+                "fail_probability": self.fail_probability}
+
+
+class PlannedOrder(tuple):
+    """The planned order: a tuple of :class:`PlannedTest`, with ``metric``, the score it expects."""
+
+    metric = "accuracy"
+
+    def to_text(self) -> str:
+        """The planned order as a table."""
+        from algorank.recommender.live.report import plan_text
+
+        return plan_text(self, metric=self.metric)
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """What :func:`recommend` returns.
+
+    Attributes
+    ----------
+    dataset : str
+        Dataset name.
+    source : str
+        Where it came from.
+    strategy : str
+        Strategy name/spec.
+    dataset_info : dict
+        The simple meta-features given to the strategy.
+    plan : tuple of PlannedTest
+        The planned order (dry run with expected values).
+    trace : Trace or None
+        What really happened (None for a dry run).
+    budget_seconds : float or None
+        The budget.
+    excluded : tuple of str
+        Prior datasets left out of the meta-data.
+    time_model : str
+        How meta-data times were turned into test times for ranking (e.g. ``5 x fit + 0.25 s``;
+        ``fit`` = as recorded; ``given`` = a strategy object used as is).
+    prior_matches : tuple of str
+        Prior datasets (still in the meta-data) that look like this one: same name, or same
+        numbers of rows, features and classes.  Their results inform the ranking; exclude them
+        to test algorank honestly on a dataset it has seen.
+    rank_only : tuple of str
+        Learners of the meta-data that were ranked but not run: neither portfolio ids nor
+        estimator classes of an allowed package (learner ids are data, never code).
+    expected : dict
+        learner -> (predicted accuracy, predicted seconds, ...) for every learner, planned or not.
+    model : sklearn Pipeline or None
+        The best learner refitted on all the data (raw features in, class labels out), ready
+        to ``predict``; None for a dry run, when nothing succeeded, or with ``refit=False``.
+    metric : str
+        The metric of the ranking, the live tests and the expected values (a name of
+        :data:`algorank.metadata.metric.METRICS`).  The leaderboard and ``to_dict()`` name their
+        columns after it (``balanced_accuracy``, ``predicted_balanced_accuracy``, ...) and hold its
+        own values (log loss: lower is better); the trace and the plan hold its *scores*
+        (:func:`~algorank.metadata.metric.to_score`, higher is better).
+    notes : tuple of str
+        One-line cautions about the result, e.g. that the best accuracy does not beat always
+        predicting the majority class by more than its noise.
+    suggested_metric : str or None
+        A metric that would tell the learners apart where this one cannot (``balanced_accuracy``
+        when the best accuracy does not beat the majority class by more than its noise).
+    timings : dict
+        Seconds of each phase counted from the start of the command (or call): ``import``,
+        ``load``, ``landmark``, ``plan``, ``tests``, ``refit`` and their ``total``
+        (:mod:`algorank.recommender.live.timing`).
+    test_times : tuple of (float, float)
+        When each test of the trace started and ended, seconds since the start of the command.
+    skipped : tuple of dict
+        Learners not started because their predicted seconds exceeded the budget left
+        (``learner``, ``predicted_seconds``, ``seconds_left``; :mod:`algorank.recommender.live.pacing`).
+    n_jobs : int
+        Tests that ran at once.
+    similar : tuple of dict
+        The prior datasets most similar to this one (:func:`similar_datasets`).
+    decisions, plan_decisions : tuple of dict
+        Why each learner was taken at its step of the live run and of the planned order
+        (:func:`~algorank.recommender.live.explain.explain_choice`: ``step``, ``learner``, ``score``,
+        ``runner_up``, ``runner_up_score``, ``text``).
+    cv : int
+        Folds of each live test.
+    saved_model : str or None
+        Where :func:`algorank.api.recommend` saved the refitted model (``save_model=``), else None.
+    """
+
+    dataset: str
+    source: str
+    strategy: str
+    dataset_info: dict = field(repr=False)
+    plan: tuple
+    trace: Trace | None
+    budget_seconds: float | None = None
+    excluded: tuple = ()
+    time_model: str = "fit"
+    prior_matches: tuple = ()
+    rank_only: tuple = ()
+    model: object = field(default=None, repr=False, compare=False)
+    expected: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def leaderboard(self):
+        """The tests in the order they ran: learner, short name, the metric's CV value (a column named
+        after :attr:`metric`), seconds, cumulative seconds, status, message, and the predicted value and seconds."""
+        import pandas as pd
+
+        m = self.metric
+        cols = ["learner", "short", m, "seconds", "cumulative_seconds", "status", "message", f"predicted_{m}",
+                "predicted_seconds", "started", "ended"]
+        if self.trace is None:
+            return pd.DataFrame(columns=cols)
+        return pd.DataFrame(self._trace_rows()).reindex(columns=cols)
+
+    def _trace_rows(self) -> list[dict]:
+        """One dict per test with the metric's own values (see :attr:`leaderboard`)."""
+        m = self.metric
+        predicted = self._predicted()
+        rows = []
+        for i, (r, o) in enumerate(zip(self.trace.to_records(), self.trace.observations)):
+            row = {k: v for k, v in r.items() if k != "accuracy"}
+            pred_acc, pred_sec = predicted.get(r["learner"], (math.nan, math.nan))
+            rows.append({"learner": r["learner"], "short": short_name(r["learner"]), m: from_score(m, r["accuracy"]),
+                         **{k: v for k, v in row.items() if k != "learner"}, "message": o.message,
+                         f"predicted_{m}": from_score(m, pred_acc), "predicted_seconds": pred_sec, **self._when(i)})
+        return rows
+
+    def plan_rows(self) -> list[dict]:
+        """The planned order as dicts with the metric's own values: ``expected_<metric>``, ``<metric>_low``,
+        ``<metric>_high`` (the 90 % interval), ``expected_seconds``, ``fail_probability``."""
+        m = self.metric
+        lower_better = not METRICS[m].higher_is_better
+        out = []
+        for p in self.plan:
+            low, high = from_score(m, p.accuracy_low), from_score(m, p.accuracy_high)
+            if lower_better:
+                low, high = high, low
+            out.append({"learner": p.learner, "short": short_name(p.learner),
+                        f"expected_{m}": from_score(m, p.expected_accuracy), "expected_seconds": p.expected_seconds,
+                        f"{m}_low": low, f"{m}_high": high, "fail_probability": p.fail_probability})
+        return out
+
+    def _when(self, i: int) -> dict:
+        """``started`` and ``ended`` of the ``i``-th test (seconds since the command started; NaN if unknown)."""
+        start, end = self.test_times[i] if i < len(self.test_times) else (math.nan, math.nan)
+        return {"started": float(start), "ended": float(end)}
+
+    def _predicted(self) -> dict:
+        out = {l: tuple(v)[:2] for l, v in self.expected.items()}
+        out.update({p.learner: (p.expected_accuracy, p.expected_seconds) for p in self.plan})
+        return out
+
+    def to_frame(self):
+        """Same as :attr:`leaderboard` (the planned order is ``pd.DataFrame([p.to_dict() for p in plan])``)."""
+        return self.leaderboard
+    metric: str = "accuracy"
+    cv: int = 5
+    notes: tuple = ()
+    # -- what the user waited for (recommender/live/timing.py, pacing.py) --
+    timings: dict = field(default_factory=dict, compare=False)
+    test_times: tuple = field(default=(), compare=False)
+    skipped: tuple = field(default=(), compare=False)
+    n_jobs: int = 1
+    suggested_metric: str | None = None
+    similar: tuple = field(default=(), compare=False)
+    decisions: tuple = field(default=(), compare=False)
+    plan_decisions: tuple = field(default=(), compare=False)
+    saved_model: str | None = field(default=None, compare=False)
+
+    def to_text(self) -> str:
+        """The results table and the summary (a dry run: the planned order)."""
+        from algorank.recommender.live.report import plan_text, results_text
+
+        return plan_text(self.plan, metric=self.metric) if self.trace is None else results_text(self)
+
+    @property
+    def best(self) -> Observation | None:
+        """The best successful test (None when nothing finished)."""
+        return None if self.trace is None else self.trace.best()
+
+    @property
+    def stop_reason(self) -> str:
+        """Why the live loop ended (``"dry-run"`` when nothing was run)."""
+        return "dry-run" if self.trace is None else self.trace.stopped
+
+    @property
+    def summary(self) -> str:
+        """One sentence: the best learner, or why there is none."""
+        if self.trace is None:
+            return "dry run: nothing was run"
+        why = _STOP_TEXT.get(self.trace.stopped, self.trace.stopped)
+        best = self.best
+        n = len(self.trace.observations)
+        spent = float(self.trace.cumulative_seconds[-1]) if n else 0.0
+        if best is None:
+            tried = ", ".join(short_name(o.learner) for o in self.trace.observations) or "nothing"
+            budget = f" within the budget of {self.budget_seconds:g} s" if self.budget_seconds else ""
+            return (f"no learner finished successfully{budget} (tried: {tried}; {spent:.3g} s); stopped because {why}")
+        label = METRICS[self.metric].label
+        skipped = (f"; {len(self.skipped)} learner(s) not started (predicted to take longer than the budget left)"
+                   if self.skipped else "")
+        return (f"best: {short_name(best.learner)} with {label} {from_score(self.metric, best.accuracy):.4f} "
+                f"after {n} test(s) in "
+                f"{spent:.3g} s; stopped because {why}{skipped}")
+
+    def to_dict(self) -> dict:
+        """JSON-ready: ``order`` (planned), ``trace`` (with predicted vs measured), ``best``, plus context."""
+        best = self.best
+        m = self.metric
+        return {
+            "dataset": self.dataset,
+            "source": self.source,
+            "strategy": self.strategy,
+            "dataset_info": dict(self.dataset_info),
+            "budget_seconds": self.budget_seconds,
+            "excluded_datasets": list(self.excluded),
+            "time_model": self.time_model,
+            "prior_matches": list(self.prior_matches),
+            "rank_only": list(self.rank_only),
+            "metric": self.metric,
+            "higher_is_better": METRICS[m].higher_is_better,
+            "order": self.plan_rows(),
+            "trace": [] if self.trace is None else self._trace_rows(),
+            "skipped": [dict(s) for s in self.skipped],
+            "n_jobs": self.n_jobs,
+            "best": None if best is None else {"learner": best.learner, "short": short_name(best.learner),
+                                               m: from_score(m, best.accuracy)},
+            "refitted": self.model is not None,
+            "stop_reason": self.stop_reason,
+            "summary": self.summary,
+            "notes": list(self.notes),
+            "suggested_metric": self.suggested_metric,
+            "timings": dict(self.timings),
+            "similar_datasets": [dict(d) for d in self.similar],
+            "decisions": [dict(d) for d in self.decisions],
+            "saved_model": self.saved_model,
+        }

@@ -1,0 +1,179 @@
+"""Live against simulated: how long a user really waits for a near-best learner (run on demand).
+
+For each frozen held-out dataset of the ``broad`` meta-data
+(``metadata/data/splits/broad_heldout.txt``; files under ``../shared/datasets`` as listed in
+``broad_datasets.csv``, target from ``MANIFEST.csv``) this runs, in a fresh process::
+
+    python -m algorank recommend FILE --target T --budget 30 --exclude-dataset ID --json --quiet [--n-jobs N]
+
+and compares
+
+* the **live** time to 1 point: the ``ended`` time (seconds since the command started, what the
+  user waits for, imports and loading included) of the first test whose accuracy is within 1
+  point of the best recorded accuracy on that dataset (the recorded runs use the same 5-fold
+  splits, seed 0); the dataset is *unsolved* live when no test gets there within the budget;
+* the **simulated** time to 1 point of the same policy (the default strategy, fitted on the
+  meta-data without this dataset, ranking with the live time model) replayed on the dataset's
+  recorded runs, each test charged ``5 x (fit + predict) + overhead`` as in the benchmark.
+
+It prints the ratio live / simulated per dataset, its median and spread (quartiles), and how many
+datasets the simulation solves within 10 s that stay unsolved live.  Every dataset's row is
+appended to ``--out`` as soon as it is measured (CSV); re-running skips the datasets already there
+for the same budget and ``--n-jobs`` (resumable).  ``--every K`` takes every K-th held-out dataset
+(alphabetical order) to run a fixed subset::
+
+    python tests/benchmarks/bench_live_vs_sim.py --budget 30 --every 4 --out live_vs_sim.csv
+    python tests/benchmarks/bench_live_vs_sim.py --budget 30 --every 4 --n-jobs 2 --out live_vs_sim.csv
+
+With two ``--n-jobs`` values in the file, ``--report`` also sums the live time to 1 point per
+setting over the datasets both solved (the parallel speed-up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared" / "datasets" if (ROOT.parent / "shared").exists() else Path("/work/shared/datasets")
+SPLITS = ROOT / "metadata" / "data" / "splits"
+EPS = 0.01
+
+COLUMNS = ["dataset", "budget", "n_jobs", "live_t1", "live_reached", "sim_t1", "sim_reached", "ratio", "wall",
+           "first_result", "tests", "best_recorded", "best_live", "stop_reason", "timings"]
+
+
+def heldout(every: int = 1) -> list[str]:
+    ids = [l.strip() for l in (SPLITS / "broad_heldout.txt").read_text().splitlines()
+           if l.strip() and not l.startswith("#")]
+    return sorted(ids)[::every]
+
+
+def files() -> dict:
+    import pandas as pd
+
+    table = pd.read_csv(SPLITS / "broad_datasets.csv")
+    manifest = pd.read_csv(SHARED / "MANIFEST.csv").set_index("file")
+    out = {}
+    for _, row in table.iterrows():
+        target = manifest["target"].get(row["file"]) if row["file"] in manifest.index else None
+        out[str(row["dataset"])] = (SHARED / row["file"], None if target is None else str(target))
+    return out
+
+
+def simulated(dataset: str, meta) -> tuple[float, bool, float]:
+    """(time to 1 point, reached, best recorded accuracy) of the default strategy replayed on the recorded runs."""
+    from algorank.recommender.kernel.environments import SimulatedEnvironment, SkipUnavailable
+    from algorank.recommender.kernel.trace import Observation, run_policy
+    from algorank.recommender.live.recommend import DEFAULT_STRATEGY, live_strategy
+
+    train = meta.exclude(datasets=[dataset])
+    strat, _, kind, live = live_strategy(DEFAULT_STRATEGY, train, time_model="live", cv=5)
+    strat.fit(train)
+    info = meta.dataset_info(dataset)
+    env = SimulatedEnvironment(meta, dataset, time_kind=kind)
+
+    class Charged:  # each test costs what the live time model says a live test costs
+        def test(self, learner):
+            o = env.test(learner)
+            return Observation(o.learner, o.accuracy, float(live.apply(o.seconds)), o.status, o.message)
+
+    trace = run_policy(SkipUnavailable(strat.policy(info), env.available), Charged())
+    target = env.best_accuracy - EPS - 1e-9
+    spent = 0.0
+    for o in trace.observations:
+        spent += o.seconds
+        if o.status == "ok" and o.accuracy >= target:
+            return spent, True, env.best_accuracy
+    return spent, False, env.best_accuracy
+
+
+def live(dataset: str, path: Path, target: str | None, *, budget: float, n_jobs: int, best: float) -> dict:
+    cmd = [sys.executable, "-m", "algorank", "recommend", str(path), "--budget", f"{budget:g}", "--exclude-dataset",
+           dataset, "--json", "--quiet", "--n-jobs", str(n_jobs)]
+    if target:
+        cmd += ["--target", target]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=budget * 3 + 60)
+    wall = time.perf_counter() - t0
+    if proc.returncode not in (0, 3) or not proc.stdout.strip():
+        raise RuntimeError(f"{dataset}: exit {proc.returncode}: {proc.stderr.strip()[-500:]}")
+    d = json.loads(proc.stdout)
+    hits = [t["ended"] for t in d["trace"] if t["status"] == "ok" and t["accuracy"] >= best - EPS - 1e-9]
+    oks = [t for t in d["trace"] if t["status"] == "ok"]
+    return {"live_t1": min(hits) if hits else math.nan, "live_reached": bool(hits), "wall": wall,
+            "first_result": min((t["ended"] for t in d["trace"]), default=math.nan), "tests": len(d["trace"]),
+            "best_live": max((t["accuracy"] for t in oks), default=math.nan), "stop_reason": d["stop_reason"],
+            "timings": json.dumps({k: round(v, 3) for k, v in d.get("timings", {}).items()})}
+
+
+def measure(args) -> None:
+    import pandas as pd
+
+    from algorank.metadata.snapshot import load_meta
+
+    out = Path(args.out)
+    done = set()
+    if out.exists():
+        prev = pd.read_csv(out)
+        done = {(str(r.dataset), float(r.budget), int(r.n_jobs)) for r in prev.itertuples()}
+    meta = load_meta("broad")
+    where = files()
+    for dataset in (args.datasets or heldout(args.every)):
+        if (dataset, float(args.budget), int(args.n_jobs)) in done:
+            continue
+        path, target = where[dataset]
+        sim_t1, sim_reached, best = simulated(dataset, meta)
+        row = {"dataset": dataset, "budget": args.budget, "n_jobs": args.n_jobs, "sim_t1": sim_t1,
+               "sim_reached": sim_reached, "best_recorded": best}
+        row.update(live(dataset, path, target, budget=args.budget, n_jobs=args.n_jobs, best=best))
+        row["ratio"] = row["live_t1"] / sim_t1 if row["live_reached"] and sim_reached and sim_t1 > 0 else math.nan
+        pd.DataFrame([row]).reindex(columns=COLUMNS).to_csv(out, mode="a", header=not out.exists(), index=False)
+        print(f"{dataset:<28} live {row['live_t1']:7.2f} s  sim {sim_t1:7.2f} s  ratio {row['ratio']:6.2f}  "
+              f"first result {row['first_result']:5.2f} s  wall {row['wall']:5.1f} s", flush=True)
+
+
+def report(path: str) -> None:
+    import numpy as np
+    import pandas as pd
+
+    table = pd.read_csv(path)
+    for (budget, n_jobs), g in table.groupby(["budget", "n_jobs"]):
+        r = g["ratio"].dropna()
+        q1, med, q3 = (np.percentile(r, [25, 50, 75]) if len(r) else (math.nan,) * 3)
+        lost = g[(g["sim_reached"]) & (g["sim_t1"] <= 10) & (~g["live_reached"].astype(bool))]
+        print(f"budget {budget:g} s, n_jobs {n_jobs}: {len(g)} datasets, live/simulated time to 1 point: median "
+              f"{med:.2f} (quartiles {q1:.2f}-{q3:.2f}, range {r.min():.2f}-{r.max():.2f}); first result median "
+              f"{g['first_result'].median():.2f} s; solved by the simulation within 10 s but not live: "
+              f"{len(lost)} {list(lost['dataset'])}")
+    settings = sorted(table["n_jobs"].unique())
+    if len(settings) > 1:
+        both = table.pivot_table(index="dataset", columns="n_jobs", values="live_t1")
+        solved = both.dropna()
+        sums = {n: float(solved[n].sum()) for n in settings}
+        print(f"summed live time to 1 point over the {len(solved)} datasets solved in every setting: "
+              + ", ".join(f"n_jobs={n}: {s:.1f} s" for n, s in sums.items())
+              + f"; ratio {sums[settings[-1]] / sums[settings[0]]:.2f}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--budget", type=float, default=30.0)
+    p.add_argument("--n-jobs", type=int, default=1)
+    p.add_argument("--every", type=int, default=1, help="every K-th held-out dataset (alphabetical)")
+    p.add_argument("--datasets", nargs="*", default=None)
+    p.add_argument("--out", default=str(ROOT / "tests" / "benchmarks" / "results" / "live_vs_sim.csv"))
+    p.add_argument("--report", action="store_true", help="only summarise --out")
+    args = p.parse_args()
+    if not args.report:
+        measure(args)
+    report(args.out)
+
+
+if __name__ == "__main__":
+    main()
