@@ -230,16 +230,22 @@ class ConditionedStrategy(StrategyBase):
                                   float(np.clip(hi[j], 0, 1)), float(sec[j]), float(fail[j]))
                 for j, l in enumerate(self.learners_)]
 
-    def policy(self, dataset_info: Mapping | None = None) -> "EIPolicy":
-        """The adaptive policy for one new dataset."""
+    def _policy_inputs(self, dataset_info: Mapping | None) -> tuple[dict, dict]:
+        """``(info, inputs)``: the dataset's information and the prior a policy starts from (``mu``, ``cov``,
+        ``fail``, ``majority``, ``given`` landmarker observations), shared by every policy built on this model."""
         self._check_fitted()
         info = dict(dataset_info or {})
         w = self._weights(info)
         mu, cov = self.accuracy_.prior(w)
         maj = _majority(info, self.majority_)
         seen, values = self._landmark_obs(info, maj)
-        return EIPolicy(self, mu=mu, cov=cov, fail=self.accuracy_.fail_probability(w)[: len(self.learners_)],
-                        seconds=self._seconds(info), majority=maj, given=(seen, values))
+        return info, {"mu": mu, "cov": cov, "fail": self.accuracy_.fail_probability(w)[: len(self.learners_)],
+                      "majority": maj, "given": (seen, values)}
+
+    def policy(self, dataset_info: Mapping | None = None) -> "EIPolicy":
+        """The adaptive policy for one new dataset."""
+        info, inputs = self._policy_inputs(dataset_info)
+        return EIPolicy(self, seconds=self._seconds(info), **inputs)
 
     def _landmark_obs(self, info: Mapping, majority: float) -> tuple[list, list]:
         """Column indices and gains of the new dataset's landmarkers (when it has them)."""

@@ -119,16 +119,10 @@ class ExpectedTimeStrategy(ConditionedStrategy):
 
     def policy(self, dataset_info: Mapping | None = None) -> "ExpectedTimePolicy":
         """The adaptive policy for one new dataset."""
-        self._check_fitted()
-        info = dict(dataset_info or {})
-        w = self._weights(info)
-        mu, cov = self.accuracy_.prior(w)
-        maj = _majority(info, self.majority_)
-        seen, values = self._landmark_obs(info, maj)
+        info, inputs = self._policy_inputs(dataset_info)
         point = self.time_model.scale * self.runtime_.predict(info) + self.time_model.overhead
-        return ExpectedTimePolicy(self, mu=mu, cov=cov, fail=self.accuracy_.fail_probability(w)[: len(self.learners_)],
-                                  seconds=point, expected=self.time_model.scale * self._fit_seconds(info),
-                                  overhead=self.time_model.overhead, majority=maj, given=(seen, values))
+        return ExpectedTimePolicy(self, seconds=point, expected=self.time_model.scale * self._fit_seconds(info),
+                                  overhead=self.time_model.overhead, **inputs)
 
 
 class ExpectedTimePolicy(EIPolicy):
@@ -156,14 +150,6 @@ class ExpectedTimePolicy(EIPolicy):
             return super().scores(history)
         finally:
             self.seconds = saved
-
-
-def _majority(info: Mapping, fallback: float) -> float:
-    try:
-        v = float(info.get("majority_fraction", math.nan))
-    except (TypeError, ValueError):
-        v = math.nan
-    return v if 0 < v < 1 else fallback
 
 
 def from_spec(params: dict, random_state=None, name: str | None = None) -> ExpectedTimeStrategy:

@@ -13,7 +13,6 @@ import math
 import os
 import time
 
-import pandas as pd
 import pytest
 
 from algorank.evaluation.cv.datasets import load_dataset
@@ -27,17 +26,7 @@ NB = "sklearn.naive_bayes.GaussianNB"
 ALLOW = ["helpers_estimators"]
 
 
-def slow(delay: float) -> str:
-    return "helpers_estimators.SlowClassifier" + json.dumps({"delay": delay})
-
-
-def meta_for(learners, *, rows=(150, 300, 600, 1000), fit_time=0.001) -> MetaDataset:
-    """Meta-data in which every learner looks fast (fit_time) and accurate in the given order."""
-    runs = [{"dataset": f"d{d}", "learner": l, "repeat": 0, "fold": 0, "accuracy": 0.95 - 0.1 * i,
-             "fit_time": fit_time} for d in range(len(rows)) for i, l in enumerate(learners)]
-    ds = pd.DataFrame({"dataset": [f"d{d}" for d in range(len(rows))], "n_instances": list(rows),
-                       "n_features": 4, "n_classes": 3, "majority_fraction": 0.34})
-    return MetaDataset(pd.DataFrame(runs), ds)
+from helpers_meta import meta_for, slow  # noqa: E402  (tests/ is on the path)
 
 
 @pytest.fixture(scope="module")

@@ -19,13 +19,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from algorank import cli
 from algorank.evaluation.cv.preprocessing import resolve_learner
 from algorank.metadata.aslib import write_aslib
-from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import check_params, estimator_from_path, is_runnable, make_estimator
 
@@ -165,14 +163,9 @@ def test_private_test_and_build_modules_are_refused_before_import(lid):
 
 
 def _meta_with(learners, *, source="shared"):
-    rows = []
-    for d in range(3):
-        for i, l in enumerate(learners):
-            rows.append({"dataset": f"d{d}", "learner": l, "repeat": 0, "fold": 0,
-                         "accuracy": 0.99 - 0.01 * i, "fit_time": 0.001 * (i + 1)})
-    ds = pd.DataFrame({"dataset": [f"d{d}" for d in range(3)], "n_instances": [150, 300, 600],
-                       "n_features": 4, "n_classes": 3, "majority_fraction": 0.34})
-    return MetaDataset(pd.DataFrame(rows), ds, source=source)
+    from helpers_meta import small_meta
+
+    return small_meta(learners, source=source)
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "aslib"])

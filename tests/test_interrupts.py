@@ -105,21 +105,7 @@ def test_the_interrupt_watch_records_an_interrupt_and_gives_the_handler_back():
 
 
 # ====================================================================== real processes
-def _marked(marker: str) -> list[int]:
-    found = []
-    needle = f"ALGORANK_TEST_MARKER={marker}".encode()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle in f.read():
-                    with open(f"/proc/{entry}/stat", "rb") as f:
-                        if f.read().rpartition(b")")[2].split()[0] != b"Z":
-                            found.append(int(entry))
-        except OSError:
-            continue
-    return found
+from helpers_processes import marked as _marked  # noqa: E402  (tests/ is on the path)
 
 
 def _env(marker: str) -> dict:
@@ -156,7 +142,7 @@ def _wait_for(predicate, proc, what: str, timeout: float = 120.0) -> None:
 def test_a_swallowed_kill_int_of_evaluate_exits_130_and_stores_nothing_of_it(tmp_path):
     from helpers_estimators import new_log
 
-    (gate_tag, gate), (log_tag, log) = new_log(), new_log()
+    (gate_tag, _), (log_tag, log) = new_log(), new_log()
     store = tmp_path / "store.sqlite"
     learner = swallow(gate=gate_tag, log=log_tag)
     marker = uuid.uuid4().hex

@@ -13,13 +13,11 @@ import json
 import logging
 import sys
 
-import pandas as pd
 import pytest
 
 from algorank import cli
 from algorank.evaluation.cv.datasets import load_dataset
 from algorank.evaluation.cv.preprocessing import resolve_learner
-from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import estimator_class, estimator_from_path, is_runnable, make_estimator
 from algorank.recommender.live.recommend import recommend
@@ -117,14 +115,9 @@ def test_allow_module_is_the_explicit_opt_in(evil):
 
 
 def _meta_with(learners):
-    rows = []
-    for d in range(3):
-        for i, l in enumerate(learners):
-            rows.append({"dataset": f"d{d}", "learner": l, "repeat": 0, "fold": 0,
-                         "accuracy": 0.99 - 0.01 * i, "fit_time": 0.001 * (i + 1)})
-    ds = pd.DataFrame({"dataset": [f"d{d}" for d in range(3)], "n_instances": [150, 300, 600],
-                       "n_features": 4, "n_classes": 3, "majority_fraction": 0.34})
-    return MetaDataset(pd.DataFrame(rows), ds)
+    from helpers_meta import small_meta
+
+    return small_meta(learners)
 
 
 def test_recommend_never_runs_hostile_ids_from_meta_data(evil, caplog):

@@ -8,17 +8,15 @@ in tests/benchmarks/bench_first_test.py, bench_live_vs_sim.py and bench_planning
 
 from __future__ import annotations
 
-import json
 import math
 import time
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from algorank.evaluation.cv.datasets import load_dataset
 from algorank.evaluation.cv.children import start_fold_server
-from algorank.recommender.kernel.trace import Observation, run_policy
+from algorank.recommender.kernel.trace import Observation
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.recommender.live import landmarks as lm
@@ -34,16 +32,12 @@ LOGREG = "sklearn.linear_model.LogisticRegression"
 ALLOW = ["helpers_estimators"]
 
 
-def slow(delay: float) -> str:
-    return "helpers_estimators.SlowClassifier" + json.dumps({"delay": delay})
+from helpers_meta import slow  # noqa: E402  (tests/ is on the path)
+from helpers_meta import meta_for as _meta_for  # noqa: E402
 
 
-def meta_for(learners, *, rows=(150, 300, 600, 1000), fit_time=0.001) -> MetaDataset:
-    runs = [{"dataset": f"d{d}", "learner": l, "repeat": 0, "fold": 0, "accuracy": 0.95 - 0.05 * i,
-             "fit_time": fit_time} for d in range(len(rows)) for i, l in enumerate(learners)]
-    ds = pd.DataFrame({"dataset": [f"d{d}" for d in range(len(rows))], "n_instances": list(rows),
-                       "n_features": 4, "n_classes": 3, "majority_fraction": 0.34})
-    return MetaDataset(pd.DataFrame(runs), ds)
+def meta_for(learners, **kwargs):
+    return _meta_for(learners, step=0.05, **kwargs)
 
 
 @pytest.fixture(scope="module")

@@ -33,22 +33,7 @@ SLOW = 'helpers_estimators.SlowClassifier{"delay": 60}'
 GONE_WITHIN = 5.0
 
 
-def _marked(marker: str) -> list[int]:
-    """Pids of the live processes whose environment holds ``marker``."""
-    found = []
-    needle = f"ALGORANK_TEST_MARKER={marker}".encode()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle in f.read():
-                    with open(f"/proc/{entry}/stat", "rb") as f:
-                        if f.read().rpartition(b")")[2].split()[0] != b"Z":  # zombies are gone already
-                            found.append(int(entry))
-        except OSError:
-            continue
-    return found
+from helpers_processes import marked as _marked  # noqa: E402  (tests/ is on the path)
 
 
 def _ppid(pid: int) -> int:

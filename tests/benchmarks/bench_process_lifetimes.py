@@ -34,20 +34,7 @@ sys.path.insert(0, str(TESTS))
 SLOW = 'helpers_estimators.SlowClassifier{"delay": 60}'
 
 
-def _marked(marker: str) -> list[int]:
-    found = []
-    needle = f"ALGORANK_TEST_MARKER={marker}".encode()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/environ", "rb") as f:
-                    if needle in f.read():
-                        with open(f"/proc/{entry}/stat", "rb") as f:
-                            if f.read().rpartition(b")")[2].split()[0] != b"Z":
-                                found.append(int(entry))
-            except OSError:
-                continue
-    return found
+from helpers_processes import marked as _marked  # noqa: E402  (tests/ is on the path)
 
 
 def _env(marker: str) -> dict:
