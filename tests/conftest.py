@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -13,6 +14,11 @@ if str(ROOT) not in sys.path:  # tests run from a checkout without installing to
     sys.path.insert(0, str(ROOT))
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+# A runner started from a non-interactive shell in the background inherits SIGINT *ignored*, and so
+# would every command the tests start; the tests of interrupts need Ctrl-C to behave as in a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _shared() -> Path | None:
