@@ -335,19 +335,25 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
         if on_observation is not None:
             on_observation(obs)
 
+    def cannot_start(in_flight: int) -> str | None:
+        """Why no further test may start: ``"top"`` (``max_tests`` reached, ``in_flight`` running tests
+        included), ``"budget"`` (none of it left), or None."""
+        if max_tests is not None and len(history) + in_flight >= max_tests:
+            return "top"
+        rest = left()
+        return "budget" if rest is not None and rest <= 0 else None
+
     def pool_ready() -> bool:
         return getattr(pool, "kind", "") != "loky" or not _WARMING or any(f.done() for f in _WARMING)
 
     try:
         while True:
             while not exhausted and not running and not pool_ready():  # the pool still starts: test here
-                if max_tests is not None and len(history) >= max_tests:
-                    stopped, exhausted = "top", True
+                reason = cannot_start(0)
+                if reason is not None:
+                    stopped, exhausted = reason, True
                     break
                 rest = left()
-                if rest is not None and rest <= 0:
-                    stopped, exhausted = "budget", True
-                    break
                 learner = policy.next(history)
                 if learner is None:
                     exhausted = True
@@ -361,12 +367,9 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
                 if on_observation is not None:
                     on_observation(obs)
             while not exhausted and len(running) < n_jobs:
-                if max_tests is not None and len(history) + len(running) >= max_tests:
-                    stopped, exhausted = "top", True
-                    break
-                rest = left()
-                if rest is not None and rest <= 0:
-                    stopped, exhausted = "budget", True
+                reason = cannot_start(len(running))
+                if reason is not None:
+                    stopped, exhausted = reason, True
                     break
                 believed = history + [_stand_in(r.learner, expected) for r in running.values()]
                 learner = policy.next(believed)
