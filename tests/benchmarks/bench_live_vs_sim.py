@@ -17,7 +17,14 @@ and compares
   recorded runs, each test charged ``5 x (fit + predict) + overhead`` as in the benchmark.
 
 It prints the ratio live / simulated per dataset, its median and spread (quartiles), and how many
-datasets the simulation solves within 10 s that stay unsolved live.  Every dataset's row is
+datasets the simulation solves within 10 s that stay unsolved live.
+
+Two ratios, so that nobody is misled.  The simulation charges only the tests: nothing for starting
+Python, importing, loading the data and the meta-data, the landmarkers or planning, a fixed cost
+the user pays once per command whatever the strategy.  The **headline** ratio counts the live time
+from the command's start (what the user waits for); the second one (``ratio_tests``) counts it
+from the start of the first test, i.e. it leaves out that fixed start cost (column ``start``, also
+reported).  The simulated side is the same in both: the benchmark's time model is not changed.  Every dataset's row is
 appended to ``--out`` as soon as it is measured (CSV); re-running skips the datasets already there
 for the same budget and ``--n-jobs`` (resumable).  ``--every K`` takes every K-th held-out dataset
 (alphabetical order) to run a fixed subset::
@@ -34,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
 import time
@@ -45,7 +53,8 @@ SPLITS = ROOT / "metadata" / "data" / "splits"
 EPS = 0.01
 
 COLUMNS = ["dataset", "budget", "n_jobs", "live_t1", "live_reached", "sim_t1", "sim_reached", "ratio", "wall",
-           "first_result", "tests", "best_recorded", "best_live", "stop_reason", "timings"]
+           "first_result", "tests", "best_recorded", "best_live", "stop_reason", "timings", "start", "ratio_tests",
+           "load_avg"]
 
 
 def heldout(every: int = 1) -> list[str]:
@@ -106,7 +115,8 @@ def live(dataset: str, path: Path, target: str | None, *, budget: float, n_jobs:
     d = json.loads(proc.stdout)
     hits = [t["ended"] for t in d["trace"] if t["status"] == "ok" and t["accuracy"] >= best - EPS - 1e-9]
     oks = [t for t in d["trace"] if t["status"] == "ok"]
-    return {"live_t1": min(hits) if hits else math.nan, "live_reached": bool(hits), "wall": wall,
+    start = min((t["started"] for t in d["trace"]), default=math.nan)  # the fixed start cost before the first test
+    return {"live_t1": min(hits) if hits else math.nan, "live_reached": bool(hits), "wall": wall, "start": start,
             "first_result": min((t["ended"] for t in d["trace"]), default=math.nan), "tests": len(d["trace"]),
             "best_live": max((t["accuracy"] for t in oks), default=math.nan), "stop_reason": d["stop_reason"],
             "timings": json.dumps({k: round(v, 3) for k, v in d.get("timings", {}).items()})}
@@ -121,6 +131,8 @@ def measure(args) -> None:
     done = set()
     if out.exists():
         prev = pd.read_csv(out)
+        if list(prev.columns) != COLUMNS:  # written by an earlier version: same rows, today's columns
+            prev.reindex(columns=COLUMNS).to_csv(out, index=False)
         done = {(str(r.dataset), float(r.budget), int(r.n_jobs)) for r in prev.itertuples()}
     meta = load_meta("broad")
     where = files()
@@ -132,33 +144,48 @@ def measure(args) -> None:
         row = {"dataset": dataset, "budget": args.budget, "n_jobs": args.n_jobs, "sim_t1": sim_t1,
                "sim_reached": sim_reached, "best_recorded": best}
         row.update(live(dataset, path, target, budget=args.budget, n_jobs=args.n_jobs, best=best))
-        row["ratio"] = row["live_t1"] / sim_t1 if row["live_reached"] and sim_reached and sim_t1 > 0 else math.nan
+        both = row["live_reached"] and sim_reached and sim_t1 > 0
+        row["ratio"] = row["live_t1"] / sim_t1 if both else math.nan
+        row["ratio_tests"] = (row["live_t1"] - row["start"]) / sim_t1 if both else math.nan
+        row["load_avg"] = os.getloadavg()[0]
         pd.DataFrame([row]).reindex(columns=COLUMNS).to_csv(out, mode="a", header=not out.exists(), index=False)
         print(f"{dataset:<28} live {row['live_t1']:7.2f} s  sim {sim_t1:7.2f} s  ratio {row['ratio']:6.2f}  "
-              f"first result {row['first_result']:5.2f} s  wall {row['wall']:5.1f} s", flush=True)
+              f"from the first test {row['ratio_tests']:6.2f}  start {row['start']:5.2f} s  first result "
+              f"{row['first_result']:5.2f} s  wall {row['wall']:5.1f} s  load {row['load_avg']:.1f}", flush=True)
 
 
 def report(path: str) -> None:
     import numpy as np
     import pandas as pd
 
-    table = pd.read_csv(path)
+    table = pd.read_csv(path).reindex(columns=COLUMNS)  # files written before the two-ratio columns lack them
+
+    def spread(r) -> str:
+        r = r.dropna()
+        if not len(r):
+            return "n/a"
+        q1, med, q3 = np.percentile(r, [25, 50, 75])
+        return f"median {med:.2f} (quartiles {q1:.2f}-{q3:.2f}, range {r.min():.2f}-{r.max():.2f})"
+
     for (budget, n_jobs), g in table.groupby(["budget", "n_jobs"]):
-        r = g["ratio"].dropna()
-        q1, med, q3 = (np.percentile(r, [25, 50, 75]) if len(r) else (math.nan,) * 3)
         lost = g[(g["sim_reached"]) & (g["sim_t1"] <= 10) & (~g["live_reached"].astype(bool))]
-        print(f"budget {budget:g} s, n_jobs {n_jobs}: {len(g)} datasets, live/simulated time to 1 point: median "
-              f"{med:.2f} (quartiles {q1:.2f}-{q3:.2f}, range {r.min():.2f}-{r.max():.2f}); first result median "
-              f"{g['first_result'].median():.2f} s; solved by the simulation within 10 s but not live: "
-              f"{len(lost)} {list(lost['dataset'])}")
+        print(f"budget {budget:g} s, n_jobs {n_jobs}: {len(g)} datasets, live/simulated time to 1 point from the "
+              f"command's start: {spread(g['ratio'])}; from the first test's start: {spread(g['ratio_tests'])}; "
+              f"start cost (command start to first test) median {g['start'].median():.2f} s; first result median "
+              f"{g['first_result'].median():.2f} s; load average median {g['load_avg'].median():.1f}; solved by the "
+              f"simulation within 10 s but not live: {len(lost)} {list(lost['dataset'])}")
     settings = sorted(table["n_jobs"].unique())
     if len(settings) > 1:
-        both = table.pivot_table(index="dataset", columns="n_jobs", values="live_t1")
-        solved = both.dropna()
-        sums = {n: float(solved[n].sum()) for n in settings}
-        print(f"summed live time to 1 point over the {len(solved)} datasets solved in every setting: "
-              + ", ".join(f"n_jobs={n}: {s:.1f} s" for n, s in sums.items())
-              + f"; ratio {sums[settings[-1]] / sums[settings[0]]:.2f}")
+        table["after_start"] = table["live_t1"] - table["start"]
+        for column, what in (("live_t1", "from the command's start"), ("after_start", "from the first test's start")):
+            both = table.pivot_table(index="dataset", columns="n_jobs", values=column).reindex(columns=settings)
+            solved = both.dropna()
+            if solved.empty:
+                continue
+            sums = {n: float(solved[n].sum()) for n in settings}
+            print(f"summed live time to 1 point {what} over the {len(solved)} datasets solved in every setting: "
+                  + ", ".join(f"n_jobs={n}: {s:.1f} s" for n, s in sums.items())
+                  + f"; ratio {sums[settings[-1]] / sums[settings[0]]:.2f}")
 
 
 def main() -> None:
