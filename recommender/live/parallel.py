@@ -99,22 +99,40 @@ def _warm() -> int:
     return os.getpid()
 
 
-def warm_pool(n_jobs: int) -> None:
+def warm_pool(n_jobs: int) -> bool:
     """Start the local worker pool now, in the background (best effort), so it is warm by the first test.
 
     Only for the default loky engine; Dask clusters are the user's and already running.  Until
     one worker has finished its warm-up (imports), :func:`run_parallel` runs tests one at a time
-    in this process, so a slow pool start never delays the first results.
+    in this process, so a slow pool start never delays the first results; a test that would run
+    timed here (in the fold server's children) waits for the pool instead.
+
+    Returns
+    -------
+    bool
+        Whether a local pool is warming up: the caller then need not start its own fold server
+        early (each fresh process importing scikit-learn costs a CPU second or more, which on a
+        machine with few cores delays the first tests).
     """
     try:
         if n_jobs < 2 or _backend_kind(_active_backend()) != "loky":
-            return
+            return False
         from algorank.evaluation.cv.children import watched_executor
 
         executor = watched_executor(n_jobs)
         _WARMING[:] = [executor.submit(_warm) for _ in range(n_jobs)]
+        return True
     except Exception:  # pragma: no cover - a pool that cannot start says so at the first test
         logger.debug("could not start the worker pool early", exc_info=True)
+        return False
+
+
+def _runs_here(env, learner: str) -> bool:
+    """Whether ``env`` would run ``learner``'s test in this process (not timed in fold processes)."""
+    try:
+        return env.watch_seconds(learner) is not None or env.timing_reason(learner) is None
+    except Exception:  # noqa: BLE001 - e.g. too few rows for the folds: the test itself says so
+        return True
 
 
 def _load(source):
@@ -362,6 +380,9 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
                     on_start(learner)
                 env.budget_seconds = rest if rest is not None else env.budget_seconds
                 env.spent = 0.0
+                if not _runs_here(env, learner):  # timed here would wait for a fold server: the pool runs it
+                    running[pool.submit(learner, state_for(learner))] = _Running(learner, clock())
+                    break
                 obs = env.test(learner)
                 history.append(obs)
                 if on_observation is not None:

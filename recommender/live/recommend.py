@@ -339,9 +339,6 @@ def recommend(
     meta = meta_for_metric(meta, metric)  # its accuracy column holds the metric's score: every strategy ranks by it
     strat, used, kind, live = live_strategy(strategy, meta, time_model=time_model, cv=int(cv),
                                             time_overhead=time_overhead, random_state=random_state)
-    if budget is not None and not dry_run:
-        start_fold_server()  # the input is good: its start-up overlaps with fitting and planning
-        warm_pool(n_jobs)  # so does the parallel workers'
     clock.lap("load")
     info = _dataset_info(data)
     allowed = check_allow_modules(allow_modules)[len(DEFAULT_ALLOWED_MODULES):]
@@ -402,6 +399,12 @@ def recommend(
                            "meta-data took %.3g s)", budget, clock.elapsed())
             trace = Trace(dataset=data.name, observations=(), stopped="budget")
         else:
+            # The parallel workers, or else the fold server, start here: their start-up (a fresh interpreter
+            # importing scikit-learn, a CPU second or more each) overlaps with the first tests, which run in
+            # this process meanwhile; started before the landmarkers and planning, it slowed them down on a
+            # machine with few cores (README "Live against simulated").
+            if not warm_pool(n_jobs) and budget is not None:
+                start_fold_server()
             env = LiveEnvironment(data, evaluator, cv=int(cv), random_state=random_state, budget_seconds=left,
                                   expected_seconds={l: v[1] for l, v in expected.items()}, allow_modules=allowed,
                                   prior_shape=_prior_shape(meta), origin=started,
