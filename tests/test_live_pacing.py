@@ -360,6 +360,66 @@ def test_batch_policy_sees_running_tests_as_their_predictions():
     assert len(env.timeline) == 3 and env.tests == 3
 
 
+def test_the_fold_server_or_the_pool_starts_after_planning(iris, monkeypatch):
+    from algorank.recommender.live import recommend as rec
+
+    events = []
+    monkeypatch.setattr(rec, "start_fold_server", lambda: events.append("server"))
+    monkeypatch.setattr(rec, "warm_pool", lambda n: events.append(f"pool {n}") or n > 1)
+    for n_jobs in (1, 2):
+        events.clear()
+        recommend(iris, strategy="ar:p=0", meta=meta_for([NB, TREE]), budget_seconds=60, cv=3, top=1, n_jobs=n_jobs,
+                  on_plan=lambda planned: events.append("plan"))
+        assert events == ["plan", "pool 1", "server"] if n_jobs == 1 else ["plan", "pool 2"], events
+    events.clear()
+    recommend(iris, strategy="ar:p=0", meta=meta_for([NB, TREE]), budget_seconds=60, cv=3, dry_run=True,
+              on_plan=lambda planned: events.append("plan"))
+    assert events == ["plan"]  # a dry run starts no process
+
+
+def test_while_the_pool_warms_cheap_tests_run_here_and_a_timed_one_waits_for_the_pool(monkeypatch):
+    import concurrent.futures
+
+    from algorank.recommender.live import parallel
+
+    class Order:  # NB first (cheap: in-process), then TREE (no expected time: would run timed here)
+        def next(self, history):
+            seen = {o.learner for o in history}
+            return next((l for l in (NB, TREE) if l not in seen), None)
+
+    class WarmingLokyPool:
+        kind = "loky"
+
+        def __init__(self):
+            self.submitted = []
+
+        def submit(self, learner, state):
+            self.submitted.append(learner)
+            return learner
+
+        def wait(self, handles, timeout):
+            return [handles[0]]
+
+        def result(self, handle):
+            return Observation(handle, 0.5, 0.1), {"status": "ok"}
+
+        def abort(self, handles):
+            pass
+
+        def close(self):
+            pass
+
+    pool = WarmingLokyPool()
+    monkeypatch.setattr(parallel, "_pool", lambda n, data: pool)
+    monkeypatch.setattr(parallel, "_WARMING", [concurrent.futures.Future()])  # never ready
+    env = LiveEnvironment(load_dataset("sklearn:iris"), cv=3, budget_seconds=60, expected_seconds={NB: 0.01})
+    assert env.watch_seconds(NB) is not None and env.timing_reason(TREE) is not None
+    trace = run_parallel(Order(), env, n_jobs=2, expected={NB: (0.9, 0.01)}, budget=60)
+    assert trace.learners == [NB, TREE]
+    assert pool.submitted == [TREE]  # NB ran in this process, TREE went to the (warming) pool
+    assert trace.observations[0].status == "ok" and trace.observations[0].accuracy > 0.8  # a real test of NB
+
+
 def test_parallel_tests_on_a_dask_local_cluster_keep_the_budget(iris):
     import joblib
     from distributed import Client, LocalCluster
