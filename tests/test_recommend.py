@@ -180,7 +180,7 @@ def test_failed_learner_is_one_note_not_an_evaluator_warning(iris, caplog):
     o = env.test("helpers_estimators.FailingClassifier")
     assert o.status == "error" and "deliberate failure" in o.message and "\n" not in o.message
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
-    # the filter is only active during live tests: the evaluator still warns elsewhere
+    # only live tests ask for no failure warning (report_failures=False): the evaluator still warns elsewhere
     from algorank.evaluation.cv.evaluator import Evaluator
 
     Evaluator(scheme="cv", cv=3, repeats=1, progress=False, allow_modules=["helpers_estimators"]).evaluate(
