@@ -20,7 +20,7 @@ from algorank.metadata.errors import AlgorankError, InputError
 from algorank.metadata.io import check_out_dir, json_dumps, output_folder
 from algorank.metadata.text import escape, escaping_handler, terminal_text
 
-__all__ = ["main", "build_parser", "COMMANDS", "EXIT_NOTHING_TESTED"]
+__all__ = ["main", "build_parser", "command_name", "COMMANDS", "EXIT_NOTHING_TESTED"]
 
 
 class _Version(argparse.Action):
@@ -50,7 +50,7 @@ def _finish(args, result, out=None, code: int = 0) -> int:
     names = output_files(result) if out is not None else []
     if args.json:
         d = result.to_dict()
-        if isinstance(d, dict) and args.command_module.WRITES and "written" not in d:
+        if isinstance(d, dict) and args.out_files and "written" not in d:
             d["written"] = saved_files(result) + [str(out / n) for n in names]  # printed first, then written
         print(json_dumps(d))
     else:
@@ -84,17 +84,22 @@ COMMANDS: list[str] = [
 EXIT_NOTHING_TESTED = 3
 
 
+def command_name(module: str) -> str:
+    """The subcommand of a command module: its file name with ``-`` for ``_`` (``algorank.commands.tune_p``: tune-p)."""
+    return module.rpartition(".")[2].replace("_", "-")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (one subcommand per entry of :data:`COMMANDS`)."""
     parser = _Parser(prog="algorank", description="Which learners should I try first on this dataset?")
     parser.add_argument("--verbose", "-v", action="store_true", help="log debug messages")
     parser.add_argument("--version", action=_Version, nargs=0, help="print algorank's version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
-    for name in COMMANDS:
-        command = importlib.import_module(name)
-        p = sub.add_parser(command.NAME, help=command.HELP)
+    for module in COMMANDS:
+        command = importlib.import_module(module)
+        p = sub.add_parser(command_name(module), help=command.HELP)
+        p.set_defaults(command_module=command, out_files=False)  # out_files: add_common(p, out=True)
         command.add_arguments(p)
-        p.set_defaults(command_module=command)
     return parser
 
 
@@ -103,7 +108,7 @@ def _run(args) -> int:
     command = args.command_module
     if hasattr(command, "check"):
         command.check(args)
-    out = _check_out(args) if command.WRITES else None
+    out = _check_out(args) if args.out_files else None
     result = command.run(args)
     result, code = result if isinstance(result, tuple) else (result, 0)
     return code if result is None else _finish(args, result, out, code)

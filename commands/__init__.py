@@ -1,11 +1,12 @@
 """The commands of ``algorank``: one module each, registered by one line of :data:`algorank.cli.COMMANDS`.
 
-A command module declares
+A command module ``commands/NAME.py`` is the subcommand ``NAME`` (``-`` for ``_``: ``tune_p.py`` is ``tune-p``)
+and declares
 
-* ``NAME`` (the subcommand), ``HELP`` (its line in ``algorank --help``);
-* ``WRITES``: True when ``--out`` is a folder of files (checked before any work, written after printing, and
-  listed under ``"written"`` in ``--json``);
-* ``add_arguments(parser)``: its argparse arguments (:mod:`algorank.commands.options` has the shared ones);
+* ``HELP``: its line in ``algorank --help``;
+* ``add_arguments(parser)``: its argparse arguments (:mod:`algorank.commands.options` has the shared ones;
+  ``add_common(parser, out=True)`` gives the ``--out`` folder of files: checked before any work, written after
+  printing, listed under ``"written"`` in ``--json``);
 * ``run(args)``: calls one :mod:`algorank.api` function and returns its result, or ``(result, exit_code)``;
   a result None means nothing more to print;
 * optionally ``check(args)``: input checks before the ``--out`` check.

@@ -2,17 +2,13 @@
 split, or other test meta-data).
 """
 
-from __future__ import annotations
-
 import sys
 
-from algorank.commands.options import add_common, add_window, add_time_model, add_metrics_options, items, numbers
+from algorank.commands.options import add_common, add_heldout, add_window, add_time_model, add_metrics_options, items, numbers
 
-__all__ = ["NAME", "HELP", "WRITES", "add_arguments", "run"]
+__all__ = ["HELP", "add_arguments", "run"]
 
-NAME = "benchmark"
 HELP = "loss-time benchmark of ordering strategies (leave-one-dataset-out, a frozen held-out split, or other test meta-data)"
-WRITES = True
 
 
 def add_arguments(p) -> None:
@@ -22,9 +18,7 @@ def add_arguments(p) -> None:
     p.add_argument("--test-meta", action="append", default=None, metavar="FILE",
                    help="fit the strategies on --meta and score them on every dataset of this meta-data (file or "
                         "embedded name; repeatable); a dataset in both is an error unless --exclude-dataset")
-    p.add_argument("--heldout", nargs="?", const=True, default=None, metavar="NAME|FILE",
-                   help="train on the rest of --meta and score its frozen held-out datasets (the split of the "
-                        "embedded set named by --meta, or a split name, or a file of dataset ids)")
+    add_heldout(p, "--heldout", use="train on the rest of --meta and score its frozen held-out datasets")
     add_metrics_options(p, reference_help="strategy the others are compared with (default: the first --strategy; "
                                            "added when not among them)")
     add_window(p)

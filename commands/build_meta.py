@@ -2,13 +2,9 @@
 resumable), or assemble the embedded 'broad' set.
 """
 
-from __future__ import annotations
+__all__ = ["HELP", "add_arguments", "run"]
 
-__all__ = ["NAME", "HELP", "WRITES", "add_arguments", "run"]
-
-NAME = "build-meta"
 HELP = "build the broad evaluator meta-data from ../shared/datasets (one file per dataset, resumable), or assemble the embedded 'broad' set"
-WRITES = False
 
 
 def add_arguments(p) -> None:

@@ -2,15 +2,11 @@
 intervals, Bayesian signed-rank.
 """
 
-from __future__ import annotations
-
 from algorank.commands.options import add_common, items
 
-__all__ = ["NAME", "HELP", "WRITES", "add_arguments", "run"]
+__all__ = ["HELP", "add_arguments", "run"]
 
-NAME = "compare"
 HELP = "compare learners over datasets: Friedman / Skillings-Mack, post hoc, effect sizes, intervals, Bayesian signed-rank"
-WRITES = True
 
 
 def add_arguments(p) -> None:

@@ -1,14 +1,10 @@
 """``algorank evaluate``: run learners on a dataset with repeated cross-validation (resumable)."""
 
-from __future__ import annotations
-
 from algorank.commands.options import add_common
 
-__all__ = ["NAME", "HELP", "WRITES", "add_arguments", "check", "run"]
+__all__ = ["HELP", "add_arguments", "check", "run"]
 
-NAME = "evaluate"
 HELP = "run learners on a dataset with repeated cross-validation (resumable)"
-WRITES = True
 
 
 def add_arguments(p) -> None:

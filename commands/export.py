@@ -1,14 +1,10 @@
 """``algorank export``: write meta-data as an ASlib scenario folder and/or a .parquet/.csv file."""
 
-from __future__ import annotations
-
 from algorank.commands.options import add_common
 
-__all__ = ["NAME", "HELP", "WRITES", "add_arguments", "run"]
+__all__ = ["HELP", "add_arguments", "run"]
 
-NAME = "export"
 HELP = "write meta-data as an ASlib scenario folder and/or a .parquet/.csv file"
-WRITES = False
 
 
 def add_arguments(p) -> None:

@@ -1,14 +1,10 @@
 """``algorank multitest``: Multi2Test: cost-conscious learner order with statistics (Ulas et al. 2012)."""
 
-from __future__ import annotations
-
 from algorank.commands.options import add_common, items
 
-__all__ = ["NAME", "HELP", "WRITES", "add_arguments", "run"]
+__all__ = ["HELP", "add_arguments", "run"]
 
-NAME = "multitest"
 HELP = "Multi2Test: cost-conscious learner order with statistics (Ulas et al. 2012)"
-WRITES = True
 
 
 def add_arguments(p) -> None:

@@ -6,10 +6,13 @@ import argparse
 
 from algorank.metadata.errors import InputError
 
-__all__ = ["add_common", "add_window", "add_time_model", "add_metrics_options", "items", "numbers"]
+__all__ = ["add_common", "add_window", "add_time_model", "add_metrics_options", "add_heldout", "items", "numbers"]
 
 
 def add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = False) -> None:
+    """``--meta`` (with ``meta``), ``--json``, ``--quiet``, and with ``out`` the ``--out`` folder of files: the
+    command line checks it before any work, writes the result's files there after printing, and lists them under
+    ``"written"`` in ``--json``."""
     if meta:
         p.add_argument("--meta", metavar="PATH", action="append",
                        help="meta-data file (.parquet or .csv), an ASlib scenario folder, or an embedded set: broad, "
@@ -17,6 +20,7 @@ def add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = Fal
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     if out:
         p.add_argument("--out", metavar="DIR", help="write plots and tables to this folder")
+        p.set_defaults(out_files=True)
     p.add_argument("--quiet", action="store_true", help="no progress bars or log messages")
 
 
@@ -43,6 +47,13 @@ def add_metrics_options(p: argparse.ArgumentParser, *, reference_help: str) -> N
     p.add_argument("--exclude-dataset", action="append", default=[], metavar="ID",
                    help="leave this dataset out of the (training) meta-data (repeatable)")
     p.add_argument("--per-dataset", action="store_true", help="--json: also every value per dataset (large)")
+
+
+def add_heldout(p: argparse.ArgumentParser, flag: str, *, use: str) -> None:
+    """``flag`` naming a frozen held-out split (``flag`` alone: the split of the embedded set named by --meta)."""
+    p.add_argument(flag, nargs="?", const=True, default=None, metavar="NAME|FILE",
+                   help=f"{use} (the split of the embedded set named by --meta, or a split name, or a file of "
+                        "dataset ids)")
 
 
 def items(values) -> list[str] | None:

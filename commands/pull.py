@@ -1,12 +1,8 @@
 """``algorank pull``: build a meta-dataset from prior runs on OpenML (cached, resumable)."""
 
-from __future__ import annotations
+__all__ = ["HELP", "add_arguments", "run"]
 
-__all__ = ["NAME", "HELP", "WRITES", "add_arguments", "run"]
-
-NAME = "pull"
 HELP = "build a meta-dataset from prior runs on OpenML (cached, resumable)"
-WRITES = False
 
 
 def add_arguments(p) -> None:

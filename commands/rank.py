@@ -1,14 +1,10 @@
 """``algorank rank``: AR-A3R average ranking of the learners (Abdulrahman et al. 2018)."""
 
-from __future__ import annotations
-
 from algorank.commands.options import add_common, items
 
-__all__ = ["NAME", "HELP", "WRITES", "add_arguments", "run"]
+__all__ = ["HELP", "add_arguments", "run"]
 
-NAME = "rank"
 HELP = "AR-A3R average ranking of the learners (Abdulrahman et al. 2018)"
-WRITES = False
 
 
 def add_arguments(p) -> None:

@@ -1,16 +1,12 @@
 """``algorank recommend``: rank learners for a dataset from the meta-data, then really run them."""
 
-from __future__ import annotations
-
 import sys
 
 from algorank.commands.options import add_common
 
-__all__ = ["NAME", "HELP", "WRITES", "EXIT_NOTHING_TESTED", "add_arguments", "run"]
+__all__ = ["HELP", "EXIT_NOTHING_TESTED", "add_arguments", "run"]
 
-NAME = "recommend"
 HELP = "rank learners for a dataset from the meta-data, then really run them"
-WRITES = True
 #: Exit code of ``recommend`` when no learner was tested successfully (budget used up, or every test failed).
 EXIT_NOTHING_TESTED = 3
 

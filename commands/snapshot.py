@@ -1,12 +1,8 @@
 """``algorank snapshot``: rebuild the embedded meta-data (LCDB snapshot, OBOE matrices)."""
 
-from __future__ import annotations
+__all__ = ["HELP", "add_arguments", "run"]
 
-__all__ = ["NAME", "HELP", "WRITES", "add_arguments", "run"]
-
-NAME = "snapshot"
 HELP = "rebuild the embedded meta-data (LCDB snapshot, OBOE matrices)"
-WRITES = False
 
 
 def add_arguments(p) -> None:

@@ -2,17 +2,13 @@
 MIL (optionally nested).
 """
 
-from __future__ import annotations
-
 import sys
 
-from algorank.commands.options import add_common, add_window, add_time_model, add_metrics_options, items, numbers
+from algorank.commands.options import add_common, add_heldout, add_window, add_time_model, add_metrics_options, items, numbers
 
-__all__ = ["NAME", "HELP", "WRITES", "add_arguments", "run"]
+__all__ = ["HELP", "add_arguments", "run"]
 
-NAME = "tune-p"
 HELP = "sweep the A3R exponent P (or the cost exponent of at, lt, ei) by leave-one-dataset-out MIL (optionally nested)"
-WRITES = True
 
 
 def add_arguments(p) -> None:
@@ -25,9 +21,7 @@ def add_arguments(p) -> None:
     add_window(p)
     p.add_argument("--nested", action="store_true",
                    help="also estimate the MIL of tuned P honestly by nested leave-one-dataset-out")
-    p.add_argument("--exclude-heldout", nargs="?", const=True, default=None, metavar="NAME|FILE",
-                   help="leave the frozen held-out split out of all tuning (the split of the embedded set named by "
-                        "--meta, or a split name, or a file of dataset ids)")
+    add_heldout(p, "--exclude-heldout", use="leave the frozen held-out split out of all tuning")
     add_metrics_options(p, reference_help="P the others are compared with in the user-facing metrics "
                                            "(default: the first of the grid)")
     add_time_model(p)

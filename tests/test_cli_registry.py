@@ -13,11 +13,9 @@ TOY = '''"""``algorank toy``: repeat the version (a command written for this tes
 
 from algorank.commands.options import add_common
 
-__all__ = ["NAME", "HELP", "WRITES", "add_arguments", "run"]
+__all__ = ["HELP", "add_arguments", "run"]
 
-NAME = "toy"
 HELP = "repeat the version a number of times"
-WRITES = False
 
 
 def add_arguments(p) -> None:
@@ -38,10 +36,10 @@ def run(args):
 
 @pytest.fixture()
 def toy(tmp_path, monkeypatch):
-    (tmp_path / "toy_command.py").write_text(TOY, encoding="utf-8")
+    (tmp_path / "toy.py").write_text(TOY, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(cli, "COMMANDS", [*cli.COMMANDS, "toy_command"])  # the one registration line
-    return importlib.import_module("toy_command")
+    monkeypatch.setattr(cli, "COMMANDS", [*cli.COMMANDS, "toy"])  # the one registration line
+    return importlib.import_module("toy")
 
 
 def test_a_new_command_is_one_module_plus_one_registry_line(toy, capsys):
@@ -63,14 +61,15 @@ def test_a_new_command_is_one_module_plus_one_registry_line(toy, capsys):
 
 
 def test_every_registered_command_is_in_the_help_and_parses(capsys):
+    assert cli.command_name("algorank.commands.tune_p") == "tune-p"
     parser = cli.build_parser()
     text = parser.format_help()
-    for name in cli.COMMANDS:
-        command = importlib.import_module(name)
-        assert f"    {command.NAME} " in text
+    for module in cli.COMMANDS:
+        name = cli.command_name(module)
+        assert f"    {name} " in text and importlib.import_module(module).HELP[:30] in " ".join(text.split())
         with pytest.raises(SystemExit) as exc:
-            parser.parse_args([command.NAME, "--help"])
-        assert exc.value.code == 0 and f"usage: algorank {command.NAME}" in capsys.readouterr().out
+            parser.parse_args([name, "--help"])
+        assert exc.value.code == 0 and f"usage: algorank {name}" in capsys.readouterr().out
     assert importlib.import_module("algorank.commands.recommend").EXIT_NOTHING_TESTED == cli.EXIT_NOTHING_TESTED
 
 
