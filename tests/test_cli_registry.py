@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import sys
 
 import pytest
 
@@ -38,6 +39,7 @@ def run(args):
 def toy(tmp_path, monkeypatch):
     (tmp_path / "toy.py").write_text(TOY, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "toy", raising=False)  # imported afresh from this test's folder
     monkeypatch.setattr(cli, "COMMANDS", [*cli.COMMANDS, "toy"])  # the one registration line
     return importlib.import_module("toy")
 
