@@ -4,6 +4,7 @@ explicit __all__, no global seeding, no plt.show()."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,7 @@ LAYER_DEPS = {
 }
 
 
+@functools.lru_cache(maxsize=None)  # each module is parsed once for all the checks (the trees are only read)
 def _tree(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
@@ -42,7 +44,8 @@ def _module_name(path: Path) -> str:
     return ".".join(["algorank", *parts])
 
 
-def _imports(path: Path) -> set[str]:
+@functools.lru_cache(maxsize=None)
+def _imports(path: Path) -> frozenset[str]:
     """Absolute module names imported anywhere in the file (relative imports resolved)."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -59,7 +62,7 @@ def _imports(path: Path) -> set[str]:
                 mod = node.module or ""
             found.add(mod)
             found |= {f"{mod}.{a.name}" for a in node.names}  # `from pkg import submodule`
-    return found
+    return frozenset(found)
 
 
 def _layer(module: str) -> str | None:
