@@ -158,6 +158,15 @@ def _fmt_rows(index: Iterable) -> str:
     return f"rows {shown}{more}"
 
 
+def _known_ids(ids: Iterable, known, kind: str) -> list[str]:
+    """``ids`` as strings; an id not among ``known`` is an error naming the ``kind`` of id."""
+    ids = [str(i) for i in ids]
+    unknown = sorted(set(ids) - set(known))
+    if unknown:
+        raise InputError(f"unknown {kind} id(s): {', '.join(unknown[:_MAX_LISTED])}")
+    return ids
+
+
 def _validate_runs(runs: pd.DataFrame) -> pd.DataFrame:
     if not isinstance(runs, pd.DataFrame):
         raise ValidationError(f"runs must be a pandas DataFrame, got {type(runs).__name__}")
@@ -461,18 +470,11 @@ class MetaDataset:
         runs = self._runs
         ds = self._datasets
         if datasets is not None:
-            datasets = [str(d) for d in datasets]
-            unknown = sorted(set(datasets) - set(self.dataset_ids))
-            if unknown:
-                raise InputError(f"unknown dataset id(s): {', '.join(unknown[:_MAX_LISTED])}")
+            datasets = _known_ids(datasets, self.dataset_ids, "dataset")
             runs = runs[runs["dataset"].isin(datasets)]
             ds = ds[ds["dataset"].isin(datasets)]
         if learners is not None:
-            learners = [str(l) for l in learners]
-            unknown = sorted(set(learners) - set(self.learner_ids))
-            if unknown:
-                raise InputError(f"unknown learner id(s): {', '.join(unknown[:_MAX_LISTED])}")
-            runs = runs[runs["learner"].isin(learners)]
+            runs = runs[runs["learner"].isin(_known_ids(learners, self.learner_ids, "learner"))]
             ds = ds[ds["dataset"].isin(runs["dataset"].unique())]
         if runs.empty:
             raise InputError("the selection leaves no runs")
@@ -494,16 +496,10 @@ class MetaDataset:
         keep_d = None
         keep_l = None
         if datasets is not None:
-            datasets = {str(d) for d in datasets}
-            unknown = sorted(datasets - set(self.dataset_ids))
-            if unknown:
-                raise InputError(f"unknown dataset id(s): {', '.join(unknown[:_MAX_LISTED])}")
+            datasets = set(_known_ids(datasets, self.dataset_ids, "dataset"))
             keep_d = [d for d in self.dataset_ids if d not in datasets]
         if learners is not None:
-            learners = {str(l) for l in learners}
-            unknown = sorted(learners - set(self.learner_ids))
-            if unknown:
-                raise InputError(f"unknown learner id(s): {', '.join(unknown[:_MAX_LISTED])}")
+            learners = set(_known_ids(learners, self.learner_ids, "learner"))
             keep_l = [l for l in self.learner_ids if l not in learners]
         return self.subset(datasets=keep_d, learners=keep_l)
 

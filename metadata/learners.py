@@ -189,11 +189,8 @@ def is_runnable(learner_id: str, *, allow_modules=()) -> bool:
     try:
         cls = estimator_class(path.strip(), allow_modules=allow_modules, role="classifier")
         if brace:
-            try:
-                params = json.loads(brace + rest)
-            except json.JSONDecodeError:
-                return False
-            if not isinstance(params, dict):
+            params = _json_object(brace + rest)
+            if params is None:
                 return False
             check_params(cls, {k: v for k, v in params.items() if k not in META_KEYS}, allow_modules=allow_modules)
     except InputError:
@@ -368,6 +365,11 @@ def _plain(path: str) -> Callable[[], Any]:
     return make
 
 
+def _plain_spec(path: str, short: str, **needs: bool) -> LearnerSpec:
+    """The spec of a scikit-learn class built with its defaults (its id is its import path)."""
+    return LearnerSpec(path, short, _plain(path), **needs)
+
+
 def _passive_aggressive():
     """PassiveAggressiveClassifier with defaults, or its named replacement where deprecated."""
     import sklearn.linear_model as lm
@@ -388,34 +390,23 @@ _SPECS = [
     LearnerSpec("SVC_poly", "svc-poly", _svc("poly"), needs_scaling=True),
     LearnerSpec("SVC_rbf", "svc-rbf", _svc("rbf"), needs_scaling=True),
     LearnerSpec("SVC_sigmoid", "svc-sigmoid", _svc("sigmoid"), needs_scaling=True),
-    LearnerSpec("sklearn.discriminant_analysis.LinearDiscriminantAnalysis", "lda",
-                _plain("sklearn.discriminant_analysis.LinearDiscriminantAnalysis")),
-    LearnerSpec("sklearn.discriminant_analysis.QuadraticDiscriminantAnalysis", "qda",
-                _plain("sklearn.discriminant_analysis.QuadraticDiscriminantAnalysis")),
-    LearnerSpec("sklearn.ensemble.ExtraTreesClassifier", "extra-trees", _plain("sklearn.ensemble.ExtraTreesClassifier")),
-    LearnerSpec("sklearn.ensemble.GradientBoostingClassifier", "gradient-boosting",
-                _plain("sklearn.ensemble.GradientBoostingClassifier")),
-    LearnerSpec("sklearn.ensemble.RandomForestClassifier", "random-forest",
-                _plain("sklearn.ensemble.RandomForestClassifier")),
-    LearnerSpec("sklearn.linear_model.LogisticRegression", "logreg", _plain("sklearn.linear_model.LogisticRegression"),
-                needs_scaling=True),
+    _plain_spec("sklearn.discriminant_analysis.LinearDiscriminantAnalysis", "lda"),
+    _plain_spec("sklearn.discriminant_analysis.QuadraticDiscriminantAnalysis", "qda"),
+    _plain_spec("sklearn.ensemble.ExtraTreesClassifier", "extra-trees"),
+    _plain_spec("sklearn.ensemble.GradientBoostingClassifier", "gradient-boosting"),
+    _plain_spec("sklearn.ensemble.RandomForestClassifier", "random-forest"),
+    _plain_spec("sklearn.linear_model.LogisticRegression", "logreg", needs_scaling=True),
     LearnerSpec("sklearn.linear_model.PassiveAggressiveClassifier", "passive-aggressive", _passive_aggressive,
                 needs_scaling=True),
-    LearnerSpec("sklearn.linear_model.Perceptron", "perceptron", _plain("sklearn.linear_model.Perceptron"),
-                needs_scaling=True),
-    LearnerSpec("sklearn.linear_model.RidgeClassifier", "ridge", _plain("sklearn.linear_model.RidgeClassifier"),
-                needs_scaling=True),
-    LearnerSpec("sklearn.linear_model.SGDClassifier", "sgd", _plain("sklearn.linear_model.SGDClassifier"),
-                needs_scaling=True),
-    LearnerSpec("sklearn.naive_bayes.BernoulliNB", "bernoulli-nb", _plain("sklearn.naive_bayes.BernoulliNB")),
-    LearnerSpec("sklearn.naive_bayes.MultinomialNB", "multinomial-nb", _plain("sklearn.naive_bayes.MultinomialNB"),
-                needs_nonnegative=True),
-    LearnerSpec("sklearn.neighbors.KNeighborsClassifier", "knn", _plain("sklearn.neighbors.KNeighborsClassifier"),
-                needs_scaling=True),
-    LearnerSpec("sklearn.neural_network.MLPClassifier", "mlp", _plain("sklearn.neural_network.MLPClassifier"),
-                needs_scaling=True),
-    LearnerSpec("sklearn.tree.DecisionTreeClassifier", "decision-tree", _plain("sklearn.tree.DecisionTreeClassifier")),
-    LearnerSpec("sklearn.tree.ExtraTreeClassifier", "extra-tree", _plain("sklearn.tree.ExtraTreeClassifier")),
+    _plain_spec("sklearn.linear_model.Perceptron", "perceptron", needs_scaling=True),
+    _plain_spec("sklearn.linear_model.RidgeClassifier", "ridge", needs_scaling=True),
+    _plain_spec("sklearn.linear_model.SGDClassifier", "sgd", needs_scaling=True),
+    _plain_spec("sklearn.naive_bayes.BernoulliNB", "bernoulli-nb"),
+    _plain_spec("sklearn.naive_bayes.MultinomialNB", "multinomial-nb", needs_nonnegative=True),
+    _plain_spec("sklearn.neighbors.KNeighborsClassifier", "knn", needs_scaling=True),
+    _plain_spec("sklearn.neural_network.MLPClassifier", "mlp", needs_scaling=True),
+    _plain_spec("sklearn.tree.DecisionTreeClassifier", "decision-tree"),
+    _plain_spec("sklearn.tree.ExtraTreeClassifier", "extra-tree"),
 ]
 
 #: id -> :class:`LearnerSpec` for every learner algorank can run from an id.
@@ -492,6 +483,15 @@ def _short_value(key: str, value) -> str:
     return f"{label}={json.dumps(value, separators=(',', ':'))}"
 
 
+def _json_object(text: str) -> dict | None:
+    """``text`` parsed as a JSON object; None when it is not valid JSON or not an object."""
+    try:
+        params = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return params if isinstance(params, dict) else None
+
+
 def _with_params(family: str, params: Mapping[str, Any]) -> str:
     return family + ("(" + ",".join(_short_value(k, v) for k, v in params.items()) + ")" if params else "")
 
@@ -503,11 +503,8 @@ def _parameterised_short(learner_id: str) -> str | None:
         return None
     if not brace:
         return None  # a bare class path is shown as it is
-    try:
-        params = json.loads(brace + rest)
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(params, dict):
+    params = _json_object(brace + rest)
+    if params is None:
         return None
     return _with_params(family, {k: v for k, v in params.items() if k != "__scaling__"})
 

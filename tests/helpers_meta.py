@@ -8,7 +8,7 @@ import pandas as pd
 
 from algorank.metadata.dataset import MetaDataset
 
-__all__ = ["slow", "meta_for", "small_meta"]
+__all__ = ["slow", "meta_for", "small_meta", "interrupted_at"]
 
 
 def slow(delay: float) -> str:
@@ -33,3 +33,19 @@ def small_meta(learners, *, source=None) -> MetaDataset:
     ds = pd.DataFrame({"dataset": [f"d{d}" for d in range(3)], "n_instances": [150, 300, 600],
                        "n_features": 4, "n_classes": 3, "majority_fraction": 0.34})
     return MetaDataset(pd.DataFrame(rows), ds, source=source)
+
+
+def interrupted_at(call: int):
+    """A stand-in for ``LiveEnvironment.test``: every test scores 0.8 in 0.1 s, and the ``call``-th is interrupted
+    (Ctrl-C)."""
+    from algorank.recommender.kernel.trace import Observation
+
+    calls = []
+
+    def test(self, learner):
+        calls.append(learner)
+        if len(calls) == call:
+            raise KeyboardInterrupt
+        return Observation(learner, 0.8, 0.1)
+
+    return test

@@ -4,12 +4,13 @@ explicit __all__, no global seeding, no plt.show()."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("metadata", "evaluation", "recommender")
+PACKAGES = ("metadata", "evaluation", "recommender", "commands")
 MODULES = sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
 #: Everything installed as ``algorank``: the three packages plus the root modules.
 ALL_MODULES = MODULES + sorted(p for p in ROOT.glob("*.py") if p.name != "setup.py")
@@ -32,6 +33,7 @@ LAYER_DEPS = {
 }
 
 
+@functools.lru_cache(maxsize=None)  # each module is parsed once for all the checks (the trees are only read)
 def _tree(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
@@ -42,7 +44,8 @@ def _module_name(path: Path) -> str:
     return ".".join(["algorank", *parts])
 
 
-def _imports(path: Path) -> set[str]:
+@functools.lru_cache(maxsize=None)
+def _imports(path: Path) -> frozenset[str]:
     """Absolute module names imported anywhere in the file (relative imports resolved)."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -59,7 +62,7 @@ def _imports(path: Path) -> set[str]:
                 mod = node.module or ""
             found.add(mod)
             found |= {f"{mod}.{a.name}" for a in node.names}  # `from pkg import submodule`
-    return found
+    return frozenset(found)
 
 
 def _layer(module: str) -> str | None:
@@ -72,7 +75,7 @@ def _layer(module: str) -> str | None:
         return "recommender.kernel"
     if parts[1] in ("metadata", "recommender"):
         return parts[1]
-    return "cli" if parts[1] in ("cli", "__main__") else "api"  # the root modules: api.py, report.py, ...
+    return "cli" if parts[1] in ("cli", "__main__", "commands") else "api"  # root modules: api.py, report.py, ...
 
 
 _KNOWN = {_module_name(p) for p in ALL_MODULES}
@@ -156,20 +159,34 @@ CLI_ALLOWED = {"algorank.api", "algorank.results", "algorank.recommender.live.re
                "algorank.metadata.io", "algorank.metadata.text"}
 
 
+COMMAND_MODULES = sorted((ROOT / "commands").glob("*.py"))
+
+
 def test_the_cli_imports_only_the_api_results_and_helpers():
     used = {m for m in _imports(ROOT / "cli.py") if m in _KNOWN}
     assert used <= CLI_ALLOWED, f"cli.py imports {sorted(used - CLI_ALLOWED)}"
     assert "algorank.api" in used and "algorank.results" in used
 
 
-def test_every_command_calls_its_api_function():
-    tree = _tree(ROOT / "cli.py")
-    runners = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("_run_")]
-    assert len(runners) >= 13
-    for fn in runners:
-        api = {a.name for node in ast.walk(fn) if isinstance(node, ast.ImportFrom) and node.module == "algorank.api"
-               for a in node.names}
-        assert api, f"cli.{fn.name} calls no algorank.api function"
+@pytest.mark.parametrize("path", COMMAND_MODULES, ids=lambda p: p.name)
+def test_a_command_imports_only_the_api_results_helpers_and_shared_options(path):
+    allowed = CLI_ALLOWED | {"algorank.commands", "algorank.commands.options"}
+    used = {m for m in _imports(path) if m in _KNOWN}
+    assert used <= allowed, f"commands/{path.name} imports {sorted(used - allowed)}"
+
+
+def test_every_registered_command_calls_its_api_function():
+    from algorank import cli
+
+    modules = {_module_name(p) for p in COMMAND_MODULES} - {"algorank.commands", "algorank.commands.options"}
+    assert sorted(cli.COMMANDS) == sorted(modules)  # every command module is registered, and only those
+    for name in cli.COMMANDS:
+        tree = _tree(ROOT / "commands" / (name.rpartition(".")[2] + ".py"))
+        run = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run"]
+        assert len(run) == 1, f"{name} has no run(args)"
+        api = {a.name for node in ast.walk(run[0]) if isinstance(node, ast.ImportFrom)
+               and node.module == "algorank.api" for a in node.names}
+        assert api, f"{name}.run calls no algorank.api function"
 
 
 def _lines(path: Path) -> int:

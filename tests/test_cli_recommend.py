@@ -93,18 +93,11 @@ def test_meta_can_be_repeated_to_join_your_own_runs(capsys, tmp_path):
 
 
 def test_interrupted_recommend_prints_what_it_kept_and_exits_130(meta_file, capsys, monkeypatch):
-    from algorank.recommender.kernel.trace import Observation
+    from helpers_meta import interrupted_at  # tests/ is on the path
+
     from algorank.recommender.live.environment import LiveEnvironment
 
-    calls = []
-
-    def second_is_interrupted(self, learner):
-        calls.append(learner)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return Observation(learner, 0.8, 0.1)
-
-    monkeypatch.setattr(LiveEnvironment, "test", second_is_interrupted)
+    monkeypatch.setattr(LiveEnvironment, "test", interrupted_at(2))
     rc = cli.main(["recommend", "sklearn:iris", "--meta", meta_file, "--strategy", "ar:p=0", "--cv", "3",
                    "--json", "--quiet"])
     out = json.loads(capsys.readouterr().out)

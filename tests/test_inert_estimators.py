@@ -227,13 +227,31 @@ def test_no_raw_control_character_from_data_reaches_the_terminal(tmp_path):
         ["benchmark", "--meta", str(path), "--strategy", "ar:p=0"],
         ["evaluate", "sklearn:iris", "--learners", ESC_IDS[1], "--no-store", "--cv", "2"],
     ]
-    for argv in commands:
-        proc = subprocess.run([sys.executable, "-m", "algorank", *argv], capture_output=True, timeout=300, env=env)
-        for stream in (proc.stdout, proc.stderr):
-            text = stream.decode("utf-8", "replace")
+    # one process runs the commands one after the other (as many interpreter start-ups cost seconds), each
+    # output stream marked where the next command starts
+    proc = subprocess.run([sys.executable, "-c", _RUN_EACH.format(commands=commands)], capture_output=True,
+                          timeout=600, env=env)
+    for stream in (proc.stdout, proc.stderr):
+        parts = stream.decode("utf-8", "replace").split(_NEXT)
+        assert len(parts) == len(commands) + 1, parts[-1][-2000:]
+        for argv, text in zip(commands, parts[1:]):
             bad = sorted({hex(ord(ch)) for ch in text if (ord(ch) < 32 and ch not in "\n\t") or 0x7f <= ord(ch) < 0xa0
                           or ch == "\u202e"})
             assert not bad, f"{argv[0]}: raw control characters {bad} in output:\n{text[-2000:]}"
+
+
+_NEXT = "=== next command ===\n"
+_RUN_EACH = """
+import sys
+from algorank.cli import main
+for argv in {commands!r}:
+    for stream in (sys.stdout, sys.stderr):
+        stream.write(%r)
+        stream.flush()
+    main(argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+""" % _NEXT
 
 
 def test_aslib_export_cannot_be_injected(tmp_path):

@@ -314,7 +314,7 @@ def test_cli_pull_json_writes_meta_and_coverage(server, tmp_path):
 def _has_command(name: str) -> bool:
     from algorank import cli
 
-    return any(getattr(f, "__name__", "") == f"_add_{name}" for f in cli._COMMANDS)
+    return f"algorank.commands.{name.replace('-', '_')}" in cli.COMMANDS
 
 
 @pytest.mark.parametrize("argv", [["rank", "--json"],

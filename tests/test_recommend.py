@@ -14,6 +14,7 @@ from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.recommender.base import OrderPolicy
 from algorank.recommender.live.recommend import recommend
+from helpers_meta import interrupted_at  # tests/ is on the path
 
 
 def _meta(learners):
@@ -129,15 +130,7 @@ def test_nothing_finished_gives_a_clear_summary(iris, monkeypatch):
 
 def test_interrupt_returns_best_so_far(iris, monkeypatch):
     meta = _meta(LEARNERS)
-    calls = []
-
-    def flaky(self, learner):
-        calls.append(learner)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return Observation(learner, 0.8, 0.1)
-
-    monkeypatch.setattr(LiveEnvironment, "test", flaky)
+    monkeypatch.setattr(LiveEnvironment, "test", interrupted_at(2))
     r = recommend(iris, strategy="ar:p=0", meta=meta, budget_seconds=None, cv=3)
     assert r.stop_reason == "interrupted" and r.best.learner == LEARNERS[0]
 
@@ -180,7 +173,7 @@ def test_failed_learner_is_one_note_not_an_evaluator_warning(iris, caplog):
     o = env.test("helpers_estimators.FailingClassifier")
     assert o.status == "error" and "deliberate failure" in o.message and "\n" not in o.message
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
-    # the filter is only active during live tests: the evaluator still warns elsewhere
+    # only live tests ask for no failure warning (report_failures=False): the evaluator still warns elsewhere
     from algorank.evaluation.cv.evaluator import Evaluator
 
     Evaluator(scheme="cv", cv=3, repeats=1, progress=False, allow_modules=["helpers_estimators"]).evaluate(

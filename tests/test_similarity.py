@@ -14,12 +14,16 @@ from algorank.recommender.lt import LossTimeOrder, batch_mil, rollout_order
 from algorank.recommender.similarity import meta_feature_matrix, similarity_weights
 
 
+def _uniform_problem(rng, n_datasets, n_learners, *, low=0.6, max_exp=2, base=0.55):
+    """Accuracies in [low, 1), seconds 10^[-3, max_exp), a constant baseline and each dataset's best accuracy."""
+    acc = rng.uniform(low, 1.0, size=(n_datasets, n_learners))
+    sec = 10 ** rng.uniform(-3, max_exp, size=(n_datasets, n_learners))
+    return acc, sec, np.full(n_datasets, base), acc.max(axis=1)
+
+
 def test_batch_mil_matches_the_benchmark_mil():
     rng = np.random.default_rng(0)
-    acc = rng.uniform(0.5, 1.0, size=(6, 5))
-    sec = 10 ** rng.uniform(-3, 1, size=(6, 5))
-    base = np.full(6, 0.5)
-    best = acc.max(axis=1)
+    acc, sec, base, best = _uniform_problem(rng, 6, 5, low=0.5, max_exp=1, base=0.5)
     orders = np.array([rng.permutation(5) for _ in range(3)])
     got = batch_mil(orders, acc, sec, base, best, lo=-3.0, hi=2.0)
     for b, order in enumerate(orders):
@@ -37,11 +41,7 @@ def test_batch_mil_hand_case():
 
 
 def test_rollout_never_worse_than_start():
-    rng = np.random.default_rng(1)
-    acc = rng.uniform(0.6, 1.0, size=(30, 6))
-    sec = 10 ** rng.uniform(-3, 2, size=(30, 6))
-    base = np.full(30, 0.55)
-    best = acc.max(axis=1)
+    acc, sec, base, best = _uniform_problem(np.random.default_rng(1), 30, 6)
     start = list(range(6))
     w = np.ones(30)
     order = rollout_order(start, acc, sec, base, best, w, lo=-3, hi=2, passes=2)
@@ -52,12 +52,10 @@ def test_rollout_never_worse_than_start():
 
 def _random_problem(n_datasets, n_learners, seed):
     rng = np.random.default_rng(seed)
-    acc = rng.uniform(0.6, 1.0, size=(n_datasets, n_learners))
-    sec = 10 ** rng.uniform(-3, 2, size=(n_datasets, n_learners))
+    acc, sec, base, _ = _uniform_problem(rng, n_datasets, n_learners)
     acc[rng.uniform(size=acc.shape) < 0.1] = -np.inf  # missing results: -inf and 0 s, as _prepare makes them
     sec[np.isneginf(acc)] = 0.0
-    best = acc.max(axis=1)
-    return acc, sec, np.full(n_datasets, 0.55), best
+    return acc, sec, base, acc.max(axis=1)
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -350,8 +350,8 @@ class Evaluator:
                 "train_fraction": self.train_fraction}
 
     # ------------------------------------------------------------------
-    def evaluate(self, dataset: LoadedDataset, learners: Sequence[str], *, deadline: float | None = None
-                 ) -> EvaluationResult:
+    def evaluate(self, dataset: LoadedDataset, learners: Sequence[str], *, deadline: float | None = None,
+                 report_failures: bool = True) -> EvaluationResult:
         """Evaluate ``learners`` on ``dataset``.
 
         Parameters
@@ -365,6 +365,9 @@ class Evaluator:
             ``timeout`` ("not run"), and with a ``timeout`` a running fold is killed at it.
             Timeouts of an evaluation with a deadline are not stored (they depend on when
             it was called); finished folds are.
+        report_failures : bool, default True
+            Log one warning naming the learners that failed.  False when the caller reports
+            each failure itself (a live test's observation).
 
         Raises
         ------
@@ -403,7 +406,7 @@ class Evaluator:
         finally:
             if own_store and store is not None:
                 store.close()
-        return self._result(dataset, recipes, records, states, resampler, y,
+        return self._result(dataset, recipes, records, states, resampler, y, report_failures,
                             None if store is None else str(store.path))
 
     def _open_store(self):
@@ -532,7 +535,8 @@ class Evaluator:
                 state["reason"] = "converged"
 
     # ------------------------------------------------------------------
-    def _result(self, dataset, recipes, records, states, resampler, y, store_path) -> EvaluationResult:
+    def _result(self, dataset, recipes, records, states, resampler, y, report_failures, store_path
+                ) -> EvaluationResult:
         from scipy.stats import skew
 
         rows = []
@@ -588,7 +592,7 @@ class Evaluator:
                 m = min(len(estimates[i]), len(estimates[j]))
                 if i != j and m:
                     rep.loc[i, j] = reproducibility(estimates[i][:m], estimates[j][:m])
-        if failures:
+        if failures and report_failures:
             logger.warning("%d learner(s) failed on %s: %s", len(failures), dataset.name,
                            "; ".join(f"{f['learner']} ({f['status']}: {f['message']})" for f in failures))
         row = {"dataset": dataset.name, "name": dataset.name, "source": dataset.source, **dataset.meta_features}

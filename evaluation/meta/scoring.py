@@ -89,6 +89,7 @@ __all__ = [
     "AXES",
     "mean_loss_over_tests",
     "default_window",
+    "MilSummary",
     "BenchmarkResult",
     "leave_one_dataset_out",
     "join_test_meta",
@@ -131,8 +132,22 @@ def default_window(meta, *, metric: str = "accuracy", time_kind: str = "fit_time
     return tmin, tmax
 
 
+class MilSummary:
+    """``mean_mil`` and ``median_mil`` of a result's per-dataset ``mil`` array."""
+
+    mil: np.ndarray
+
+    @property
+    def mean_mil(self) -> float:
+        return float(np.mean(self.mil))
+
+    @property
+    def median_mil(self) -> float:
+        return float(np.median(self.mil))
+
+
 @dataclass(frozen=True, eq=False)
-class BenchmarkResult:
+class BenchmarkResult(MilSummary):
     """Leave-one-dataset-out result of one strategy.
 
     Attributes
@@ -194,14 +209,6 @@ class BenchmarkResult:
     def seconds(self) -> np.ndarray:
         """Seconds of every test in order (0 padding)."""
         return self.traces.seconds(self.sequences)
-
-    @property
-    def mean_mil(self) -> float:
-        return float(np.mean(self.mil))
-
-    @property
-    def median_mil(self) -> float:
-        return float(np.median(self.mil))
 
     @property
     def mean_spearman(self) -> float:

@@ -18,6 +18,7 @@ from algorank.evaluation.meta.scoring import (
     _rows,
     _score,
     _sequences,
+    MilSummary,
     leave_one_dataset_out,
 )
 from algorank.metadata.errors import InputError
@@ -132,7 +133,7 @@ def p_sweep(
 
 
 @dataclass(frozen=True, eq=False)
-class NestedTuneResult:
+class NestedTuneResult(MilSummary):
     """Nested leave-one-dataset-out tuning of P.
 
     For each outer held-out dataset ``d``, P is chosen by the mean MIL of an inner
@@ -161,14 +162,6 @@ class NestedTuneResult:
     tmin: float
     tmax: float
     result: object = None
-
-    @property
-    def mean_mil(self) -> float:
-        return float(np.mean(self.mil))
-
-    @property
-    def median_mil(self) -> float:
-        return float(np.median(self.mil))
 
     def p_counts(self) -> dict:
         """How often each P was chosen."""

@@ -9,7 +9,7 @@ import numpy as np
 from algorank.metadata.errors import InputError
 
 __all__ = ["ALTERNATIVES", "NAN_POLICIES", "check_alternative", "check_alpha", "check_nan_policy",
-           "paired_arrays", "check_choice"]
+           "paired_arrays", "check_choice", "check_rank_test"]
 
 ALTERNATIVES = ("two-sided", "less", "greater")
 NAN_POLICIES = ("propagate", "omit", "raise")
@@ -54,6 +54,19 @@ def as_float_array(name: str, x, *, ndim: int | None = None) -> np.ndarray:
     if np.isinf(arr).any():
         raise InputError(f"{name} must not contain infinite values")
     return arr
+
+
+def check_rank_test(method: str, methods, alpha, average_ranks) -> tuple[float, np.ndarray]:
+    """The inputs every test on average ranks shares: ``method`` one of ``methods``, ``alpha`` in (0, 1), and
+    ``average_ranks`` as a 1-d float array of at least 2 learners without NaN."""
+    check_choice("method", method, methods)
+    alpha = check_alpha(alpha)
+    r = as_float_array("average_ranks", average_ranks, ndim=1)
+    if r.size < 2:
+        raise InputError(f"average_ranks must hold at least 2 learners; got {r.size}")
+    if np.isnan(r).any():
+        raise InputError("average_ranks must not contain NaN")
+    return alpha, r
 
 
 def paired_arrays(x, y, *, nan_policy: str = "propagate", min_n: int = 2) -> tuple[np.ndarray, np.ndarray, bool]:

@@ -30,7 +30,7 @@ from scipy import stats
 from algorank.metadata.errors import InputError
 from algorank.metadata.io import to_plain
 
-from ._validate import as_float_array, check_alpha, check_choice, check_labels, check_n_datasets
+from ._validate import as_float_array, check_labels, check_n_datasets, check_rank_test
 
 __all__ = [
     "CONTROL_METHODS",
@@ -174,12 +174,8 @@ def control_vs_all(average_ranks, n_datasets: int, *, control: int | str, method
     -------
     ControlResult
     """
-    check_choice("method", method, CONTROL_METHODS)
-    alpha = check_alpha(alpha)
-    r = as_float_array("average_ranks", average_ranks, ndim=1)
+    alpha, r = check_rank_test(method, CONTROL_METHODS, alpha, average_ranks)
     k = r.size
-    if k < 2 or np.isnan(r).any():
-        raise InputError(f"average_ranks must hold at least 2 learners and no NaN; got {k}")
     n = check_n_datasets(n_datasets)
     labels = check_labels(labels, k)
     if isinstance(control, str) and control in labels:

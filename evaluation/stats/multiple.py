@@ -29,7 +29,8 @@ from scipy import stats
 from algorank.metadata.errors import InputError
 
 from ._result import FriedmanResult, PosthocResult
-from ._validate import as_float_array, check_alpha, check_choice, check_labels, check_n_datasets
+from ._validate import (as_float_array, check_alpha, check_choice, check_labels, check_n_datasets,
+                        check_rank_test)
 
 __all__ = [
     "POSTHOC_METHODS",
@@ -411,14 +412,8 @@ def posthoc(average_ranks, n_datasets: int, *, method: str = "holm", alpha: floa
     -------
     PosthocResult
     """
-    check_choice("method", method, POSTHOC_METHODS)
-    alpha = check_alpha(alpha)
-    r = as_float_array("average_ranks", average_ranks, ndim=1)
+    alpha, r = check_rank_test(method, POSTHOC_METHODS, alpha, average_ranks)
     k = r.size
-    if k < 2:
-        raise InputError(f"average_ranks must hold at least 2 learners; got {k}")
-    if np.isnan(r).any():
-        raise InputError("average_ranks must not contain NaN")
     if not (1.0 - 1e-9 <= r.min() and r.max() <= k + 1e-9):
         raise InputError(f"average_ranks must lie in [1, k] = [1, {k}]; got range [{r.min():g}, {r.max():g}]")
     n = check_n_datasets(n_datasets)

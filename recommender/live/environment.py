@@ -10,8 +10,8 @@ of fit times.
 
 A learner that fails (any fold with status ``error`` or ``timeout``) becomes an
 observation with that status and the evaluator's message (first line); the loop goes
-on.  The evaluator's own "learner(s) failed" warning is suppressed during live tests:
-the observation is the one note per failed learner (callers report it).
+on.  Live tests ask the evaluator not to log its own "learner(s) failed" warning
+(``report_failures=False``): the observation is the one note per failed learner (callers report it).
 
 The budget is a promise (no oracle needed).  With a ``budget_seconds``, every test
 gets a hard deadline at the end of the budget left: no fold starts after it.  A test
@@ -75,44 +75,6 @@ _WATCH_GRACE = 0.05
 
 #: Seconds past the deadline the caller waits for a timed test (its fold process is killed at the deadline).
 _TIMED_GRACE = 0.5
-
-
-class _DropFailureWarnings(logging.Filter):
-    """Drop the evaluator's per-evaluation failure warning (the live observation reports it)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.levelno == logging.WARNING and "failed on" in str(record.msg))
-
-
-#: Threads of abandoned (watched) tests: their late failure warnings are dropped for good.
-_ABANDONED: set = set()
-
-
-class _DropAbandoned(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.thread in _ABANDONED and record.levelno == logging.WARNING and "failed on" in str(record.msg))
-
-
-_ABANDONED_FILTER = _DropAbandoned()
-
-
-def _abandon(thread: threading.Thread) -> None:
-    """Forget a watched test's thread: whatever it still logs about its failure is not shown."""
-    _ABANDONED.add(thread.ident)
-    target = logging.getLogger("algorank.evaluation.cv.evaluator")
-    if _ABANDONED_FILTER not in target.filters:
-        target.addFilter(_ABANDONED_FILTER)
-
-
-@contextlib.contextmanager
-def _quiet_failures():
-    target = logging.getLogger("algorank.evaluation.cv.evaluator")
-    f = _DropFailureWarnings()
-    target.addFilter(f)
-    try:
-        yield
-    finally:
-        target.removeFilter(f)
 
 
 def _larger_than(dataset: LoadedDataset, prior_shape) -> bool:
@@ -296,20 +258,18 @@ class LiveEnvironment:
 
         def work():
             try:
-                box["result"] = evaluator.evaluate(self.dataset, [learner], deadline=stop)
+                box["result"] = evaluator.evaluate(self.dataset, [learner], deadline=stop, report_failures=False)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 box["error"] = exc
 
         thread = threading.Thread(target=work, name="algorank-watched-test", daemon=True)
         thread.start()
         try:
-            with _quiet_failures():
-                thread.join(max(stop - time.perf_counter(), 0.0) + grace)
+            thread.join(max(stop - time.perf_counter(), 0.0) + grace)
         except KeyboardInterrupt:  # Ctrl-C reaches this (main) thread: end the test's fold process now
             _kill_fold_processes()
             raise
-        if thread.is_alive():
-            _abandon(thread)
+        if thread.is_alive():  # abandoned: it reports nothing when it ends (report_failures=False)
             return None
         if "error" in box:
             raise box["error"]
@@ -375,8 +335,7 @@ class LiveEnvironment:
                         logger.info("%s: %s", learner, message)
                         return Observation(learner, float("nan"), seconds, "timeout", message)
                 else:
-                    with _quiet_failures():
-                        result = evaluator.evaluate(self.dataset, [learner], deadline=deadline)
+                    result = evaluator.evaluate(self.dataset, [learner], deadline=deadline, report_failures=False)
         except InputError as exc:  # e.g. unknown learner id: record it and go on
             self._end = self._clock()
             seconds = self._end - start

@@ -1,0 +1,58 @@
+"""``algorank recommend``: rank learners for a dataset from the meta-data, then really run them."""
+
+import sys
+
+from algorank.commands.options import add_common
+
+__all__ = ["HELP", "EXIT_NOTHING_TESTED", "add_arguments", "run"]
+
+HELP = "rank learners for a dataset from the meta-data, then really run them"
+#: Exit code of ``recommend`` when no learner was tested successfully (budget used up, or every test failed).
+EXIT_NOTHING_TESTED = 3
+
+
+def add_arguments(p) -> None:
+    p.add_argument("dataset", metavar="DATASET", help="file (.arff/.csv/.parquet), sklearn:NAME or openml:ID")
+    p.add_argument("--target", metavar="NAME", help="target column (default: class/target, else the last nominal)")
+    p.add_argument("--strategy", default=None, metavar="SPEC",
+                   help="ei (default), ar:p=1/16, ar:p=0, at:p=1/16,sim=tested, lt:h=inf, random, ...")
+    p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS", help="wall-clock budget (default 60)")
+    p.add_argument("--top", type=int, default=None, metavar="K", help="test at most K learners")
+    p.add_argument("--dry-run", action="store_true", help="only print the planned order")
+    p.add_argument("--exclude-dataset", action="append", default=[], metavar="ID",
+                   help="leave this prior dataset out of the meta-data (repeatable)")
+    p.add_argument("--cv", type=int, default=5, metavar="K", help="folds of the live stratified CV (default 5)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the live evaluation")
+    p.add_argument("--time-model", choices=("live", "fit"), default="live",
+                   help="rank with a live test's time, CV x (fit+predict, or fit) + overhead (default), or the fit time")
+    p.add_argument("--time-overhead", type=float, default=None, metavar="SECONDS",
+                   help="seconds a live test costs on top of its fits and predictions (default: the calibrated constant)")
+    p.add_argument("--allow-module", action="append", default=[], metavar="PACKAGE", help="also run estimator classes "
+                   "of this package named by learner ids (default: scikit-learn only; learner ids are data, never code)")
+    p.add_argument("--metric", metavar="NAME", help="rank and test by accuracy, balanced_accuracy, roc_auc, log_loss "
+                   "or f1_macro, where the meta-data records it (default: what it ranks by; accuracy for broad)")
+    p.add_argument("--save-model", metavar="PATH", help="save the refitted best learner with joblib (joblib.load; "
+                   "load only files you trust: unpickling runs code)")
+    p.add_argument("--n-jobs", type=int, default=1, metavar="N", help="tests run at once (default 1; -1: one per CPU)")
+    add_common(p, out=True)
+
+
+def run(args):
+    """The recommendation and the exit code (130 interrupted, :data:`EXIT_NOTHING_TESTED`); None instead of the
+    result after a dry run's plan (printed while planning) unless ``--json``."""
+    from algorank.api import process_start, recommend
+    from algorank.recommender.live.report import Progress
+
+    progress = Progress(plan_stream=None if args.json else sys.stdout, test_stream=None if args.quiet else sys.stderr,
+                        gap=not args.dry_run)
+    result = recommend(args.dataset, args.target, strategy=args.strategy, budget=args.budget, meta=args.meta,
+                       cv=args.cv, top=args.top, random_state=args.seed, refit=False, dry_run=args.dry_run,
+                       exclude_datasets=args.exclude_dataset, allow_modules=args.allow_module, metric=args.metric,
+                       time_model=args.time_model, time_overhead=args.time_overhead, save_model=args.save_model,
+                       n_jobs=args.n_jobs, on_plan=progress.on_plan, on_start=None if args.dry_run else progress.on_start,
+                       on_observation=progress.on_observation, started=process_start() if args.started is None else args.started)
+    untested = result.trace is not None and result.best is None  # the run tested nothing successfully
+    code = 130 if result.stop_reason == "interrupted" else EXIT_NOTHING_TESTED if untested else 0
+    if result.trace is None and not args.json:
+        return None, code  # a dry run: the plan was printed
+    return result, code
