@@ -72,7 +72,7 @@ def test_declared_capabilities_of_the_strategies():
         "multi2test": set(),
         "at": {"adaptive", "time_model_aware", "fast_loo"},
         "lt": {"needs_window", "time_model_aware"},
-        "ei": {"adaptive", "predicts", "time_model_aware", "conditions_on_landmarks"},
+        "ei": {"adaptive", "predicts", "time_model_aware", "conditions_on_landmarks", "fast_loo_fit"},
         "oboe": {"adaptive", "time_model_aware"},
         "portfolio": {"needs_window", "time_model_aware"},
         "pmf": {"adaptive", "time_model_aware"},

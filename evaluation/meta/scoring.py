@@ -17,7 +17,10 @@ Two paths give the same result:
   run through :func:`~algorank.recommender.kernel.trace.run_policy`;
 * **fast**: a strategy that declares ``fast_loo = True`` has ``loo_orders(arrays, *, train=None)``,
   which returns all held-out orders at once (average ranking: total rank sums minus the held-out
-  row), and the benchmark scores them vectorised.  The tests check that both paths agree exactly.
+  row), and the benchmark scores them vectorised; a strategy that declares ``fast_loo_fit = True``
+  (``ei``, ``lt``) has ``loo_sequences(meta, scoring, rows, train)``, which prepares the meta-data once
+  and gives every held-out test sequence the generic path would.  The tests check that both paths agree
+  exactly.
 
 Strategies declare their capabilities as class attributes (``algorank.recommender.base.CAPABILITIES``;
 an undeclared one is False) and the benchmark reads those, it does not probe for methods:
@@ -340,6 +343,9 @@ def _sequences(strategy, meta, arrays, rows, train, *, fast: bool, progress: boo
         # fitted on the MetaDataset, the strategy must apply the same time model itself
         strategy = strategy.with_time_model(time_overhead=time_model.overhead, time_scale=time_model.scale,
                                             time_kind=_base_time_kind(arrays))
+    if fast and capability(strategy, "fast_loo_fit") and not isinstance(meta, MetaArrays) \
+            and not capability(strategy, "sees_held_out"):
+        return strategy.loo_sequences(meta, scoring, rows, train), "fast"
     return _generic_sequences(strategy, meta, scoring, rows, train, progress=progress), "generic"
 
 
