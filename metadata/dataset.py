@@ -355,6 +355,13 @@ class MetaDataset:
         """Sorted ids of the learners that have runs."""
         return list(self._codes("learner")[1])
 
+    def id_codes(self, column: str) -> tuple[np.ndarray, list]:
+        """``(codes, ids)`` of the ``dataset`` or ``learner`` column: each run's position in
+        :attr:`dataset_ids` or :attr:`learner_ids` (int64), and those ids (do not modify them)."""
+        if column not in ("dataset", "learner"):
+            raise InputError(f"id_codes: column must be dataset or learner; got {column!r}")
+        return self._codes(column)
+
     def _codes(self, column: str) -> tuple[np.ndarray, list]:
         """:func:`~algorank.metadata.cells.sorted_codes` of the ``dataset`` or ``learner`` column (cached)."""
         codes = self._cache.setdefault("codes", {})
