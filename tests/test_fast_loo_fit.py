@@ -82,6 +82,18 @@ def test_ei_fast_path_with_a_live_time_model_and_test_datasets():
     assert fast.datasets == tuple(test)
 
 
+@pytest.mark.parametrize("spec", ["lt", "lt:h=1", "lt:h=auto,inner=4", "lt:p=0,passes=1,cands=3"])
+def test_lt_fast_path_gives_the_sequences_of_refitting(spec):
+    meta = _meta(0)
+    _same(leave_one_dataset_out(parse_strategy(spec), meta), leave_one_dataset_out(parse_strategy(spec), meta, fast=False))
+    tm = TimeModel(overhead=0.3, scale=2.0)
+    _same(leave_one_dataset_out(parse_strategy(spec), meta, time_model=tm),
+          leave_one_dataset_out(parse_strategy(spec), meta, time_model=tm, fast=False))
+    test = ["d01", "d03", "d08"]
+    _same(leave_one_dataset_out(parse_strategy(spec), meta, test_datasets=test),
+          leave_one_dataset_out(parse_strategy(spec), meta, test_datasets=test, fast=False))
+
+
 def test_eit_keeps_the_refitting_path():
     meta = _meta(0, n=6, k=5)
     assert leave_one_dataset_out(parse_strategy("eit"), meta).path == "generic"

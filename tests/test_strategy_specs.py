@@ -71,7 +71,7 @@ def test_declared_capabilities_of_the_strategies():
         "oracle": {"needs_window", "sees_held_out", "fast_loo"},
         "multi2test": set(),
         "at": {"adaptive", "time_model_aware", "fast_loo"},
-        "lt": {"needs_window", "time_model_aware"},
+        "lt": {"needs_window", "time_model_aware", "fast_loo_fit"},
         "ei": {"adaptive", "predicts", "time_model_aware", "conditions_on_landmarks", "fast_loo_fit"},
         "oboe": {"adaptive", "time_model_aware"},
         "portfolio": {"needs_window", "time_model_aware"},
