@@ -52,7 +52,6 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Sequence
 
 import numpy as np
@@ -297,7 +296,7 @@ def _resolve_test(pairwise: str, evaluations: Sequence[tuple], *, dataset: str =
 def multitest(scores, prior_order: Sequence, *, labels: Sequence[str] | None = None,
               pairwise: str = "corrected_resampled_t", evaluations: Sequence[tuple] | None = None,
               correction: str = "holm", alpha: float = 0.05, higher_is_better: bool = True,
-              test_train_ratio: float | None = None) -> MultiTestResult:
+              test_train_ratio: float | None = None, reasons: bool = True) -> MultiTestResult:
     """MultiTest on one dataset from paired per-evaluation scores.
 
     Parameters
@@ -322,6 +321,10 @@ def multitest(scores, prior_order: Sequence, *, labels: Sequence[str] | None = N
         True for accuracies, False for errors.
     test_train_ratio : float, optional
         For the corrected resampled t test (default :data:`LCDB_TEST_TRAIN_RATIO`).
+
+    reasons : bool
+        Explain each adjacent pair of the order (``reasons`` of the result; False leaves it empty, as
+        Multi2Test does for the per-dataset passes it only takes the ranks of).
 
     Returns
     -------
@@ -355,7 +358,9 @@ def multitest(scores, prior_order: Sequence, *, labels: Sequence[str] | None = N
     if not higher_is_better:
         s = -s
     pos = _prior_positions(prior_order, k, labels)
-    pairs = np.array([(j, i) if pos[j] > pos[i] else (i, j) for i, j in combinations(range(k), 2)])  # (costly, cheap)
+    first, second = np.triu_indices(k, 1)  # the pairs of combinations(range(k), 2), in that order
+    costly = pos[second] > pos[first]
+    pairs = np.column_stack([np.where(costly, second, first), np.where(costly, first, second)])  # (costly, cheap)
     # H0: score_costly <= score_cheap (alternative: the costlier learner scores higher)
     _, p, _ = t_test_rows(s[pairs[:, 0]] - s[pairs[:, 1]], test, alternative="greater", test_train_ratio=ratio,
                           n_folds=n_folds)
@@ -376,7 +381,7 @@ def multitest(scores, prior_order: Sequence, *, labels: Sequence[str] | None = N
     return MultiTestResult(
         order=tuple(labels[i] for i in order), prior_order=tuple(labels[i] for i in prior_idx), labels=labels,
         better=better, pvalues=pmat, adjusted=amat, test=desc, correction=correction, alpha=alpha,
-        reasons=adjacent_reasons(order, better, pos, labels), n_evaluations=n,
+        reasons=adjacent_reasons(order, better, pos, labels) if reasons else (), n_evaluations=n,
     )
 
 
@@ -642,7 +647,8 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
             norm_cost.append(full)
         try:
             res = multitest(values, prior, labels=here, pairwise=pairwise, evaluations=evs, correction=correction,
-                            alpha=alpha, higher_is_better=metric != "log_loss", test_train_ratio=test_train_ratio)
+                            alpha=alpha, higher_is_better=metric != "log_loss", test_train_ratio=test_train_ratio,
+                            reasons=False)
         except InputError as exc:
             raise InputError(f"dataset {dataset!r}: {exc}") from None
         tests_used.add(res.test)
