@@ -151,3 +151,16 @@ def test_the_policys_running_ratio_is_observed_ratio():
         predicted.append(p)
         policy._log_ratios = sorted(math.log(a / b) for a, b in zip(measured, predicted))
         assert EIPolicy._ratio(policy) == observed_ratio(measured, predicted)
+
+
+def test_tune_p_of_ei_and_lt_takes_the_fast_path_with_the_refitted_results():
+    import algorank
+
+    meta = _meta(1, n=8, k=6)
+    for family, spec in (("ei:h=inf", "ei:h=inf,p=1/2"), ("lt", "lt:h=inf,p=1/2")):
+        res = algorank.tune_p(meta, strategy=family, grid=["1/2", "0"])
+        assert {r.path for r in res.sweep.results} == {"fast"}
+        generic = leave_one_dataset_out(parse_strategy(spec), meta, fast=False, tmin=res.sweep.tmin,
+                                        tmax=res.sweep.tmax)
+        np.testing.assert_array_equal(res.sweep.results[0].sequences, generic.sequences)
+        np.testing.assert_array_equal(res.sweep.results[0].mil, generic.mil)
