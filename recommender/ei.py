@@ -47,6 +47,7 @@ import numpy as np
 from scipy.special import ndtr
 from scipy.stats import norm
 
+from algorank.recommender.kernel.threads import one_blas_thread
 from algorank.recommender.kernel.environments import meta_arrays
 from algorank.recommender.kernel.time_model import TimeModel
 from algorank.metadata.errors import InputError
@@ -245,20 +246,21 @@ class ConditionedStrategy(StrategyBase):
         index = {l: j for j, l in enumerate(scoring.learners)}
         seq = np.full(scoring.shape, -1, dtype=np.int64)
         fitted_on = None  # the held-out row the current fit leaves out (-1: none, a row outside ``train``)
-        for d in rows:
-            key = int(d) if train[d] else -1
-            if key != fitted_on:
-                keep = np.flatnonzero(train)
-                keep = keep[keep != d]
-                if keep.size == 0:
-                    raise InputError("leave-one-dataset-out needs at least 2 datasets")
-                self._fit_prepared(prep.take(keep))
-                fitted_on = key
-            dataset = scoring.datasets[d]
-            env = SimulatedEnvironment(scoring, dataset)
-            trace = run_policy(SkipUnavailable(self.policy(infos[d]), env.available), env, dataset=dataset)
-            idx = [index[o.learner] for o in trace.observations]
-            seq[d, : len(idx)] = idx
+        with one_blas_thread():  # hundreds of small products: threads only spin (kernel.threads)
+            for d in rows:
+                key = int(d) if train[d] else -1
+                if key != fitted_on:
+                    keep = np.flatnonzero(train)
+                    keep = keep[keep != d]
+                    if keep.size == 0:
+                        raise InputError("leave-one-dataset-out needs at least 2 datasets")
+                    self._fit_prepared(prep.take(keep))
+                    fitted_on = key
+                dataset = scoring.datasets[d]
+                env = SimulatedEnvironment(scoring, dataset)
+                trace = run_policy(SkipUnavailable(self.policy(infos[d]), env.available), env, dataset=dataset)
+                idx = [index[o.learner] for o in trace.observations]
+                seq[d, : len(idx)] = idx
         return seq
 
     def _check_fitted(self) -> None:

@@ -48,6 +48,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from algorank.recommender.kernel.threads import one_blas_thread
 from algorank.recommender.kernel.environments import MetaArrays, meta_arrays, require_times
 from algorank.recommender.kernel.labels import format_p
 from algorank.recommender.kernel.time_model import TimeModel
@@ -379,20 +380,21 @@ class LossTimeOrder(StrategyBase):
         starts = AverageRanking(self.metric, p=self.p, time_kind=self.time_kind).loo_orders(prepared, train=train)
         index = {l: j for j, l in enumerate(scoring.learners)}
         seq = np.full(scoring.shape, -1, dtype=np.int64)
-        for d in rows:
-            keep = train.copy()
-            keep[d] = False
-            if not (keep & data["rows"]).any():
-                raise InputError("leave-one-dataset-out needs at least 2 datasets")
-            start = [int(j) for j in starts[d] if j >= 0]
-            h = self._choose_h(data, prepared, keep) if self.auto else self.h
-            order = self._order_for(data, keep, start, feats[d], h)
-            dataset = scoring.datasets[d]
-            env = SimulatedEnvironment(scoring, dataset)
-            policy = OrderPolicy([arrays.learners[j] for j in order])
-            trace = run_policy(SkipUnavailable(policy, env.available), env, dataset=dataset)
-            idx = [index[o.learner] for o in trace.observations]
-            seq[d, : len(idx)] = idx
+        with one_blas_thread():  # hundreds of small products: threads only spin (kernel.threads)
+            for d in rows:
+                keep = train.copy()
+                keep[d] = False
+                if not (keep & data["rows"]).any():
+                    raise InputError("leave-one-dataset-out needs at least 2 datasets")
+                start = [int(j) for j in starts[d] if j >= 0]
+                h = self._choose_h(data, prepared, keep) if self.auto else self.h
+                order = self._order_for(data, keep, start, feats[d], h)
+                dataset = scoring.datasets[d]
+                env = SimulatedEnvironment(scoring, dataset)
+                policy = OrderPolicy([arrays.learners[j] for j in order])
+                trace = run_policy(SkipUnavailable(policy, env.available), env, dataset=dataset)
+                idx = [index[o.learner] for o in trace.observations]
+                seq[d, : len(idx)] = idx
         return seq
 
     def order_for(self, dataset_info: Mapping | None = None) -> list[str]:
