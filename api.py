@@ -496,7 +496,8 @@ def tune_p(meta=None, *, strategy: str = "ar", grid: Sequence[float] | None = No
         sweep = p_sweep(arrays, make_strategy=make_strategy, grid=values, tmin=tmin, tmax=tmax, upper=upper)
     else:  # refitted without each dataset: needs the MetaDataset, and applies the time model itself
         sweep = p_sweep(data, make_strategy=make_strategy, grid=values, tmin=tmin, tmax=tmax, upper=upper,
-                        fast=False, time_model=model, time_kind=kind, progress=progress)
+                        fast=capability(make_strategy(values[0]), "fast_loo_fit"), time_model=model, time_kind=kind,
+                        progress=progress)
     honest = None
     if nested:
         honest = tune_p_nested(arrays, make_strategy=make_strategy, grid=values, tmin=sweep.tmin, tmax=sweep.tmax,

@@ -21,6 +21,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from .cells import cell_means, has_duplicate_keys, read_parquet_runs, sorted_codes
 from .errors import InputError, ValidationError
 from .io import atomic_path
 
@@ -167,12 +168,14 @@ def _known_ids(ids: Iterable, known, kind: str) -> list[str]:
     return ids
 
 
-def _validate_runs(runs: pd.DataFrame) -> pd.DataFrame:
+def _validate_runs(runs: pd.DataFrame, codes: dict | None = None) -> tuple[pd.DataFrame, dict]:
+    """The validated runs table and the :func:`~algorank.metadata.cells.sorted_codes` of its dataset and
+    learner columns (``codes``: those already known, e.g. read with the table)."""
     if not isinstance(runs, pd.DataFrame):
         raise ValidationError(f"runs must be a pandas DataFrame, got {type(runs).__name__}")
     missing = [c for c in RUN_COLUMNS if c not in runs.columns]
     # predict_time and status have natural defaults; the others are required.
-    runs = runs.copy()
+    runs = runs.copy(deep=False)  # copy-on-write: the caller's frame is never changed, and nothing is copied
     if "fit_time" in missing:
         # accuracy-only meta-data (ASlib scenarios, published result tables): no times at all
         runs["fit_time"] = np.nan
@@ -192,8 +195,12 @@ def _validate_runs(runs: pd.DataFrame) -> pd.DataFrame:
             raise ValidationError(f"column '{col}' has missing values in {_fmt_rows(bad)}")
         runs[col] = runs[col].astype(str)
     for col in ("repeat", "fold"):
-        values = pd.to_numeric(runs[col], errors="coerce")
-        bad = runs.index[values.isna() | (values < 0) | (values != np.floor(values))]
+        if runs[col].dtype == np.int64:
+            values = runs[col]  # plain integers (what Parquet and save give): only the sign to check
+            bad = runs.index[(values < 0).to_numpy()]
+        else:
+            values = pd.to_numeric(runs[col], errors="coerce")
+            bad = runs.index[values.isna() | (values < 0) | (values != np.floor(values))]
         if len(bad):
             raise ValidationError(
                 f"column '{col}' must hold non-negative integers; bad values "
@@ -213,6 +220,8 @@ def _validate_runs(runs: pd.DataFrame) -> pd.DataFrame:
         c for c in OPTIONAL_RUN_COLUMNS if c in runs.columns and c != "message"
     ]
     for col in numeric_cols:
+        if runs[col].dtype == np.float64:
+            continue  # already floats: nothing to convert, nothing non-numeric
         values = pd.to_numeric(runs[col], errors="coerce")
         bad = runs.index[values.isna() & runs[col].notna()]
         if len(bad):
@@ -238,8 +247,13 @@ def _validate_runs(runs: pd.DataFrame) -> pd.DataFrame:
                     f"column '{col}' must be finite and >= 0; bad values {v[bad[:_MAX_LISTED]].tolist()} in {_fmt_rows(bad)}"
                 )
     # Missing times on successful runs are allowed (some sources have none) but not negative.
-    dup = runs.duplicated(["dataset", "learner", "repeat", "fold"], keep=False)
-    if dup.any():
+    codes = dict(codes or {})
+    for col in ("dataset", "learner"):
+        if col not in codes:
+            codes[col] = sorted_codes(runs[col])
+    if has_duplicate_keys(codes["dataset"][0], codes["learner"][0], runs["repeat"].to_numpy(),
+                          runs["fold"].to_numpy()):
+        dup = runs.duplicated(["dataset", "learner", "repeat", "fold"], keep=False)
         bad = runs.index[dup]
         row = runs.loc[bad[0]]
         first = (row["dataset"], row["learner"], int(row["repeat"]), int(row["fold"]))
@@ -247,7 +261,7 @@ def _validate_runs(runs: pd.DataFrame) -> pd.DataFrame:
             f"duplicated (dataset, learner, repeat, fold) in {_fmt_rows(bad)}, e.g. {first}"
         )
     ordered = list(RUN_COLUMNS) + [c for c in runs.columns if c not in RUN_COLUMNS]
-    return runs[ordered]
+    return runs[ordered], codes
 
 
 def _validate_datasets(datasets: pd.DataFrame | None, ids: Sequence[str]) -> pd.DataFrame:
@@ -318,14 +332,16 @@ class MetaDataset:
     """
 
     def __init__(self, runs: pd.DataFrame, datasets: pd.DataFrame | None = None, *, source: str = "") -> None:
-        runs = _validate_runs(runs)
+        self._setup(runs, datasets, source, None)
+
+    def _setup(self, runs, datasets, source, codes) -> None:
+        runs, codes = _validate_runs(runs, codes)
         if runs.empty:
             raise ValidationError("runs table is empty: a MetaDataset needs at least one run")
-        ids = sorted(runs["dataset"].unique())
         self._runs = runs
-        self._datasets = _validate_datasets(datasets, ids)
+        self._cache: dict = {"codes": codes}
+        self._datasets = _validate_datasets(datasets, self.dataset_ids)
         self.source = str(source)
-        self._cache: dict = {}
 
     # ------------------------------------------------------------------ basics
     @property
@@ -341,12 +357,26 @@ class MetaDataset:
     @property
     def dataset_ids(self) -> list[str]:
         """Sorted ids of the datasets that have runs."""
-        return sorted(self._runs["dataset"].unique())
+        return list(self._codes("dataset")[1])
 
     @property
     def learner_ids(self) -> list[str]:
         """Sorted ids of the learners that have runs."""
-        return sorted(self._runs["learner"].unique())
+        return list(self._codes("learner")[1])
+
+    def id_codes(self, column: str) -> tuple[np.ndarray, list]:
+        """``(codes, ids)`` of the ``dataset`` or ``learner`` column: each run's position in
+        :attr:`dataset_ids` or :attr:`learner_ids` (int64), and those ids (do not modify them)."""
+        if column not in ("dataset", "learner"):
+            raise InputError(f"id_codes: column must be dataset or learner; got {column!r}")
+        return self._codes(column)
+
+    def _codes(self, column: str) -> tuple[np.ndarray, list]:
+        """:func:`~algorank.metadata.cells.sorted_codes` of the ``dataset`` or ``learner`` column (cached)."""
+        codes = self._cache.setdefault("codes", {})
+        if column not in codes:
+            codes[column] = sorted_codes(self._runs[column])
+        return codes[column]
 
     @property
     def metrics(self) -> list[str]:
@@ -395,17 +425,24 @@ class MetaDataset:
         key = (metric, agg)
         if key in self._cache:
             return self._cache[key].copy()
-        runs = self._ok_runs()
+        runs = self._runs if agg == "mean" else self._ok_runs()
         if metric == "fit_predict_time":
             values = runs["fit_time"] + runs["predict_time"].fillna(0.0)
         elif metric in runs.columns and metric not in ("dataset", "learner", "status", "message"):
             values = runs[metric]
         else:
             raise InputError(f"unknown metric {metric!r}; available: {', '.join(self._numeric_columns())}")
-        frame = pd.DataFrame({"dataset": runs["dataset"], "learner": runs["learner"], "v": values.astype(float)})
-        table = frame.groupby(["dataset", "learner"], sort=True)["v"].agg(agg).unstack("learner")
-        table = table.reindex(index=self.dataset_ids, columns=self.learner_ids)
-        table.index.name, table.columns.name = "dataset", "learner"
+        if agg == "mean":  # on integer cell codes, identical to the pandas groupby below (metadata.cells)
+            (dc, ds), (lc, ls) = self._codes("dataset"), self._codes("learner")
+            ok = (runs["status"] == "ok").to_numpy()
+            means = cell_means((dc * len(ls) + lc)[ok], values.to_numpy(dtype=float)[ok], len(ds) * len(ls))
+            table = pd.DataFrame(means.reshape(len(ds), len(ls)), index=pd.Index(ds, name="dataset"),
+                                 columns=pd.Index(ls, name="learner"))
+        else:
+            frame = pd.DataFrame({"dataset": runs["dataset"], "learner": runs["learner"], "v": values.astype(float)})
+            table = frame.groupby(["dataset", "learner"], sort=True)["v"].agg(agg).unstack("learner")
+            table = table.reindex(index=self.dataset_ids, columns=self.learner_ids)
+            table.index.name, table.columns.name = "dataset", "learner"
         self._cache[key] = table
         return table.copy()
 
@@ -593,6 +630,14 @@ class MetaDataset:
         return path
 
     @classmethod
+    def _with_codes(cls, runs: pd.DataFrame, datasets, *, source: str, codes: dict) -> "MetaDataset":
+        """``cls(runs, datasets, source=source)`` given the dataset and learner codes of ``runs`` (read with
+        the table: :func:`~algorank.metadata.cells.read_parquet_runs`)."""
+        out = cls.__new__(cls)
+        out._setup(runs, datasets, source, codes)
+        return out
+
+    @classmethod
     def load(cls, path: str | os.PathLike, *, source: str | None = None) -> "MetaDataset":
         """Load meta-data saved by :meth:`save` (Parquet, or CSV in the runs schema).
 
@@ -609,14 +654,11 @@ class MetaDataset:
             raise InputError(f"meta-data file not found: {path}")
         suffix = path.suffix.lower()
         datasets = None
+        codes: dict = {}
         stored_source = ""
         try:
             if suffix == ".parquet":
-                import pyarrow.parquet as pq
-
-                table = pq.read_table(path)
-                meta = table.schema.metadata or {}
-                runs = table.to_pandas()
+                runs, codes, meta = read_parquet_runs(path)
                 if _PARQUET_KEY in meta:
                     datasets = pd.read_json(
                         io.StringIO(meta[_PARQUET_KEY].decode()), orient="split", dtype={"dataset": str}
@@ -634,6 +676,7 @@ class MetaDataset:
         except Exception as exc:  # pyarrow/pandas raise many types for corrupt files
             raise InputError(f"cannot read meta-data file {path}: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
         for col in ("dataset", "learner"):
-            if col in runs.columns:
+            if col in runs.columns and col not in codes:
                 runs[col] = runs[col].astype(str)
-        return cls(runs, datasets, source=source if source is not None else (stored_source or f"file:{path.name}"))
+        return cls._with_codes(runs, datasets, codes=codes,
+                               source=source if source is not None else (stored_source or f"file:{path.name}"))

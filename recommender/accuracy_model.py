@@ -28,7 +28,7 @@ import numpy as np
 
 from algorank.metadata.errors import InputError
 
-__all__ = ["AccuracyModel", "fit_accuracy_model", "to_gain", "from_gain"]
+__all__ = ["AccuracyModel", "SequentialPosterior", "fit_accuracy_model", "to_gain", "from_gain"]
 
 
 def to_gain(acc, majority):
@@ -121,6 +121,10 @@ class AccuracyModel:
         var[s] = 0.0
         return mean, np.sqrt(np.maximum(var, 1e-12))
 
+    def posterior(self, mu: np.ndarray, cov: np.ndarray) -> "SequentialPosterior":
+        """A :class:`SequentialPosterior` starting from the prior ``(mu, cov)``, with this model's noise."""
+        return SequentialPosterior(mu, cov, self.noise)
+
     def condition_full(self, mu: np.ndarray, cov: np.ndarray, seen: Sequence[int], values: Sequence[float]
                        ) -> tuple[np.ndarray, np.ndarray]:
         """Mean and full covariance of every learner's gain given observed gains of ``seen``.
@@ -135,6 +139,57 @@ class AccuracyModel:
         post[s, :] = 0.0
         post[:, s] = 0.0
         return mean, post
+
+
+class SequentialPosterior:
+    """Gaussian conditioning one noisy observation at a time (what an adaptive policy needs after each test).
+
+    Folding observations in one by one gives the mean and variances of
+    :meth:`AccuracyModel.condition` on all of them (the same Gaussian posterior; they agree to rounding,
+    about 1e-12).  The posterior covariance is kept as the prior minus ``sum_t g_t k_t^T`` (``k_t`` the
+    covariance column of the t-th observed cell before it, ``g_t = k_t / (k_t[j] + noise)``), so an
+    observation costs ``O(t n)`` and no ``n x n`` matrix is formed unless :meth:`covariance` is asked for.
+
+    Parameters
+    ----------
+    mu, cov : ndarray
+        Prior mean and covariance.
+    noise : float
+        Variance of an observation around the true value.
+
+    Attributes
+    ----------
+    mean, var : ndarray
+        Posterior mean and variances of every cell (observed ones included: not overwritten).
+    """
+
+    def __init__(self, mu: np.ndarray, cov: np.ndarray, noise: float) -> None:
+        self.cov0 = np.asarray(cov, dtype=float)
+        self.noise = float(noise)
+        self.mean = np.array(mu, dtype=float)
+        self.var = np.diag(self.cov0).copy()
+        n = len(self.mean)
+        self._g = np.empty((8, n))
+        self._k = np.empty((8, n))
+        self.t = 0
+
+    def add(self, j: int, value: float) -> None:
+        """Condition on one more observed value of cell ``j``."""
+        t = self.t
+        col = self.cov0[:, j] - self._k[:t, j] @ self._g[:t] if t else self.cov0[:, j].copy()
+        g = col / (col[j] + self.noise)
+        self.mean = self.mean + g * (value - self.mean[j])
+        self.var = self.var - g * col
+        if t == len(self._g):
+            self._g = np.concatenate([self._g, np.empty_like(self._g)])
+            self._k = np.concatenate([self._k, np.empty_like(self._k)])
+        self._g[t], self._k[t] = g, col
+        self.t = t + 1
+
+    def covariance(self) -> np.ndarray:
+        """The full posterior covariance."""
+        t = self.t
+        return self.cov0 - self._g[:t].T @ self._k[:t] if t else self.cov0.copy()
 
 
 def fit_accuracy_model(accuracy: np.ndarray, majority: np.ndarray, learners: Sequence[str], *,

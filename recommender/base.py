@@ -31,6 +31,8 @@ __all__ = ["Strategy", "StrategyBase", "OrderPolicy", "CAPABILITIES", "time_mode
 #: * ``adaptive``: the policy's next choice depends on the observed history (at, ei);
 #: * ``predicts``: the policy has ``predictions(history)`` (ei);
 #: * ``fast_loo``: ``loo_orders(arrays, *, train=None)``, every leave-one-dataset-out order at once;
+#: * ``fast_loo_fit``: ``loo_sequences(meta, scoring, rows, train)``, every leave-one-dataset-out test
+#:   sequence from one preparation of the meta-data, the same as refitting per held-out dataset (ei, lt);
 #: * ``has_dataset_scores``: ``dataset_scores(accuracy, seconds)``, the key of the ideal order;
 #: * ``conditions_on_landmarks``: the fitted strategy's ``landmarks_`` names the landmarkers its
 #:   policy reads from ``dataset_info`` (recommend measures them only then).
@@ -38,7 +40,7 @@ __all__ = ["Strategy", "StrategyBase", "OrderPolicy", "CAPABILITIES", "time_mode
 #: A strategy with a cost exponent P that ``tune-p`` can sweep declares ``p_upper`` (P's upper
 #: bound; None: no tunable P) and may declare ``p_grid`` (its default grid; None: the paper's).
 CAPABILITIES = ("needs_window", "sees_held_out", "time_model_aware", "adaptive", "predicts", "fast_loo",
-                "has_dataset_scores", "conditions_on_landmarks")
+                "fast_loo_fit", "has_dataset_scores", "conditions_on_landmarks")
 
 
 def capability(strategy, flag: str) -> bool:
@@ -99,6 +101,7 @@ class Strategy(Protocol):
     adaptive: bool
     predicts: bool
     fast_loo: bool
+    fast_loo_fit: bool
     has_dataset_scores: bool
     conditions_on_landmarks: bool
     p_upper: float | None
@@ -120,6 +123,9 @@ class Strategy(Protocol):
     def loo_orders(self, arrays, *, train=None):
         """``fast_loo``: every leave-one-dataset-out order at once."""
 
+    def loo_sequences(self, meta, scoring, rows, train):
+        """``fast_loo_fit``: every leave-one-dataset-out test sequence, as refitting per dataset would give."""
+
     def dataset_scores(self, accuracy, seconds):
         """``has_dataset_scores``: the key of the ideal order on one dataset."""
 
@@ -139,6 +145,7 @@ class StrategyBase:
     adaptive = False
     predicts = False
     fast_loo = False
+    fast_loo_fit = False
     has_dataset_scores = False
     conditions_on_landmarks = False
     p_upper: float | None = None

@@ -37,26 +37,31 @@ factorisation with expected improvement); auto-sklearn 1.0's meta-feature simila
 
 from __future__ import annotations
 
+import bisect
 import math
-from dataclasses import dataclass
+import operator
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import numpy as np
+from scipy.special import ndtr
 from scipy.stats import norm
 
+from algorank.recommender.kernel.threads import one_blas_thread
 from algorank.recommender.kernel.environments import meta_arrays
 from algorank.recommender.kernel.time_model import TimeModel
 from algorank.metadata.errors import InputError
 from algorank.metadata.growth import load_growth
 from algorank.recommender.base import StrategyBase, time_model_spec
 from algorank.recommender.accuracy_model import AccuracyModel, fit_accuracy_model, from_gain, to_gain
-from algorank.recommender.runtime_model import RuntimeModel, fit_runtime_model, observed_ratio, runtime_features
+from algorank.recommender.runtime_model import RuntimeModel, fit_runtime_model, runtime_features
 from algorank.recommender.similarity import feature_center_scale, meta_feature_matrix, similarity_weights
 
 __all__ = ["ConditionedStrategy", "EIPolicy", "LearnerPrediction", "from_spec", "LANDMARKS"]
 
 #: Datasets-table columns used as landmarker accuracies when most prior datasets have them.
 LANDMARKS = ("landmark_1nn", "landmark_stump")
+_SQRT_2PI = np.sqrt(2 * np.pi)
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,7 @@ class ConditionedStrategy(StrategyBase):
     p_grid = (2.0, 1.5, 1.0, 0.5, 0.25, 0.0)
     predicts = True
     time_model_aware = True
+    fast_loo_fit = True
 
     def __init__(self, *, h: float = 1.0, p: float = 1.0, shrink: float = 0.1, stop: float = 0.0, eps: float = 0.01,
                  time_kind: str = "fit_time", time_overhead: float = 0.0, time_scale: float = 1.0,
@@ -174,32 +180,88 @@ class ConditionedStrategy(StrategyBase):
     def fit(self, meta) -> "ConditionedStrategy":
         """Fit the runtime, accuracy and failure models on prior meta-data."""
         arrays = meta_arrays(meta, time_kind=self.time_kind)
-        datasets, learners = list(arrays.datasets), list(arrays.learners)
         # the arrays already carry timeouts as censored cells (time = the lower bound, accuracy NaN)
-        attempted = _attempted(meta, datasets, learners)
+        attempted = _attempted(meta, list(arrays.datasets), list(arrays.learners))
+        return self._fit_prepared(_Prepared.of(meta, arrays, attempted))
+
+    def _fit_prepared(self, prep: "_Prepared") -> "ConditionedStrategy":
+        """Fit on prepared meta-data (what :meth:`fit` and :meth:`loo_sequences` share)."""
+        arrays, attempted, table = prep.arrays, prep.attempted, prep.table
+        learners = list(arrays.learners)
         failed = attempted & ~arrays.has_accuracy
         seconds, censored = arrays.seconds, arrays.censored & np.isfinite(arrays.seconds)
-        table = meta.datasets.set_index("dataset").reindex(datasets)
-        rows = [dict(r, dataset=d) for d, r in zip(datasets, table.to_dict("records"))]
         self.learners_ = tuple(learners)
-        self.runtime_: RuntimeModel = fit_runtime_model(seconds, runtime_features(rows), learners, censored=censored,
+        self.runtime_: RuntimeModel = fit_runtime_model(seconds, prep.runtime_x, learners, censored=censored,
                                                         growth=load_growth() if self.growth else None)
-        marks = [c for c in LANDMARKS if c in table.columns
-                 and np.isfinite(table[c].to_numpy(dtype=float)).mean() >= 0.5] if self.landmarks else []
+        marks = [c for c in LANDMARKS if c in table
+                 and np.isfinite(table[c]).mean() >= 0.5] if self.landmarks else []
         self.landmarks_ = tuple(marks)
         acc, fail, att = arrays.accuracy, failed, attempted
         if marks:
-            extra = table[marks].to_numpy(dtype=float)
+            extra = np.column_stack([table[c] for c in marks])
             acc = np.column_stack([acc, extra])
             fail = np.column_stack([fail, np.zeros(extra.shape, dtype=bool)])
             att = np.column_stack([att, np.isfinite(extra)])
         self.accuracy_: AccuracyModel = fit_accuracy_model(acc, arrays.majority, learners + marks, failed=fail,
                                                            attempted=att, shrink=self.shrink)
-        self.features_ = meta_feature_matrix(rows)
+        self.features_ = prep.meta_x
         self.center_, self.scale_ = feature_center_scale(self.features_)
         with np.errstate(all="ignore"):
             self.majority_ = float(np.nanmean(arrays.majority)) if np.isfinite(arrays.majority).any() else 0.0
         return self
+
+    def loo_sequences(self, meta, scoring, rows, train) -> np.ndarray:
+        """``fast_loo_fit``: every leave-one-dataset-out test sequence, from one preparation of ``meta``.
+
+        The same sequences as fitting on ``meta.subset(datasets=others)`` and following the policy in
+        a :class:`~algorank.recommender.kernel.environments.SimulatedEnvironment` of ``scoring`` for
+        every held-out dataset (the generic path of the benchmark): the models are fitted on the rows
+        and learners of the prepared arrays that subset would give, without building a MetaDataset,
+        its arrays and its tables once per dataset.
+
+        Parameters
+        ----------
+        meta : MetaDataset
+            All datasets.
+        scoring : MetaArrays
+            What the tests cost and find (``meta``'s datasets, in the same order).
+        rows : int array
+            Rows of ``scoring`` to follow the policy on.
+        train : bool array
+            Rows the models may be fitted on (a held-out row of ``train`` is left out of its own fit).
+
+        Returns
+        -------
+        int ndarray (n_datasets, n_learners)
+            Tested learner indices (columns of ``scoring``) in order, padded with -1.
+        """
+        from algorank.recommender.kernel.environments import SimulatedEnvironment, SkipUnavailable
+        from algorank.recommender.kernel.trace import run_policy
+
+        arrays = meta_arrays(meta, time_kind=self.time_kind)
+        if tuple(arrays.datasets) != tuple(scoring.datasets):
+            raise InputError("loo_sequences: the scoring arrays must hold the meta-data's datasets in order")
+        prep = _Prepared.of(meta, arrays, _attempted(meta, list(arrays.datasets), list(arrays.learners)))
+        infos = prep.infos()
+        index = {l: j for j, l in enumerate(scoring.learners)}
+        seq = np.full(scoring.shape, -1, dtype=np.int64)
+        fitted_on = None  # the held-out row the current fit leaves out (-1: none, a row outside ``train``)
+        with one_blas_thread():  # hundreds of small products: threads only spin (kernel.threads)
+            for d in rows:
+                key = int(d) if train[d] else -1
+                if key != fitted_on:
+                    keep = np.flatnonzero(train)
+                    keep = keep[keep != d]
+                    if keep.size == 0:
+                        raise InputError("leave-one-dataset-out needs at least 2 datasets")
+                    self._fit_prepared(prep.take(keep))
+                    fitted_on = key
+                dataset = scoring.datasets[d]
+                env = SimulatedEnvironment(scoring, dataset)
+                trace = run_policy(SkipUnavailable(self.policy(infos[d]), env.available), env, dataset=dataset)
+                idx = [index[o.learner] for o in trace.observations]
+                seq[d, : len(idx)] = idx
+        return seq
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "runtime_"):
@@ -287,57 +349,114 @@ class EIPolicy:
 
     def _reset(self) -> None:
         self._done: list = []  # the observations already folded into the accumulators below
+        self._done_ids: set = set()
         self._tried: set = set()
+        self._tried_mask = np.zeros(len(self.s.learners_), dtype=bool)
+        self._best = max([0.0] + [v for j, v in zip(*self.given) if j < len(self.s.learners_)])
         self._seen, self._values = list(self.given[0]), list(self.given[1])
         self._measured: list = []
         self._predicted: list = []
+        self._log_ratios: list = []  # sorted log(measured / predicted) of the valid pairs (observed_ratio)
+        self._post = None  # the posterior given _seen, updated one observation at a time
 
     def _absorb(self, history: Sequence) -> None:
-        """Fold new observations into the accumulators (a history that is not an extension of the
-        last one starts them again), so a run of k tests costs O(k) conversions, not O(k^2)."""
+        """Fold new observations into the accumulators, so a run of k tests costs O(k) updates, not O(k^2).
+
+        A history that holds every observation already folded in (the same objects, e.g. the tests so
+        far followed by the skipped learners of :class:`~algorank.recommender.kernel.environments.
+        SkipUnavailable`) only adds its new ones, in their order; any other history starts again.
+        """
         n = len(self._done)
-        if len(history) < n or any(a is not b for a, b in zip(history[:n], self._done)):
+        if len(history) >= n and all(map(operator.is_, history[:n], self._done)):
+            fresh = history[n:]
+        elif self._done_ids <= {id(o) for o in history}:
+            fresh = [o for o in history if id(o) not in self._done_ids]
+        else:
             self._reset()
-            n = 0
-        for o in history[n:]:
+            fresh = history
+        for o in fresh:
             self._done.append(o)
+            self._done_ids.add(id(o))
             j = self.index.get(o.learner)
             if j is None:
                 continue
             self._tried.add(j)
+            self._tried_mask[j] = True
             if getattr(o, "status", "ok") == "ok" and o.accuracy == o.accuracy:
                 self._seen.append(j)
-                self._values.append(float(to_gain(o.accuracy, self.majority)))
+                self._values.append(_gain(o.accuracy, self.majority))
+                if j < len(self.s.learners_):
+                    self._best = max(self._best, self._values[-1])
             if o.seconds > 0:
-                self._measured.append(float(o.seconds))
-                self._predicted.append(float(self.seconds[j]))
+                m, p = float(o.seconds), float(self.seconds[j])
+                self._measured.append(m)
+                self._predicted.append(p)
+                if p > 0 and math.isfinite(m) and math.isfinite(p):
+                    bisect.insort(self._log_ratios, math.log(m / p))
+
+    def _ratio(self) -> float:
+        """:func:`~algorank.recommender.runtime_model.observed_ratio` of the tests so far (from the sorted
+        log ratios kept by :meth:`_absorb`: the same number without a pass over the history)."""
+        r = self._log_ratios
+        if not r:
+            return 1.0
+        n = len(r)
+        med = np.float64(r[n // 2]) if n % 2 else np.mean(np.array(r[n // 2 - 1:n // 2 + 1]))
+        return min(max(float(np.exp(med)), 1.0 / 20.0), 20.0)
+
+    def _posterior(self):
+        """The :class:`~algorank.recommender.accuracy_model.SequentialPosterior` of every gain given the
+        observed ``_seen``/``_values`` (landmarkers included), one update per new observation."""
+        if self._post is None:
+            self._post = self.s.accuracy_.posterior(self.mu, self.cov)
+        post = self._post
+        for j, v in zip(self._seen[post.t:], self._values[post.t:]):
+            post.add(j, v)
+        return post
 
     def scores(self, history: Sequence) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
         """(score, conditional mean gain, sd, best gain so far) of every learner given ``history``."""
         self._absorb(history)
         tried, seen, values = self._tried, self._seen, self._values
-        measured, predicted = self._measured, self._predicted
         m = len(self.s.learners_)
-        mean, sd = self.s.accuracy_.condition(self.mu, self.cov, seen, values)
+        mean, sd = self._conditioned(seen, values)
         mean, sd = mean[:m], sd[:m]
-        found = [v for j, v in zip(seen, values) if j < m]  # landmarkers inform, they are no model
-        best = max([0.0] + found)
-        cost = np.maximum(self.seconds * observed_ratio(measured, predicted), 1e-6)
+        best = self._best  # the best gain found by a learner (landmarkers inform, they are no model)
+        cost = np.maximum(self.seconds * self._ratio(), 1e-6)
         t = (mean - best) / sd
-        ei = sd * (t * norm.cdf(t) + norm.pdf(t))
+        ei = sd * (t * ndtr(t) + np.exp(-t ** 2 / 2.0) / _SQRT_2PI)  # scipy's norm.cdf and norm.pdf
         score = (1.0 - self.fail) * ei / cost ** self.s.p
         if self.s.acq == "near":
             q = self._near_probability(seen, values, tried)
             if q.max() > 0:
                 score = q / cost ** self.s.p
-        score[list(tried)] = -np.inf
+        score[self._tried_mask] = -np.inf
         return score, mean, sd, best
+
+    def _conditioned(self, seen, values) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and standard deviation of every gain given the observations (observed cells: their value, sd
+        0 up to the floor), as :meth:`~algorank.recommender.accuracy_model.AccuracyModel.condition`."""
+        if not seen:
+            return self.mu.copy(), np.sqrt(np.maximum(np.diag(self.cov), 1e-12))
+        post = self._posterior()
+        mean, var = post.mean.copy(), post.var.copy()
+        mean[seen] = values
+        var[seen] = 0.0
+        return mean, np.sqrt(np.maximum(var, 1e-12))
 
     def _near_probability(self, seen, values, tried) -> np.ndarray:
         """Per learner: the share of posterior draws in which it is within ``eps`` of the best learner
         and no tested learner is (0 for tested learners)."""
         m = len(self.s.learners_)
-        mean, cov = self.s.accuracy_.condition_full(self.mu, self.cov, seen, values)
+        if seen:
+            post = self._posterior()
+            cov = post.covariance()
+            mean, cov = post.mean.copy(), 0.5 * (cov + cov.T)
+            mean[seen] = values
+            cov[seen, :] = 0.0
+            cov[:, seen] = 0.0
+        else:
+            mean, cov = self.mu.copy(), self.cov.copy()
         mean, cov = mean[:m], cov[:m, :m]
         w, v = np.linalg.eigh(cov)  # a square root that tolerates the exact zeros of tested learners
         root = v * np.sqrt(np.clip(w, 0.0, None))
@@ -372,6 +491,50 @@ class EIPolicy:
                                     f">= {self.s.stop:g}")
                 return None
         return self.s.learners_[int(np.argmax(score))]
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """What :meth:`ConditionedStrategy.fit` reads from meta-data, as arrays: its arrays, the attempted cells,
+    the runtime and similarity features and the landmarker columns of each dataset (rows of ``arrays``)."""
+
+    arrays: object
+    attempted: np.ndarray
+    runtime_x: np.ndarray
+    meta_x: np.ndarray
+    table: dict  # landmarker column -> float values per dataset
+    records: tuple = ()
+
+    @classmethod
+    def of(cls, meta, arrays, attempted) -> "_Prepared":
+        datasets = list(arrays.datasets)
+        table = meta.datasets.set_index("dataset").reindex(datasets)
+        rows = [dict(r, dataset=d) for d, r in zip(datasets, table.to_dict("records"))]
+        marks = {c: table[c].to_numpy(dtype=float) for c in LANDMARKS if c in table.columns}
+        return cls(arrays, attempted, runtime_features(rows), meta_feature_matrix(rows), marks,
+                   tuple(meta.datasets.to_dict("records")))
+
+    def infos(self) -> list:
+        """The datasets-table row of each dataset of the arrays (what ``meta.dataset_info`` gives)."""
+        by_id = {str(r["dataset"]): r for r in self.records}
+        return [dict(by_id[d]) for d in self.arrays.datasets]
+
+    def take(self, keep: np.ndarray) -> "_Prepared":
+        """The preparation of ``meta.subset(datasets=...)`` of the rows ``keep``: those rows and the learners
+        with a run on one of them (the subset's learners)."""
+        cols = np.flatnonzero(self.attempted[keep].any(axis=0))
+        a = self.arrays.take(keep)
+        if cols.size < len(a.learners):
+            a = replace(a, learners=tuple(a.learners[j] for j in cols), accuracy=a.accuracy[:, cols],
+                        seconds=a.seconds[:, cols], censored=a.censored[:, cols])
+        return _Prepared(a, self.attempted[np.ix_(keep, cols)], self.runtime_x[keep], self.meta_x[keep],
+                         {c: v[keep] for c, v in self.table.items()})
+
+
+def _gain(acc: float, majority: float) -> float:
+    """:func:`~algorank.recommender.accuracy_model.to_gain` of one accuracy (the same float, in plain Python)."""
+    acc, maj = float(acc), float(majority)
+    return (acc - maj) / (1.0 - maj) if math.isfinite(maj) and maj < 1.0 else acc
 
 
 def _majority(info: Mapping, fallback: float) -> float:

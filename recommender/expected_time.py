@@ -40,7 +40,7 @@ import numpy as np
 
 from algorank.metadata.errors import InputError
 from algorank.recommender.ei import ConditionedStrategy, EIPolicy
-from algorank.recommender.runtime_model import observed_ratio, runtime_features
+from algorank.recommender.runtime_model import runtime_features
 
 __all__ = ["ExpectedTimeStrategy", "ExpectedTimePolicy", "risk_factor", "from_spec"]
 
@@ -69,6 +69,8 @@ class ExpectedTimeStrategy(ConditionedStrategy):
     **kwargs
         :class:`~algorank.recommender.ei.ConditionedStrategy`'s parameters.
     """
+
+    fast_loo_fit = False  # its fit keeps more than ei's (the prior datasets' sizes): refitted per dataset
 
     def __init__(self, *, kappa: float = 1.0, **kwargs) -> None:
         if not (isinstance(kappa, (int, float)) and not isinstance(kappa, bool) and 0 <= kappa <= 4):
@@ -143,7 +145,7 @@ class ExpectedTimePolicy(EIPolicy):
 
     def scores(self, history):
         self._absorb(history)
-        ratio = observed_ratio(self._measured, self._predicted)
+        ratio = self._ratio()
         saved = self.seconds
         try:  # EIPolicy.scores divides by seconds * ratio: hand it the expected cost over the same ratio
             self.seconds = self.cost(ratio) / ratio

@@ -48,6 +48,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from algorank.recommender.kernel.threads import one_blas_thread
 from algorank.recommender.kernel.environments import MetaArrays, meta_arrays, require_times
 from algorank.recommender.kernel.labels import format_p
 from algorank.recommender.kernel.time_model import TimeModel
@@ -223,6 +224,7 @@ class LossTimeOrder(StrategyBase):
 
     needs_window = True
     time_model_aware = True
+    fast_loo_fit = True
     p_upper = 1.0
 
     def __init__(self, *, h="inf", p: float = 1 / 16, passes: int = 2, tmin: float = 1e-3, tmax: float = 100.0,
@@ -350,6 +352,50 @@ class LossTimeOrder(StrategyBase):
         self.h_ = self._choose_h(self._data, arrays, train) if self.auto else self.h
         self._train = train
         return self
+
+    def loo_sequences(self, meta, scoring, rows, train) -> np.ndarray:
+        """``fast_loo_fit``: every leave-one-dataset-out test sequence, from one preparation of ``meta``.
+
+        The same sequences as fitting on ``meta.subset(datasets=others)`` for every held-out dataset (the
+        benchmark's generic path): the prepared arrays and meta-features are row-wise, so the others' rows
+        of the whole meta-data's are what a refit prepares; the starting AR-A3R orders come from
+        :meth:`AverageRanking.loo_orders`, which equals refitting; ``h=auto`` chooses on the same rows.
+        Each order is followed on the held-out dataset in a simulated environment of ``scoring``.
+
+        Returns
+        -------
+        int ndarray (n_datasets, n_learners)
+            Tested learner indices (columns of ``scoring``) in order, padded with -1.
+        """
+        from algorank.recommender.kernel.environments import SimulatedEnvironment, SkipUnavailable
+        from algorank.recommender.kernel.trace import run_policy
+
+        arrays = meta_arrays(meta, metric=self.metric, time_kind=self.time_kind)
+        if tuple(arrays.datasets) != tuple(scoring.datasets):
+            raise InputError("loo_sequences: the scoring arrays must hold the meta-data's datasets in order")
+        feats = self._features(meta, arrays)
+        prepared = self.time_model.arrays(arrays).censored_as_baseline()
+        data = self._prepare(prepared, feats)
+        train = np.asarray(train, dtype=bool)
+        starts = AverageRanking(self.metric, p=self.p, time_kind=self.time_kind).loo_orders(prepared, train=train)
+        index = {l: j for j, l in enumerate(scoring.learners)}
+        seq = np.full(scoring.shape, -1, dtype=np.int64)
+        with one_blas_thread():  # hundreds of small products: threads only spin (kernel.threads)
+            for d in rows:
+                keep = train.copy()
+                keep[d] = False
+                if not (keep & data["rows"]).any():
+                    raise InputError("leave-one-dataset-out needs at least 2 datasets")
+                start = [int(j) for j in starts[d] if j >= 0]
+                h = self._choose_h(data, prepared, keep) if self.auto else self.h
+                order = self._order_for(data, keep, start, feats[d], h)
+                dataset = scoring.datasets[d]
+                env = SimulatedEnvironment(scoring, dataset)
+                policy = OrderPolicy([arrays.learners[j] for j in order])
+                trace = run_policy(SkipUnavailable(policy, env.available), env, dataset=dataset)
+                idx = [index[o.learner] for o in trace.observations]
+                seq[d, : len(idx)] = idx
+        return seq
 
     def order_for(self, dataset_info: Mapping | None = None) -> list[str]:
         """The recommended order for a new dataset described by ``dataset_info``."""

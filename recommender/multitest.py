@@ -52,7 +52,6 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Sequence
 
 import numpy as np
@@ -297,7 +296,7 @@ def _resolve_test(pairwise: str, evaluations: Sequence[tuple], *, dataset: str =
 def multitest(scores, prior_order: Sequence, *, labels: Sequence[str] | None = None,
               pairwise: str = "corrected_resampled_t", evaluations: Sequence[tuple] | None = None,
               correction: str = "holm", alpha: float = 0.05, higher_is_better: bool = True,
-              test_train_ratio: float | None = None) -> MultiTestResult:
+              test_train_ratio: float | None = None, reasons: bool = True) -> MultiTestResult:
     """MultiTest on one dataset from paired per-evaluation scores.
 
     Parameters
@@ -322,6 +321,10 @@ def multitest(scores, prior_order: Sequence, *, labels: Sequence[str] | None = N
         True for accuracies, False for errors.
     test_train_ratio : float, optional
         For the corrected resampled t test (default :data:`LCDB_TEST_TRAIN_RATIO`).
+
+    reasons : bool
+        Explain each adjacent pair of the order (``reasons`` of the result; False leaves it empty, as
+        Multi2Test does for the per-dataset passes it only takes the ranks of).
 
     Returns
     -------
@@ -355,7 +358,9 @@ def multitest(scores, prior_order: Sequence, *, labels: Sequence[str] | None = N
     if not higher_is_better:
         s = -s
     pos = _prior_positions(prior_order, k, labels)
-    pairs = np.array([(j, i) if pos[j] > pos[i] else (i, j) for i, j in combinations(range(k), 2)])  # (costly, cheap)
+    first, second = np.triu_indices(k, 1)  # the pairs of combinations(range(k), 2), in that order
+    costly = pos[second] > pos[first]
+    pairs = np.column_stack([np.where(costly, second, first), np.where(costly, first, second)])  # (costly, cheap)
     # H0: score_costly <= score_cheap (alternative: the costlier learner scores higher)
     _, p, _ = t_test_rows(s[pairs[:, 0]] - s[pairs[:, 1]], test, alternative="greater", test_train_ratio=ratio,
                           n_folds=n_folds)
@@ -376,7 +381,7 @@ def multitest(scores, prior_order: Sequence, *, labels: Sequence[str] | None = N
     return MultiTestResult(
         order=tuple(labels[i] for i in order), prior_order=tuple(labels[i] for i in prior_idx), labels=labels,
         better=better, pvalues=pmat, adjusted=amat, test=desc, correction=correction, alpha=alpha,
-        reasons=adjacent_reasons(order, better, pos, labels), n_evaluations=n,
+        reasons=adjacent_reasons(order, better, pos, labels) if reasons else (), n_evaluations=n,
     )
 
 
@@ -481,38 +486,78 @@ def _paired_blocks(meta, learners: Sequence[str], metric: str, *, missing: str =
     fewer than 2 splits, the learner with the fewest evaluations is set aside (repeatedly).
     ``why`` is the reason for a dropped dataset, or the comma-joined learners set aside on a used one.
     """
-    runs = meta.runs
-    ok = runs[(runs["status"] == "ok") & runs["learner"].isin(list(learners))]
-    table = ok.pivot_table(index=["dataset", "repeat", "fold"], columns="learner", values=metric,
-                           aggfunc="first", observed=True)
-    table = table.reindex(columns=list(learners))
-    for dataset, block in table.groupby(level=0, sort=True):
-        present = block.notna().any(axis=0)
+    learners = list(learners)
+    values, evaluations, rows, ds_ids = _paired_array(meta, learners, metric)
+    k = len(learners)
+    for d, dataset in enumerate(ds_ids):
+        lo, hi = rows[d], rows[d + 1]
+        block, evs_all = values[lo:hi], evaluations[lo:hi]
+        has = ~np.isnan(block)
+        present = has.any(axis=0)
         if not present.all() and missing == "drop":
             absent = [l for l, p in zip(learners, present) if not p]
             yield dataset, None, None, None, (f"no run of {len(absent)} learner(s) "
                                               f"({', '.join(absent[:3])}{'...' if len(absent) > 3 else ''})")
             continue
-        here = [l for l, p in zip(learners, present) if p]
+        here = [j for j in range(k) if present[j]]
         if missing == "auto":
             # learners with few evaluations can leave no split shared by all: set the learner with the
             # fewest evaluations aside (ties: smallest id) until at least 2 splits are shared
-            counts = block[here].notna().sum(axis=0)
-            while len(here) > 2 and len(block[here].dropna(how="any")) < 2:
-                here.remove(min(here, key=lambda l: (int(counts[l]), l)))
+            counts = has.sum(axis=0)
+            while len(here) > 2 and int(has[:, here].all(axis=1).sum()) < 2:
+                here.remove(min(here, key=lambda j: (int(counts[j]), learners[j])))
         if len(here) < 2:
             yield dataset, None, None, None, f"only {len(here)} of the compared learners has runs"
             continue
-        complete = block[here].dropna(how="any")
-        if len(complete) < 2:
+        complete = has[:, here].all(axis=1)
+        if int(complete.sum()) < 2:
             who = "all learners" if len(here) == len(learners) else f"the {len(here)} learners present"
-            yield dataset, None, None, None, f"only {len(complete)} paired evaluation(s) shared by {who}"
+            yield dataset, None, None, None, f"only {int(complete.sum())} paired evaluation(s) shared by {who}"
             continue
-        evs = tuple((int(r), int(f)) for _, r, f in complete.index)
-        aside = [l for l, p in zip(learners, present) if p and l not in here]
-        yield dataset, tuple(here), evs, complete.to_numpy(dtype=float).T, ",".join(aside)
-    for d in sorted(set(meta.dataset_ids) - set(table.index.get_level_values(0))):
+        evs = tuple((int(r), int(f)) for r, f in evs_all[complete])
+        aside = [l for j, l in enumerate(learners) if present[j] and j not in here]
+        yield (dataset, tuple(learners[j] for j in here), evs, block[complete][:, here].T.copy(), ",".join(aside))
+    for d in sorted(set(meta.dataset_ids) - set(ds_ids)):
         yield d, None, None, None, "no successful run of the compared learners"
+
+
+def _paired_array(meta, learners: list, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+    """All datasets' paired runs of ``learners`` at once: ``(values, evaluations, row starts, dataset ids)``.
+
+    ``values`` has one row per (dataset, repeat, fold) with a successful run of one of the learners, sorted,
+    and one column per learner (NaN: no successful run there); the rows of dataset ``ids[d]`` are
+    ``rows[d]:rows[d + 1]``, and ``evaluations`` holds each row's (repeat, fold).  The same table as
+    ``pivot_table(index=[dataset, repeat, fold], columns=learner)`` (which leaves out rows without any
+    value), without pandas.
+    """
+    runs = meta.runs
+    (dc, ds), (lc, ls) = meta.id_codes("dataset"), meta.id_codes("learner")
+    col_of = np.full(len(ls), -1, dtype=np.int64)
+    where = {l: i for i, l in enumerate(ls)}
+    for j, l in enumerate(learners):
+        if l in where:
+            col_of[where[l]] = j
+    col = col_of[lc]
+    if metric not in runs.columns:
+        raise InputError(f"unknown metric {metric!r}")
+    v = runs[metric].to_numpy(dtype=float)
+    keep = ((runs["status"] == "ok").to_numpy()) & (col >= 0) & ~np.isnan(v)
+    v = v[keep]
+    d, col = dc[keep], col[keep]
+    rep, fold = runs["repeat"].to_numpy()[keep], runs["fold"].to_numpy()[keep]
+    order = np.lexsort((fold, rep, d))
+    d, rep, fold, col, v = d[order], rep[order], fold[order], col[order], v[order]
+    new = np.ones(len(d), dtype=bool)
+    new[1:] = (d[1:] != d[:-1]) | (rep[1:] != rep[:-1]) | (fold[1:] != fold[:-1])
+    row = np.cumsum(new) - 1
+    n_rows = int(row[-1]) + 1 if len(row) else 0
+    values = np.full((n_rows, len(learners)), np.nan)
+    values[row, col] = v  # one run per (dataset, learner, repeat, fold): validated
+    starts = np.flatnonzero(new)
+    row_d = d[starts]
+    firsts = np.flatnonzero(np.r_[True, row_d[1:] != row_d[:-1]]) if n_rows else np.zeros(0, dtype=np.int64)
+    evaluations = np.column_stack([rep[starts], fold[starts]]) if n_rows else np.zeros((0, 2), dtype=np.int64)
+    return values, evaluations, np.r_[firsts, n_rows], [ds[i] for i in row_d[firsts]]
 
 
 def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", pairwise: str = "auto",
@@ -602,7 +647,8 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
             norm_cost.append(full)
         try:
             res = multitest(values, prior, labels=here, pairwise=pairwise, evaluations=evs, correction=correction,
-                            alpha=alpha, higher_is_better=metric != "log_loss", test_train_ratio=test_train_ratio)
+                            alpha=alpha, higher_is_better=metric != "log_loss", test_train_ratio=test_train_ratio,
+                            reasons=False)
         except InputError as exc:
             raise InputError(f"dataset {dataset!r}: {exc}") from None
         tests_used.add(res.test)

@@ -168,12 +168,14 @@ def fit_runtime_model(seconds: np.ndarray, features: np.ndarray, learners: Seque
     sigma = np.full(m, 0.5)
     for _ in range(3 if cens.any() else 1):
         pooled = _pooled_slopes(design, target, w)
-        for j in range(m):
-            ok = np.isfinite(target[:, j]) & (w > 0)
-            coef[j] = _ridge_towards(design[ok], target[ok, j], w[ok], pooled, lam)
-            if ok.sum() > 4:
-                resid = target[ok, j] - design[ok] @ coef[j]
-                sigma[j] = float(np.sqrt(np.average(resid ** 2, weights=w[ok])))
+        ok = np.isfinite(target) & (w > 0)[:, None]
+        coef = _ridge_towards_all(design, target, ok, w, pooled, lam)
+        resid = np.where(ok, target - design @ coef.T, 0.0)
+        okw = ok * w[:, None]
+        fitted = ok.sum(axis=0) > 4
+        with np.errstate(all="ignore"):
+            spread = np.sqrt((okw * resid ** 2).sum(axis=0) / okw.sum(axis=0))
+        sigma = np.where(fitted, spread, sigma)
         if cens.any():  # right-censored cells: at least the cap, at least the prediction
             pred = design @ coef.T
             target = np.where(cens, np.maximum(y, pred), y)
@@ -204,18 +206,19 @@ def _pooled_slopes(design: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarr
     ``y ~ learner intercepts + X`` equal those of the learner-centred ``y`` on the learner-centred
     ``X``, so the one-hot block (219 columns on OBOE) never enters the solve.
     """
-    rows, cols = np.nonzero(np.isfinite(y) & (w > 0)[:, None])
+    ok = np.isfinite(y) & (w > 0)[:, None]
+    rows, cols = np.nonzero(ok)
     if len(rows) < design.shape[1]:
         return np.zeros(design.shape[1] - 1)
-    m = y.shape[1]
-    x, t, ww = design[rows, 1:], y[rows, cols], w[rows]
-    total = np.bincount(cols, weights=ww, minlength=m)
+    okw = np.where(ok, w[:, None], 0.0)
+    total = okw.sum(axis=0)
     safe = np.where(total > 0, total, 1.0)
-    mean_x = np.column_stack([np.bincount(cols, weights=ww * x[:, k], minlength=m) for k in range(x.shape[1])])
-    mean_x /= safe[:, None]
-    mean_t = np.bincount(cols, weights=ww * t, minlength=m) / safe
-    sw = np.sqrt(ww)
-    xc, tc = (x - mean_x[cols]) * sw[:, None], (t - mean_t[cols]) * sw
+    x = design[:, 1:]
+    mean_x = (okw.T @ x) / safe[:, None]
+    mean_t = (okw * np.where(ok, y, 0.0)).sum(axis=0) / safe
+    sw = np.sqrt(w)
+    xc = (x[rows] - mean_x[cols]) * sw[rows, None]
+    tc = (y[rows, cols] - mean_t[cols]) * sw[rows]
     sol, *_ = np.linalg.lstsq(xc, tc, rcond=None)
     return sol
 
@@ -230,6 +233,21 @@ def _ridge_towards(design: np.ndarray, y: np.ndarray, w: np.ndarray, prior_slope
     lhs = xtw @ design + penalty + 1e-9 * np.eye(k)
     rhs = xtw @ y + penalty @ np.concatenate([[0.0], prior_slopes])
     return np.linalg.solve(lhs, rhs)
+
+
+def _ridge_towards_all(design: np.ndarray, y: np.ndarray, ok: np.ndarray, w: np.ndarray, prior_slopes: np.ndarray,
+                       lam: float) -> np.ndarray:
+    """:func:`_ridge_towards` of every learner (column of ``y``, rows ``ok``) at once: one batched solve."""
+    n, k = design.shape
+    m = y.shape[1]
+    okw = ok * w[:, None]
+    penalty = np.diag([0.0] + [lam] * (k - 1))
+    outer = (design[:, :, None] * design[:, None, :]).reshape(n, k * k)
+    lhs = (okw.T @ outer).reshape(m, k, k) + penalty + 1e-9 * np.eye(k)
+    prior = np.concatenate([[0.0], prior_slopes])
+    rhs = (okw * np.where(ok, y, 0.0)).T @ design + penalty @ prior
+    coef = np.linalg.solve(lhs, rhs[:, :, None])[:, :, 0]
+    return np.where(ok.any(axis=0)[:, None], coef, prior[None, :])
 
 
 def observed_ratio(measured: Sequence[float], predicted: Sequence[float], *, clip: float = 20.0) -> float:

@@ -17,7 +17,10 @@ Two paths give the same result:
   run through :func:`~algorank.recommender.kernel.trace.run_policy`;
 * **fast**: a strategy that declares ``fast_loo = True`` has ``loo_orders(arrays, *, train=None)``,
   which returns all held-out orders at once (average ranking: total rank sums minus the held-out
-  row), and the benchmark scores them vectorised.  The tests check that both paths agree exactly.
+  row), and the benchmark scores them vectorised; a strategy that declares ``fast_loo_fit = True``
+  (``ei``, ``lt``) has ``loo_sequences(meta, scoring, rows, train)``, which prepares the meta-data once
+  and gives every held-out test sequence the generic path would.  The tests check that both paths agree
+  exactly.
 
 Strategies declare their capabilities as class attributes (``algorank.recommender.base.CAPABILITIES``;
 an undeclared one is False) and the benchmark reads those, it does not probe for methods:
@@ -79,7 +82,9 @@ from algorank.recommender.kernel.loss_time import (
     mean_loss_time_curve,
     mil_rows,
     row_chunks,
+    spearman_of_ranks,
     spearman_rows,
+    twice_ranks,
 )
 from algorank.recommender.kernel.trace import run_policy
 from algorank.metadata.errors import InputError
@@ -347,6 +352,9 @@ def _sequences(strategy, meta, arrays, rows, train, *, fast: bool, progress: boo
         # fitted on the MetaDataset, the strategy must apply the same time model itself
         strategy = strategy.with_time_model(time_overhead=time_model.overhead, time_scale=time_model.scale,
                                             time_kind=_base_time_kind(arrays))
+    if fast and capability(strategy, "fast_loo_fit") and not isinstance(meta, MetaArrays) \
+            and not capability(strategy, "sees_held_out"):
+        return strategy.loo_sequences(meta, scoring, rows, train), "fast"
     return _generic_sequences(strategy, meta, scoring, rows, train, progress=progress), "generic"
 
 
@@ -355,7 +363,34 @@ def _base_time_kind(arrays: MetaArrays) -> str:
     return arrays.time_kind.partition(":")[0]
 
 
+_SHARED: dict = {}  # per scored arrays (the last ones only): what every strategy's scoring reads from them
+
+
+def _shared(arrays: MetaArrays, what: str, make):
+    """``make(arrays)``, kept while the same arrays are scored (a P sweep scores one set of arrays 8 times)."""
+    if _SHARED.get("arrays") is not arrays:
+        _SHARED.clear()
+        _SHARED["arrays"] = arrays
+    if what not in _SHARED:
+        _SHARED[what] = make(arrays)
+    return _SHARED[what]
+
+
+def _ideal_ranks(arrays: MetaArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(twice ranks, ranked, count)``: every testable learner's rank by accuracy on each dataset (a timed-out
+    test last), and how many learners each dataset has to test.  A sequence that tests all of them has
+    exactly these ranks among its tests."""
+    testable = arrays.testable
+    ideal = np.where(testable, np.where(arrays.available, arrays.accuracy, -np.inf), np.nan)
+    twice, ranked = twice_ranks(ideal)
+    return twice, ranked, testable.sum(axis=1)
+
+
 def _baselines(arrays: MetaArrays):
+    return _shared(arrays, "baselines", _baselines_of)
+
+
+def _baselines_of(arrays: MetaArrays):
     avail = arrays.available
     acc = np.where(avail, arrays.accuracy, np.nan)
     with np.errstate(all="ignore"):
@@ -424,7 +459,17 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
         else:
             mil[c] = mil_rows(cum, losses, initial, tmin=tmin, tmax=tmax)
         nothing = valid & np.isnan(acc)  # timed-out tests found nothing: last in the ideal order
-        rho[c] = spearman_rows(np.where(nothing, -np.inf, acc), valid)
+        twice, ranked, count = _shared(arrays, "ideal_ranks", _ideal_ranks)
+        rc = traces.rows[c]
+        full = valid.sum(axis=1) == count[rc]  # every testable learner tested: the dataset's own ranks
+        rho[c] = np.nan
+        if full.any():
+            pick = np.where(valid[full], s[full], 0)
+            rho[np.arange(n)[c][full]] = spearman_of_ranks(np.take_along_axis(twice[rc[full]], pick, axis=1),
+                                                          np.take_along_axis(ranked[rc[full]], pick, axis=1)
+                                                          & valid[full], valid[full])
+        if not full.all():
+            rho[np.arange(n)[c][~full]] = spearman_rows(np.where(nothing, -np.inf, acc)[~full], valid[~full])
         if scores:
             own = np.where(nothing, -np.inf, strategy.dataset_scores(np.where(nothing, 0.0, acc), sec))
             rho_s[c] = spearman_rows(np.where(valid, own, np.nan), valid)

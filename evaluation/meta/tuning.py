@@ -23,6 +23,7 @@ from algorank.evaluation.meta.scoring import (
 )
 from algorank.metadata.errors import InputError
 from algorank.metadata.progress import progress_bar
+from algorank.recommender.base import capability
 
 __all__ = [
     "PAPER_P_GRID",
@@ -123,12 +124,12 @@ def p_sweep(
     if time_model is not None:
         arrays = time_model.arrays(arrays)
     _, lo, hi = _axis_setup(arrays, "time", tmin, tmax, None)
-    results = tuple(
-        leave_one_dataset_out(make_strategy(p), arrays if fast and time_model is None else meta, tmin=lo, tmax=hi,
-                              metric=metric, time_kind=time_kind, fast=fast, time_model=time_model,
-                              progress=progress)
-        for p in grid
-    )
+    def one(strategy):  # a fast_loo_fit strategy (ei, lt) prepares the MetaDataset itself
+        on_arrays = fast and time_model is None and not capability(strategy, "fast_loo_fit")
+        return leave_one_dataset_out(strategy, arrays if on_arrays else meta, tmin=lo, tmax=hi, metric=metric,
+                                     time_kind=time_kind, fast=fast, time_model=time_model, progress=progress)
+
+    results = tuple(one(make_strategy(p)) for p in grid)
     return PSweepResult(grid=grid, results=results, tmin=lo, tmax=hi)
 
 

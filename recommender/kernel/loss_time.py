@@ -46,6 +46,7 @@ __all__ = [
     "loss_steps",
     "mil_rows",
     "spearman_rows",
+    "spearman_of_ranks",
     "LossTimeCurve",
     "loss_time_curve",
     "MeanLossTimeCurve",
@@ -220,6 +221,15 @@ def spearman_rows(ideal: np.ndarray, valid: np.ndarray, *, higher_is_better: boo
     ideal = np.atleast_2d(np.asarray(ideal, dtype=float))
     valid = np.atleast_2d(np.asarray(valid, dtype=bool))
     twice, ranked = twice_ranks(np.where(valid, ideal if higher_is_better else -ideal, np.nan))
+    return spearman_of_ranks(twice, ranked, valid)
+
+
+def spearman_of_ranks(twice: np.ndarray, ranked: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """:func:`spearman_rows` from the ideal ranks of the tests (:func:`twice_ranks` of the valid entries):
+    the ranks of a row's tests among themselves, e.g. gathered from the ranks of a whole dataset when every
+    learner of it was tested."""
+    valid = np.atleast_2d(np.asarray(valid, dtype=bool))
+    ideal = valid  # only the shape is read below
     r = np.where(ranked, twice / 2.0 + 1.0, np.nan)  # the mid ranks of rank_rows, exactly (halves)
     n = valid.sum(axis=1).astype(float)
     pos = np.where(valid, np.arange(1, ideal.shape[1] + 1, dtype=float)[None, :], 0.0)

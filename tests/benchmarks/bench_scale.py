@@ -15,8 +15,13 @@ of that process (``os.wait4``), appended to the CSV as soon as the run ends: an 
 benchmark resumes where it stopped (rows already in the CSV are not run again).  A run over
 ``--timeout`` seconds is killed and recorded as such.
 
-``multitest`` pairs runs per fold: on these sets (one run per cell) it stops with its one-line error,
-recorded as ``exit 2``; ``lt`` and ``ei`` refit per held-out dataset and need a generous ``--timeout``.
+``multitest`` pairs runs per fold, so it runs on a set with ``--folds`` runs per cell (default 10, one
+repeat of 10-fold cross-validation: fold accuracies scattered around the cell's accuracy, fold times
+around its time; ``synthetic_NxK_fF.parquet``).  Its first pass tests every pair of learners on every
+dataset (``k (k - 1) / 2`` paired t tests per dataset), so its cost grows with datasets x learners**2 x
+folds: ``--multitest-learners K`` (default 40) caps the learners of its sets, and its rows are recorded
+with their own size.  ``lt`` and ``ei`` use their leave-one-dataset-out fast path (prepared once, fitted
+per held-out dataset on arrays).
 
 The summary (medians over the repeats) is printed as a Markdown table with, per command, the growth
 exponent in cells: the slope of log(wall seconds) against log(n k) by least squares over the sizes
@@ -62,8 +67,9 @@ def parse_size(text: str) -> tuple[int, int]:
     return n, k
 
 
-def synthetic_meta(n: int, k: int, *, seed: int = 0, missing: float = 0.1):
-    """The synthetic meta-dataset of one size (see the module docstring)."""
+def synthetic_meta(n: int, k: int, *, seed: int = 0, missing: float = 0.1, folds: int = 1):
+    """The synthetic meta-dataset of one size (see the module docstring); ``folds > 1``: that many runs per cell
+    (fold 0..folds-1 of repeat 0), accuracies and times scattered around the cell's."""
     import pandas as pd
 
     from algorank.metadata.dataset import MetaDataset
@@ -78,20 +84,26 @@ def synthetic_meta(n: int, k: int, *, seed: int = 0, missing: float = 0.1):
     keep = rng.random((n, k)) >= missing
     keep[:, 0] = True
     d, j = np.nonzero(keep)
+    a, t, fold = acc[d, j], seconds[d, j], np.zeros(len(d), dtype=np.int64)
+    if folds > 1:
+        d, j, a, t = (np.repeat(x, folds) for x in (d, j, a, t))
+        fold = np.tile(np.arange(folds), len(d) // folds)
+        a = np.clip(a + rng.normal(0.0, 0.02, len(a)), 0.0, 1.0).round(4)
+        t = t * 10.0 ** rng.normal(0.0, 0.05, len(t))
     runs = pd.DataFrame({"dataset": np.char.add("d", d.astype(str)), "learner": np.char.add("L", j.astype(str)),
-                         "repeat": 0, "fold": 0, "accuracy": acc[d, j], "fit_time": seconds[d, j],
+                         "repeat": 0, "fold": fold, "accuracy": a, "fit_time": t,
                          "predict_time": 0.0, "status": "ok"})
     datasets = pd.DataFrame({"dataset": [f"d{i}" for i in range(n)],
                              "majority_fraction": rng.uniform(0.3, 0.6, n).round(3)})
     return MetaDataset(runs, datasets)
 
 
-def data_file(folder: Path, n: int, k: int) -> Path:
-    path = folder / f"synthetic_{n}x{k}.parquet"
+def data_file(folder: Path, n: int, k: int, folds: int = 1) -> Path:
+    path = folder / (f"synthetic_{n}x{k}.parquet" if folds == 1 else f"synthetic_{n}x{k}_f{folds}.parquet")
     if not path.is_file():
         folder.mkdir(parents=True, exist_ok=True)
         print(f"writing {path}", file=sys.stderr, flush=True)
-        synthetic_meta(n, k).save(path)
+        synthetic_meta(n, k, folds=folds).save(path)
     return path
 
 
@@ -138,27 +150,32 @@ def growth_exponent(cells: list[float], wall: list[float]) -> float:
 
 def summary(rows: list[dict], sizes: list[str], commands: list[str]) -> str:
     """Markdown table: median wall s (CPU s, peak MB) per command and size, and the growth exponent."""
-    head = ["command", *(s.replace("x", " × ") for s in sizes), "exponent"]
+    head = ["command", *(s.replace("x", " × ") for s in sizes), "exponent (wall, CPU)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for command in commands:
-        cells, walls, out = [], [], []
+        cells, walls, cpus, out = [], [], [], []
         for size in sizes:
-            runs = [r for r in rows if r["size"] == size and r["command"] == command]
+            n = size.split("x")[0]
+            runs = [r for r in rows if r["command"] == command and (r["size"] == size or (
+                command == "multitest" and r["size"].count("x") == 2 and r["n_datasets"] == n))]
             ok = [r for r in runs if r["status"] == "ok"]
             if ok:
                 wall = float(np.median([float(r["wall_s"]) for r in ok]))
                 cpu = float(np.median([float(r["cpu_s"]) for r in ok]))
                 peak = max(float(r["peak_mb"]) for r in ok)
-                out.append(f"{wall:.1f} s ({cpu:.1f} s CPU, {peak / 1024:.2f} GB)")
+                where = "" if ok[0]["size"] == size else f" on {ok[0]['size'].replace('x', ' × ')}"
+                out.append(f"{wall:.1f} s ({cpu:.1f} s CPU, {peak / 1024:.2f} GB){where}")
                 cells.append(float(ok[0]["cells"]))
                 walls.append(wall)
+                cpus.append(cpu)
             elif runs:
                 out.append(f"> {float(runs[0]['wall_s']):.0f} s ({runs[0]['status']})"
                            if runs[0]["status"] == "timeout" else runs[0]["status"])
             else:
                 out.append("not run")
-        e = growth_exponent(cells, walls)
-        lines.append(f"| {command} | " + " | ".join(out) + f" | {'n/a' if math.isnan(e) else f'{e:.2f}'} |")
+        e, c = growth_exponent(cells, walls), growth_exponent(cells, cpus)
+        fmt = lambda x: "n/a" if math.isnan(x) else f"{x:.2f}"  # noqa: E731
+        lines.append(f"| {command} | " + " | ".join(out) + f" | {fmt(e)}, {fmt(c)} |")
     return "\n".join(lines)
 
 
@@ -169,6 +186,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=1, help="runs per command and size (the table shows medians)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds before a run is killed (default 600)")
     ap.add_argument("--csv", type=Path, default=ROOT / "tests" / "benchmarks" / "results" / "scale.csv")
+    ap.add_argument("--folds", type=int, default=10, help="runs per cell of the multitest sets (default 10)")
+    ap.add_argument("--multitest-learners", type=int, default=40, metavar="K",
+                    help="learners of the multitest sets (at most; default 40)")
     ap.add_argument("--data-dir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "algorank-bench-scale")
     args = ap.parse_args(argv)
     sizes = [f"{n}x{k}" for n, k in (parse_size(s) for s in args.sizes)]
@@ -182,22 +202,25 @@ def main(argv=None) -> int:
         if new_file:
             writer.writeheader()
         for size in sizes:
-            n, k = parse_size(size)
-            path = None
             for command in args.commands:
+                n, k = parse_size(size)
+                folds = 1
+                if command == "multitest":
+                    k, folds = min(k, args.multitest_learners), args.folds
+                label = f"{n}x{k}" if folds == 1 else f"{n}x{k}x{folds}"
                 for rep in range(args.repeats):
-                    if (size, command, str(rep)) in done:
+                    if (label, command, str(rep)) in done:
                         continue
-                    path = path or data_file(args.data_dir, n, k)
+                    path = data_file(args.data_dir, n, k, folds)
                     status, wall, cpu, peak = run_once([*COMMANDS[command], "--meta", str(path), "--json"],
                                                        args.timeout, env)
-                    row = {"size": size, "n_datasets": n, "n_learners": k, "cells": n * k, "command": command,
+                    row = {"size": label, "n_datasets": n, "n_learners": k, "cells": n * k, "command": command,
                            "repeat": rep, "status": status, "wall_s": f"{wall:.3f}", "cpu_s": f"{cpu:.3f}",
                            "peak_mb": f"{peak:.1f}"}
                     writer.writerow(row)
                     fh.flush()
                     rows.append({k2: str(v) for k2, v in row.items()})
-                    print(f"{size:>11} {command:<24} {status:<8} {wall:8.1f} s wall {cpu:8.1f} s cpu "
+                    print(f"{label:>13} {command:<24} {status:<8} {wall:8.1f} s wall {cpu:8.1f} s cpu "
                           f"{peak:8.0f} MB", file=sys.stderr, flush=True)
     print(summary(rows, sizes, args.commands))
     return 0
