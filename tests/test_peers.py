@@ -66,6 +66,42 @@ def test_solve_design_hand_cases():
     np.testing.assert_array_equal(oboe.solve_design(np.array([1.0, 3.0]), 2.0, 2, Y), [1.0, 1.0])
 
 
+def test_solve_design_exact_hand_cases_and_optimality():
+    Y = np.eye(2)
+    np.testing.assert_array_equal(oboe.solve_design_exact(np.array([1.0, 1.0]), 10.0, 1, Y), [1.0, 1.0])
+    np.testing.assert_allclose(oboe.solve_design_exact(np.array([1.0, 1.0]), 1.0, 1, Y), [0.5, 0.5], atol=1e-5)
+    np.testing.assert_allclose(oboe.solve_design_exact(np.array([1.0, 3.0]), 2.0, 1, Y), [1.0, 1 / 3], atol=1e-3)
+    # two identical columns share the budget: the optimum is a segment, the barrier ends at its centre
+    Y2 = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    np.testing.assert_allclose(oboe.solve_design_exact(np.ones(3), 1.5, 1, Y2), [0.375, 0.375, 0.75], atol=1e-3)
+    # a random design: feasible, and its objective matches SLSQP run to convergence (KKT to 1e-6)
+    rng = np.random.default_rng(3)
+    Y = rng.normal(size=(4, 30))
+    t = rng.uniform(0.1, 1.0, size=30)
+    v = oboe.solve_design_exact(t, 2.0, 1, Y)
+    assert t @ v <= 2.0 + 1e-9 and v.min() >= 0 and v.max() <= 1
+    ref = oboe.solve_design(t, 2.0, 1, Y, maxiter=2000)
+    obj = lambda w: -np.linalg.slogdet((Y * w) @ Y.T)[1]
+    assert obj(v) <= obj(ref) + 1e-6 and obj(v) >= obj(ref) - 1e-3
+    # KKT: a multiplier lam with grad_i + lam t_i >= 0 where v_i = 0 and <= 0 where v_i = 1
+    g = -np.einsum("ij,ik,kj->j", Y, np.linalg.inv((Y * v) @ Y.T), Y)
+    free = (v > 1e-3) & (v < 1 - 1e-3)
+    lam = np.median(-g[free] / t[free])
+    np.testing.assert_allclose(g[free] + lam * t[free], 0.0, atol=1e-3)
+    assert np.all(g[v <= 1e-3] + lam * t[v <= 1e-3] >= -1e-3) and np.all(g[v >= 1 - 1e-3] + lam * t[v >= 1 - 1e-3] <= 1e-3)
+
+
+def test_oboe_solver_knob():
+    assert parse_strategy("oboe:solver=slsqp").name == "oboe:solver=slsqp"
+    assert parse_strategy("oboe").solver == "auto" and parse_strategy("oboe:solver=exact").solver == "exact"
+    meta = _toy_meta()
+    for spec in ("oboe:solver=slsqp", "oboe:solver=exact"):
+        s = parse_strategy(spec).fit(meta.subset(datasets=[f"d{d}" for d in range(1, 12)]))
+        env = SimulatedEnvironment(meta_arrays(meta), "d0")
+        trace = run_policy(SkipUnavailable(s.policy(meta.dataset_info("d0")), env.available), env, dataset="d0")
+        assert sorted(o.learner for o in trace.observations) == sorted(env.available)
+
+
 def test_pivot_columns_time_qr_and_greedy_cases():
     A = np.array([[1.0, 0.0, 0.7], [0.0, 1.0, 0.7]])
     cols, t_sum, case = oboe.pivot_columns_time(A, np.array([0.1, 0.1, 10.0]), 1.0, rank=2)
@@ -348,7 +384,7 @@ def test_flags_and_bad_parameters():
     assert parse_strategy("portfolio:rank").kind == "rank"
     assert parse_strategy("portfolio:rank=no").kind == "greedy"
     assert parse_strategy("pmf:per_second").per_second and not parse_strategy("pmf:per_second=no").per_second
-    for bad in ("oboe:design=qr", "oboe:budget=-1", "portfolio:size=0", "pmf:per_second=maybe", "zeroshot:k=3",
+    for bad in ("oboe:design=qr", "oboe:budget=-1", "oboe:solver=cvx", "portfolio:size=0", "pmf:per_second=maybe", "zeroshot:k=3",
                 "oboe:rank", "portfolio:a b"):
         with pytest.raises(InputError):
             parse_strategy(bad)
