@@ -91,6 +91,23 @@ def test_solve_design_exact_hand_cases_and_optimality():
     assert np.all(g[v <= 1e-3] + lam * t[v <= 1e-3] >= -1e-3) and np.all(g[v >= 1 - 1e-3] + lam * t[v >= 1 - 1e-3] <= 1e-3)
 
 
+def test_tunable_knobs_reach_the_fitted_peers():
+    meta = _toy_meta()
+    part = meta.subset(datasets=[f"d{d}" for d in range(1, 12)])
+    # oboe's threshold sets the initial rank: threshold 1 keeps only the largest singular value
+    assert parse_strategy("oboe:threshold=1").fit(part).rank0_ == 1
+    assert parse_strategy("oboe:threshold=1").name == "oboe:threshold=1"
+    assert parse_strategy("oboe:threshold=0.001").fit(part).rank0_ >= parse_strategy("oboe").fit(part).rank0_
+    # pmf's n_init: the warm start is that many learners
+    s = parse_strategy("pmf:n_init=2").fit(part)
+    first, near = s._warm_start(meta.dataset_info("d0"))
+    assert len(near) == 2 and len(first) <= 2 and parse_strategy("pmf:n_init=2").name == "pmf:n_init=2"
+    # zeroshot's regret bound: a looser bound never gives a longer portfolio
+    tight, loose = (parse_strategy(f"zeroshot:regret={r}").fit(part) for r in (0.0, 0.5))
+    assert len(loose.portfolio_) <= len(tight.portfolio_)
+    assert parse_strategy("zeroshot:regret=0.5").name == "zeroshot:regret=0.5"
+
+
 def test_oboe_solver_knob():
     assert parse_strategy("oboe:solver=slsqp").name == "oboe:solver=slsqp"
     assert parse_strategy("oboe").solver == "auto" and parse_strategy("oboe:solver=exact").solver == "exact"
@@ -384,7 +401,7 @@ def test_flags_and_bad_parameters():
     assert parse_strategy("portfolio:rank").kind == "rank"
     assert parse_strategy("portfolio:rank=no").kind == "greedy"
     assert parse_strategy("pmf:per_second").per_second and not parse_strategy("pmf:per_second=no").per_second
-    for bad in ("oboe:design=qr", "oboe:budget=-1", "oboe:solver=cvx", "portfolio:size=0", "pmf:per_second=maybe", "zeroshot:k=3",
+    for bad in ("oboe:design=qr", "oboe:budget=-1", "oboe:solver=cvx", "oboe:threshold=0", "pmf:n_init=0", "zeroshot:regret=1", "portfolio:size=0", "pmf:per_second=maybe", "zeroshot:k=3",
                 "oboe:rank", "portfolio:a b"):
         with pytest.raises(InputError):
             parse_strategy(bad)

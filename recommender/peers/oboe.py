@@ -384,6 +384,8 @@ class Oboe(TimedPeer):
     ----------
     design : {"ed", "greedy"}
         OBOE's relaxed D-optimal design (SLSQP), or TensorOboe's QR start plus greedy information per second.
+    threshold : float
+        OBOE's singular-value threshold of the initial rank (``approx_matrix_rank``; 0.05).
     solver : {"auto", "slsqp", "exact"}
         How the ``ed`` design is solved (module docstring): ``slsqp`` is OBOE's 30-iteration SLSQP, ``exact``
         :func:`solve_design_exact`, ``auto`` SLSQP up to 64 candidate learners and exact above.
@@ -398,7 +400,9 @@ class Oboe(TimedPeer):
     adaptive = True
 
     def __init__(self, *, design: str = "ed", budget: float = math.inf, n_cores: int = 1, solver: str = "auto",
-                 **kw) -> None:
+                 threshold: float = RANK_THRESHOLD, **kw) -> None:
+        if not (isinstance(threshold, (int, float)) and 0 < threshold <= 1):
+            raise InputError(f"strategy 'oboe': threshold must be a number in (0, 1]; got {threshold!r}")
         if design not in ("ed", "greedy"):
             raise InputError(f"strategy 'oboe': design must be ed or greedy; got {design!r}")
         if not (isinstance(budget, (int, float)) and budget > 0):
@@ -407,7 +411,9 @@ class Oboe(TimedPeer):
             raise InputError(f"strategy 'oboe': n_cores must be an integer >= 1; got {n_cores!r}")
         if solver not in SOLVERS:
             raise InputError(f"strategy 'oboe': solver must be one of {', '.join(SOLVERS)}; got {solver!r}")
-        super().__init__(design=design, budget=float(budget), n_cores=int(n_cores), solver=solver, **kw)
+        super().__init__(design=design, budget=float(budget), n_cores=int(n_cores), solver=solver,
+                         threshold=float(threshold), **kw)
+        self.threshold = float(threshold)
         self.design, self.budget, self.n_cores, self.solver = design, float(budget), int(n_cores), solver
 
     def default_name(self) -> str:
@@ -420,6 +426,8 @@ class Oboe(TimedPeer):
             parts.append(f"n_cores={self.n_cores}")
         if self.solver != "auto":
             parts.append(f"solver={self.solver}")
+        if self.threshold != RANK_THRESHOLD:
+            parts.append(f"threshold={self.threshold:g}")
         spec = ",".join(parts) + time_model_spec(self.time_model)
         return "oboe" + (":" + spec.lstrip(",") if spec else "")
 
@@ -441,7 +449,7 @@ class Oboe(TimedPeer):
         self.error_ = np.where(np.isnan(err), col_mean[None, :], err)
         _, s, vt = np.linalg.svd(self.error_, full_matrices=False)
         self.vt_ = vt
-        self.rank0_ = int((s >= RANK_THRESHOLD * s[0]).sum())
+        self.rank0_ = int((s >= self.threshold * s[0]).sum())
         self.max_rank_ = max(1, min(self.error_.shape) - 1)
         rows = dataset_rows(meta, arrays.datasets)
         sizes = np.array([[info_number(r, "n_instances"), info_number(r, "n_features")] for r in rows], dtype=float)
@@ -584,7 +592,7 @@ class _OboePlan:
 
 def from_spec(params: dict, random_state=None, name: str | None = None) -> Oboe:
     """Build from spec parameters ``design`` (ed | greedy), ``budget``, ``n_cores``, ``solver``
-    (auto | slsqp | exact), ``overhead``, ``scale``."""
+    (auto | slsqp | exact), ``threshold`` (initial rank's singular-value threshold), ``overhead``, ``scale``."""
     from algorank.recommender.spec import pop_number, pop_time_model
 
     design = pop_choice(params, "design", "ed", ("ed", "greedy"), strategy="oboe")
@@ -593,5 +601,8 @@ def from_spec(params: dict, random_state=None, name: str | None = None) -> Oboe:
     n_cores = pop_number(params, "n_cores", 1, strategy="oboe", kind=int, rule="an integer >= 1",
                          valid=lambda v: v >= 1)
     solver = pop_choice(params, "solver", "auto", SOLVERS, strategy="oboe")
-    return Oboe(design=design, budget=budget, n_cores=n_cores, solver=solver, **pop_time_model(params, "oboe"),
+    threshold = pop_number(params, "threshold", RANK_THRESHOLD, strategy="oboe", rule="a number in (0, 1]",
+                           valid=lambda v: 0 < v <= 1)
+    return Oboe(design=design, budget=budget, n_cores=n_cores, solver=solver, threshold=threshold,
+                **pop_time_model(params, "oboe"),
                 name=name)
