@@ -443,3 +443,34 @@ def test_peers_in_recommend_the_api_and_the_estimator(spec):
     assert sorted(o.learner for o in r.trace.observations) == sorted(learners)
     clf = AlgorankClassifier(budget=30, strategy=spec, meta=meta, cv=3).fit(iris.X, iris.y)
     assert clf.score(iris.X, iris.y) > 0.8
+
+
+# ------------------------------------------------------------------------------------- knob tuning
+def test_knob_sweep_scores_every_value_like_its_own_benchmark_and_picks_the_smallest_mean_mil():
+    from algorank.evaluation.meta.tuning import knob_sweep
+
+    meta = _toy_meta()
+    sweep = knob_sweep(meta, family="pmf", knob="n_init", grid=[1, 3], tmin=1e-3, tmax=100.0)
+    assert sweep.specs == ("pmf:n_init=1", "pmf:n_init=3")
+    for spec, res in zip(sweep.specs, sweep.results):  # the same numbers as a benchmark of that spec alone
+        alone = leave_one_dataset_out(parse_strategy(spec), meta, tmin=1e-3, tmax=100.0)
+        np.testing.assert_allclose(res.mil, alone.mil)
+    means = sweep.table()["mean_mil"].to_numpy()
+    assert sweep.best == sweep.grid[int(np.argmin(means))] and sweep.best_spec == f"pmf:n_init={sweep.best}"
+    # nested choice: for each dataset, the value with the smaller mean over the other datasets
+    mil = np.column_stack([r.mil for r in sweep.results])
+    n = mil.shape[0]
+    for d in range(n):
+        others = np.delete(mil, d, axis=0).mean(axis=0)
+        assert sweep.nested_choice()[d] == sweep.grid[int(np.argmin(others))]
+        assert sweep.nested_mil()[d] == mil[d, int(np.argmin(others))]
+
+
+def test_knob_sweep_refuses_a_fixed_knob_and_bad_values_before_any_work():
+    from algorank.evaluation.meta.tuning import knob_spec, knob_sweep
+
+    assert knob_spec("portfolio:rank", "budget", 60) == "portfolio:rank,budget=60"
+    with pytest.raises(InputError):
+        knob_spec("pmf:n_init=2", "n_init", 3)
+    with pytest.raises(InputError):
+        knob_sweep(_toy_meta(), family="pmf", knob="n_init", grid=[0, 3])
