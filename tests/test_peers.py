@@ -474,3 +474,27 @@ def test_knob_sweep_refuses_a_fixed_knob_and_bad_values_before_any_work():
         knob_spec("pmf:n_init=2", "n_init", 3)
     with pytest.raises(InputError):
         knob_sweep(_toy_meta(), family="pmf", knob="n_init", grid=[0, 3])
+
+
+def test_pstart_runs_the_portfolio_start_then_continues_like_ei_on_that_history():
+    meta = _toy_meta()
+    part = meta.subset(datasets=[f"d{d}" for d in range(1, 12)])
+    s = parse_strategy("pstart:k=2").fit(part)
+    assert s.start_ == tuple(parse_strategy("portfolio:rank").fit(part).order_[:2])
+    env = SimulatedEnvironment(meta_arrays(meta), "d0")
+    trace = run_policy(SkipUnavailable(s.policy(meta.dataset_info("d0")), env.available), env, dataset="d0")
+    tested = [o.learner for o in trace.observations]
+    start = [l for l in s.start_ if l in env.available]
+    assert tested[: len(start)] == start
+    # every later choice is ei's next testable choice given the history so far
+    ei = parse_strategy("ei").fit(part)
+    for i in range(len(start), len(tested)):
+        nxt = SkipUnavailable(ei.policy(meta.dataset_info("d0")), env.available).next(trace.observations[:i])
+        assert nxt == tested[i]
+    # k=0 is ei itself
+    s0 = parse_strategy("pstart:k=0").fit(part)
+    env = SimulatedEnvironment(meta_arrays(meta), "d3")
+    t0 = run_policy(SkipUnavailable(s0.policy(meta.dataset_info("d3")), env.available), env, dataset="d3")
+    env = SimulatedEnvironment(meta_arrays(meta), "d3")
+    t1 = run_policy(SkipUnavailable(ei.policy(meta.dataset_info("d3")), env.available), env, dataset="d3")
+    assert [o.learner for o in t0.observations] == [o.learner for o in t1.observations]
