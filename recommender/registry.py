@@ -63,6 +63,7 @@ STRATEGIES: dict[str, Callable | str] = {
     "pmf": "algorank.recommender.peers.pmf:from_spec",
     "zeroshot": "algorank.recommender.peers.zeroshot:from_spec",
     "eit": "algorank.recommender.expected_time:from_spec",
+    "pstart": "algorank.recommender.portfolio_start:from_spec",  # a portfolio start, then ei (default study)
 }
 
 

@@ -66,6 +66,59 @@ def test_solve_design_hand_cases():
     np.testing.assert_array_equal(oboe.solve_design(np.array([1.0, 3.0]), 2.0, 2, Y), [1.0, 1.0])
 
 
+def test_solve_design_exact_hand_cases_and_optimality():
+    Y = np.eye(2)
+    np.testing.assert_array_equal(oboe.solve_design_exact(np.array([1.0, 1.0]), 10.0, 1, Y), [1.0, 1.0])
+    np.testing.assert_allclose(oboe.solve_design_exact(np.array([1.0, 1.0]), 1.0, 1, Y), [0.5, 0.5], atol=1e-5)
+    np.testing.assert_allclose(oboe.solve_design_exact(np.array([1.0, 3.0]), 2.0, 1, Y), [1.0, 1 / 3], atol=1e-3)
+    # two identical columns share the budget: the optimum is a segment, the barrier ends at its centre
+    Y2 = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    np.testing.assert_allclose(oboe.solve_design_exact(np.ones(3), 1.5, 1, Y2), [0.375, 0.375, 0.75], atol=1e-3)
+    # a random design: feasible, and its objective matches SLSQP run to convergence (KKT to 1e-6)
+    rng = np.random.default_rng(3)
+    Y = rng.normal(size=(4, 30))
+    t = rng.uniform(0.1, 1.0, size=30)
+    v = oboe.solve_design_exact(t, 2.0, 1, Y)
+    assert t @ v <= 2.0 + 1e-9 and v.min() >= 0 and v.max() <= 1
+    ref = oboe.solve_design(t, 2.0, 1, Y, maxiter=2000)
+    obj = lambda w: -np.linalg.slogdet((Y * w) @ Y.T)[1]
+    assert obj(v) <= obj(ref) + 1e-6 and obj(v) >= obj(ref) - 1e-3
+    # KKT: a multiplier lam with grad_i + lam t_i >= 0 where v_i = 0 and <= 0 where v_i = 1
+    g = -np.einsum("ij,ik,kj->j", Y, np.linalg.inv((Y * v) @ Y.T), Y)
+    free = (v > 1e-3) & (v < 1 - 1e-3)
+    lam = np.median(-g[free] / t[free])
+    np.testing.assert_allclose(g[free] + lam * t[free], 0.0, atol=1e-3)
+    assert np.all(g[v <= 1e-3] + lam * t[v <= 1e-3] >= -1e-3) and np.all(g[v >= 1 - 1e-3] + lam * t[v >= 1 - 1e-3] <= 1e-3)
+
+
+def test_tunable_knobs_reach_the_fitted_peers():
+    meta = _toy_meta()
+    part = meta.subset(datasets=[f"d{d}" for d in range(1, 12)])
+    # oboe's threshold sets the initial rank: threshold 1 keeps only the largest singular value
+    assert parse_strategy("oboe:threshold=1").fit(part).rank0_ == 1
+    assert parse_strategy("oboe:threshold=1").name == "oboe:threshold=1"
+    assert parse_strategy("oboe:threshold=0.001").fit(part).rank0_ >= parse_strategy("oboe").fit(part).rank0_
+    # pmf's n_init: the warm start is that many learners
+    s = parse_strategy("pmf:n_init=2").fit(part)
+    first, near = s._warm_start(meta.dataset_info("d0"))
+    assert len(near) == 2 and len(first) <= 2 and parse_strategy("pmf:n_init=2").name == "pmf:n_init=2"
+    # zeroshot's regret bound: a looser bound never gives a longer portfolio
+    tight, loose = (parse_strategy(f"zeroshot:regret={r}").fit(part) for r in (0.0, 0.5))
+    assert len(loose.portfolio_) <= len(tight.portfolio_)
+    assert parse_strategy("zeroshot:regret=0.5").name == "zeroshot:regret=0.5"
+
+
+def test_oboe_solver_knob():
+    assert parse_strategy("oboe:solver=slsqp").name == "oboe:solver=slsqp"
+    assert parse_strategy("oboe").solver == "auto" and parse_strategy("oboe:solver=exact").solver == "exact"
+    meta = _toy_meta()
+    for spec in ("oboe:solver=slsqp", "oboe:solver=exact"):
+        s = parse_strategy(spec).fit(meta.subset(datasets=[f"d{d}" for d in range(1, 12)]))
+        env = SimulatedEnvironment(meta_arrays(meta), "d0")
+        trace = run_policy(SkipUnavailable(s.policy(meta.dataset_info("d0")), env.available), env, dataset="d0")
+        assert sorted(o.learner for o in trace.observations) == sorted(env.available)
+
+
 def test_pivot_columns_time_qr_and_greedy_cases():
     A = np.array([[1.0, 0.0, 0.7], [0.0, 1.0, 0.7]])
     cols, t_sum, case = oboe.pivot_columns_time(A, np.array([0.1, 0.1, 10.0]), 1.0, rank=2)
@@ -348,7 +401,7 @@ def test_flags_and_bad_parameters():
     assert parse_strategy("portfolio:rank").kind == "rank"
     assert parse_strategy("portfolio:rank=no").kind == "greedy"
     assert parse_strategy("pmf:per_second").per_second and not parse_strategy("pmf:per_second=no").per_second
-    for bad in ("oboe:design=qr", "oboe:budget=-1", "portfolio:size=0", "pmf:per_second=maybe", "zeroshot:k=3",
+    for bad in ("oboe:design=qr", "oboe:budget=-1", "oboe:solver=cvx", "oboe:threshold=0", "pmf:n_init=0", "zeroshot:regret=1", "portfolio:size=0", "pmf:per_second=maybe", "zeroshot:k=3",
                 "oboe:rank", "portfolio:a b"):
         with pytest.raises(InputError):
             parse_strategy(bad)
@@ -390,3 +443,58 @@ def test_peers_in_recommend_the_api_and_the_estimator(spec):
     assert sorted(o.learner for o in r.trace.observations) == sorted(learners)
     clf = AlgorankClassifier(budget=30, strategy=spec, meta=meta, cv=3).fit(iris.X, iris.y)
     assert clf.score(iris.X, iris.y) > 0.8
+
+
+# ------------------------------------------------------------------------------------- knob tuning
+def test_knob_sweep_scores_every_value_like_its_own_benchmark_and_picks_the_smallest_mean_mil():
+    from algorank.evaluation.meta.tuning import knob_sweep
+
+    meta = _toy_meta()
+    sweep = knob_sweep(meta, family="pmf", knob="n_init", grid=[1, 3], tmin=1e-3, tmax=100.0)
+    assert sweep.specs == ("pmf:n_init=1", "pmf:n_init=3")
+    for spec, res in zip(sweep.specs, sweep.results):  # the same numbers as a benchmark of that spec alone
+        alone = leave_one_dataset_out(parse_strategy(spec), meta, tmin=1e-3, tmax=100.0)
+        np.testing.assert_allclose(res.mil, alone.mil)
+    means = sweep.table()["mean_mil"].to_numpy()
+    assert sweep.best == sweep.grid[int(np.argmin(means))] and sweep.best_spec == f"pmf:n_init={sweep.best}"
+    # nested choice: for each dataset, the value with the smaller mean over the other datasets
+    mil = np.column_stack([r.mil for r in sweep.results])
+    n = mil.shape[0]
+    for d in range(n):
+        others = np.delete(mil, d, axis=0).mean(axis=0)
+        assert sweep.nested_choice()[d] == sweep.grid[int(np.argmin(others))]
+        assert sweep.nested_mil()[d] == mil[d, int(np.argmin(others))]
+
+
+def test_knob_sweep_refuses_a_fixed_knob_and_bad_values_before_any_work():
+    from algorank.evaluation.meta.tuning import knob_spec, knob_sweep
+
+    assert knob_spec("portfolio:rank", "budget", 60) == "portfolio:rank,budget=60"
+    with pytest.raises(InputError):
+        knob_spec("pmf:n_init=2", "n_init", 3)
+    with pytest.raises(InputError):
+        knob_sweep(_toy_meta(), family="pmf", knob="n_init", grid=[0, 3])
+
+
+def test_pstart_runs_the_portfolio_start_then_continues_like_ei_on_that_history():
+    meta = _toy_meta()
+    part = meta.subset(datasets=[f"d{d}" for d in range(1, 12)])
+    s = parse_strategy("pstart:k=2").fit(part)
+    assert s.start_ == tuple(parse_strategy("portfolio:rank").fit(part).order_[:2])
+    env = SimulatedEnvironment(meta_arrays(meta), "d0")
+    trace = run_policy(SkipUnavailable(s.policy(meta.dataset_info("d0")), env.available), env, dataset="d0")
+    tested = [o.learner for o in trace.observations]
+    start = [l for l in s.start_ if l in env.available]
+    assert tested[: len(start)] == start
+    # every later choice is ei's next testable choice given the history so far
+    ei = parse_strategy("ei").fit(part)
+    for i in range(len(start), len(tested)):
+        nxt = SkipUnavailable(ei.policy(meta.dataset_info("d0")), env.available).next(trace.observations[:i])
+        assert nxt == tested[i]
+    # k=0 is ei itself
+    s0 = parse_strategy("pstart:k=0").fit(part)
+    env = SimulatedEnvironment(meta_arrays(meta), "d3")
+    t0 = run_policy(SkipUnavailable(s0.policy(meta.dataset_info("d3")), env.available), env, dataset="d3")
+    env = SimulatedEnvironment(meta_arrays(meta), "d3")
+    t1 = run_policy(SkipUnavailable(ei.policy(meta.dataset_info("d3")), env.available), env, dataset="d3")
+    assert [o.learner for o in t0.observations] == [o.learner for o in t1.observations]

@@ -20,7 +20,7 @@ from algorank.recommender.registry import STRATEGIES, parse_strategy
 SPECS = {"ar": "ar:p=1/16", "random": "random:seed=3", "fastest": "fastest", "best-accuracy": "best-accuracy",
          "oracle": "oracle", "multi2test": "multi2test", "at": "at:p=1/64,sim=tested", "lt": "lt:h=inf",
          "ei": "ei:h=inf", "oboe": "oboe:design=greedy", "portfolio": "portfolio:rank", "pmf": "pmf:per_second",
-         "zeroshot": "zeroshot", "eit": "eit:kappa=0.5"}
+         "zeroshot": "zeroshot", "eit": "eit:kappa=0.5", "pstart": "pstart:k=2"}
 
 #: capability -> the method a strategy declaring it must have.
 METHODS = {"needs_window": "with_window", "time_model_aware": "with_time_model", "fast_loo": "loo_orders",
@@ -78,6 +78,7 @@ def test_declared_capabilities_of_the_strategies():
         "pmf": {"adaptive", "time_model_aware"},
         "zeroshot": set(),
         "eit": {"adaptive", "predicts", "time_model_aware", "conditions_on_landmarks"},
+        "pstart": {"needs_window", "adaptive", "time_model_aware"},
     }
 
 
@@ -87,7 +88,7 @@ def test_the_tunable_p_is_declared_by_the_strategies():
     declared = {key: parse_strategy(spec).p_upper for key, spec in SPECS.items()}
     assert declared == {"ar": 1.0, "random": None, "fastest": None, "best-accuracy": None, "oracle": None,
                         "multi2test": None, "at": 1.0, "lt": 1.0, "ei": 2.0, "oboe": None, "portfolio": None,
-                        "pmf": None, "zeroshot": None, "eit": 2.0}
+                        "pmf": None, "zeroshot": None, "eit": 2.0, "pstart": None}
     assert p_families() == {k: v for k, v in declared.items() if v is not None}
     assert parse_strategy("ei").p_grid == (2.0, 1.5, 1.0, 0.5, 0.25, 0.0) and parse_strategy("ar").p_grid is None
 

@@ -1,5 +1,7 @@
 """Tuning P: the leave-one-dataset-out MIL over a grid of P (:func:`p_sweep`) and nested
-leave-one-dataset-out tuning (:func:`tune_p_nested`), whose outer MIL is an honest estimate."""
+leave-one-dataset-out tuning (:func:`tune_p_nested`), whose outer MIL is an honest estimate; any
+other knob of any strategy (the peers' portfolio budget, rank threshold, warm start...) the same way
+(:func:`knob_sweep`)."""
 
 from __future__ import annotations
 
@@ -31,6 +33,9 @@ __all__ = [
     "p_sweep",
     "NestedTuneResult",
     "tune_p_nested",
+    "KnobSweepResult",
+    "knob_spec",
+    "knob_sweep",
 ]
 
 logger = logging.getLogger(__name__)
@@ -228,3 +233,113 @@ def tune_p_nested(
         tmax=hi,
         result=traces,
     )
+
+
+@dataclass(frozen=True, eq=False)
+class KnobSweepResult:
+    """Leave-one-dataset-out results of one strategy over a grid of one knob (any strategy, any knob).
+
+    Attributes
+    ----------
+    family : str
+        The strategy spec without the swept knob (``"portfolio:rank"``).
+    knob : str
+        The swept parameter (``"budget"``).
+    grid : tuple of str
+        Its values as written in the specs.
+    specs : tuple of str
+        One strategy spec per value.
+    results : tuple of BenchmarkResult
+        One per value, on the same datasets.
+    """
+
+    family: str
+    knob: str
+    grid: tuple
+    specs: tuple
+    results: tuple
+
+    def table(self) -> pd.DataFrame:
+        """Columns value, spec, mean_mil, median_mil (one row per value)."""
+        return pd.DataFrame({"value": list(self.grid), "spec": list(self.specs),
+                             "mean_mil": [float(np.mean(r.mil)) for r in self.results],
+                             "median_mil": [float(np.median(r.mil)) for r in self.results]})
+
+    @property
+    def best(self) -> str:
+        """The value with the smallest mean MIL (first in grid order on ties), as ``tune-p`` chooses P."""
+        return self.grid[int(np.argmin([float(np.mean(r.mil)) for r in self.results]))]
+
+    @property
+    def best_spec(self) -> str:
+        return self.specs[self.grid.index(self.best)]
+
+    def nested_choice(self) -> np.ndarray:
+        """Per scored dataset, the value whose mean MIL over the *other* scored datasets is smallest.
+
+        No dataset's choice uses its own score; the other datasets' scores come from strategies
+        fitted with it among their priors (a refit-free approximation of nested leave-one-dataset-out,
+        which would refit every strategy once per inner dataset and outer fold).
+        """
+        mil = np.column_stack([np.asarray(r.mil, dtype=float) for r in self.results])  # datasets x values
+        n = mil.shape[0]
+        others = (mil.sum(axis=0)[None, :] - mil) / max(n - 1, 1)
+        return np.asarray(self.grid, dtype=object)[np.argmin(others, axis=1)]
+
+    def nested_mil(self) -> np.ndarray:
+        """The MIL of each scored dataset under its :meth:`nested_choice` (an honest estimate of the tuned knob)."""
+        mil = np.column_stack([np.asarray(r.mil, dtype=float) for r in self.results])
+        pick = [list(self.grid).index(v) for v in self.nested_choice()]
+        return mil[np.arange(mil.shape[0]), pick]
+
+
+def knob_spec(family: str, knob: str, value) -> str:
+    """``family`` with ``knob=value`` added (``knob_spec("portfolio:rank", "budget", 60)`` ->
+    ``"portfolio:rank,budget=60"``)."""
+    from algorank.recommender.spec import split_spec
+
+    name, fixed = split_spec(family)
+    if knob in fixed:
+        raise InputError(f"{knob} is what is swept: leave it out of the strategy {family!r}")
+    parts = [k if v == "" else f"{k}={v}" for k, v in {**fixed, knob: str(value)}.items()]  # flags stay bare
+    return name + ":" + ",".join(parts)
+
+
+def knob_sweep(
+    meta,
+    *,
+    family: str,
+    knob: str,
+    grid: Sequence,
+    tmin: float | None = None,
+    tmax: float | None = None,
+    metric: str = "accuracy",
+    time_kind: str = "fit_time",
+    time_model=None,
+    progress: bool = False,
+) -> KnobSweepResult:
+    """Leave-one-dataset-out MIL of ``family`` for every value of ``knob`` (``tune-p`` for any knob).
+
+    Parameters
+    ----------
+    meta : MetaDataset
+        The datasets to tune on (the training part: exclude a frozen held-out split first).
+    family, knob, grid
+        The strategy spec, the parameter and its values (``"pmf"``, ``"n_init"``, ``(1, 3, 5)``).
+    tmin, tmax, metric, time_kind, time_model, progress
+        As in :func:`leave_one_dataset_out`; every value is scored on the same window.
+    """
+    from algorank.recommender.registry import parse_strategy
+
+    grid = tuple(str(v) for v in grid)
+    if not grid:
+        raise InputError(f"the grid of {knob} is empty")
+    specs = tuple(knob_spec(family, knob, v) for v in grid)
+    strategies = [parse_strategy(s) for s in specs]  # a bad value is an error before any work
+    arrays = _as_arrays(meta, metric, time_kind)
+    if time_model is not None:
+        arrays = time_model.arrays(arrays)
+    _, lo, hi = _axis_setup(arrays, "time", tmin, tmax, None)
+    results = tuple(leave_one_dataset_out(s, meta, tmin=lo, tmax=hi, metric=metric, time_kind=time_kind,
+                                          time_model=time_model, progress=progress) for s in strategies)
+    return KnobSweepResult(family=str(family), knob=str(knob), grid=grid, specs=specs, results=results)

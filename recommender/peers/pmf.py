@@ -219,16 +219,22 @@ class PMF(TimedPeer):
     ----------
     per_second : bool
         Divide the expected improvement by the predicted seconds.
+    n_init : int
+        Warm-start learners and nearest prior datasets (``bo.init_l1``; PMF's 5).
     """
 
     adaptive = True
 
-    def __init__(self, *, per_second: bool = False, **kw) -> None:
-        super().__init__(per_second=bool(per_second), **kw)
+    def __init__(self, *, per_second: bool = False, n_init: int = N_INIT, **kw) -> None:
+        if not (isinstance(n_init, (int, np.integer)) and n_init >= 1):
+            raise InputError(f"strategy 'pmf': n_init must be an integer >= 1; got {n_init!r}")
+        super().__init__(per_second=bool(per_second), n_init=int(n_init), **kw)
         self.per_second = bool(per_second)
+        self.n_init = int(n_init)
 
     def default_name(self) -> str:
-        spec = ("per_second" if self.per_second else "") + time_model_spec(self.time_model)
+        spec = (("per_second" if self.per_second else "") + ("" if self.n_init == N_INIT else f",n_init={self.n_init}")
+                + time_model_spec(self.time_model))
         return "pmf" + (":" + spec.lstrip(",") if spec else "")
 
     def fit(self, meta) -> "PMF":
@@ -277,8 +283,8 @@ class PMF(TimedPeer):
             q = np.array([float(info[c]) for c in cols])
         else:
             F, q = np.zeros((n, 1)), np.zeros(1)
-        near = np.argsort(np.abs(F - q).sum(axis=1), kind="stable")[:N_INIT]
-        return init_l1(self.accuracy_, F, q), near
+        near = np.argsort(np.abs(F - q).sum(axis=1), kind="stable")[:self.n_init]
+        return init_l1(self.accuracy_, F, q, n_init=self.n_init), near
 
     def policy(self, dataset_info: Mapping | None = None) -> PlannedPolicy:
         """Warm start, then expected improvement (per second) on one new dataset."""
@@ -324,8 +330,9 @@ class PMF(TimedPeer):
 
 
 def from_spec(params: dict, random_state=None, name: str | None = None) -> PMF:
-    """Build from spec parameters: ``per_second`` (a flag, or ``per_second=yes|no``), ``overhead``, ``scale``."""
-    from algorank.recommender.spec import pop_time_model
+    """Build from spec parameters: ``per_second`` (a flag, or ``per_second=yes|no``), ``n_init`` (warm-start
+    learners, default 5), ``overhead``, ``scale``."""
+    from algorank.recommender.spec import pop_number, pop_time_model
 
     raw = params.pop("per_second", None)
     if raw is None:
@@ -335,4 +342,6 @@ def from_spec(params: dict, random_state=None, name: str | None = None) -> PMF:
         if raw not in ("", "yes", "no"):
             raise InputError(f"strategy 'pmf': per_second must be yes or no; got {raw!r}")
         per_second = raw != "no"
-    return PMF(per_second=per_second, **pop_time_model(params, "pmf"), name=name)
+    n_init = pop_number(params, "n_init", N_INIT, strategy="pmf", kind=int, rule="an integer >= 1",
+                        valid=lambda v: v >= 1)
+    return PMF(per_second=per_second, n_init=n_init, **pop_time_model(params, "pmf"), name=name)

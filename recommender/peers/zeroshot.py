@@ -102,11 +102,14 @@ def flaml_features(info: Mapping) -> np.ndarray:
 class ZeroShot(PeerStrategy):
     """FLAML's zero-shot portfolio with a nearest-neighbour choice of the prior dataset (module docstring)."""
 
-    def __init__(self, *, name: str | None = None) -> None:
-        super().__init__(name=name)
+    def __init__(self, *, regret: float = REGRET_BOUND, name: str | None = None) -> None:
+        if not (isinstance(regret, (int, float)) and 0 <= regret < 1):
+            raise InputError(f"strategy 'zeroshot': regret must be a number in [0, 1); got {regret!r}")
+        super().__init__(regret=float(regret), name=name)
+        self.regret = float(regret)
 
     def default_name(self) -> str:
-        return "zeroshot"
+        return "zeroshot" + ("" if self.regret == REGRET_BOUND else f":regret={self.regret:g}")
 
     def fit(self, meta) -> "ZeroShot":
         """Regret matrix, portfolio, per-dataset preferences and the robust scaler."""
@@ -128,7 +131,7 @@ class ZeroShot(PeerStrategy):
         regret = best[:, None] - acc  # datasets x learners, NaN = no result
         filled = np.where(np.isfinite(regret), regret, (best - np.minimum(base, best))[:, None])
         filled = np.where(np.isfinite(filled), filled, 1.0)
-        self.portfolio_ = construct_portfolio(filled.T)
+        self.portfolio_ = construct_portfolio(filled.T, self.regret)
         self.datasets_ = tuple(arrays.datasets)
         self.preferences_ = []
         with quiet_nan():
@@ -168,5 +171,9 @@ class ZeroShot(PeerStrategy):
 
 
 def from_spec(params: dict, random_state=None, name: str | None = None) -> ZeroShot:
-    """Build from the spec (``zeroshot`` takes no parameters)."""
-    return ZeroShot(name=name)
+    """Build from the spec: ``regret`` (the portfolio's regret bound, FLAML's 0.01 by default)."""
+    from algorank.recommender.spec import pop_number
+
+    regret = pop_number(params, "regret", REGRET_BOUND, strategy="zeroshot", rule="a number in [0, 1)",
+                        valid=lambda v: 0 <= v < 1)
+    return ZeroShot(regret=regret, name=name)

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from algorank.api import load_meta, time_model_arrays  # noqa: E402
-from algorank.evaluation.meta.benchmark import _compact, _prepare, _score, _window  # noqa: E402
+from algorank.evaluation.meta.scoring import _compact, _prepare, _score, _window  # noqa: E402
 from algorank.recommender.kernel.environments import SimulatedEnvironment, SkipUnavailable  # noqa: E402
 from algorank.recommender.kernel.trace import run_policy  # noqa: E402
 from algorank.evaluation.meta.user_metrics import metrics_report  # noqa: E402

@@ -1,151 +1,294 @@
-"""The field side by side: the published peer methods, algorank's strategies and the oracle bound.
+"""The field side by side: the published peer methods, algorank's strategies, the default and the oracle.
 
-Runs, with algorank's own ``benchmark`` command, every peer (``oboe``, ``oboe:design=greedy``, ``portfolio``,
-``portfolio:rank``, ``pmf``, ``pmf:per_second``, ``zeroshot``), ``ar:p=0``, ``ar`` with its ``P`` tuned by
-``tune-p`` on the training part, ``lt``, ``fastest`` and the default ``ei`` (the reference of the W/T/L
-and sign tests), and writes one table: summed and median time to within ``--eps`` points of the best
-learner, loss at 1, 10 and 60 s, MIL, and W/T/L with the sign-test p of the time to eps against the
-default; the oracle bound is the last row.
+One command per meta-dataset regenerates the table and the critical-difference diagram::
+
+    python tests/benchmarks/bench_field.py --meta broad                 # training part (in-sample tuning)
+    python tests/benchmarks/bench_field.py --meta oboe --every 4        # every 4th training dataset scored
+    python tests/benchmarks/bench_field.py --meta lcdb --heldout        # the frozen held-out split: record it
+
+Strategies: every peer (``oboe``, ``oboe:design=greedy``, ``portfolio``, ``portfolio:rank``, ``pmf``,
+``pmf:per_second``, ``zeroshot``) with one knob each tuned on the training part (``KNOBS``), ``ar:p=0``,
+``ar`` with the P that ``tune-p --exclude-heldout`` picks, ``lt:h=inf``, ``fastest``, the default ``ei``
+(the reference of W/T/L and the sign tests) and the oracle (its order, and the oracle bound of every
+metric as the last row).
 
 Two modes:
 
-* default: **training part only** -- leave-one-dataset-out on the datasets outside the frozen held-out
-  split of ``--meta`` (the split's datasets are excluded; ``tune-p --exclude-heldout`` tunes ``ar``'s P on
-  the same datasets, so that row is tuned in-sample);
-* ``--heldout``: fitted on the training part, scored once on the frozen held-out split (``benchmark
-  --heldout``), ``ar`` tuned on the training part.  Record every such look in the README.
+* **training** (default): leave-one-dataset-out on the datasets outside the frozen held-out split of
+  ``--meta``; the held-out datasets are removed before anything is fitted.  Every value of every peer's
+  knob is scored (``evaluation.meta.tuning.KnobSweepResult``: the smallest mean MIL wins, as ``tune-p``
+  picks P); the table shows the chosen value, so those rows are tuned in-sample.  The choices are
+  written to ``tuned.json``.  ``--every K`` scores every K-th training dataset (each still fitted on all
+  the others of the training part): said in the table's title.
+* ``--heldout``: every strategy fitted once on the training part and scored on the frozen held-out split,
+  the peers with the knobs in the training run's ``tuned.json`` (run the training mode first).  Record
+  every such look in the README.
 
-Run:  python tests/benchmarks/bench_field.py --meta oboe [--heldout] [--time-model live] [--out DIR]
-      [--strategies SPEC ...] [--time-each]  (default DIR: tests/benchmarks/results/field_<meta>_<mode>)
-
-Writes ``field.md`` (the table), ``field.csv``, ``runtime.csv`` (seconds of the benchmark command; with
-``--time-each`` also of one command per strategy) and the benchmark command's own outputs under ``runs/``.
+Per strategy and dataset the learner order is cached (``<out>/cache/<strategy>/<hash>.json``, gitignored)
+as soon as it is computed, so a rerun resumes.  Writes under ``tests/benchmarks/results/field_<meta>_<mode>``:
+``field.md`` and ``field.csv`` (summed and median time to ``--eps`` points, loss at 1, 10, 60 s, MIL, W/T/L
+and sign-test p of the time to eps against the default), ``per_dataset.csv``, ``knobs.csv`` (training),
+``cd.png`` and ``cd.txt`` (Friedman on the per-dataset time to eps, then Holm's all-pairs post hoc), and
+``runtime.csv`` (CPU seconds per strategy).
 """
 
 from __future__ import annotations
 
 import argparse
-import subprocess
+import hashlib
+import json
+import resource
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-PEERS = ["oboe", "oboe:design=greedy", "portfolio", "portfolio:rank", "pmf", "pmf:per_second", "zeroshot"]
-OURS = ["ar:p=0", "lt", "fastest"]
+from algorank.api import load_meta, time_model_arrays  # noqa: E402
+from algorank.evaluation.meta.scoring import _compact, _prepare, _score, _window  # noqa: E402
+from algorank.evaluation.meta.tuning import KnobSweepResult, knob_spec  # noqa: E402
+from algorank.evaluation.meta.user_metrics import metrics_report  # noqa: E402
+from algorank.metadata.splits import heldout  # noqa: E402
+from algorank.recommender.kernel.environments import SimulatedEnvironment, SkipUnavailable  # noqa: E402
+from algorank.recommender.kernel.trace import run_policy  # noqa: E402
+from algorank.recommender.registry import parse_strategy  # noqa: E402
+
 DEFAULT = "ei"
+#: Each peer's tuned knob and its grid (the authors' value included: threshold 0.05, budget = the
+#: benchmark window's upper end, n_init 5, regret 0.01).
+KNOBS = {
+    "oboe": ("threshold", ("0.02", "0.05", "0.1")),
+    "oboe:design=greedy": ("threshold", ("0.02", "0.05", "0.1")),
+    "portfolio": ("budget", ("10", "60", "WINDOW")),
+    "portfolio:rank": ("budget", ("10", "60", "WINDOW")),
+    "pmf": ("n_init", ("1", "3", "5")),
+    "pmf:per_second": ("n_init", ("1", "3", "5")),
+    "zeroshot": ("regret", ("0", "0.01", "0.05")),
+}
+#: A3R's P as ``algorank tune-p --meta SET --exclude-heldout --time-model live`` picks it (training part).
+TUNED_P = {"broad": "1/4", "lcdb": "1/8", "oboe": "1/4"}
+OURS = ("ar:p=0", "ar:tuned", "lt:h=inf", "fastest")
+BUDGETS = (1.0, 10.0, 60.0)
 
 
-def _cli(args, *, log):
-    """Run ``python -m algorank ARGS``; returns the wall seconds (raises on failure, with the output)."""
-    cmd = [sys.executable, "-m", "algorank", *args, "--quiet"]
-    t0 = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=str(ROOT))
-    wall = time.perf_counter() - t0
-    log.write(f"$ {' '.join(cmd)}\n{done.stdout}{done.stderr}\n[{wall:.1f} s]\n")
-    log.flush()
-    if done.returncode:
-        raise SystemExit(f"command failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr}")
-    return wall
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
-def _heldout_ids(meta: str) -> list:
-    from algorank.metadata.splits import heldout
-
-    return list(heldout(meta))
+def _folder(cache: Path, spec: str) -> Path:
+    return cache / spec.replace(":", "_").replace(",", "_").replace("=", "-").replace("/", "-")
 
 
-def _tuned_p(meta: str, common: list, out: Path, log) -> str:
-    """``ar``'s P with the smallest mean MIL in ``tune-p`` on the training part."""
-    folder = out / "runs" / "tune_p"
-    _cli(["tune-p", "--meta", meta, "--strategy", "ar", "--exclude-heldout", *common, "--out", str(folder)], log=log)
-    sweep = pd.read_csv(folder / "p_sweep.csv")
-    col = "mean_mil" if "mean_mil" in sweep.columns else [c for c in sweep.columns if "mil" in c.lower()][0]
-    best = sweep.loc[sweep[col].idxmin()]
-    return str(best["p"] if "p" in sweep.columns else best.iloc[0])
+def sequences(spec, meta_train, arrays, rows, lo, hi, model, kind, *, cache: Path, loo: bool) -> np.ndarray:
+    """Learner orders (rows of ``arrays``' learner indices, -1 padded) of ``spec`` on ``rows``: fitted on
+    the training part without the scored dataset (``loo``) or once on the whole training part."""
+    strategy = _prepare(parse_strategy(spec), lo, hi)
+    if (loo or getattr(strategy, "sees_held_out", False)) and getattr(strategy, "fast_loo", False):  # the oracle
+        return _compact(arrays, strategy.loo_orders(arrays, train=np.ones(len(arrays.datasets), dtype=bool)))
+    if getattr(strategy, "time_model_aware", False):
+        strategy = strategy.with_time_model(time_overhead=model.overhead, time_scale=model.scale, time_kind=kind)
+    folder = _folder(cache, spec)
+    folder.mkdir(parents=True, exist_ok=True)
+    index = {l: j for j, l in enumerate(arrays.learners)}
+    seq = np.full(arrays.shape, -1, dtype=np.int64)
+    fitted_once = None
+    names = list(meta_train.datasets["dataset"]) if hasattr(meta_train, "datasets") else None
+    for d in rows:
+        dataset = arrays.datasets[d]
+        f = folder / (hashlib.sha1(dataset.encode()).hexdigest()[:16] + ".json")
+        if f.exists():
+            order = json.loads(f.read_text())["order"]
+        else:
+            if loo:
+                fitted = strategy.fit(meta_train.subset(datasets=[x for x in names if x != dataset]))
+            else:
+                fitted_once = fitted_once or strategy.fit(meta_train)
+                fitted = fitted_once
+            env = SimulatedEnvironment(arrays, dataset)
+            trace = run_policy(SkipUnavailable(fitted.policy(arrays_info(meta_all, dataset)), env.available), env,
+                               dataset=dataset)
+            order = trace.learners
+            tmp = f.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"dataset": dataset, "strategy": spec, "order": order}))
+            tmp.replace(f)
+        idx = [index[l] for l in order]
+        seq[d, : len(idx)] = idx
+    return seq
 
 
-def _fmt_s(x: float) -> str:
-    if x != x:
+meta_all = None  # the whole meta-data (dataset rows for the policies; set in main)
+
+
+def arrays_info(meta, dataset):
+    return meta.dataset_info(dataset)
+
+
+def _fmt(s: float) -> str:
+    if s != s:
         return "n/a"
-    if x >= 3600:
-        return f"{x / 3600:.2f} h"
-    if x >= 60:
-        return f"{x / 60:.1f} min"
-    return f"{x:.3g} s"
+    if s >= 3600:
+        return f"{s / 3600:.2f} h"
+    if s >= 60:
+        return f"{s / 60:.1f} min"
+    return f"{s:.3g} s"
+
+
+def cd_diagram(report, out: Path, title: str) -> str:
+    """Friedman on the per-dataset time to eps (lower is better), Holm's all-pairs post hoc, the diagram."""
+    from algorank.evaluation.stats.cd_plot import plot_cd
+    from algorank.evaluation.stats.multiple import friedman, posthoc
+
+    labels = [m.strategy for m in report.metrics]
+    scores = np.column_stack([np.asarray(m.time_to_eps, dtype=float) for m in report.metrics])
+    fr = friedman(scores, lower_is_better=True)
+    ph = posthoc(fr.average_ranks, scores.shape[0], method="holm", labels=labels)
+    lines = [f"{title}", f"Friedman on the time to eps: N = {scores.shape[0]}, k = {len(labels)}, "
+             f"p = {fr.pvalue:.3g}; Holm's all-pairs post hoc (alpha 0.05)", "", "| strategy | average rank |",
+             "|---|---|"]
+    for i in np.argsort(fr.average_ranks, kind="stable"):
+        lines.append(f"| {labels[i]} | {fr.average_ranks[i]:.2f} |")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=True)
+        import matplotlib.pyplot as plt
+
+        ax = plot_cd(ph)
+        ax.set_title(title + "\n" + ax.get_title(), fontsize=8)
+        ax.figure.savefig(out / "cd.png", dpi=130, bbox_inches="tight")
+        plt.close(ax.figure)
+    except ImportError:  # no matplotlib: the ranks and the groups are still in cd.txt
+        pass
+    from algorank.evaluation.stats.cd_plot import cd_groups
+
+    groups = cd_groups(fr.average_ranks, ph.significant)
+    lines += ["", "Groups not significantly different: " + "; ".join(
+        "{" + ", ".join(labels[i] for i in g) + "}" for g in groups)]
+    text = "\n".join(lines) + "\n"
+    (out / "cd.txt").write_text(text, encoding="utf-8")
+    return text
 
 
 def main(argv=None) -> int:
+    global meta_all
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--meta", default="oboe", help="embedded meta-data with a frozen split: broad, lcdb, oboe")
-    ap.add_argument("--heldout", action="store_true", help="score the frozen held-out split (record it)")
-    ap.add_argument("--time-model", default="live", choices=("fit", "live"))
+    ap.add_argument("--meta", default="broad", choices=("broad", "lcdb", "oboe"))
+    ap.add_argument("--heldout", action="store_true", help="score the frozen held-out split (record the look)")
+    ap.add_argument("--every", type=int, default=1, help="training mode: score every K-th training dataset")
     ap.add_argument("--eps", type=float, default=1.0)
-    ap.add_argument("--strategies", nargs="+", default=None, help="default: every peer, ar:p=0, tuned ar, lt, "
-                                                                    "fastest (the default ei is always the reference)")
-    ap.add_argument("--out", default=None)
-    ap.add_argument("--time-each", action="store_true", help="also time every strategy in a command of its own")
+    ap.add_argument("--default", default=DEFAULT, help="the reference strategy (default: ei)")
+    ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     mode = "heldout" if args.heldout else "training"
-    out = Path(args.out or ROOT / "tests" / "benchmarks" / "results" / f"field_{args.meta}_{mode}")
-    (out / "runs").mkdir(parents=True, exist_ok=True)
-    log = open(out / "commands.log", "w", encoding="utf-8")
-    common = ["--time-model", args.time_model]
-    strategies = list(args.strategies) if args.strategies else PEERS + OURS + ["ar-tuned"]
-    if "ar-tuned" in strategies:
-        p = _tuned_p(args.meta, common, out, log)
-        strategies[strategies.index("ar-tuned")] = f"ar:p={p}"
-    split = ["--heldout"] if args.heldout else ["--exclude-dataset", ",".join(_heldout_ids(args.meta))]
-    specs = [DEFAULT] + [s for s in strategies if s != DEFAULT]
+    out = args.out or ROOT / "tests" / "benchmarks" / "results" / f"field_{args.meta}_{mode}"
+    out.mkdir(parents=True, exist_ok=True)
+    cache = ROOT / "tests" / "benchmarks" / "results" / ".cache" / f"field_{args.meta}_{mode}"
+    meta_all = load_meta(args.meta)
+    held = list(heldout(args.meta))
+    train = meta_all.exclude(datasets=held)
+    if args.heldout:
+        scored_meta = meta_all
+        tuned_file = out.parent / f"field_{args.meta}_training" / "tuned.json"
+        if not tuned_file.exists():
+            raise SystemExit(f"error: run the training mode first ({tuned_file} is missing)")
+        tuned = json.loads(tuned_file.read_text())
+    else:
+        scored_meta = train
+    arrays, model, kind, words = time_model_arrays(scored_meta, time_model="live")
+    lo, hi = _window(arrays, None, None)
+    has = arrays.available.any(axis=1)
+    if args.heldout:
+        is_held = np.isin(np.asarray(arrays.datasets, dtype=object), held)
+        rows = np.flatnonzero(has & is_held)
+    else:
+        rows = np.flatnonzero(has)[:: args.every]
     runtime = []
-    folder = out / "runs" / "field"
-    args_all = [x for spec in specs for x in ("--strategy", spec)]
-    wall = _cli(["benchmark", "--meta", args.meta, *args_all, "--reference", DEFAULT, *split, *common,
-                 "--eps", str(args.eps), "--out", str(folder)], log=log)
-    runtime.append({"strategy": "all (one command)", "wall_s": wall})
-    if args.time_each:  # each strategy alone (the oracle bound and metrics included in every command)
-        for spec in specs:
-            alone = out / "runs" / ("alone_" + spec.replace(":", "_").replace("=", "-").replace("/", "_")
-                                    .replace(",", "+"))
-            runtime.append({"strategy": spec, "wall_s": _cli(["benchmark", "--meta", args.meta, "--strategy", spec,
-                                                              *split, *common, "--eps", str(args.eps),
-                                                              "--out", str(alone)], log=log)})
-    table = pd.read_csv(folder / "user_metrics.csv")
-    oracle = table[table["strategy"].str.contains("oracle")]
-    table = pd.concat([table[~table["strategy"].str.contains("oracle")], oracle.iloc[:1]])
-    comp = pd.read_csv(folder / "user_metrics_tests.csv")
-    comp = comp[comp["metric"] == "time_to_eps"].drop_duplicates("strategy").set_index("strategy")
-    loss_cols = [c for c in table.columns if c.startswith("loss@") and c.endswith("_mean")]
-    rows = []
-    for _, r in table.iterrows():
-        c = comp.loc[r["strategy"]] if r["strategy"] in comp.index else None
-        rows.append({"strategy": r["strategy"], "t_eps_sum_s": r["time_to_eps_sum"],
-                     "t_eps_median_s": r["time_to_eps_median"], "not_reached": int(r["eps_not_reached"]),
-                     **{c_.replace("_mean", ""): r[c_] for c_ in loss_cols}, "mil": r["mil_mean"],
-                     "wtl_vs_default": "" if c is None else f"{int(c['wins'])}/{int(c['ties'])}/{int(c['losses'])}",
-                     "sign_p": float("nan") if c is None else float(c["sign_pvalue"])})
-    frame = pd.DataFrame(rows)
+
+    def run(spec):
+        t0 = _cpu()
+        seq = sequences(spec, train, arrays, rows, lo, hi, model, kind, cache=cache, loo=not args.heldout)
+        res = _score(parse_strategy(spec), arrays, seq, rows, lo, hi, spec, "loo", axis="time")
+        runtime.append({"strategy": spec, "cpu_s": round(_cpu() - t0, 2)})
+        print(f"{args.meta} {mode} {spec}: {runtime[-1]['cpu_s']} CPU s", file=sys.stderr, flush=True)
+        return res
+
+    results = [run(args.default)]
+    knob_rows = []
+    chosen = {}
+    for peer, (knob, grid) in KNOBS.items():
+        values = tuple(dict.fromkeys(f"{hi:g}" if v == "WINDOW" else v for v in grid))  # the window may be 10 or 60
+        if args.heldout:
+            spec = tuned[peer]
+            results.append(run(spec))
+            continue
+        specs = tuple(knob_spec(peer, knob, v) for v in values)
+        sweep = KnobSweepResult(family=peer, knob=knob, grid=values, specs=specs,
+                                results=tuple(run(s) for s in specs))
+        chosen[peer] = sweep.best_spec
+        best = sweep.results[sweep.specs.index(sweep.best_spec)]
+        results.append(best)
+        nested = sweep.nested_mil()
+        for v, s, r in zip(values, specs, sweep.results):
+            knob_rows.append({"peer": peer, "knob": knob, "value": v, "spec": s, "mean_mil": float(np.mean(r.mil)),
+                              "chosen": s == sweep.best_spec, "nested_mean_mil": float(np.mean(nested))})
+    for spec in OURS:
+        results.append(run(f"ar:p={TUNED_P[args.meta]}" if spec == "ar:tuned" else spec))
+    results.append(run("oracle"))
+    if not args.heldout:
+        (out / "tuned.json").write_text(json.dumps(chosen, indent=1) + "\n")
+        pd.DataFrame(knob_rows).to_csv(out / "knobs.csv", index=False)
+    names = [r.strategy for r in results]
+    report = metrics_report(results, arrays, eps=args.eps, budgets=BUDGETS, reference=names[0], time_axis=words)
+    comp = {c.strategy: c for c in report.comparisons if c.metric == "time_to_eps"}
+    comp10 = {c.strategy: c for c in report.comparisons if c.metric.startswith("loss@10")}
+    oracle_sum = report.oracle.totals()["time_to_eps_sum"]
+    rows_out = []
+    for m in (*report.metrics, report.oracle):
+        t = m.totals()
+        c = comp.get(m.strategy) if m is not report.oracle else None
+        c10 = comp10.get(m.strategy) if m is not report.oracle else None
+        label = m.strategy + (" (default)" if m.strategy == names[0] else "")
+        if m is report.oracle:
+            label = "oracle bound"
+        rows_out.append({
+            "strategy": label, "t_eps_sum_s": t["time_to_eps_sum"], "x_oracle": t["time_to_eps_sum"] / oracle_sum,
+            "t_eps_median_s": t["time_to_eps_median"], "not_reached": int(m.n_censored),
+            "loss@1s": t["loss@1s_mean"], "loss@10s": t["loss@10s_mean"], "loss@60s": t["loss@60s_mean"],
+            "mil": float(np.mean(m.mil)),
+            "wtl_t_eps": "" if c is None or m.strategy == names[0] else f"{c.wins}/{c.ties}/{c.losses}",
+            "sign_p_t_eps": float("nan") if c is None or m.strategy == names[0] else float(c.sign.pvalue),
+            "wtl_loss10": "" if c10 is None or m.strategy == names[0] else f"{c10.wins}/{c10.ties}/{c10.losses}",
+        })
+    frame = pd.DataFrame(rows_out)
     frame.to_csv(out / "field.csv", index=False)
+    report.per_dataset_table().to_csv(out / "per_dataset.csv", index=False)
     pd.DataFrame(runtime).to_csv(out / "runtime.csv", index=False)
-    label = ("frozen held-out split" if args.heldout else
-             "training part only (leave-one-dataset-out on the datasets outside the frozen held-out split)")
-    lines = [f"# {args.meta}: {label}; time model {args.time_model}; eps {args.eps:g} point(s); "
-             f"W/T/L and sign test of the time to eps against {DEFAULT}", "",
-             "| strategy | t_eps sum | t_eps median | not reached | " + " | ".join(c.replace("_mean", "") for c in loss_cols)
-             + " | MIL | W/T/L vs ei | sign p |",
-             "|" + "---|" * (7 + len(loss_cols))]
-    for r in rows:
-        lines.append(f"| {r['strategy']} | {_fmt_s(r['t_eps_sum_s'])} | {_fmt_s(r['t_eps_median_s'])} | "
-                     f"{r['not_reached']} | " + " | ".join(f"{r[c.replace('_mean', '')]:.3f}" for c in loss_cols)
-                     + f" | {r['mil']:.3f} | {r['wtl_vs_default']} | "
-                     + ("" if r["sign_p"] != r["sign_p"] else f"{r['sign_p']:.3g}") + " |")
-    (out / "field.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print("\n".join(lines))
-    print("\n" + "\n".join(f"{r['strategy']}: {r['wall_s']:.1f} s" for r in runtime))
+    n_all = int(has.sum()) if not args.heldout else len(rows)
+    label = (f"frozen held-out split ({len(rows)} datasets, fitted on the {len(meta_all.datasets) - len(held)} "
+             f"training datasets, peers' knobs tuned on the training part)" if args.heldout else
+             f"training part, in-sample for any tuning ({len(rows)} of {n_all} training datasets scored, "
+             f"leave-one-dataset-out within the training part{'' if args.every == 1 else f', every {args.every}th'})")
+    title = f"{args.meta}: {label}; live test times; eps {args.eps:g} point"
+    lines = [f"**{title}**; W/T/L (win = faster / smaller loss than {names[0]}) and sign-test p against "
+             f"{names[0]}", "",
+             "| strategy | time to 1 pt: sum | x oracle | median | not reached | loss@1s | loss@10s | loss@60s | MIL "
+             "| t_eps W/T/L vs default | sign p | loss@10s W/T/L |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows_out:
+        p = "" if r["sign_p_t_eps"] != r["sign_p_t_eps"] else f"{r['sign_p_t_eps']:.2g}"
+        lines.append(f"| {r['strategy']} | {_fmt(r['t_eps_sum_s'])} | {r['x_oracle']:.2f} | {_fmt(r['t_eps_median_s'])} "
+                     f"| {r['not_reached']} | {r['loss@1s']:.2f} | {r['loss@10s']:.2f} | {r['loss@60s']:.2f} "
+                     f"| {r['mil']:.2f} | {r['wtl_t_eps']} | {p} | {r['wtl_loss10']} |")
+    text = "\n".join(lines) + "\n"
+    cd = cd_diagram(report, out, title)
+    (out / "field.md").write_text(text + "\n" + cd, encoding="utf-8")
+    print(text + "\n" + cd)
+    print(f"CPU seconds: {sum(r['cpu_s'] for r in runtime):.0f}", file=sys.stderr)
     return 0
 
 
