@@ -549,6 +549,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         args = build_parser().parse_args(argv)
         args.started = started
+        if argv is None:  # this process is the command: whatever it starts ends with it, SIGKILL included
+            from algorank.api import end_with_this_process
+
+            end_with_this_process()
         level = logging.DEBUG if args.verbose else (logging.ERROR if getattr(args, "quiet", False) else logging.WARNING)
         logging.basicConfig(level=level, handlers=[escaping_handler(sys.stderr)])
         code = int(args.func(args) or 0)  # a command may return its own code (130: interrupted, results kept)
@@ -593,7 +597,3 @@ def _one_line(exc: BaseException) -> str:
     head, sep, rest = text.partition(" ")
     flag = _FLAGS.get(head) if rest.startswith(("must ", "(number of folds) must ", "'")) else None
     return escape((flag or head) + sep + rest)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
