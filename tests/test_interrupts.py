@@ -327,3 +327,57 @@ def test_no_reaper_without_a_command(monkeypatch):
     monkeypatch.setattr(children, "_REAPER", None)
     children._start_reaper()
     assert children._REAPER is None and "ALGORANK_RUN_TOKEN" not in os.environ
+
+
+# ====================================================================== no leaked semaphores
+_LEAK = '''import sys
+from algorank.evaluation.cv.children import watched_executor
+
+
+def task(kind):
+    if kind == "progress_bar":  # what every evaluation in a worker does (its bar is off there)
+        from algorank.metadata.progress import progress_bar
+        progress_bar(total=0, enabled=False).close()
+    else:  # the positive control: a disabled tqdm still creates a multiprocessing lock
+        from tqdm import tqdm
+        tqdm(total=0, disable=True).close()
+    return "done"
+
+
+if __name__ == "__main__":
+    ex = watched_executor(2)
+    print(ex.submit(task, sys.argv[1]).result(), flush=True)
+    ex.shutdown(wait=False, kill_workers=True)  # as at the end of a budget with tests still running
+'''
+
+
+@pytest.mark.parametrize("kind, leaks", [("progress_bar", False), ("tqdm", True)])
+def test_a_worker_killed_after_an_evaluation_leaves_no_semaphore_to_warn_about(tmp_path, kind, leaks):
+    script = tmp_path / "leak.py"
+    script.write_text(_LEAK)
+    marker = uuid.uuid4().hex
+    try:  # capture_output waits for every holder of stderr: the resource trackers have spoken when it returns
+        done = subprocess.run([sys.executable, str(script), kind], env=_env(marker), capture_output=True,
+                              cwd=tmp_path, timeout=120)
+        assert done.returncode == 0 and done.stdout.strip() == b"done", done.stderr.decode()
+        assert (b"leaked semaphore" in done.stderr) is leaks, done.stderr.decode()
+    finally:
+        _cleanup(marker)
+
+
+def test_recommend_with_n_jobs_2_ends_without_warnings_from_its_workers(tmp_path):
+    from sklearn.datasets import load_breast_cancer
+
+    path = tmp_path / "cancer.csv"
+    load_breast_cancer(as_frame=True).frame.to_csv(path, index=False)
+    marker = uuid.uuid4().hex
+    try:
+        done = subprocess.run([sys.executable, "-m", "algorank", "recommend", str(path), "--budget", "6", "--n-jobs",
+                               "2"], env=_env(marker), capture_output=True, cwd=tmp_path,
+                              timeout=180)
+        err = done.stderr.decode()
+        assert done.returncode == 0, err
+        assert "leaked" not in err and "resource_tracker" not in err and "Traceback" not in err, err
+        assert _gone(marker) == []
+    finally:
+        _cleanup(marker)
