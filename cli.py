@@ -546,7 +546,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = None if argv is None else time.perf_counter()  # None: the budget counts from the process start
     try:  # everything, imports included, is inside: an interrupt at any moment exits 130 without a traceback
         import logging
-
         args = build_parser().parse_args(argv)
         args.started = started
         if argv is None:  # this process is the command: whatever it starts ends with it, SIGKILL included
@@ -572,7 +571,6 @@ def _exit_now(code: int) -> int:
     shutdown of numpy, pandas, scikit-learn takes up to a second; output, log handlers, finalizers are done here."""
     import logging
     import os
-
     try:
         if "algorank.api" in sys.modules:  # a fold server or worker pool still warming up would hold the pipes open
             sys.modules["algorank.api"].stop_processes()
@@ -580,7 +578,6 @@ def _exit_now(code: int) -> int:
         sys.stderr.flush()
         logging.shutdown()
         from multiprocessing import util
-
         util._exit_function()
     finally:
         os._exit(code)
@@ -597,3 +594,7 @@ def _one_line(exc: BaseException) -> str:
     head, sep, rest = text.partition(" ")
     flag = _FLAGS.get(head) if rest.startswith(("must ", "(number of folds) must ", "'")) else None
     return escape((flag or head) + sep + rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
