@@ -381,3 +381,29 @@ def test_recommend_with_n_jobs_2_ends_without_warnings_from_its_workers(tmp_path
         assert _gone(marker) == []
     finally:
         _cleanup(marker)
+
+
+def test_the_reaper_removes_only_the_leftovers_named_after_its_command(tmp_path, monkeypatch):
+    """What a resource tracker killed while still starting would have removed: the command's semaphores and
+    joblib's memory-mapping folders (pid 99999999 is above any pid_max, so it names no real process)."""
+    import runpy
+
+    reaper = runpy.run_path(str(TESTS.parent / "evaluation" / "cv" / "_boot" / "algorank_reaper.py"))
+    monkeypatch.setenv("JOBLIB_TEMP_FOLDER", str(tmp_path))
+    ours, theirs = tmp_path / "joblib_memmapping_folder_99999999_a_b", tmp_path / "joblib_memmapping_folder_9999999_a_b"
+    for folder in (ours, theirs):
+        folder.mkdir()
+        (folder / "x.pkl").write_bytes(b"x")
+    shm = Path("/dev/shm")
+    sems = [shm / "sem.loky-99999999-test", shm / "sem.loky-999999990-test"]
+    if shm.is_dir():
+        for sem in sems:
+            sem.write_bytes(b"")
+    try:
+        reaper["remove_leftovers"](99999999)
+        assert not ours.exists() and (theirs / "x.pkl").exists()
+        if shm.is_dir():
+            assert [s.exists() for s in sems] == [False, True]
+    finally:
+        for sem in sems:
+            sem.unlink(missing_ok=True)
