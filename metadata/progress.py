@@ -7,6 +7,47 @@ import sys
 __all__ = ["progress_bar"]
 
 
+class _Off:
+    """A bar that is off: yields the iterable unchanged, counts nothing, draws nothing.
+
+    Not a disabled tqdm: tqdm creates a ``multiprocessing`` lock (a named semaphore) even when
+    disabled, and a pool worker that is killed at the end of a budget leaves it to the resource
+    tracker, which then warns about "leaked semaphore objects" on the command's stderr.
+    """
+
+    disable = True
+
+    def __init__(self, iterable=None, total=None):
+        self.iterable, self.total, self.n = iterable, total, 0
+
+    def __iter__(self):
+        return iter(self.iterable if self.iterable is not None else ())
+
+    def __len__(self):
+        return len(self.iterable) if self.iterable is not None else int(self.total or 0)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n=1):
+        self.n += n
+
+    def close(self):
+        pass
+
+    def refresh(self, *args, **kwargs):
+        pass
+
+    def set_description(self, *args, **kwargs):
+        pass
+
+    def set_postfix(self, *args, **kwargs):
+        pass
+
+
 def progress_bar(iterable=None, *, total: int | None = None, desc: str = "", unit: str = "it",
                  enabled: bool = True):
     """A tqdm bar on stderr that is removed when done.
@@ -22,11 +63,12 @@ def progress_bar(iterable=None, *, total: int | None = None, desc: str = "", uni
     enabled : bool
         False (``--quiet``, ``progress=False``) turns it off; so does a stderr that is not a terminal
         (pipes, files, CI logs).  A bar that is off yields the iterable unchanged and its ``update``
-        and ``close`` do nothing, so callers never branch on it.
+        and ``close`` do nothing, so callers never branch on it (and it is not a tqdm: see :class:`_Off`).
     """
+    if not enabled or not sys.stderr.isatty():
+        return _Off(iterable, total)
     from tqdm import tqdm
 
     from algorank.metadata.text import escape
 
-    return tqdm(iterable, total=total, desc=escape(desc), unit=unit, file=sys.stderr, leave=False,
-                disable=not enabled or not sys.stderr.isatty())
+    return tqdm(iterable, total=total, desc=escape(desc), unit=unit, file=sys.stderr, leave=False)

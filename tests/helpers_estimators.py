@@ -64,12 +64,16 @@ class SlowClassifier(ClassifierMixin, BaseEstimator):
     """Sleeps ``delay`` seconds in ``fit``; predicts the training majority class.
 
     With ``log`` (a tag, see :func:`log_file`), each ``fit`` first appends a line ``<pid>`` to its
-    file, so a test can count how often, and by which process, folds were computed.
+    file, so a test can count how often, and by which process, folds were computed.  With
+    ``gate`` (a tag too), ``fit`` then waits until that file exists (at most ``wait`` seconds)
+    before it sleeps, so a test can hold fits until it has seen what it needs.
     """
 
-    def __init__(self, delay: float = 1.0, log: str | None = None):
+    def __init__(self, delay: float = 1.0, log: str | None = None, gate: str = "", wait: float = 120.0):
         self.delay = delay
         self.log = log
+        self.gate = gate
+        self.wait = wait
 
     def fit(self, X, y):
         if self.log:
@@ -77,6 +81,10 @@ class SlowClassifier(ClassifierMixin, BaseEstimator):
 
             with open(log_file(self.log), "a") as f:
                 f.write(f"{os.getpid()}\n")
+        if self.gate:
+            end = time.monotonic() + self.wait
+            while not log_file(self.gate).exists() and time.monotonic() < end:
+                time.sleep(0.02)
         time.sleep(self.delay)
         self.classes_, counts = np.unique(y, return_counts=True)
         self.majority_ = self.classes_[np.argmax(counts)]

@@ -1,5 +1,9 @@
-"""Two processes on one fold store (issue 16): a per-fold claim, so the second process skips the
-folds the first is computing and waits for their results; no fold is computed twice."""
+"""Two processes on one fold store: a per-fold claim, so the second process skips the folds the
+first is computing and waits for their results; no fold is computed twice.
+
+The fits wait at a gate until each process has started one (however slowly the second process
+starts on a loaded machine, the first cannot finish every fold before it): the work is shared
+by construction, not by timing."""
 
 from __future__ import annotations
 
@@ -37,8 +41,9 @@ def test_two_evaluate_processes_share_the_folds_of_one_store(tmp_path):
     from helpers_estimators import new_log
 
     tag, log = new_log()
+    gate_tag, gate = new_log()
     store = tmp_path / "store.sqlite"
-    learner = "helpers_estimators.SlowClassifier" + json.dumps({"delay": 1.0, "log": tag})
+    learner = "helpers_estimators.SlowClassifier" + json.dumps({"delay": 0.5, "gate": gate_tag, "log": tag})
     args = ["evaluate", "sklearn:iris", "--learners", learner, "--allow-module", "helpers_estimators", "--cv", "8",
             "--store", str(store), "--json"]
     first = _start(args, tmp_path, "first")
@@ -49,6 +54,11 @@ def test_two_evaluate_processes_share_the_folds_of_one_store(tmp_path):
             assert first.poll() is None and time.monotonic() < end, (tmp_path / "first.err").read_text()
             time.sleep(0.05)
         procs.append(_start(args, tmp_path, "second"))
+        while len(set(log.read_text().split()) if log.exists() else ()) < 2:  # each process is in a fit of its own
+            assert all(p.poll() is None for p in procs) and time.monotonic() < end + 120, \
+                (tmp_path / "first.err").read_text() + (tmp_path / "second.err").read_text()
+            time.sleep(0.05)
+        gate.touch()
         for p in procs:
             assert p.wait(timeout=120) == 0, (tmp_path / "first.err").read_text() + (tmp_path / "second.err").read_text()
     finally:

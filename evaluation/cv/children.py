@@ -33,6 +33,12 @@ Lifetimes (no process outlives the command)
 * joblib's loky workers started through :func:`parallel` watch their parent from their start
   and exit within 0.1 s of its death (:func:`watch_parent`); loky alone leaves them running for
   minutes after a SIGKILL.
+* A command (the command line; :func:`end_with_this_process`) also has a reaper: a tiny process
+  that, when the command ends however it ends, kills every process still carrying the command's
+  token in its environment, within about 0.05 s (``_boot/algorank_reaper``).  It needs nothing
+  from those processes, so a loky worker SIGKILLed-orphaned while it is still importing (before
+  its parent watch can start) goes too.  Linux only; the watches above remain the rule elsewhere
+  and for the library used from a long-running program, whose other processes are not ours.
 * Children ignore SIGINT: a terminal Ctrl-C reaches the caller, which kills the child at once
   and re-raises.  SIGINT is held back while a child is being started, so an interrupt never
   leaves a half-sent child (``UnpicklingError: pickle data was truncated``).
@@ -61,13 +67,15 @@ from typing import Any, Callable
 
 __all__ = ["PRELOAD", "REAP_SECONDS", "Outcome", "fold_context", "add_preload", "start_fold_server",
            "stop_fold_server", "run_with_deadline", "ChildWorker", "ChildStream", "detach_from_caller",
-           "limit_threads", "interrupt_watch", "watch_parent", "parallel", "watched_executor", "stop_processes"]
+           "limit_threads", "interrupt_watch", "watch_parent", "parallel", "watched_executor", "stop_processes",
+           "end_with_this_process"]
 
 logger = logging.getLogger(__name__)
 
 _BOOT_DIR = Path(__file__).resolve().parent / "_boot"
 _GUARD = "algorank_fold_server_guard"
 _CALLER_ENV = "ALGORANK_FOLD_SERVER_CALLER"
+_TOKEN_ENV = "ALGORANK_RUN_TOKEN"  # as in _boot/algorank_reaper.py
 
 #: Modules the fold server imports once, so that no child pays for importing them; the guard comes
 #: first (see "Lifetimes"), the warm-up last (it fits every portfolio learner once on a tiny dataset,
@@ -84,6 +92,51 @@ REAP_SECONDS = 0.5
 _CONTEXT = None
 _LOCK = threading.RLock()
 _STARTED_PID: int | None = None
+
+
+# ====================================================================== the command's reaper
+_TOKEN: str | None = None
+_REAPER = None
+
+
+def end_with_this_process() -> None:
+    """Make every process this one starts from now on, directly or not, end with it, however it ends.
+
+    For a process that *is* one algorank command (the command line): every process it starts is
+    its own.  A random token goes into this process's environment, so every process started from
+    now on carries it; the first time this process starts one that runs learner code (fold server,
+    worker pool), it also starts a reaper (``_boot/algorank_reaper.py``) that, once this process
+    has ended (SIGKILL included), kills every process carrying the token.  Linux only; a no-op
+    elsewhere and on a second call.  Not for a program that uses algorank as a library: its other
+    child processes are its own business.
+    """
+    global _TOKEN
+    if _TOKEN is not None or not sys.platform.startswith("linux"):
+        return
+    import secrets
+
+    _TOKEN = secrets.token_hex(16)
+    os.environ[_TOKEN_ENV] = _TOKEN
+
+
+def _start_reaper() -> None:
+    """Start the reaper of :func:`end_with_this_process` (once; only after that call; best effort)."""
+    global _REAPER
+    if _TOKEN is None or _REAPER is not None:
+        return
+    import subprocess
+
+    with _LOCK:
+        if _REAPER is not None:
+            return
+        env = {k: v for k, v in os.environ.items() if k != _TOKEN_ENV}  # the reaper must not sweep itself
+        try:
+            _REAPER = subprocess.Popen([sys.executable, "-I", "-S", str(_BOOT_DIR / "algorank_reaper.py"),
+                                        str(os.getpid()), _TOKEN], env=env, stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError:  # pragma: no cover - the watches of the processes themselves remain
+            logger.debug("could not start the reaper", exc_info=True)
+            _REAPER = False
 
 
 # ====================================================================== the fold server
@@ -113,6 +166,7 @@ def _ensure_server() -> None:
     from multiprocessing import forkserver
 
     fold_context()
+    _start_reaper()
     server = forkserver._forkserver
     with _LOCK:
         old = {k: os.environ.get(k) for k in ("PYTHONPATH", _CALLER_ENV)}
@@ -596,6 +650,7 @@ def parallel(n_jobs: int | None, **kwargs):
     from joblib._parallel_backends import LokyBackend
     from joblib.parallel import get_active_backend
 
+    _start_reaper()
     backend, _ = get_active_backend()
     extra = {}
     if type(backend) is LokyBackend:
@@ -614,6 +669,7 @@ def watched_executor(n_jobs: int):
 
     from joblib.externals.loky import get_reusable_executor
 
+    _start_reaper()
     executor = get_reusable_executor(max_workers=n_jobs, initializer=runpy.run_path,
                                      initargs=(str(_BOOT_DIR / "algorank_parent_watch.py"), {"PARENT": os.getpid()}))
     if not any(e is executor for e in _EXECUTORS):

@@ -10,10 +10,15 @@ Three figures, medians over ``--repeats`` runs:
   loky workers run 60 s fits; the seconds until no process of the command is left.
 * ``sigkill_starting_server_gone_s``: a process that starts the fold server and is killed at once,
   while the server is still importing; the seconds until the server is gone.
+* ``sigkill_workers_at_<offset>_gone_s``: ``algorank evaluate --n-jobs 2`` killed with SIGKILL
+  ``offset`` seconds after its first loky worker process appeared (0.0 to 1.0 s: the workers are
+  still importing, before any code of theirs can watch the command); the seconds until no process
+  of the command is left.  ``--offsets`` chooses the offsets.
 
 Usage::
 
-    python tests/benchmarks/bench_process_lifetimes.py [--repeats 5]
+    python tests/benchmarks/bench_process_lifetimes.py [--repeats 5] [--offsets 0 0.1 0.2 0.3 0.5 0.75 1]
+        [--only NAME ...]
 """
 
 from __future__ import annotations
@@ -76,6 +81,31 @@ def sigkill_workers() -> float:
     return _gone_after_kill(proc, marker)
 
 
+def _loky_workers(marker: str) -> list[int]:
+    found = []
+    for pid in _marked(marker):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"popen_loky_posix" in f.read():
+                    found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def sigkill_starting_workers(offset: float) -> float:
+    marker = uuid.uuid4().hex
+    proc = subprocess.Popen([sys.executable, "-m", "algorank", "evaluate", "sklearn:iris", "--learners", SLOW, "lda",
+                             "--allow-module", "helpers_estimators", "--n-jobs", "2", "--cv", "3", "--no-store",
+                             "--quiet"], env=_env(marker), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while not _loky_workers(marker):
+        if proc.poll() is not None:
+            raise RuntimeError("the command ended before its workers started")
+        time.sleep(0.005)
+    time.sleep(offset)
+    return _gone_after_kill(proc, marker)
+
+
 def sigkill_starting_server() -> float:
     marker = uuid.uuid4().hex
     code = ("import time\nfrom algorank.evaluation.cv.children import start_fold_server\nstart_fold_server()\n"
@@ -88,9 +118,15 @@ def sigkill_starting_server() -> float:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--offsets", type=float, nargs="*", default=[0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0])
+    ap.add_argument("--only", nargs="*", default=None, help="figures to measure (name prefixes)")
     args = ap.parse_args(argv)
-    for name, fn in (("deadline_overshoot_s", deadline_overshoot), ("sigkill_workers_gone_s", sigkill_workers),
-                     ("sigkill_starting_server_gone_s", sigkill_starting_server)):
+    figures = [("deadline_overshoot_s", deadline_overshoot), ("sigkill_workers_gone_s", sigkill_workers),
+               ("sigkill_starting_server_gone_s", sigkill_starting_server)]
+    figures += [(f"sigkill_workers_at_{o:g}s_gone_s", lambda o=o: sigkill_starting_workers(o)) for o in args.offsets]
+    for name, fn in figures:
+        if args.only is not None and not any(name.startswith(p) for p in args.only):
+            continue
         values = [fn() for _ in range(args.repeats)]
         print(f"{name}: median {statistics.median(values):.3f} s (min {min(values):.3f}, max {max(values):.3f}, "
               f"n={len(values)})", flush=True)
