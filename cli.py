@@ -124,6 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = None if argv is None else time.perf_counter()  # None: the budget counts from the process start
     try:  # everything, imports included, is inside: an interrupt at any moment exits 130 without a traceback
         import logging
+
         args = build_parser().parse_args(argv)
         args.started = started
         if argv is None:  # this process is the command: whatever it starts ends with it, SIGKILL included
@@ -149,6 +150,7 @@ def _exit_now(code: int) -> int:
     shutdown of numpy, pandas, scikit-learn takes up to a second; output, log handlers, finalizers are done here."""
     import logging
     import os
+
     try:
         if "algorank.api" in sys.modules:  # a fold server or worker pool still warming up would hold the pipes open
             sys.modules["algorank.api"].stop_processes()
@@ -156,6 +158,7 @@ def _exit_now(code: int) -> int:
         sys.stderr.flush()
         logging.shutdown()
         from multiprocessing import util
+
         util._exit_function()
     finally:
         os._exit(code)
