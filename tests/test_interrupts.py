@@ -300,7 +300,8 @@ def test_the_reaper_kills_the_commands_processes_and_only_those(tmp_path):
     try:
         token, child = proc.stdout.readline().split()
         token = token.decode()
-        assert len(token) == 32 and int(child) in _marked(marker)
+        assert len(token) == 32
+        _wait_for(lambda: int(child) in _marked(marker), proc, "the child's environment")  # readable once exec is done
         sleeper = [sys.executable, "-c", "import time; time.sleep(120)"]
         for env in ({"ALGORANK_RUN_TOKEN": token + "0"}, {"ALGORANK_RUN_TOKEN": uuid.uuid4().hex},
                     {"OTHER": f"ALGORANK_RUN_TOKEN={token}"}, {}):  # near misses: not the command's

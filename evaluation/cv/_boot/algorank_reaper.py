@@ -32,6 +32,8 @@ __all__: list = []
 TOKEN_ENV = "ALGORANK_RUN_TOKEN"
 #: Seconds a resource tracker gets to clean up by itself once the workers are gone.
 TRACKER_GRACE = 0.25
+#: Seconds without finding a process that end the sweeping.
+QUIET = 0.1
 #: Seconds of sweeping at most (a process that keeps forking cannot keep the reaper forever).
 SWEEP_LIMIT = 10.0
 
@@ -92,12 +94,14 @@ def _kill(fd, pid: int) -> None:
 
 
 def sweep(token: str) -> bool:
-    """Kill every process carrying ``token`` until two sweeps in a row find none; whether a resource tracker was killed."""
+    """Kill every process carrying ``token`` until none is found for :data:`QUIET` seconds; whether a resource tracker
+    was killed.  (A process in the middle of its ``exec`` shows no environment for an instant: one empty sweep is not
+    enough.)"""
     needle = f"{TOKEN_ENV}={token}".encode()
     start = time.monotonic()
-    quiet = 0
+    last_found = time.monotonic()
     killed_tracker = False
-    while quiet < 2 and time.monotonic() - start < SWEEP_LIMIT:
+    while time.monotonic() - last_found < QUIET and time.monotonic() - start < SWEEP_LIMIT:
         found = False
         grace = time.monotonic() - start < TRACKER_GRACE
         for fd, pid, tracker in _carriers(needle):
@@ -107,7 +111,8 @@ def sweep(token: str) -> bool:
                 killed_tracker = killed_tracker or tracker
             if fd is not None:
                 os.close(fd)
-        quiet = 0 if found else quiet + 1
+        if found:
+            last_found = time.monotonic()
         time.sleep(0.01 if found else 0.02)
     return killed_tracker
 
