@@ -310,6 +310,29 @@ def test_parallel_tests_on_threads_give_the_serial_scores(iris):
     assert starts[1] < min(e for _, e in r.test_times)  # the first two ran at the same time
 
 
+class _RecordingPool:
+    """A stand-in worker pool: records what is submitted; each test 'finishes' at once with accuracy 0.5."""
+
+    def __init__(self):
+        self.submitted = []
+
+    def submit(self, learner, state):
+        self.submitted.append(learner)
+        return learner
+
+    def wait(self, handles, timeout):
+        return [handles[0]]
+
+    def result(self, handle):
+        return Observation(handle, 0.5, 0.1), {"status": "ok"}
+
+    def abort(self, handles):
+        pass
+
+    def close(self):
+        pass
+
+
 def test_batch_policy_sees_running_tests_as_their_predictions():
     calls = []
 
@@ -324,27 +347,8 @@ def test_batch_policy_sees_running_tests_as_their_predictions():
 
     from algorank.recommender.live import parallel
 
-    class FakePool:
+    class FakePool(_RecordingPool):
         kind = "threading"
-
-        def __init__(self):
-            self.submitted = []
-
-        def submit(self, learner, state):
-            self.submitted.append(learner)
-            return learner
-
-        def wait(self, handles, timeout):
-            return [handles[0]]
-
-        def result(self, handle):
-            return Observation(handle, 0.5, 0.1), {"status": "ok"}
-
-        def abort(self, handles):
-            pass
-
-        def close(self):
-            pass
 
     pool = FakePool()
     env = LiveEnvironment(load_dataset("sklearn:iris"), cv=3, budget_seconds=None, expected_seconds={})
@@ -387,27 +391,8 @@ def test_while_the_pool_warms_cheap_tests_run_here_and_a_timed_one_waits_for_the
             seen = {o.learner for o in history}
             return next((l for l in (NB, TREE) if l not in seen), None)
 
-    class WarmingLokyPool:
+    class WarmingLokyPool(_RecordingPool):
         kind = "loky"
-
-        def __init__(self):
-            self.submitted = []
-
-        def submit(self, learner, state):
-            self.submitted.append(learner)
-            return learner
-
-        def wait(self, handles, timeout):
-            return [handles[0]]
-
-        def result(self, handle):
-            return Observation(handle, 0.5, 0.1), {"status": "ok"}
-
-        def abort(self, handles):
-            pass
-
-        def close(self):
-            pass
 
     pool = WarmingLokyPool()
     monkeypatch.setattr(parallel, "_pool", lambda n, data: pool)

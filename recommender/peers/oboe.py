@@ -147,6 +147,19 @@ def impute(vt: np.ndarray, row: np.ndarray, known, rank: int) -> np.ndarray:
     return x @ y
 
 
+def _design_inputs(t_predicted, t_max: float, n_cores: int, Y):
+    """``(t, cap, Y, trivial)`` of a design problem; ``trivial`` is its answer when no solver is needed
+    (no candidates, or the time constraint is inactive: ``v = 1`` is optimal, log det grows with every
+    ``v_i``), else None."""
+    t = np.asarray(t_predicted, dtype=float)
+    cap = t_max * n_cores
+    if len(t) == 0:
+        return t, cap, Y, np.zeros(0)
+    if np.all(np.isfinite(t)) and t.sum() <= cap:
+        return t, cap, Y, np.ones(len(t))
+    return t, cap, np.asarray(Y, dtype=float), None
+
+
 def solve_design(t_predicted: np.ndarray, t_max: float, n_cores: int, Y: np.ndarray, *,
                  maxiter: int = 30) -> np.ndarray:
     """OBOE's relaxed D-optimal design (``experiment_design.solve``, scalarization ``D``).
@@ -154,14 +167,10 @@ def solve_design(t_predicted: np.ndarray, t_max: float, n_cores: int, Y: np.ndar
     ``minimise -log det(Y diag(v) Y^T)`` subject to ``0 <= v <= 1`` and ``t_predicted @ v <= t_max n_cores``,
     by SLSQP from ``v = 0.5`` with at most ``maxiter`` iterations (exact gradient).  Returns ``v``.
     """
-    t = np.asarray(t_predicted, dtype=float)
+    t, cap, Y, trivial = _design_inputs(t_predicted, t_max, n_cores, Y)
+    if trivial is not None:
+        return trivial
     n = len(t)
-    if n == 0:
-        return np.zeros(0)
-    cap = t_max * n_cores
-    if np.all(np.isfinite(t)) and t.sum() <= cap:
-        return np.ones(n)  # the constraint is inactive: v = 1 is optimal (log det grows with every v_i)
-    Y = np.asarray(Y, dtype=float)
 
     def objective(v):
         sign, logdet = np.linalg.slogdet((Y * v) @ Y.T)
@@ -203,14 +212,10 @@ def solve_design_exact(t_predicted: np.ndarray, t_max: float, n_cores: int, Y: n
     the solver's iteration count.  Falls back to :func:`solve_design` when ``Y`` has fewer than its
     rows' rank of usable columns (``log det`` is then ``-inf`` everywhere).  Returns ``v``.
     """
-    t = np.asarray(t_predicted, dtype=float)
+    t, cap, Y, trivial = _design_inputs(t_predicted, t_max, n_cores, Y)
+    if trivial is not None:
+        return trivial
     n = len(t)
-    if n == 0:
-        return np.zeros(0)
-    cap = t_max * n_cores
-    if np.all(np.isfinite(t)) and t.sum() <= cap:
-        return np.ones(n)
-    Y = np.asarray(Y, dtype=float)
     if not (np.all(np.isfinite(t)) and np.all(t > 0) and cap > 0) or np.linalg.matrix_rank(Y) < Y.shape[0]:
         return solve_design(t, t_max, n_cores, Y)
     v = np.full(n, 0.5)
