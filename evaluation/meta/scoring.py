@@ -84,6 +84,7 @@ from algorank.recommender.kernel.loss_time import (
     row_chunks,
     spearman_of_ranks,
     spearman_rows,
+    take_rows,
     twice_ranks,
 )
 from algorank.recommender.kernel.trace import run_policy
@@ -300,7 +301,7 @@ def _compact(arrays: MetaArrays, orders: np.ndarray) -> np.ndarray:
     for c in row_chunks(*orders.shape):
         o = orders[c]
         valid = o >= 0
-        keep = valid & np.take_along_axis(testable[c], np.where(valid, o, 0), axis=1)
+        keep = valid & take_rows(testable[c], np.where(valid, o, 0))
         row, _ = np.nonzero(keep)  # row-major: each row's kept learners in order
         dest = np.cumsum(keep, axis=1)[keep] - 1
         out[c][row, dest] = o[keep]
@@ -428,7 +429,7 @@ class _Traces:
         for c in row_chunks(seq.shape[0], seq.shape[1]):
             s = seq[c]
             valid = s >= 0
-            got = np.take_along_axis(source[self.rows[c]], np.where(valid, s, 0), axis=1)
+            got = take_rows(source, np.where(valid, s, 0), self.rows[c])
             out[c] = np.where(valid, got, pad)
         return out
 
@@ -465,9 +466,9 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
         rho[c] = np.nan
         if full.any():
             pick = np.where(valid[full], s[full], 0)
-            rho[np.arange(n)[c][full]] = spearman_of_ranks(np.take_along_axis(twice[rc[full]], pick, axis=1),
-                                                          np.take_along_axis(ranked[rc[full]], pick, axis=1)
-                                                          & valid[full], valid[full])
+            rho[np.arange(n)[c][full]] = spearman_of_ranks(take_rows(twice, pick, rc[full]),
+                                                          take_rows(ranked, pick, rc[full]) & valid[full],
+                                                          valid[full])
         if not full.all():
             rho[np.arange(n)[c][~full]] = spearman_rows(np.where(nothing, -np.inf, acc)[~full], valid[~full])
         if scores:
