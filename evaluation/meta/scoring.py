@@ -449,6 +449,8 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
     n = len(rows)
     mil, rho, rho_s = np.empty(n), np.empty(n), np.full(n, np.nan)
     scores = capability(strategy, "has_dataset_scores")
+    # the strategy's own ranks of its scores, when it holds them for these arrays: gathered for fully tested rows
+    score_ranks = strategy.score_ranks(arrays) if scores and capability(strategy, "has_score_ranks") else None
     for c in row_chunks(n, seq.shape[1]):  # rows are independent: score them a block at a time
         s = seq[c]
         valid = s >= 0
@@ -472,8 +474,18 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
         if not full.all():
             rho[np.arange(n)[c][~full]] = spearman_rows(np.where(nothing, -np.inf, acc)[~full], valid[~full])
         if scores:
-            own = np.where(nothing, -np.inf, strategy.dataset_scores(np.where(nothing, 0.0, acc), sec))
-            rho_s[c] = spearman_rows(np.where(valid, own, np.nan), valid)
+            rest = np.ones(len(rc), dtype=bool)
+            if score_ranks is not None and full.any():
+                pick = np.where(valid[full], s[full], 0)
+                rho_s[np.arange(n)[c][full]] = spearman_of_ranks(take_rows(score_ranks[0], pick, rc[full]),
+                                                                take_rows(score_ranks[1], pick, rc[full])
+                                                                & valid[full], valid[full])
+                rest = ~full
+            if rest.any():
+                a, v = acc[rest], valid[rest]
+                gone = nothing[rest]
+                own = np.where(gone, -np.inf, strategy.dataset_scores(np.where(gone, 0.0, a), sec[rest]))
+                rho_s[np.arange(n)[c][rest]] = spearman_rows(np.where(v, own, np.nan), v)
     return BenchmarkResult(
         strategy=name,
         tmin=tmin,
