@@ -296,15 +296,17 @@ def _compact(arrays: MetaArrays, orders: np.ndarray) -> np.ndarray:
     """Keep, in order, the learners testable on each row's dataset (a result or a censored timeout);
     -1 padding at the end."""
     orders = np.asarray(orders, dtype=np.int64)
-    out = np.full(orders.shape, -1, dtype=np.int64)
+    out = np.empty(orders.shape, dtype=np.int64)
     testable = arrays.testable
+    pos = np.arange(orders.shape[1])
     for c in row_chunks(*orders.shape):
         o = orders[c]
         valid = o >= 0
         keep = valid & take_rows(testable[c], np.where(valid, o, 0))
-        row, _ = np.nonzero(keep)  # row-major: each row's kept learners in order
-        dest = np.cumsum(keep, axis=1)[keep] - 1
-        out[c][row, dest] = o[keep]
+        moved = np.argsort(~keep, axis=1, kind="stable")  # the kept entries first, each group in its order
+        block = take_rows(o, moved)
+        block[pos[None, :] >= keep.sum(axis=1)[:, None]] = -1
+        out[c] = block
     return out
 
 

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from algorank.recommender.kernel.loss_time import check_window, row_chunks
+from algorank.recommender.kernel.loss_time import check_window, row_chunks, take_rows
 from algorank.metadata.errors import InputError
 
 __all__ = ["oracle_order", "pareto_fronts", "oracle_mils"]
@@ -36,6 +36,19 @@ def _sorted_by_time(acc: np.ndarray, sec: np.ndarray, avail: np.ndarray) -> np.n
     """Per row, column indices by (unavailable last, time, accuracy descending, index)."""
     idx = np.broadcast_to(np.arange(acc.shape[1]), acc.shape)
     return np.lexsort((idx, np.where(avail, -acc, 0.0), np.where(avail, sec, 0.0), ~avail), axis=-1)
+
+
+def _by_time(acc: np.ndarray, sec: np.ndarray, avail: np.ndarray) -> np.ndarray:
+    """:func:`_sorted_by_time`, by one stable sort on the time where a row has no two available learners of equal
+    time (then accuracy cannot decide anything); rows with such ties are sorted by all keys."""
+    key = np.where(avail, sec, np.inf)
+    order = np.argsort(key, axis=1, kind="stable")  # unavailable last in index order, times ascending, index
+    if order.shape[1] > 1:
+        sk = take_rows(key, order)
+        tied = np.flatnonzero(((sk[:, 1:] == sk[:, :-1]) & np.isfinite(sk[:, 1:])).any(axis=1))
+        if tied.size:
+            order[tied] = _sorted_by_time(acc[tied], sec[tied], avail[tied])
+    return order
 
 
 def pareto_fronts(accuracy, seconds) -> list[np.ndarray]:
@@ -58,7 +71,7 @@ def pareto_fronts(accuracy, seconds) -> list[np.ndarray]:
     for c in row_chunks(*acc.shape):  # a block of rows at a time
         a, s = acc[c], sec[c]
         avail = np.isfinite(a) & np.isfinite(s)
-        order = _sorted_by_time(a, s, avail)
+        order = _by_time(a, s, avail)
         sa = np.take_along_axis(np.where(avail, a, -np.inf), order, axis=1)
         top = np.full(sa.shape, -np.inf)
         if sa.shape[1] > 1:
