@@ -49,7 +49,7 @@ def keep_freed_memory() -> bool:
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
-    ok = bool(mallopt(_M_MMAP_MAX, 0)) and bool(mallopt(_M_TRIM_THRESHOLD, 2**31 - 1))
+    ok = bool(mallopt(_M_MMAP_MAX, 0)) and bool(mallopt(_M_TRIM_THRESHOLD, -1))  # -1: never trim (mallopt(3))
     logger.debug("allocator: large blocks from the heap, freed memory kept: %s", ok)
     return ok
 
