@@ -125,6 +125,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:  # everything, imports included, is inside: an interrupt at any moment exits 130 without a traceback
         import logging
 
+        if argv is None:  # a whole process of its own: large temporaries reuse freed memory
+            from algorank.metadata.allocator import keep_freed_memory
+
+            keep_freed_memory()
         args = build_parser().parse_args(argv)
         args.started = started
         if argv is None:  # this process is the command: whatever it starts ends with it, SIGKILL included

@@ -55,6 +55,9 @@ def read_parquet_runs(path) -> tuple[pd.DataFrame, dict, dict]:
     """
     import pyarrow.parquet as pq
 
+    from algorank.metadata.allocator import arrow_pool
+
+    arrow_pool()  # the command line reads through jemalloc (fewer page faults); a library caller's pool is kept
     schema = pq.read_schema(path)
     strings = [c for c in ("dataset", "learner", "status") if c in schema.names
                and str(schema.field(c).type) in ("string", "large_string")]

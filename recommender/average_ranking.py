@@ -300,6 +300,7 @@ class AverageRanking(StrategyBase):
     fast_loo = True
     p_upper = 1.0
     has_dataset_scores = True
+    has_score_ranks = True
 
     def __init__(
         self,
@@ -363,6 +364,26 @@ class AverageRanking(StrategyBase):
         ``seconds`` are meta-data times; the time model is applied to them first.
         """
         return a3r_prime(accuracy, self.time_model.apply(seconds), p=self.p, time_floor=self.time_floor)
+
+    def score_ranks(self, arrays: MetaArrays):
+        """The ranks of :meth:`dataset_scores` over each dataset's testable learners, from the ranks this strategy
+        already holds for ``arrays`` (its leave-one-dataset-out orders were computed on them), or None.
+
+        Available when P > 0 and nothing is censored: then the ranked cells are exactly the testable ones and
+        their scores are those of :meth:`dataset_scores`.
+
+        Returns
+        -------
+        (twice, ranked) or None
+            As :func:`~algorank.recommender.kernel.loss_time.twice_ranks` (a row with one learner has 1 for its
+            twice rank; it has no Spearman correlation anyway).
+        """
+        if not self.uses_time or self._cache is None or self._cache[1] is not arrays:
+            return None
+        if (arrays.censored & np.isfinite(arrays.seconds)).any():
+            return None
+        units = self._cache[2]
+        return units.num, units.present
 
     @property
     def uses_time(self) -> bool:

@@ -34,13 +34,16 @@ __all__ = ["Strategy", "StrategyBase", "OrderPolicy", "CAPABILITIES", "time_mode
 #: * ``fast_loo_fit``: ``loo_sequences(meta, scoring, rows, train)``, every leave-one-dataset-out test
 #:   sequence from one preparation of the meta-data, the same as refitting per held-out dataset (ei, lt);
 #: * ``has_dataset_scores``: ``dataset_scores(accuracy, seconds)``, the key of the ideal order;
+#: * ``has_score_ranks``: ``score_ranks(arrays)``, the ranks of ``dataset_scores`` over every dataset's
+#:   testable learners that the strategy already holds for these arrays (``(twice ranks, ranked)`` as
+#:   :func:`~algorank.recommender.kernel.loss_time.twice_ranks` gives them), or None;
 #: * ``conditions_on_landmarks``: the fitted strategy's ``landmarks_`` names the landmarkers its
 #:   policy reads from ``dataset_info`` (recommend measures them only then).
 #:
 #: A strategy with a cost exponent P that ``tune-p`` can sweep declares ``p_upper`` (P's upper
 #: bound; None: no tunable P) and may declare ``p_grid`` (its default grid; None: the paper's).
 CAPABILITIES = ("needs_window", "sees_held_out", "time_model_aware", "adaptive", "predicts", "fast_loo",
-                "fast_loo_fit", "has_dataset_scores", "conditions_on_landmarks")
+                "fast_loo_fit", "has_dataset_scores", "has_score_ranks", "conditions_on_landmarks")
 
 
 def capability(strategy, flag: str) -> bool:
@@ -147,6 +150,7 @@ class StrategyBase:
     fast_loo = False
     fast_loo_fit = False
     has_dataset_scores = False
+    has_score_ranks = False
     conditions_on_landmarks = False
     p_upper: float | None = None
     p_grid: tuple | None = None

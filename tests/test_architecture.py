@@ -154,9 +154,9 @@ def test_explicit_all(path):
     assert "__all__" in names, f"{path.relative_to(ROOT)} has no __all__"
 
 
-#: What the command line may import: the API, the result and plot modules, the error and I/O helpers.
+#: What the command line may import: the API, the result and plot modules, the error, I/O and allocator helpers.
 CLI_ALLOWED = {"algorank.api", "algorank.results", "algorank.recommender.live.report", "algorank.metadata.errors",
-               "algorank.metadata.io", "algorank.metadata.text"}
+               "algorank.metadata.io", "algorank.metadata.text", "algorank.metadata.allocator"}
 
 
 COMMAND_MODULES = sorted((ROOT / "commands").glob("*.py"))

@@ -24,7 +24,7 @@ SPECS = {"ar": "ar:p=1/16", "random": "random:seed=3", "fastest": "fastest", "be
 
 #: capability -> the method a strategy declaring it must have.
 METHODS = {"needs_window": "with_window", "time_model_aware": "with_time_model", "fast_loo": "loo_orders",
-           "has_dataset_scores": "dataset_scores"}
+           "has_dataset_scores": "dataset_scores", "has_score_ranks": "score_ranks"}
 
 
 def _meta():
@@ -64,7 +64,7 @@ def test_capabilities_are_declared_bools_matching_the_methods(key):
 def test_declared_capabilities_of_the_strategies():
     declared = {key: {c for c in CAPABILITIES if getattr(parse_strategy(spec), c)} for key, spec in SPECS.items()}
     assert declared == {
-        "ar": {"time_model_aware", "fast_loo", "has_dataset_scores"},
+        "ar": {"time_model_aware", "fast_loo", "has_dataset_scores", "has_score_ranks"},
         "random": {"fast_loo"},
         "fastest": {"fast_loo"},
         "best-accuracy": {"fast_loo"},

@@ -84,6 +84,7 @@ from algorank.recommender.kernel.loss_time import (
     row_chunks,
     spearman_of_ranks,
     spearman_rows,
+    take_rows,
     twice_ranks,
 )
 from algorank.recommender.kernel.trace import run_policy
@@ -295,15 +296,17 @@ def _compact(arrays: MetaArrays, orders: np.ndarray) -> np.ndarray:
     """Keep, in order, the learners testable on each row's dataset (a result or a censored timeout);
     -1 padding at the end."""
     orders = np.asarray(orders, dtype=np.int64)
-    out = np.full(orders.shape, -1, dtype=np.int64)
+    out = np.empty(orders.shape, dtype=np.int64)
     testable = arrays.testable
+    pos = np.arange(orders.shape[1])
     for c in row_chunks(*orders.shape):
         o = orders[c]
         valid = o >= 0
-        keep = valid & np.take_along_axis(testable[c], np.where(valid, o, 0), axis=1)
-        row, _ = np.nonzero(keep)  # row-major: each row's kept learners in order
-        dest = np.cumsum(keep, axis=1)[keep] - 1
-        out[c][row, dest] = o[keep]
+        keep = valid & take_rows(testable[c], np.where(valid, o, 0))
+        moved = np.argsort(~keep, axis=1, kind="stable")  # the kept entries first, each group in its order
+        block = take_rows(o, moved)
+        block[pos[None, :] >= keep.sum(axis=1)[:, None]] = -1
+        out[c] = block
     return out
 
 
@@ -428,7 +431,7 @@ class _Traces:
         for c in row_chunks(seq.shape[0], seq.shape[1]):
             s = seq[c]
             valid = s >= 0
-            got = np.take_along_axis(source[self.rows[c]], np.where(valid, s, 0), axis=1)
+            got = take_rows(source, np.where(valid, s, 0), self.rows[c])
             out[c] = np.where(valid, got, pad)
         return out
 
@@ -448,6 +451,8 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
     n = len(rows)
     mil, rho, rho_s = np.empty(n), np.empty(n), np.full(n, np.nan)
     scores = capability(strategy, "has_dataset_scores")
+    # the strategy's own ranks of its scores, when it holds them for these arrays: gathered for fully tested rows
+    score_ranks = strategy.score_ranks(arrays) if scores and capability(strategy, "has_score_ranks") else None
     for c in row_chunks(n, seq.shape[1]):  # rows are independent: score them a block at a time
         s = seq[c]
         valid = s >= 0
@@ -465,14 +470,24 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
         rho[c] = np.nan
         if full.any():
             pick = np.where(valid[full], s[full], 0)
-            rho[np.arange(n)[c][full]] = spearman_of_ranks(np.take_along_axis(twice[rc[full]], pick, axis=1),
-                                                          np.take_along_axis(ranked[rc[full]], pick, axis=1)
-                                                          & valid[full], valid[full])
+            rho[np.arange(n)[c][full]] = spearman_of_ranks(take_rows(twice, pick, rc[full]),
+                                                          take_rows(ranked, pick, rc[full]) & valid[full],
+                                                          valid[full])
         if not full.all():
             rho[np.arange(n)[c][~full]] = spearman_rows(np.where(nothing, -np.inf, acc)[~full], valid[~full])
         if scores:
-            own = np.where(nothing, -np.inf, strategy.dataset_scores(np.where(nothing, 0.0, acc), sec))
-            rho_s[c] = spearman_rows(np.where(valid, own, np.nan), valid)
+            rest = np.ones(len(rc), dtype=bool)
+            if score_ranks is not None and full.any():
+                pick = np.where(valid[full], s[full], 0)
+                rho_s[np.arange(n)[c][full]] = spearman_of_ranks(take_rows(score_ranks[0], pick, rc[full]),
+                                                                take_rows(score_ranks[1], pick, rc[full])
+                                                                & valid[full], valid[full])
+                rest = ~full
+            if rest.any():
+                a, v = acc[rest], valid[rest]
+                gone = nothing[rest]
+                own = np.where(gone, -np.inf, strategy.dataset_scores(np.where(gone, 0.0, a), sec[rest]))
+                rho_s[np.arange(n)[c][rest]] = spearman_rows(np.where(v, own, np.nan), v)
     return BenchmarkResult(
         strategy=name,
         tmin=tmin,

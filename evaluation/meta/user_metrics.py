@@ -581,8 +581,9 @@ def metrics_report(results: Sequence, arrays: MetaArrays, *, eps: float = DEFAUL
     ref = names[0] if reference is None else str(reference)
     if ref not in names:
         raise InputError(f"reference must be one of the benchmarked strategies ({', '.join(names)}); got {ref!r}")
-    rows = [arrays.row(d) for d in ds]
-    sub = arrays.take(rows)
+    index = {d: i for i, d in enumerate(arrays.datasets)}
+    rows = [index[d] if d in index else arrays.row(d) for d in ds]  # row() names an unknown dataset
+    sub = arrays if rows == list(range(len(arrays.datasets))) else arrays.take(rows)
     cheapest = cheapest_test(sub)
     metrics = tuple(user_metrics(r, cheapest=cheapest, eps=eps, budgets=budgets) for r in results)
     oracle = oracle_metrics(sub, cheapest=cheapest, eps=eps, budgets=budgets, tmin=results[0].tmin,

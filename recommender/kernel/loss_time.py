@@ -53,6 +53,7 @@ __all__ = [
     "mean_loss_time_curve",
     "mean_loss_by_tests",
     "row_chunks",
+    "take_rows",
     "twice_ranks",
 ]
 
@@ -83,10 +84,29 @@ def check_window(tmin: float, tmax: float) -> tuple[float, float]:
 
 
 def _seqsum(x: np.ndarray) -> np.ndarray:
-    """Left-to-right sum over the last axis (exactly unchanged by trailing zeros)."""
+    """Left-to-right sum over the last axis (exactly unchanged by trailing zeros).
+
+    The values of ``np.cumsum(x, axis=-1)[..., -1]``, bit for bit: a 2-D block is summed in column-major
+    layout, where numpy adds the columns one after another (no pairwise summation), starting from
+    ``-0.0`` (``-0.0 + v == v`` for every ``v``, signed zeros included)."""
     if x.shape[-1] == 0:
         return np.zeros(x.shape[:-1])
-    return np.cumsum(x, axis=-1)[..., -1]
+    if x.ndim != 2 or x.shape[0] < 2:  # one row: numpy would sum it pairwise
+        return np.cumsum(x, axis=-1)[..., -1]
+    return np.add.reduce(np.asfortranarray(x), axis=1, initial=-0.0)
+
+
+def take_rows(source: np.ndarray, idx: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """``np.take_along_axis(source[rows], idx, axis=1)`` for a 2-D ``source`` and non-negative ``idx`` (rows
+    ``0 .. len(idx) - 1`` when ``rows`` is None), by one flat gather (no copy of the rows, about twice as fast)."""
+    source = np.asarray(source)
+    idx = np.asarray(idx, dtype=np.int64)
+    base = np.arange(idx.shape[0], dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
+    if source.flags.c_contiguous:
+        return source.reshape(-1).take(idx + (base * source.shape[1])[:, None])
+    if source.flags.f_contiguous:  # column-major: cell (r, j) is element r + j * n_rows
+        return source.T.reshape(-1).take(idx * source.shape[0] + base[:, None])
+    return np.take_along_axis(source[base], idx, axis=1)
 
 
 def loss_steps(accuracy: np.ndarray, seconds: np.ndarray, best: np.ndarray, baseline: np.ndarray):
@@ -181,20 +201,28 @@ def twice_ranks(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     for c in row_chunks(n, k):
         key = -scores[c]
         miss = ~present[c]
+        rows = key.shape[0]
+        offsets = (np.arange(rows, dtype=np.int64) * k)[:, None]
         if not (miss.any(axis=1) & (key == np.inf).any(axis=1)).any():
             key[miss] = np.inf  # sorts last like NaN, on numpy's fast path; no ranked +inf to tie with
         order = np.argsort(key, axis=1)  # ties are ranked alike: no stable sort needed
-        v = np.take_along_axis(key, order, axis=1)
+        flat = order + offsets
+        v = key.reshape(-1).take(flat)
         new = np.ones(v.shape, dtype=bool)
-        new[:, 1:] = v[:, 1:] != v[:, :-1]  # a tie group starts here
-        new |= np.take_along_axis(miss, order, axis=1)  # a missing cell is never tied
-        first = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
-        end = np.ones(v.shape, dtype=bool)
-        end[:, :-1] = new[:, 1:]
-        last = np.minimum.accumulate(np.where(end, pos, k)[:, ::-1], axis=1)[:, ::-1]
-        block = np.empty(v.shape, dtype=np.int64)
-        np.put_along_axis(block, order, first + last, axis=1)  # 2 (mid rank - 1), 0-based positions
-        twice[c] = np.where(miss, 0, block)
+        np.not_equal(v[:, 1:], v[:, :-1], out=new[:, 1:])  # a tie group starts here
+        new |= miss.reshape(-1).take(flat)  # a missing cell is never tied
+        block = np.empty(rows * k, dtype=np.int64)
+        if new.all():  # no ties: every cell is its own group, 2 (r - 1) = 2 * position
+            block[flat] = 2 * pos
+        else:
+            first = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
+            end = np.ones(v.shape, dtype=bool)
+            end[:, :-1] = new[:, 1:]
+            last = np.minimum.accumulate(np.where(end, pos, k)[:, ::-1], axis=1)[:, ::-1]
+            block[flat] = first + last  # 2 (mid rank - 1), 0-based positions
+        block = block.reshape(rows, k)
+        block[miss] = 0
+        twice[c] = block
     return twice, present
 
 

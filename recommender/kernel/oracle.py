@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from algorank.recommender.kernel.loss_time import check_window, row_chunks
+from algorank.recommender.kernel.loss_time import check_window, row_chunks, take_rows
 from algorank.metadata.errors import InputError
 
 __all__ = ["oracle_order", "pareto_fronts", "oracle_mils"]
@@ -36,6 +36,19 @@ def _sorted_by_time(acc: np.ndarray, sec: np.ndarray, avail: np.ndarray) -> np.n
     """Per row, column indices by (unavailable last, time, accuracy descending, index)."""
     idx = np.broadcast_to(np.arange(acc.shape[1]), acc.shape)
     return np.lexsort((idx, np.where(avail, -acc, 0.0), np.where(avail, sec, 0.0), ~avail), axis=-1)
+
+
+def _by_time(acc: np.ndarray, sec: np.ndarray, avail: np.ndarray) -> np.ndarray:
+    """:func:`_sorted_by_time`, by one stable sort on the time where a row has no two available learners of equal
+    time (then accuracy cannot decide anything); rows with such ties are sorted by all keys."""
+    key = np.where(avail, sec, np.inf)
+    order = np.argsort(key, axis=1, kind="stable")  # unavailable last in index order, times ascending, index
+    if order.shape[1] > 1:
+        sk = take_rows(key, order)
+        tied = np.flatnonzero(((sk[:, 1:] == sk[:, :-1]) & np.isfinite(sk[:, 1:])).any(axis=1))
+        if tied.size:
+            order[tied] = _sorted_by_time(acc[tied], sec[tied], avail[tied])
+    return order
 
 
 def pareto_fronts(accuracy, seconds) -> list[np.ndarray]:
@@ -58,7 +71,7 @@ def pareto_fronts(accuracy, seconds) -> list[np.ndarray]:
     for c in row_chunks(*acc.shape):  # a block of rows at a time
         a, s = acc[c], sec[c]
         avail = np.isfinite(a) & np.isfinite(s)
-        order = _sorted_by_time(a, s, avail)
+        order = _by_time(a, s, avail)
         sa = np.take_along_axis(np.where(avail, a, -np.inf), order, axis=1)
         top = np.full(sa.shape, -np.inf)
         if sa.shape[1] > 1:
@@ -115,6 +128,41 @@ def _front_search(acc: list, sec: list, ids: list, best: float, baseline: float,
             if total < best_total:
                 best_total, best_path = total, path
     return best_total, best_path
+
+
+def _front_value(acc: list, sec: list, best: float, baseline: float, a: float, b: float) -> float:
+    """The smallest integral of :func:`_front_search` with ``extend_past_window=False``, without the paths.
+
+    The same states, candidates and arithmetic as :func:`_front_search`, so the same value bit for bit:
+    with no path in a state, sorting the states ``(t, C, u)`` as tuples is the order by ``(t, C)`` (``u`` is a
+    function of ``t``); a state that ends at or after the window is not kept for extension."""
+    log10 = math.log10
+    initial = 100.0 * max(0.0, best - max(baseline, -math.inf))
+    best_total = initial * (b - a)
+    groups = [(initial, [(0.0, 0.0, a)])]  # (loss after the group's learner, its states that end before b)
+    for x, sj in zip(acc, sec):
+        lj = 100.0 * max(0.0, best - max(baseline, x))
+        cands = []
+        add = cands.append
+        for prev_loss, plist in groups:
+            for t, c, ut in plist:
+                t2 = t + sj
+                u2 = a if t2 <= 0 else min(max(log10(t2), a), b)
+                add((t2, c + prev_loss * (u2 - ut), u2))
+        cands.sort()
+        kept, best_v = [], math.inf
+        for state in cands:
+            t2, c2, u2 = state
+            v = c2 - lj * u2
+            if v < best_v:
+                best_v = v
+                total = c2 + lj * (b - u2)
+                if total < best_total:
+                    best_total = total
+                if u2 < b:
+                    kept.append(state)
+        groups.append((lj, kept))
+    return best_total
 
 
 def oracle_order(accuracy, seconds, *, baseline: float, tmin: float, tmax: float) -> tuple[np.ndarray, float]:
@@ -191,6 +239,5 @@ def oracle_mils(accuracy, seconds, baseline, windows) -> np.ndarray:
         for w, (lo, hi) in enumerate(bounds):
             if lo[i] < hi[i]:
                 a, b = math.log10(float(lo[i])), math.log10(float(hi[i]))
-                out[i, w] = _front_search(fa, fs, ids, float(best[i]), float(base[i]), a, b,
-                                          extend_past_window=False)[0] / (b - a)
+                out[i, w] = _front_value(fa, fs, float(best[i]), float(base[i]), a, b) / (b - a)
     return out
