@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -159,3 +161,32 @@ def test_parallel_workers_give_the_same_folds(iris):
     for col in ("accuracy", "balanced_accuracy", "auc", "log_loss"):
         np.testing.assert_array_equal(a[col].to_numpy(), b[col].to_numpy())
     pd.testing.assert_series_equal(seq.summary["accuracy_mean"], par.summary["accuracy_mean"])
+
+
+def test_fold_auc_and_macro_f1_equal_scikit_learns_on_random_folds_with_ties():
+    from sklearn.metrics import f1_score, roc_auc_score
+
+    from algorank.evaluation.cv.fold import _auc_ovr, _f1_macro
+
+    rng = np.random.default_rng(0)
+    checked = 0
+    for trial in range(400):
+        n, k = int(rng.integers(2, 40)), int(rng.integers(2, 5))
+        y = rng.integers(0, k, n)
+        present = np.unique(y)
+        scores = rng.random((n, k))
+        if trial % 2:
+            scores = np.round(scores, 1)  # many tied scores
+        pred = rng.integers(0, k + 1, n)  # a class absent from the fold may be predicted
+        assert _f1_macro(y, pred) == pytest.approx(f1_score(y, pred, average="macro", zero_division=0), abs=1e-12)
+        if len(present) < 2:
+            assert math.isnan(_auc_ovr(y, scores))
+            continue
+        expected = (roc_auc_score(y == 1, scores[:, 1]) if k == 2 and len(present) == 2
+                    else np.mean([roc_auc_score(y == c, scores[:, c]) for c in present]))
+        assert _auc_ovr(y, scores) == pytest.approx(expected, abs=1e-12)
+        checked += 1
+    assert checked > 300
+    scores[0, :] = np.nan  # a non-finite score is an error, as in scikit-learn (the fold is then recorded as failed)
+    with pytest.raises(ValueError):
+        _auc_ovr(np.array([0, 1] * (len(scores) // 2) + [0] * (len(scores) % 2)), scores)

@@ -47,6 +47,9 @@ def _stored(store: Path) -> int:
 
 def test_sigkill_then_rerun_resumes_exactly(tmp_path):
     store = tmp_path / "killed.sqlite"
+    clean_store = tmp_path / "clean.sqlite"  # the uninterrupted reference runs beside the killed run and its rerun
+    clean = subprocess.Popen(_cmd(clean_store), env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=tmp_path)
     proc = subprocess.Popen(_cmd(store), env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
     deadline = time.time() + 60
     while _stored(store) < 5 and time.time() < deadline and proc.poll() is None:
@@ -60,10 +63,9 @@ def test_sigkill_then_rerun_resumes_exactly(tmp_path):
     assert rerun.returncode == 0, rerun.stderr
     resumed = json.loads(rerun.stdout)
 
-    clean_store = tmp_path / "clean.sqlite"
-    clean = subprocess.run(_cmd(clean_store), env=_env(), capture_output=True, text=True, cwd=tmp_path, timeout=120)
-    assert clean.returncode == 0, clean.stderr
-    expected = json.loads(clean.stdout)
+    clean_out, clean_err = clean.communicate(timeout=120)
+    assert clean.returncode == 0, clean_err
+    expected = json.loads(clean_out)
 
     # no duplicated and no missing folds: 3 learners x 3 repeats x 3 folds, each exactly once
     with sqlite3.connect(str(store)) as con:

@@ -47,22 +47,43 @@ def _balanced_accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
 
 
 def _f1_macro(y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    """Macro F1 over the classes present in the fold or predicted (scikit-learn's, zero for an empty class)."""
-    from sklearn.metrics import f1_score
+    """Macro F1 over the classes present in the fold or predicted: scikit-learn's ``f1_score(average="macro",
+    zero_division=0)``, computed as ``2 TP / (2 TP + FP + FN)`` per class (every class counted has a row or a
+    prediction, so no denominator is zero) without scikit-learn's per-call validation."""
+    y_true = np.asarray(y_true)
+    y_pred = np.asarray(y_pred)
+    labels, codes = np.unique(np.concatenate([y_true, y_pred]), return_inverse=True)
+    t, p = codes[: len(y_true)], codes[len(y_true):]
+    k = len(labels)
+    tp = np.bincount(t[t == p], minlength=k).astype(float)
+    counted = np.bincount(t, minlength=k) + np.bincount(p, minlength=k)  # 2 TP + FP + FN
+    return float(np.mean(2 * tp / counted))
 
-    return float(f1_score(y_true, y_pred, average="macro", zero_division=0))
+
+def _binary_auc(positive: np.ndarray, score: np.ndarray) -> float:
+    """ROC AUC of ``score`` for the boolean labels ``positive``: the Mann-Whitney statistic with tied scores
+    counted half, which is the area under scikit-learn's (trapezoidal) ROC curve."""
+    from scipy.stats import rankdata
+
+    n_pos = int(positive.sum())
+    n_neg = len(positive) - n_pos
+    ranks = rankdata(score)  # ties get their average rank
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
 def _auc_ovr(y_true: np.ndarray, scores: np.ndarray) -> float:
-    from sklearn.metrics import roc_auc_score
-
+    """One-vs-rest ROC AUC averaged over the classes present (scikit-learn's ``roc_auc_score`` per class);
+    a non-finite score is an error, as there."""
     present = np.unique(y_true)
     if len(present) < 2:
         return math.nan
-    if scores.shape[1] == 2 and len(present) == 2:
-        return float(roc_auc_score(y_true == 1, scores[:, 1]))
-    values = [roc_auc_score(y_true == c, scores[:, c]) for c in present]
-    return float(np.mean(values))
+    columns = [1] if scores.shape[1] == 2 and len(present) == 2 else list(present)
+    used = scores[:, columns]
+    if not np.all(np.isfinite(used)):
+        raise ValueError("Input contains NaN or infinity in the scores.")
+    if columns == [1]:
+        return _binary_auc(y_true == 1, used[:, 0])
+    return float(np.mean([_binary_auc(y_true == c, used[:, i]) for i, c in enumerate(columns)]))
 
 
 def _score_matrix(model, X_test, n_classes: int) -> tuple[np.ndarray | None, bool]:
