@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -366,17 +367,19 @@ def _base_time_kind(arrays: MetaArrays) -> str:
     return arrays.time_kind.partition(":")[0]
 
 
-_SHARED: dict = {}  # per scored arrays (the last ones only): what every strategy's scoring reads from them
+_SHARED = threading.local()  # per thread, per scored arrays (the last ones only): what every strategy's scoring reads
 
 
 def _shared(arrays: MetaArrays, what: str, make):
-    """``make(arrays)``, kept while the same arrays are scored (a P sweep scores one set of arrays 8 times)."""
-    if _SHARED.get("arrays") is not arrays:
-        _SHARED.clear()
-        _SHARED["arrays"] = arrays
-    if what not in _SHARED:
-        _SHARED[what] = make(arrays)
-    return _SHARED[what]
+    """``make(arrays)``, kept while the same arrays are scored (a P sweep scores one set of arrays 8 times).
+
+    Kept per thread, so that two threads scoring different arrays never read each other's values."""
+    kept = getattr(_SHARED, "kept", None)
+    if kept is None or kept.get("arrays") is not arrays:
+        kept = _SHARED.kept = {"arrays": arrays}
+    if what not in kept:
+        kept[what] = make(arrays)
+    return kept[what]
 
 
 def _ideal_ranks(arrays: MetaArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
