@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["marked"]
+__all__ = ["marked", "loky_workers"]
 
 
 def marked(marker: str) -> list[int]:
@@ -20,6 +20,19 @@ def marked(marker: str) -> list[int]:
                     with open(f"/proc/{entry}/stat", "rb") as f:
                         if f.read().rpartition(b")")[2].split()[0] != b"Z":  # zombies are gone already
                             found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def loky_workers(marker: str) -> list[int]:
+    """The marked processes that are joblib's loky workers (by their command line)."""
+    found = []
+    for pid in marked(marker):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"popen_loky_posix" in f.read():
+                    found.append(pid)
         except OSError:
             continue
     return found

@@ -110,7 +110,7 @@ def test_the_interrupt_watch_records_an_interrupt_and_gives_the_handler_back():
 
 
 # ====================================================================== real processes
-from helpers_processes import marked as _marked  # noqa: E402  (tests/ is on the path)
+from helpers_processes import loky_workers as _loky_workers, marked as _marked  # noqa: E402  (tests/ is on the path)
 
 
 def _env(marker: str) -> dict:
@@ -215,18 +215,6 @@ def test_sigkill_while_the_fold_server_starts_leaves_nothing(tmp_path):
         if proc.poll() is None:
             proc.kill()
         _cleanup(marker)
-
-
-def _loky_workers(marker: str) -> list[int]:
-    found = []
-    for pid in _marked(marker):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if b"popen_loky_posix" in f.read():
-                    found.append(pid)
-        except OSError:
-            continue
-    return found
 
 
 @pytest.mark.parametrize("command", ["evaluate", "evaluate-importing", "build-meta"])

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import sys
 import time
 from pathlib import Path
@@ -35,11 +34,11 @@ sys.path.insert(0, str(ROOT))
 
 from algorank.api import load_meta, time_model_arrays  # noqa: E402
 from algorank.evaluation.meta.scoring import _compact, _prepare, _score, _window  # noqa: E402
-from algorank.recommender.kernel.environments import SimulatedEnvironment, SkipUnavailable  # noqa: E402
-from algorank.recommender.kernel.trace import run_policy  # noqa: E402
 from algorank.evaluation.meta.user_metrics import metrics_report  # noqa: E402
 from algorank.metadata.splits import heldout  # noqa: E402
+from algorank.recommender.base import capability  # noqa: E402
 from algorank.recommender.registry import parse_strategy  # noqa: E402
+from bench_field import cached_order  # noqa: E402  (this folder is on the path when run as a script)
 
 SETS = ("broad", "lcdb", "oboe")
 STRATEGIES = ("ar:p=0", "ar:tuned", "fastest", "ei", "eit", "lt:h=inf", "oracle")
@@ -58,10 +57,10 @@ def sequences(spec: str, meta, arrays, model, kind, rows, lo, hi, *, out: Path, 
     """Leave-one-dataset-out learner orders (rows of ``arrays``' learner indices, -1 padded)."""
     strategy = _prepare(parse_strategy(spec), lo, hi)
     train = np.ones(len(arrays.datasets), dtype=bool)
-    if getattr(strategy, "fast_loo", False):
+    if capability(strategy, "fast_loo"):
         source = arrays
         return _compact(arrays, strategy.loo_orders(source, train=train))
-    if getattr(strategy, "time_model_aware", False):
+    if capability(strategy, "time_model_aware"):
         strategy = strategy.with_time_model(time_overhead=model.overhead, time_scale=model.scale, time_kind=kind)
     folder = out / spec.replace(":", "_").replace(",", "_").replace("=", "-").replace("/", "-")
     folder.mkdir(parents=True, exist_ok=True)
@@ -70,18 +69,9 @@ def sequences(spec: str, meta, arrays, model, kind, rows, lo, hi, *, out: Path, 
     t0 = time.time()
     for k, d in enumerate(rows):
         dataset = arrays.datasets[d]
-        f = _file(folder, dataset)
-        if f.exists() and not force:
-            order = json.loads(f.read_text())["order"]
-        else:
-            fitted = strategy.fit(meta.subset(datasets=[x for x in arrays.datasets if x != dataset]))
-            env = SimulatedEnvironment(arrays, dataset)
-            trace = run_policy(SkipUnavailable(fitted.policy(meta.dataset_info(dataset)), env.available), env,
-                               dataset=dataset)
-            order = trace.learners
-            tmp = f.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"dataset": dataset, "strategy": spec, "order": order}))
-            tmp.replace(f)
+        order = cached_order(_file(folder, dataset), spec,
+                             lambda: strategy.fit(meta.subset(datasets=[x for x in arrays.datasets if x != dataset])),
+                             lambda: meta.dataset_info(dataset), arrays, dataset, force=force)
         idx = [index[l] for l in order]
         seq[d, : len(idx)] = idx
         if k % 25 == 0:

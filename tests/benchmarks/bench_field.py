@@ -55,6 +55,7 @@ from algorank.evaluation.meta.user_metrics import metrics_report  # noqa: E402
 from algorank.metadata.splits import heldout  # noqa: E402
 from algorank.recommender.kernel.environments import SimulatedEnvironment, SkipUnavailable  # noqa: E402
 from algorank.recommender.kernel.trace import run_policy  # noqa: E402
+from algorank.recommender.base import capability  # noqa: E402
 from algorank.recommender.registry import parse_strategy  # noqa: E402
 
 DEFAULT = "ei"
@@ -84,13 +85,27 @@ def _folder(cache: Path, spec: str) -> Path:
     return cache / spec.replace(":", "_").replace(",", "_").replace("=", "-").replace("/", "-")
 
 
+def cached_order(f: Path, spec: str, fit, info, arrays, dataset: str, *, force: bool = False) -> list[str]:
+    """The learner order of ``spec`` on ``dataset``: read from the cache file ``f`` (unless ``force``), else
+    run in simulation (``fit()``: the fitted strategy, ``info()``: what its policy knows of the dataset) and
+    written to ``f`` atomically, so an interrupted run resumes."""
+    if f.exists() and not force:
+        return json.loads(f.read_text())["order"]
+    env = SimulatedEnvironment(arrays, dataset)
+    trace = run_policy(SkipUnavailable(fit().policy(info()), env.available), env, dataset=dataset)
+    tmp = f.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"dataset": dataset, "strategy": spec, "order": trace.learners}))
+    tmp.replace(f)
+    return trace.learners
+
+
 def sequences(spec, meta_train, arrays, rows, lo, hi, model, kind, *, cache: Path, loo: bool) -> np.ndarray:
     """Learner orders (rows of ``arrays``' learner indices, -1 padded) of ``spec`` on ``rows``: fitted on
     the training part without the scored dataset (``loo``) or once on the whole training part."""
     strategy = _prepare(parse_strategy(spec), lo, hi)
-    if (loo or getattr(strategy, "sees_held_out", False)) and getattr(strategy, "fast_loo", False):  # the oracle
+    if (loo or capability(strategy, "sees_held_out")) and capability(strategy, "fast_loo"):  # the oracle
         return _compact(arrays, strategy.loo_orders(arrays, train=np.ones(len(arrays.datasets), dtype=bool)))
-    if getattr(strategy, "time_model_aware", False):
+    if capability(strategy, "time_model_aware"):
         strategy = strategy.with_time_model(time_overhead=model.overhead, time_scale=model.scale, time_kind=kind)
     folder = _folder(cache, spec)
     folder.mkdir(parents=True, exist_ok=True)
@@ -101,21 +116,15 @@ def sequences(spec, meta_train, arrays, rows, lo, hi, model, kind, *, cache: Pat
     for d in rows:
         dataset = arrays.datasets[d]
         f = folder / (hashlib.sha1(dataset.encode()).hexdigest()[:16] + ".json")
-        if f.exists():
-            order = json.loads(f.read_text())["order"]
-        else:
+
+        def fit(dataset=dataset):
+            nonlocal fitted_once
             if loo:
-                fitted = strategy.fit(meta_train.subset(datasets=[x for x in names if x != dataset]))
-            else:
-                fitted_once = fitted_once or strategy.fit(meta_train)
-                fitted = fitted_once
-            env = SimulatedEnvironment(arrays, dataset)
-            trace = run_policy(SkipUnavailable(fitted.policy(arrays_info(meta_all, dataset)), env.available), env,
-                               dataset=dataset)
-            order = trace.learners
-            tmp = f.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"dataset": dataset, "strategy": spec, "order": order}))
-            tmp.replace(f)
+                return strategy.fit(meta_train.subset(datasets=[x for x in names if x != dataset]))
+            fitted_once = fitted_once or strategy.fit(meta_train)
+            return fitted_once
+
+        order = cached_order(f, spec, fit, lambda: arrays_info(meta_all, dataset), arrays, dataset)
         idx = [index[l] for l in order]
         seq[d, : len(idx)] = idx
     return seq

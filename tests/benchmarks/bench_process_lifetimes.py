@@ -39,7 +39,7 @@ sys.path.insert(0, str(TESTS))
 SLOW = 'helpers_estimators.SlowClassifier{"delay": 60}'
 
 
-from helpers_processes import marked as _marked  # noqa: E402  (tests/ is on the path)
+from helpers_processes import loky_workers as _loky_workers, marked as _marked  # noqa: E402  (tests/ is on the path)
 
 
 def _env(marker: str) -> dict:
@@ -79,18 +79,6 @@ def sigkill_workers() -> float:
         time.sleep(0.05)
     time.sleep(2.0)  # the workers run their fits
     return _gone_after_kill(proc, marker)
-
-
-def _loky_workers(marker: str) -> list[int]:
-    found = []
-    for pid in _marked(marker):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if b"popen_loky_posix" in f.read():
-                    found.append(pid)
-        except OSError:
-            continue
-    return found
 
 
 def sigkill_starting_workers(offset: float) -> float:
