@@ -125,16 +125,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:  # everything, imports included, is inside: an interrupt at any moment exits 130 without a traceback
         import logging
 
-        if argv is None:  # a whole process of its own: large temporaries reuse freed memory
-            from algorank.metadata.allocator import keep_freed_memory
-
-            keep_freed_memory()
         args = build_parser().parse_args(argv)
         args.started = started
-        if argv is None:  # this process is the command: whatever it starts ends with it, SIGKILL included
+        if argv is None:  # a whole process of its own (not --help or a usage error, which end above)
             from algorank.api import end_with_this_process
+            from algorank.metadata.allocator import keep_freed_memory
 
-            end_with_this_process()
+            keep_freed_memory()  # large temporaries reuse freed memory
+            end_with_this_process()  # whatever the command starts ends with it, SIGKILL included
         level = logging.DEBUG if args.verbose else (logging.ERROR if getattr(args, "quiet", False) else logging.WARNING)
         logging.basicConfig(level=level, handlers=[escaping_handler(sys.stderr)])
         code = int(_run(args))  # a command may return its own code (130: interrupted, results kept)
