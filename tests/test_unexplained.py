@@ -42,7 +42,7 @@ def _obs(learner: str, accuracy: float, seconds: float = 0.1) -> Observation:
 
 
 def _plain(**kw):
-    return dict(h=math.inf, landmarks=False, growth=False, **kw)
+    return dict(h=math.inf, p=1.0, landmarks=False, growth=False, **kw)
 
 
 def test_a_duplicate_of_a_tested_learner_has_only_the_noise_left():
@@ -116,7 +116,7 @@ def test_cost_is_the_point_prediction_times_the_risk_factor():
 @pytest.mark.parametrize("seed", [0, 1])
 def test_with_its_changes_off_it_is_ei(seed):
     meta = _meta(n=10, seed=seed)
-    off = leave_one_dataset_out(parse_strategy("eiu:vshrink=0.1,floor=none,kappa=0,h=inf,landmarks=no"), meta)
+    off = leave_one_dataset_out(parse_strategy("eiu:vshrink=0.1,floor=none,kappa=0,h=inf,p=1,landmarks=no"), meta)
     ei = leave_one_dataset_out(parse_strategy("ei:h=inf,landmarks=no"), meta)
     np.testing.assert_array_equal(off.sequences, ei.sequences)
     np.testing.assert_allclose(off.mil, ei.mil, rtol=0, atol=1e-12)
@@ -124,9 +124,11 @@ def test_with_its_changes_off_it_is_ei(seed):
 
 def test_spec_names_defaults_and_bad_input():
     s = parse_strategy("eiu")
-    assert isinstance(s, UnexplainedStrategy) and (s.vshrink, s.floor, s.kappa, s.shrink, s.p) == (0.0, 0.0, 0.5, 0.1, 1.0)
-    assert UnexplainedStrategy().name == "eiu:h=1,p=1"
-    assert UnexplainedStrategy(floor=None, kappa=1).name == "eiu:floor=none,kappa=1,h=1,p=1"
+    assert isinstance(s, UnexplainedStrategy)
+    assert (s.vshrink, s.floor, s.kappa, s.shrink, s.h, s.p) == (0.0, 0.0, 0.5, 0.1, 0.7, 0.75)
+    assert UnexplainedStrategy().name == "eiu:h=0.7,p=0.75"
+    assert UnexplainedStrategy(floor=None, kappa=1, h=1, p=1).name == "eiu:floor=none,kappa=1,h=1,p=1"
+    assert (parse_strategy("eiu:h=1,p=1/2").h, parse_strategy("eiu:h=1,p=1/2").p) == (1.0, 0.5)
     assert parse_strategy("eiu:floor=none").floor is None
     copy = s.with_time_model(time_overhead=0.25, time_scale=5)
     assert copy.name == s.name and copy.time_model.overhead == 0.25 and (copy.vshrink, copy.floor, copy.kappa) == (
