@@ -40,9 +40,9 @@ Spec: ``eiu`` or ``eiu:vshrink=0,floor=0,kappa=0.5,h=0.7,p=0.75`` plus any other
 
 What was tuned on what: everything here was chosen by leave-one-dataset-out on the training parts
 only (the datasets outside the frozen held-out splits of ``broad``, ``lcdb`` and ``oboe``; no held-out
-result was looked at): the three changes, ``kappa = 0.5`` against 0 and 1, and ``h`` and ``p`` from the
-grid ``h`` in {0.5, 0.7, 1, 1.4} x ``p`` in {0.5, 0.75, 1, 1.5} (in-sample on the training parts, not
-nested).  ``vshrink = 0`` and ``floor = 0`` are the natural values (no shrinkage; the majority class),
+result was looked at): the three changes, ``kappa = 0.5`` against 0 and 1, and ``h`` and ``p`` from about
+15 combinations of ``h`` in {0.35, 0.5, 0.7, 1, 1.4, 2} and ``p`` in {0.5, 0.75, 1, 1.5} (in-sample on the
+training parts, not nested).  ``vshrink = 0`` and ``floor = 0`` are the natural values (no shrinkage; the majority class),
 not fitted.  The README gives the numbers (*A default ahead of the field?*).
 """
 
