@@ -31,6 +31,9 @@ per set and pooled (it reads the three training tables' ``per_dataset.csv``; not
 
     python tests/benchmarks/bench_field.py --meta oboe --every 8 --extra eiu
     python tests/benchmarks/bench_field.py --pooled eiu
+    python tests/benchmarks/bench_field.py --meta oboe --every 1 --extra eiu \\
+        --out tests/benchmarks/results/field_oboe_training_all          # all 313 (about 20 CPU minutes)
+    python tests/benchmarks/bench_field.py --pooled eiu --pooled-oboe field_oboe_training_all
 
 Per strategy and dataset the learner order is cached (``<out>/cache/<strategy>/<hash>.json``, gitignored)
 as soon as it is computed, so a rerun resumes.  Writes under ``tests/benchmarks/results/field_<meta>_<mode>``:
@@ -204,16 +207,17 @@ def _family(spec: str, meta: str) -> str:
     return name + (":" + ",".join(kept) if kept else "")
 
 
-def pooled(spec: str, eps: float = 1.0) -> str:
+def pooled(spec: str, eps: float = 1.0, *, oboe: str = "field_oboe_training") -> str:
     """Sign tests of ``spec``'s time to ``eps`` against every other strategy of the training field tables of
     broad, LCDB and OBOE, per set and on their datasets pooled (ties: within 5 % or 0.05 s, as ``benchmark``'s
-    W/T/L).  Writes ``field_pooled_training.md`` next to the tables."""
+    W/T/L).  ``oboe`` names OBOE's results folder.  Writes ``field_pooled_training.md`` (``..._<oboe folder's
+    suffix>.md`` for another folder) next to the tables."""
     from scipy.stats import binomtest
 
     results = ROOT / "tests" / "benchmarks" / "results"
     frames = []
     for meta in ("broad", "lcdb", "oboe"):
-        f = results / f"field_{meta}_training" / "per_dataset.csv"
+        f = results / (oboe if meta == "oboe" else f"field_{meta}_training") / "per_dataset.csv"
         if not f.exists():
             raise SystemExit(f"error: run the training mode of {meta} with --extra {spec} first ({f} is missing)")
         d = pd.read_csv(f, dtype={"dataset": str})
@@ -242,7 +246,8 @@ def pooled(spec: str, eps: float = 1.0) -> str:
         p = binomtest(w, w + l).pvalue if w + l else 1.0
         lines.append(f"| {other} | " + " | ".join(cells) + f" | {p:.2g} |")
     text = "\n".join(lines) + "\n"
-    (results / "field_pooled_training.md").write_text(text, encoding="utf-8")
+    suffix = oboe.removeprefix("field_oboe_training")
+    (results / f"field_pooled_training{suffix}.md").write_text(text, encoding="utf-8")
     return text
 
 
@@ -259,10 +264,13 @@ def main(argv=None) -> int:
     ap.add_argument("--pooled", metavar="SPEC", default=None,
                     help="no scoring: the sign tests of SPEC (an --extra of earlier training runs) against every "
                          "other strategy on the training datasets of broad, LCDB and OBOE pooled")
+    ap.add_argument("--pooled-oboe", default="field_oboe_training", metavar="NAME",
+                    help="--pooled: the results folder of OBOE's training table (e.g. the one of an --every 1 run "
+                         "written with --out)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     if args.pooled:
-        text = pooled(args.pooled, args.eps)
+        text = pooled(args.pooled, args.eps, oboe=args.pooled_oboe)
         print(text)
         return 0
     mode = "heldout" if args.heldout else "training"
