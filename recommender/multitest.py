@@ -66,6 +66,7 @@ from algorank.metadata.errors import InputError
 from algorank.metadata.learners import short_name
 from algorank.metadata.progress import progress_bar
 
+from algorank.recommender.multitest_fast import FAST_TESTS, multitest_order
 from algorank.recommender.multitest_result import Multi2TestResult
 
 __all__ = [
@@ -478,6 +479,28 @@ def multitest_on_meta(meta, dataset: str, *, learners: Sequence[str] | None = No
 
 
 # ---------------------------------------------------------------- many datasets
+def _first_pass_order(values: np.ndarray, prior: Sequence[str], here: Sequence[str], evs, *, pairwise: str,
+                      correction: str, alpha: float, higher_is_better: bool,
+                      test_train_ratio: float | None) -> tuple[str, str, list]:
+    """MultiTest's order on one dataset of Multi2Test's first pass: ``(test, description, labels best first)``.
+
+    The mean-over-deviation t tests go through :func:`~algorank.recommender.multitest_fast.multitest_order`
+    (no p-value per pair; the same order); the 5x2 cv tests through :func:`multitest`.
+    """
+    test, n_folds, ratio, desc = _resolve_test(pairwise, evs, test_train_ratio=test_train_ratio)
+    if test not in FAST_TESTS:
+        res = multitest(values, prior, labels=here, pairwise=pairwise, evaluations=evs, correction=correction,
+                        alpha=alpha, higher_is_better=higher_is_better, test_train_ratio=test_train_ratio,
+                        reasons=False)
+        return test, res.test, list(res.order)
+    row_of = {l: i for i, l in enumerate(here)}
+    rows = np.fromiter((row_of[l] for l in prior), dtype=np.int64, count=len(prior))
+    x = values[rows] if higher_is_better else -values[rows]
+    order = multitest_order(x, test=test, n_folds=n_folds, test_train_ratio=ratio, correction=correction,
+                            alpha=alpha)
+    return test, desc, [prior[i] for i in order]
+
+
 def _paired_blocks(meta, learners: Sequence[str], metric: str, *, missing: str = "drop"):
     """Yield (dataset, learners used, evaluations, values (m x n) or None, why), one pivot for all datasets.
 
@@ -626,6 +649,7 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
     blocks = progress_bar(blocks, total=len(meta.dataset_ids), desc="MultiTest per dataset", unit="dataset",
                           enabled=progress)
     aside = 0
+    position = {l: j for j, l in enumerate(labels)}
     for dataset, here, evs, values, why in blocks:
         if values is None:
             dropped.append((dataset, why))
@@ -646,14 +670,15 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
             full[cols] = sub / mx if mx > 0 else 0.0
             norm_cost.append(full)
         try:
-            res = multitest(values, prior, labels=here, pairwise=pairwise, evaluations=evs, correction=correction,
-                            alpha=alpha, higher_is_better=metric != "log_loss", test_train_ratio=test_train_ratio,
-                            reasons=False)
+            test, desc, order = _first_pass_order(values, prior, here, evs, pairwise=pairwise, correction=correction,
+                                                  alpha=alpha, higher_is_better=metric != "log_loss",
+                                                  test_train_ratio=test_train_ratio)
         except InputError as exc:
             raise InputError(f"dataset {dataset!r}: {exc}") from None
-        tests_used.add(res.test)
-        rk = res.ranks
-        rank_rows[dataset] = np.array([rk.get(l, np.nan) for l in labels], dtype=float)
+        tests_used.add(desc)
+        row = np.full(k, np.nan)
+        row[[position[l] for l in order]] = np.arange(1, len(order) + 1, dtype=float)
+        rank_rows[dataset] = row
     if len(rank_rows) < 2:
         who = f"all {k} learners" if missing == "drop" else "at least 2 of the learners"
         hint = ""
