@@ -49,8 +49,11 @@ MultiTest's one-sided question.
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures
 import logging
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -479,6 +482,16 @@ def multitest_on_meta(meta, dataset: str, *, learners: Sequence[str] | None = No
 
 
 # ---------------------------------------------------------------- many datasets
+def _first_pass_threads(n_jobs: int | None) -> int:
+    """Threads of Multi2Test's first pass: ``n_jobs``, or (None) the CPUs, at most 8; -1: all CPUs."""
+    cpus = os.cpu_count() or 1
+    if n_jobs is None:
+        return max(1, min(8, cpus))
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 or n_jobs < -1:
+        raise InputError(f"n_jobs must be a positive integer or -1 (all CPUs); got {n_jobs!r}")
+    return cpus if n_jobs == -1 else int(n_jobs)
+
+
 def _first_pass_order(values: np.ndarray, prior: Sequence[str], here: Sequence[str], evs, *, pairwise: str,
                       correction: str, alpha: float, higher_is_better: bool,
                       test_train_ratio: float | None) -> tuple[str, str, list]:
@@ -522,7 +535,7 @@ def _paired_blocks(meta, learners: Sequence[str], metric: str, *, missing: str =
             yield dataset, None, None, None, (f"no run of {len(absent)} learner(s) "
                                               f"({', '.join(absent[:3])}{'...' if len(absent) > 3 else ''})")
             continue
-        here = [j for j in range(k) if present[j]]
+        here = np.flatnonzero(present).tolist()
         if missing == "auto":
             # learners with few evaluations can leave no split shared by all: set the learner with the
             # fewest evaluations aside (ties: smallest id) until at least 2 splits are shared
@@ -538,7 +551,8 @@ def _paired_blocks(meta, learners: Sequence[str], metric: str, *, missing: str =
             yield dataset, None, None, None, f"only {int(complete.sum())} paired evaluation(s) shared by {who}"
             continue
         evs = tuple((int(r), int(f)) for r, f in evs_all[complete])
-        aside = [l for j, l in enumerate(learners) if present[j] and j not in here]
+        used = set(here)
+        aside = [l for j, l in enumerate(learners) if present[j] and j not in used]
         yield (dataset, tuple(learners[j] for j in here), evs, block[complete][:, here].T.copy(), ",".join(aside))
     for d in sorted(set(meta.dataset_ids) - set(ds_ids)):
         yield d, None, None, None, "no successful run of the compared learners"
@@ -586,7 +600,7 @@ def _paired_array(meta, learners: list, metric: str) -> tuple[np.ndarray, np.nda
 def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", pairwise: str = "auto",
                correction: str = "holm", posthoc_method: str = "bergmann", alpha: float = 0.05,
                test_train_ratio: float | None = None, metric: str = "accuracy",
-               progress: bool = False, missing: str = "auto") -> Multi2TestResult:
+               progress: bool = False, missing: str = "auto", n_jobs: int | None = None) -> Multi2TestResult:
     """Multi2Test over the datasets of a MetaDataset (Table 2 of the paper).
 
     Parameters
@@ -616,6 +630,9 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
         learners, with Friedman, Durbin or Skillings-Mack as the pattern requires;
         ``"drop"``: only datasets where every compared learner has runs, with
         Friedman (see the module docstring).
+    n_jobs : int, optional
+        Threads of the first pass (datasets in parallel; the result does not depend on it).  None:
+        the machine's CPUs, at most 8; -1: all of them.
 
     Returns
     -------
@@ -632,6 +649,7 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
     check_choice("correction", correction, CORRECTIONS)
     check_choice("pairwise", pairwise, PAIRWISE_TESTS)
     check_choice("missing", missing, MISSING_POLICIES)
+    workers = _first_pass_threads(n_jobs)
     all_learners = list(meta.learner_ids)
     learners = all_learners if learners is None else resolve_learners(learners, all_learners)
     if len(set(learners)) < 2:
@@ -642,7 +660,6 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
     k = len(labels)
     table, user, cost_desc = _cost_table(meta, cost, labels)
     dropped: list[tuple[str, str]] = []
-    rank_rows: dict[str, np.ndarray] = {}
     norm_cost: list[np.ndarray] = []
     tests_used: set[str] = set()
     blocks = _paired_blocks(meta, labels, metric, missing=missing)
@@ -650,35 +667,52 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
                           enabled=progress)
     aside = 0
     position = {l: j for j, l in enumerate(labels)}
-    for dataset, here, evs, values, why in blocks:
-        if values is None:
-            dropped.append((dataset, why))
-            continue
-        aside += len(why.split(",")) if why else 0
-        cols = [labels.index(l) for l in here]
-        if user is not None:
-            prior = [l for l in user if l in here]
-        else:
-            row = table.loc[dataset].to_numpy(dtype=float)
-            sub = row[cols]
-            if np.isnan(sub).any():
-                dropped.append((dataset, f"{cost} missing for some learner"))
-                continue
-            prior = [here[i] for i in _order_by(sub, here)]
-            mx = sub.max()
-            full = np.full(k, np.nan)
-            full[cols] = sub / mx if mx > 0 else 0.0
-            norm_cost.append(full)
+    rank_rows: dict[str, np.ndarray] = {}
+    pending: collections.deque = collections.deque()
+
+    def collect(dataset: str, job) -> None:
         try:
-            test, desc, order = _first_pass_order(values, prior, here, evs, pairwise=pairwise, correction=correction,
-                                                  alpha=alpha, higher_is_better=metric != "log_loss",
-                                                  test_train_ratio=test_train_ratio)
+            _, desc, order = job.result()
         except InputError as exc:
             raise InputError(f"dataset {dataset!r}: {exc}") from None
         tests_used.add(desc)
         row = np.full(k, np.nan)
         row[[position[l] for l in order]] = np.arange(1, len(order) + 1, dtype=float)
         rank_rows[dataset] = row
+
+    # the compiled passes release the GIL: datasets run on threads, their ranks are kept in dataset order
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        try:
+            for dataset, here, evs, values, why in blocks:
+                if values is None:
+                    dropped.append((dataset, why))
+                    continue
+                aside += len(why.split(",")) if why else 0
+                cols = [position[l] for l in here]
+                if user is not None:
+                    present = set(here)
+                    prior = [l for l in user if l in present]
+                else:
+                    row = table.loc[dataset].to_numpy(dtype=float)
+                    sub = row[cols]
+                    if np.isnan(sub).any():
+                        dropped.append((dataset, f"{cost} missing for some learner"))
+                        continue
+                    prior = [here[i] for i in _order_by(sub, here)]
+                    mx = sub.max()
+                    full = np.full(k, np.nan)
+                    full[cols] = sub / mx if mx > 0 else 0.0
+                    norm_cost.append(full)
+                pending.append((dataset, pool.submit(
+                    _first_pass_order, values, prior, here, evs, pairwise=pairwise, correction=correction,
+                    alpha=alpha, higher_is_better=metric != "log_loss", test_train_ratio=test_train_ratio)))
+                while len(pending) > 2 * workers:
+                    collect(*pending.popleft())
+            while pending:
+                collect(*pending.popleft())
+        finally:
+            for _, job in pending:
+                job.cancel()
     if len(rank_rows) < 2:
         who = f"all {k} learners" if missing == "drop" else "at least 2 of the learners"
         hint = ""
