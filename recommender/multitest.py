@@ -558,6 +558,23 @@ def _paired_blocks(meta, learners: Sequence[str], metric: str, *, missing: str =
         yield d, None, None, None, "no successful run of the compared learners"
 
 
+def _sort_rows(*columns: np.ndarray) -> np.ndarray:
+    """``np.lexsort(columns[::-1])`` (first column the primary key), as one stable sort of a combined integer
+    key when the columns are non-negative integers whose ranges fit one (about 3 x faster on 18 M rows)."""
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    span = 1
+    for col in columns:
+        col = np.asarray(col)
+        if col.size and (col.dtype.kind not in "iu" or int(col.min()) < 0):
+            return np.lexsort(columns[::-1])
+        width = int(col.max()) + 1 if col.size else 1
+        span *= width
+        if span >= 2 ** 62:
+            return np.lexsort(columns[::-1])
+        key = key * width + col
+    return np.argsort(key, kind="stable")
+
+
 def _paired_array(meta, learners: list, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
     """All datasets' paired runs of ``learners`` at once: ``(values, evaluations, row starts, dataset ids)``.
 
@@ -582,7 +599,7 @@ def _paired_array(meta, learners: list, metric: str) -> tuple[np.ndarray, np.nda
     v = v[keep]
     d, col = dc[keep], col[keep]
     rep, fold = runs["repeat"].to_numpy()[keep], runs["fold"].to_numpy()[keep]
-    order = np.lexsort((fold, rep, d))
+    order = _sort_rows(d, rep, fold)
     d, rep, fold, col, v = d[order], rep[order], fold[order], col[order], v[order]
     new = np.ones(len(d), dtype=bool)
     new[1:] = (d[1:] != d[:-1]) | (rep[1:] != rep[:-1]) | (fold[1:] != fold[:-1])

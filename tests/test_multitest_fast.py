@@ -161,3 +161,13 @@ def test_duplicate_keys_on_sorted_and_unsorted_tables():
     assert not has_duplicate_keys(a[::-1], b[::-1], c[::-1])
     assert has_duplicate_keys(np.r_[a, 1], np.r_[b, 1], np.r_[c, 0])  # a repeat at the end: unsorted
     assert has_duplicate_keys(np.r_[a[:4], 1, 2], np.r_[b[:4], 1, 0], np.r_[c[:4], 0, 0])  # sorted, not strictly
+
+
+def test_row_sort_equals_lexsort():
+    from algorank.recommender.multitest import _sort_rows
+
+    rng = np.random.default_rng(4)
+    d, rep, fold = rng.integers(0, 50, 5000), rng.integers(0, 3, 5000), rng.integers(0, 10, 5000)
+    np.testing.assert_array_equal(_sort_rows(d, rep, fold), np.lexsort((fold, rep, d)))
+    neg = fold - 5  # negative values: lexsort itself
+    np.testing.assert_array_equal(_sort_rows(d, rep, neg), np.lexsort((neg, rep, d)))
