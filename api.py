@@ -558,7 +558,8 @@ def _p_family(spec: str):
 
 def multitest(meta=None, *, learners: Sequence[str] | None = None, cost="fit_time", pairwise: str = "auto",
               correction: str = "holm", posthoc_method: str = "bergmann", alpha: float = 0.05,
-              test_train_ratio: float | None = None, missing: str = "auto", progress: bool = False):
+              test_train_ratio: float | None = None, missing: str = "auto", progress: bool = False,
+              n_jobs: int | None = None):
     """Multi2Test: a cost-conscious order of learners with pairwise tests (Ulas et al. 2012).
 
     Parameters
@@ -567,7 +568,7 @@ def multitest(meta=None, *, learners: Sequence[str] | None = None, cost="fit_tim
         Prior runs (default the embedded ``broad`` set).
     learners : sequence of str, optional
         Learners to compare: ids or short names (default all).
-    cost, pairwise, correction, posthoc_method, alpha, test_train_ratio, missing, progress
+    cost, pairwise, correction, posthoc_method, alpha, test_train_ratio, missing, progress, n_jobs
         See :func:`algorank.recommender.multitest.multi2test`.
 
     Returns
@@ -578,7 +579,7 @@ def multitest(meta=None, *, learners: Sequence[str] | None = None, cost="fit_tim
 
     return multi2test(load_meta(meta), learners=list(learners) if learners else None, cost=cost, pairwise=pairwise,
                       correction=correction, posthoc_method=posthoc_method, alpha=alpha,
-                      test_train_ratio=test_train_ratio, missing=missing, progress=progress)
+                      test_train_ratio=test_train_ratio, missing=missing, progress=progress, n_jobs=n_jobs)
 
 
 def compare(meta=None, *, learners: Sequence[str] | None = None, metric: str = "accuracy", control: str | None = None,

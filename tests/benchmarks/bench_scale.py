@@ -90,7 +90,10 @@ def synthetic_meta(n: int, k: int, *, seed: int = 0, missing: float = 0.1, folds
         fold = np.tile(np.arange(folds), len(d) // folds)
         a = np.clip(a + rng.normal(0.0, 0.02, len(a)), 0.0, 1.0).round(4)
         t = t * 10.0 ** rng.normal(0.0, 0.05, len(t))
-    runs = pd.DataFrame({"dataset": np.char.add("d", d.astype(str)), "learner": np.char.add("L", j.astype(str)),
+    # ids as categoricals (Parquet dictionaries): 100 million runs need no 100 million strings
+    dataset = pd.Categorical.from_codes(d, categories=[f"d{i}" for i in range(n)])
+    learner = pd.Categorical.from_codes(j, categories=[f"L{i}" for i in range(k)])
+    runs = pd.DataFrame({"dataset": dataset, "learner": learner,
                          "repeat": 0, "fold": fold, "accuracy": a, "fit_time": t,
                          "predict_time": 0.0, "status": "ok"})
     datasets = pd.DataFrame({"dataset": [f"d{i}" for i in range(n)],

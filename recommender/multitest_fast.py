@@ -1,0 +1,235 @@
+"""MultiTest's per-dataset pass for many learners: the order without a p-value per pair.
+
+Multi2Test's first pass needs, per dataset, only MultiTest's order.  With ``k`` learners that is
+``k (k - 1) / 2`` one-sided paired t tests, a multiple-comparison correction and the ordering:
+at 1,000 learners half a million tests per dataset.  :func:`multitest_order` gives the same order as
+:func:`~algorank.recommender.multitest.multitest` for the tests whose statistic is a mean over a
+standard deviation (``paired_t``, ``corrected_resampled_t``, ``corrected_kfold_t``), in three
+compiled passes over the pairs:
+
+1. **Statistics in one pass.**  With the scores centred per learner once, the differences of a
+   pair are centred too, so its sum of squares is one subtract-square-add per fold, in a loop over
+   the costlier learners that the compiler vectorises.  Where that sum is below ``1e-9`` of the two
+   learners' own (e.g. two learners with equal fold scores), the pair is recomputed from its
+   differences as :func:`~algorank.evaluation.stats.pairwise.t_test_rows` does, zero variance
+   included (all differences equal: ``t = +-inf``, or p = 1 when they are all 0).
+2. **The correction in t space.**  Every test of a dataset has the same degrees of freedom, so a
+   p-value is below a level exactly when the statistic is above that level's critical value.
+   Bonferroni and no correction are one critical value.  Holm's step-down rejects the hypotheses
+   with the ``R`` smallest p-values, ``R`` the first ``j`` with ``p_(j+1) > alpha / (m - j)``;
+   all pairs above the Bonferroni value ``c(alpha / m)`` are rejected, none below
+   ``c(alpha / (m - N))`` is (``N`` the pairs above ``c(alpha)``), and only the pairs between
+   those two values get p-values (SciPy's ``t.sf``), sorted, to find ``R``.
+3. **The order** (:func:`~algorank.recommender.multitest.order_from_significance`): repeatedly the
+   cheapest remaining learner that no remaining costlier learner significantly beats, by counting
+   each learner's significant costlier winners and releasing it when the last is taken.
+
+The passes are compiled with Numba when it is installed (``nogil``, so datasets run on threads);
+without it the same functions run as plain Python, slowly.  The decisions equal p-value based
+ones except for a statistic within rounding of a critical value (the two sum in different
+orders); tests compare the orders with :func:`multitest` on random and degenerate data.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import math
+
+import numpy as np
+
+__all__ = ["FAST_TESTS", "multitest_order", "HAVE_NUMBA"]
+
+#: Whether Numba is installed (then the passes are compiled on first use, and cached on disk).
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(fn):
+    """``fn`` compiled by Numba (``nogil``, cached on disk), or ``fn`` itself without Numba.  Compiling
+    on first use keeps Numba out of every command that does not run this pass."""
+    if not HAVE_NUMBA:  # pragma: no cover - the test environment has Numba
+        return fn
+    import numba
+
+    return numba.njit(cache=True, nogil=True)(fn)
+
+
+#: Tests :func:`multitest_order` handles (their statistic is ``mean / sqrt(c * variance)``).
+FAST_TESTS = ("paired_t", "corrected_resampled_t", "corrected_kfold_t")
+
+_RELATIVE_FLOOR = 1e-9  # below this share of G_ii + G_jj a variance is recomputed from the differences
+
+
+def _statistics(x, factor):
+    """``T[i, j]`` (i < j, rows in prior order): the statistic of "learner j scores higher than i";
+    ``-inf`` where p = 1 (all differences 0) and below the diagonal."""
+    k, n = x.shape
+    mu = np.empty(k)
+    for i in range(k):
+        s = 0.0
+        for f in range(n):
+            s += x[i, f]
+        mu[i] = s / n
+    xc = np.empty((n, k))  # centred scores, fold-major so the loop over j is contiguous
+    own = np.zeros(k)  # each learner's sum of squares about its mean
+    for i in range(k):
+        for f in range(n):
+            xc[f, i] = x[i, f] - mu[i]
+            own[i] += xc[f, i] ** 2
+    t = np.full((k, k), -np.inf)
+    ss = np.empty(k)
+    d = np.empty(n)
+    for i in range(k):
+        ss[i + 1:] = 0.0
+        for f in range(n):
+            a = xc[f, i]
+            for j in range(i + 1, k):
+                ss[j] += (xc[f, j] - a) ** 2  # the differences' sum of squares about their mean
+        for j in range(i + 1, k):
+            if ss[j] > _RELATIVE_FLOOR * (own[i] + own[j]) and ss[j] > 1e-290:
+                t[i, j] = (mu[j] - mu[i]) / math.sqrt(factor * ss[j] / (n - 1))
+                continue
+            # (nearly) constant differences: computed from the differences, as t_test_rows does
+            lo = math.inf
+            hi = -math.inf
+            s = 0.0
+            for f in range(n):
+                d[f] = x[j, f] - x[i, f]
+                s += d[f]
+                lo = min(lo, d[f])
+                hi = max(hi, d[f])
+            mean = s / n
+            s2 = 0.0
+            for f in range(n):
+                s2 += (d[f] - mean) ** 2
+            s2 /= n - 1
+            if s2 <= 1e-300 or hi == lo:
+                t[i, j] = -np.inf if mean == 0.0 else (np.inf if mean > 0 else -np.inf)
+            else:
+                t[i, j] = mean / math.sqrt(factor * s2)
+    return t
+
+
+def _count(t, low):
+    """Pairs with ``t >= low``."""
+    k = t.shape[0]
+    n = 0
+    for i in range(k):
+        for j in range(i + 1, k):
+            if t[i, j] >= low:
+                n += 1
+    return n
+
+
+def _band(t, low, high):
+    """The statistics in ``[low, high)``."""
+    k = t.shape[0]
+    n = 0
+    for i in range(k):
+        for j in range(i + 1, k):
+            if low <= t[i, j] < high:
+                n += 1
+    band = np.empty(n)
+    b = 0
+    for i in range(k):
+        for j in range(i + 1, k):
+            if low <= t[i, j] < high:
+                band[b] = t[i, j]
+                b += 1
+    return band
+
+
+def _order(t, threshold):
+    """Positions (rows of ``t``) in MultiTest's order: j significantly beats cheaper i when
+    ``t[i, j] >= threshold``; repeatedly the cheapest learner with no remaining such winner."""
+    k = t.shape[0]
+    waiting = np.zeros(k, dtype=np.int64)
+    for i in range(k):
+        for j in range(i + 1, k):
+            if t[i, j] >= threshold:
+                waiting[i] += 1
+    taken = np.zeros(k, dtype=np.bool_)
+    order = np.empty(k, dtype=np.int64)
+    for step in range(k):
+        c = 0
+        while taken[c] or waiting[c] > 0:
+            c += 1
+        order[step] = c
+        taken[c] = True
+        for i in range(c):
+            if t[i, c] >= threshold:
+                waiting[i] -= 1
+    return order
+
+
+def _critical(level: float, df: int) -> float:
+    """The one-sided critical value of Student's t, ``P(T >= c) = level`` (``scipy.stats.t.isf``'s own
+    formula, without its per-call checks)."""
+    from scipy import special
+
+    return float(-special.stdtrit(df, level))
+
+
+def _holm_threshold(t: np.ndarray, alpha: float, df: int) -> float:
+    """The smallest statistic Holm's step-down rejects (``inf``: none)."""
+    from scipy import special
+
+    k = t.shape[0]
+    m = k * (k - 1) // 2
+    c_any = _critical(alpha, df)  # nothing below it is rejected by any step
+    n_any = _compiled(_count)(t, c_any)
+    if n_any == 0:
+        return math.inf
+    c_first = _critical(alpha / m, df)  # everything at or above it is rejected (Bonferroni's level)
+    n_first = _compiled(_count)(t, c_first)
+    # the rejections are at most the n_any pairs above c_any, so the last step's level is at most
+    # alpha / (m - n_any + 1): nothing below c(alpha / (m - n_any)) is rejected
+    c_low = c_any if n_any >= m else _critical(alpha / (m - n_any), df)
+    # the band between, by decreasing statistic, is rejected while p_(j) <= alpha / (m - j + 1) holds
+    # (j counted over all pairs, the n_first above c_first first)
+    band = np.sort(_compiled(_band)(t, c_low, c_first))[::-1]
+    p = special.stdtr(df, -band)  # scipy.stats.t.sf(band, df)
+    j = n_first + 1 + np.arange(band.size)
+    fails = np.flatnonzero(p > alpha / (m - j + 1))
+    taken = int(fails[0]) if fails.size else band.size
+    if taken:
+        return float(band[taken - 1])
+    return float(c_first) if n_first else math.inf
+
+
+def multitest_order(scores: np.ndarray, *, test: str, n_folds: int | None = None,
+                    test_train_ratio: float | None = None, correction: str = "holm",
+                    alpha: float = 0.05) -> np.ndarray:
+    """MultiTest's order of the learners of one dataset, rows of ``scores`` in prior order.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (k, n)
+        Paired scores, higher is better, row 0 the cheapest learner (the cost prior's order),
+        no NaN, ``k >= 2``, ``n >= 2``.
+    test : {"paired_t", "corrected_resampled_t", "corrected_kfold_t"}
+        The pairwise test (as :func:`~algorank.evaluation.stats.pairwise.t_test_rows` computes it).
+    n_folds, test_train_ratio : optional
+        ``k`` of the corrected k-fold test; ``n_test / n_train`` of the corrected resampled test.
+    correction : {"holm", "bonferroni", "none"}
+    alpha : float
+
+    Returns
+    -------
+    ndarray of int
+        Row indices, best first: the order :func:`~algorank.recommender.multitest.multitest`
+        gives for the same input.
+    """
+    x = np.ascontiguousarray(scores, dtype=float)
+    k, n = x.shape
+    extra = {"paired_t": 0.0, "corrected_resampled_t": test_train_ratio or 0.0,
+             "corrected_kfold_t": 1.0 / ((n_folds or 2) - 1)}[test]
+    t = _compiled(_statistics)(x, 1.0 / n + extra)
+    df = n - 1
+    m = k * (k - 1) // 2
+    if correction == "holm":
+        threshold = _holm_threshold(t, alpha, df)
+    else:
+        threshold = _critical(alpha / m if correction == "bonferroni" else alpha, df)
+    return _compiled(_order)(t, threshold)
