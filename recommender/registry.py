@@ -64,6 +64,7 @@ STRATEGIES: dict[str, Callable | str] = {
     "zeroshot": "algorank.recommender.peers.zeroshot:from_spec",
     "eit": "algorank.recommender.expected_time:from_spec",
     "pstart": "algorank.recommender.portfolio_start:from_spec",  # a portfolio start, then ei (default study)
+    "eiu": "algorank.recommender.unexplained:from_spec",  # ei on the uncertainty tested learners leave
 }
 
 

@@ -236,7 +236,7 @@ def test_bad_input():
         leave_one_dataset_out(make_ar(0), one)
     with pytest.raises(InputError, match="tmin must be smaller"):
         leave_one_dataset_out(make_ar(0), hand_meta(), tmin=10, tmax=10)
-    with pytest.raises(InputError, match="unknown strategy 'foo'.*known strategies: ar, .*best-accuracy, ei, eit, fastest"):
+    with pytest.raises(InputError, match="unknown strategy 'foo'.*known strategies: ar, .*best-accuracy, ei, eit, eiu, fastest"):
         parse_strategy("foo:p=1")
     with pytest.raises(InputError, match="does not take"):
         parse_strategy("fastest:p=1")

@@ -61,7 +61,7 @@ def _same(fast, generic):
 
 
 @pytest.mark.parametrize("spec", ["ei", "ei:h=inf,p=0.5", "ei:acq=near,draws=64", "ei:landmarks=no,growth=no",
-                                  "ei:stop=0.2"])
+                                  "ei:stop=0.2", "eiu", "eiu:kappa=1,floor=none,vshrink=0.05"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_ei_fast_path_gives_the_sequences_of_refitting(spec, seed):
     meta = _meta(seed)

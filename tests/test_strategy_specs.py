@@ -20,7 +20,8 @@ from algorank.recommender.registry import STRATEGIES, parse_strategy
 SPECS = {"ar": "ar:p=1/16", "random": "random:seed=3", "fastest": "fastest", "best-accuracy": "best-accuracy",
          "oracle": "oracle", "multi2test": "multi2test", "at": "at:p=1/64,sim=tested", "lt": "lt:h=inf",
          "ei": "ei:h=inf", "oboe": "oboe:design=greedy", "portfolio": "portfolio:rank", "pmf": "pmf:per_second",
-         "zeroshot": "zeroshot", "eit": "eit:kappa=0.5", "pstart": "pstart:k=2"}
+         "zeroshot": "zeroshot", "eit": "eit:kappa=0.5", "pstart": "pstart:k=2",
+         "eiu": "eiu:kappa=1"}
 
 #: capability -> the method a strategy declaring it must have.
 METHODS = {"needs_window": "with_window", "time_model_aware": "with_time_model", "fast_loo": "loo_orders",
@@ -79,6 +80,7 @@ def test_declared_capabilities_of_the_strategies():
         "zeroshot": set(),
         "eit": {"adaptive", "predicts", "time_model_aware", "conditions_on_landmarks"},
         "pstart": {"needs_window", "adaptive", "time_model_aware"},
+        "eiu": {"adaptive", "predicts", "time_model_aware", "conditions_on_landmarks", "fast_loo_fit"},
     }
 
 
@@ -88,7 +90,7 @@ def test_the_tunable_p_is_declared_by_the_strategies():
     declared = {key: parse_strategy(spec).p_upper for key, spec in SPECS.items()}
     assert declared == {"ar": 1.0, "random": None, "fastest": None, "best-accuracy": None, "oracle": None,
                         "multi2test": None, "at": 1.0, "lt": 1.0, "ei": 2.0, "oboe": None, "portfolio": None,
-                        "pmf": None, "zeroshot": None, "eit": 2.0, "pstart": None}
+                        "pmf": None, "zeroshot": None, "eit": 2.0, "pstart": None, "eiu": 2.0}
     assert p_families() == {k: v for k, v in declared.items() if v is not None}
     assert parse_strategy("ei").p_grid == (2.0, 1.5, 1.0, 0.5, 0.25, 0.0) and parse_strategy("ar").p_grid is None
 
@@ -101,7 +103,7 @@ def test_conditioned_strategy_declares_its_capabilities():
     assert copy.name == s.name == "ei:h=1,p=1" and copy.time_model.overhead == 0.3
 
 
-@pytest.mark.parametrize("key", ["ar", "at", "lt", "ei", "eit"])
+@pytest.mark.parametrize("key", ["ar", "at", "lt", "ei", "eit", "eiu"])
 def test_copies_keep_the_name(key):
     s = parse_strategy(SPECS[key])
     copy = s.with_time_model(time_overhead=0.25, time_scale=5)

@@ -24,6 +24,17 @@ Two modes:
   the peers with the knobs in the training run's ``tuned.json`` (run the training mode first).  Record
   every such look in the README.
 
+``--extra SPEC`` (repeatable) scores a candidate strategy beside the field with its knobs as given (a row of
+the table, its W/T/L against the default); ``--pooled SPEC`` then writes ``field_pooled_training.md``: the
+sign tests of that candidate against every other strategy on the training datasets of the three sets,
+per set and pooled (it reads the three training tables' ``per_dataset.csv``; nothing is scored)::
+
+    python tests/benchmarks/bench_field.py --meta oboe --every 8 --extra eiu
+    python tests/benchmarks/bench_field.py --pooled eiu
+    python tests/benchmarks/bench_field.py --meta oboe --every 1 --extra eiu \\
+        --out tests/benchmarks/results/field_oboe_training_all          # all 313 (about 20 CPU minutes)
+    python tests/benchmarks/bench_field.py --pooled eiu --pooled-oboe field_oboe_training_all
+
 Per strategy and dataset the learner order is cached (``<out>/cache/<strategy>/<hash>.json``, gitignored)
 as soon as it is computed, so a rerun resumes.  Writes under ``tests/benchmarks/results/field_<meta>_<mode>``:
 ``field.md`` and ``field.csv`` (summed and median time to ``--eps`` points, loss at 1, 10, 60 s, MIL, W/T/L
@@ -183,6 +194,63 @@ def cd_diagram(report, out: Path, title: str) -> str:
     return text
 
 
+def _family(spec: str, meta: str) -> str:
+    """A strategy's name without its tuned knob (``pmf:per_second,n_init=1`` -> ``pmf:per_second``), so that the
+    same strategy is one column over the three sets; A3R with the tuned P is ``ar:tuned``."""
+    name, _, params = spec.partition(":")
+    if name == "ar" and spec != "ar:p=0":
+        return "ar:tuned"
+    if name in ("ar", "oracle", "lt", "fastest") or name not in {k.split(":")[0] for k in KNOBS}:
+        return spec
+    knob = KNOBS[name][0]
+    kept = [p for p in params.split(",") if p and not p.startswith(knob + "=")]
+    return name + (":" + ",".join(kept) if kept else "")
+
+
+def pooled(spec: str, eps: float = 1.0, *, oboe: str = "field_oboe_training") -> str:
+    """Sign tests of ``spec``'s time to ``eps`` against every other strategy of the training field tables of
+    broad, LCDB and OBOE, per set and on their datasets pooled (ties: within 5 % or 0.05 s, as ``benchmark``'s
+    W/T/L).  ``oboe`` names OBOE's results folder.  Writes ``field_pooled_training.md`` (``..._<oboe folder's
+    suffix>.md`` for another folder) next to the tables."""
+    from scipy.stats import binomtest
+
+    results = ROOT / "tests" / "benchmarks" / "results"
+    frames = []
+    for meta in ("broad", "lcdb", "oboe"):
+        f = results / (oboe if meta == "oboe" else f"field_{meta}_training") / "per_dataset.csv"
+        if not f.exists():
+            raise SystemExit(f"error: run the training mode of {meta} with --extra {spec} first ({f} is missing)")
+        d = pd.read_csv(f, dtype={"dataset": str})
+        d = d[~d["strategy"].isin(["oracle", "oracle bound"])]
+        d["strategy"] = [s if s == spec else _family(s, meta) for s in d["strategy"]]
+        d["dataset"] = meta + ":" + d["dataset"]
+        d["set"] = meta
+        frames.append(d)
+    data = pd.concat(frames)
+    table = data.pivot(index="dataset", columns="strategy", values="time_to_eps")
+    sets = data.drop_duplicates("dataset").set_index("dataset")["set"].reindex(table.index)
+    if spec not in table.columns or table[spec].isna().any():
+        raise SystemExit(f"error: {spec} is not in every training table (run each with --extra {spec})")
+    lines = [f"**{spec} against every other strategy, time to {eps:g} point, training parts (leave-one-dataset-out): "
+             f"wins/ties/losses of {spec} and the sign-test p**", "",
+             "| strategy | broad | lcdb | oboe | pooled | pooled sign p |", "|---|---|---|---|---|---|"]
+    for other in sorted(c for c in table.columns if c != spec):
+        x, y = table[spec], table[other]
+        tie = (x - y).abs() <= np.maximum(0.05, 0.05 * np.minimum(x, y))
+        cells = []
+        for part in ("broad", "lcdb", "oboe", None):
+            rows = (sets == part) if part else np.ones(len(x), dtype=bool)
+            ok = rows & x.notna() & y.notna()
+            w, t, l = int((ok & ~tie & (x < y)).sum()), int((ok & tie).sum()), int((ok & ~tie & (x > y)).sum())
+            cells.append(f"{w}/{t}/{l}")
+        p = binomtest(w, w + l).pvalue if w + l else 1.0
+        lines.append(f"| {other} | " + " | ".join(cells) + f" | {p:.2g} |")
+    text = "\n".join(lines) + "\n"
+    suffix = oboe.removeprefix("field_oboe_training")
+    (results / f"field_pooled_training{suffix}.md").write_text(text, encoding="utf-8")
+    return text
+
+
 def main(argv=None) -> int:
     global meta_all
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -191,8 +259,20 @@ def main(argv=None) -> int:
     ap.add_argument("--every", type=int, default=1, help="training mode: score every K-th training dataset")
     ap.add_argument("--eps", type=float, default=1.0)
     ap.add_argument("--default", default=DEFAULT, help="the reference strategy (default: ei)")
+    ap.add_argument("--extra", action="append", default=[], metavar="SPEC",
+                    help="a candidate strategy scored beside the field, no knob tuned (repeatable)")
+    ap.add_argument("--pooled", metavar="SPEC", default=None,
+                    help="no scoring: the sign tests of SPEC (an --extra of earlier training runs) against every "
+                         "other strategy on the training datasets of broad, LCDB and OBOE pooled")
+    ap.add_argument("--pooled-oboe", default="field_oboe_training", metavar="NAME",
+                    help="--pooled: the results folder of OBOE's training table (e.g. the one of an --every 1 run "
+                         "written with --out)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
+    if args.pooled:
+        text = pooled(args.pooled, args.eps, oboe=args.pooled_oboe)
+        print(text)
+        return 0
     mode = "heldout" if args.heldout else "training"
     out = args.out or ROOT / "tests" / "benchmarks" / "results" / f"field_{args.meta}_{mode}"
     out.mkdir(parents=True, exist_ok=True)
@@ -226,7 +306,7 @@ def main(argv=None) -> int:
         print(f"{args.meta} {mode} {spec}: {runtime[-1]['cpu_s']} CPU s", file=sys.stderr, flush=True)
         return res
 
-    results = [run(args.default)]
+    results = [run(args.default)] + [run(spec) for spec in args.extra]
     knob_rows = []
     chosen = {}
     for peer, (knob, grid) in KNOBS.items():
