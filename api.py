@@ -111,7 +111,7 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
     y : array-like, optional
         Labels when ``data`` holds the features only.
     strategy : str, optional
-        Strategy spec (default ``ei``, see
+        Strategy spec (default ``eiu``, see
         :data:`~algorank.recommender.live.recommend.DEFAULT_STRATEGY`).
     budget : float or None
         Wall-clock seconds from this call (or ``started``) to the end of the live tests, loading

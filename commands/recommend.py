@@ -15,7 +15,7 @@ def add_arguments(p) -> None:
     p.add_argument("dataset", metavar="DATASET", help="file (.arff/.csv/.parquet), sklearn:NAME or openml:ID")
     p.add_argument("--target", metavar="NAME", help="target column (default: class/target, else the last nominal)")
     p.add_argument("--strategy", default=None, metavar="SPEC",
-                   help="ei (default), ar:p=1/16, ar:p=0, at:p=1/16,sim=tested, lt:h=inf, random, ...")
+                   help="eiu (default), ei, ar:p=1/16, ar:p=0, at:p=1/16,sim=tested, lt:h=inf, random, ...")
     p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS", help="wall-clock budget (default 60)")
     p.add_argument("--top", type=int, default=None, metavar="K", help="test at most K learners")
     p.add_argument("--dry-run", action="store_true", help="only print the planned order")

@@ -66,7 +66,7 @@ def test_default_is_ei_on_the_evaluator_built_broad_set(capsys):
     assert cli.main(["recommend", "sklearn:wine", "--dry-run", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert sorted(o["learner"] for o in d["order"]) == sorted(learner_ids())
-    assert d["strategy"] == DEFAULT_STRATEGY == "ei"
+    assert d["strategy"] == DEFAULT_STRATEGY == "eiu"
     assert all(o["accuracy_low"] <= o["expected_accuracy"] <= o["accuracy_high"] for o in d["order"])
     assert d["dataset_info"]["landmark_1nn"] > 0.5  # the landmarkers were measured on wine
     assert d["time_model"] == f"5 x (fit+predict) + {LIVE_FIXED_OVERHEAD:g} s"

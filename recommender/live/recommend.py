@@ -92,7 +92,7 @@ logger = logging.getLogger(__name__)
 #: recommendation"): time to within 1 point of the best learner no slower than accuracy-only ranking
 #: on 35 of 40 and faster on 33 (sign test p = 4e-6), summed time 65 s against 375 s (oracle 29 s),
 #: better than ``ar:p=1/16`` (185 s) in every user-facing metric.
-DEFAULT_STRATEGY = "ei"
+DEFAULT_STRATEGY = "eiu"
 
 #: Accepted values of ``time_model``.
 TIME_MODELS = ("live", "fit")

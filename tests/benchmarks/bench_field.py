@@ -8,7 +8,7 @@ One command per meta-dataset regenerates the table and the critical-difference d
 
 Strategies: every peer (``oboe``, ``oboe:design=greedy``, ``portfolio``, ``portfolio:rank``, ``pmf``,
 ``pmf:per_second``, ``zeroshot``) with one knob each tuned on the training part (``KNOBS``), ``ar:p=0``,
-``ar`` with the P that ``tune-p --exclude-heldout`` picks, ``lt:h=inf``, ``fastest``, the default ``ei``
+``ar`` with the P that ``tune-p --exclude-heldout`` picks, ``lt:h=inf``, ``fastest``, the default ``eiu``
 (the reference of W/T/L and the sign tests) and the oracle (its order, and the oracle bound of every
 metric as the last row).
 
@@ -69,7 +69,7 @@ from algorank.recommender.kernel.trace import run_policy  # noqa: E402
 from algorank.recommender.base import capability  # noqa: E402
 from algorank.recommender.registry import parse_strategy  # noqa: E402
 
-DEFAULT = "ei"
+DEFAULT = "eiu"
 #: Each peer's tuned knob and its grid (the authors' value included: threshold 0.05, budget = the
 #: benchmark window's upper end, n_init 5, regret 0.01).
 KNOBS = {
@@ -258,7 +258,7 @@ def main(argv=None) -> int:
     ap.add_argument("--heldout", action="store_true", help="score the frozen held-out split (record the look)")
     ap.add_argument("--every", type=int, default=1, help="training mode: score every K-th training dataset")
     ap.add_argument("--eps", type=float, default=1.0)
-    ap.add_argument("--default", default=DEFAULT, help="the reference strategy (default: ei)")
+    ap.add_argument("--default", default=DEFAULT, help="the reference strategy (default: eiu, the default strategy)")
     ap.add_argument("--extra", action="append", default=[], metavar="SPEC",
                     help="a candidate strategy scored beside the field, no knob tuned (repeatable)")
     ap.add_argument("--pooled", metavar="SPEC", default=None,
