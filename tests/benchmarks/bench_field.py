@@ -31,6 +31,7 @@ per set and pooled (it reads the three training tables' ``per_dataset.csv``; not
 
     python tests/benchmarks/bench_field.py --meta oboe --every 8 --extra eiu
     python tests/benchmarks/bench_field.py --pooled eiu
+    python tests/benchmarks/bench_field.py --pooled eiu --heldout     # the same on the held-out tables
     python tests/benchmarks/bench_field.py --meta oboe --every 1 --extra eiu \\
         --out tests/benchmarks/results/field_oboe_training_all          # all 313 (about 20 CPU minutes)
     python tests/benchmarks/bench_field.py --pooled eiu --pooled-oboe field_oboe_training_all
@@ -207,19 +208,21 @@ def _family(spec: str, meta: str) -> str:
     return name + (":" + ",".join(kept) if kept else "")
 
 
-def pooled(spec: str, eps: float = 1.0, *, oboe: str = "field_oboe_training") -> str:
-    """Sign tests of ``spec``'s time to ``eps`` against every other strategy of the training field tables of
-    broad, LCDB and OBOE, per set and on their datasets pooled (ties: within 5 % or 0.05 s, as ``benchmark``'s
-    W/T/L).  ``oboe`` names OBOE's results folder.  Writes ``field_pooled_training.md`` (``..._<oboe folder's
-    suffix>.md`` for another folder) next to the tables."""
+def pooled(spec: str, eps: float = 1.0, *, oboe: str = "field_oboe_training", mode: str = "training") -> str:
+    """Sign tests of ``spec``'s time to ``eps`` against every other strategy of the field tables of broad, LCDB
+    and OBOE (``mode``: ``training`` or ``heldout``), per set and on their datasets pooled (ties: within 5 % or
+    0.05 s, as ``benchmark``'s W/T/L).  ``oboe`` names OBOE's training results folder.  Writes
+    ``field_pooled_<mode>.md`` (``..._<oboe folder's suffix>.md`` for another training folder) next to the
+    tables."""
     from scipy.stats import binomtest
 
     results = ROOT / "tests" / "benchmarks" / "results"
     frames = []
     for meta in ("broad", "lcdb", "oboe"):
-        f = results / (oboe if meta == "oboe" else f"field_{meta}_training") / "per_dataset.csv"
+        folder = oboe if meta == "oboe" and mode == "training" else f"field_{meta}_{mode}"
+        f = results / folder / "per_dataset.csv"
         if not f.exists():
-            raise SystemExit(f"error: run the training mode of {meta} with --extra {spec} first ({f} is missing)")
+            raise SystemExit(f"error: run the {mode} mode of {meta} with --extra {spec} first ({f} is missing)")
         d = pd.read_csv(f, dtype={"dataset": str})
         d = d[~d["strategy"].isin(["oracle", "oracle bound"])]
         d["strategy"] = [s if s == spec else _family(s, meta) for s in d["strategy"]]
@@ -230,8 +233,10 @@ def pooled(spec: str, eps: float = 1.0, *, oboe: str = "field_oboe_training") ->
     table = data.pivot(index="dataset", columns="strategy", values="time_to_eps")
     sets = data.drop_duplicates("dataset").set_index("dataset")["set"].reindex(table.index)
     if spec not in table.columns or table[spec].isna().any():
-        raise SystemExit(f"error: {spec} is not in every training table (run each with --extra {spec})")
-    lines = [f"**{spec} against every other strategy, time to {eps:g} point, training parts (leave-one-dataset-out): "
+        raise SystemExit(f"error: {spec} is not in every {mode} table (run each with --extra {spec})")
+    where = ("training parts (leave-one-dataset-out)" if mode == "training"
+             else "frozen held-out splits (fitted on the training parts)")
+    lines = [f"**{spec} against every other strategy, time to {eps:g} point, {where}: "
              f"wins/ties/losses of {spec} and the sign-test p**", "",
              "| strategy | broad | lcdb | oboe | pooled | pooled sign p |", "|---|---|---|---|---|---|"]
     for other in sorted(c for c in table.columns if c != spec):
@@ -246,8 +251,8 @@ def pooled(spec: str, eps: float = 1.0, *, oboe: str = "field_oboe_training") ->
         p = binomtest(w, w + l).pvalue if w + l else 1.0
         lines.append(f"| {other} | " + " | ".join(cells) + f" | {p:.2g} |")
     text = "\n".join(lines) + "\n"
-    suffix = oboe.removeprefix("field_oboe_training")
-    (results / f"field_pooled_training{suffix}.md").write_text(text, encoding="utf-8")
+    suffix = oboe.removeprefix("field_oboe_training") if mode == "training" else ""
+    (results / f"field_pooled_{mode}{suffix}.md").write_text(text, encoding="utf-8")
     return text
 
 
@@ -270,7 +275,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     if args.pooled:
-        text = pooled(args.pooled, args.eps, oboe=args.pooled_oboe)
+        text = pooled(args.pooled, args.eps, oboe=args.pooled_oboe, mode="heldout" if args.heldout else "training")
         print(text)
         return 0
     mode = "heldout" if args.heldout else "training"
