@@ -34,6 +34,12 @@ for the same budget and ``--n-jobs`` (resumable).  ``--every K`` takes every K-t
 
 With two ``--n-jobs`` values in the file, ``--report`` also sums the live time to 1 point per
 setting over the datasets both solved (the parallel speed-up).
+
+``--split train`` runs the broad set's *training* datasets instead (every ``--every``-th from
+``--offset``): the ones to measure on while working on the live speed, the held-out ones being
+kept for the recorded looks::
+
+    python tests/benchmarks/bench_live_vs_sim.py --split train --every 8 --out train.csv
 """
 
 from __future__ import annotations
@@ -61,6 +67,25 @@ def heldout(every: int = 1) -> list[str]:
     ids = [l.strip() for l in (SPLITS / "broad_heldout.txt").read_text().splitlines()
            if l.strip() and not l.startswith("#")]
     return sorted(ids)[::every]
+
+
+def training(every: int = 1, offset: int = 0) -> list[str]:
+    """Every ``every``-th dataset of the broad set's *training* part (not held out), alphabetical, from ``offset``.
+
+    For working on the live speed: the held-out datasets are kept for the recorded looks.
+    """
+    import pandas as pd
+
+    out = set(heldout())
+    ids = sorted(str(d) for d in pd.read_csv(SPLITS / "broad_datasets.csv")["dataset"] if str(d) not in out)
+    return ids[offset::every]
+
+
+def chosen(args) -> list[str]:
+    """The datasets of this run: ``--datasets``, else every ``--every``-th of the ``--split``."""
+    if args.datasets:
+        return list(args.datasets)
+    return training(args.every, args.offset) if args.split == "train" else heldout(args.every)[args.offset:]
 
 
 def files() -> dict:
@@ -136,7 +161,7 @@ def measure(args) -> None:
         done = {(str(r.dataset), float(r.budget), int(r.n_jobs)) for r in prev.itertuples()}
     meta = load_meta("broad")
     where = files()
-    for dataset in (args.datasets or heldout(args.every)):
+    for dataset in chosen(args):
         if (dataset, float(args.budget), int(args.n_jobs)) in done:
             continue
         path, target = where[dataset]
@@ -192,7 +217,10 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--budget", type=float, default=30.0)
     p.add_argument("--n-jobs", type=int, default=1)
-    p.add_argument("--every", type=int, default=1, help="every K-th held-out dataset (alphabetical)")
+    p.add_argument("--split", choices=("heldout", "train"), default="heldout",
+                   help="the broad set's frozen held-out datasets (default; the recorded looks) or its training part")
+    p.add_argument("--every", type=int, default=1, help="every K-th dataset of the split (alphabetical)")
+    p.add_argument("--offset", type=int, default=0, help="start the every-K-th selection at this position")
     p.add_argument("--datasets", nargs="*", default=None)
     p.add_argument("--out", default=str(ROOT / "tests" / "benchmarks" / "results" / "live_vs_sim.csv"))
     p.add_argument("--report", action="store_true", help="only summarise --out")
