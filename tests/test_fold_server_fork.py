@@ -207,3 +207,42 @@ def test_recommend_command_runs_a_timed_first_test_in_the_forked_server_and_leav
         assert _gone(marker) == []
     finally:
         _cleanup(marker)
+
+
+POOL = r'''
+import os, sys, time
+def main():
+    from algorank.evaluation.cv import children
+    children.end_with_this_process()
+    assert children.fork_fold_server()
+    executor = children.watched_executor(2)
+    parents = {executor.submit(os.getppid).result() for _ in range(4)}
+    print(children._STARTED_PID, *sorted(parents), flush=True)
+    executor.submit(time.sleep, 120)
+    time.sleep(120)
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_pool_workers_are_forks_of_the_forked_server_and_die_with_the_command(tmp_path):
+    """With the fold server a fork of the command, the loky workers are started by it (warm forks, no fresh
+    interpreter each), and SIGKILL of the command ends them all."""
+    marker = uuid.uuid4().hex
+    script = tmp_path / "pool.py"
+    script.write_text(POOL)
+    proc = subprocess.Popen([sys.executable, str(script)], env=_env(marker), stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, cwd=tmp_path)
+    try:
+        server, *parents = (int(v) for v in proc.stdout.readline().split())
+        assert parents == [server]  # every task ran in a child of the forked fold server
+        assert _ppid(server) == proc.pid
+        workers = _children(server)
+        assert workers and all(w in marked(marker) for w in workers)
+        proc.kill()
+        proc.wait(timeout=10)
+        assert _gone(marker) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _cleanup(marker)

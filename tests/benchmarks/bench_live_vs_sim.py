@@ -48,6 +48,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -60,7 +61,7 @@ EPS = 0.01
 
 COLUMNS = ["dataset", "budget", "n_jobs", "live_t1", "live_reached", "sim_t1", "sim_reached", "ratio", "wall",
            "first_result", "tests", "best_recorded", "best_live", "stop_reason", "timings", "start", "ratio_tests",
-           "load_avg"]
+           "load_avg", "cpu"]
 
 
 def heldout(every: int = 1) -> list[str]:
@@ -132,16 +133,18 @@ def live(dataset: str, path: Path, target: str | None, *, budget: float, n_jobs:
            dataset, "--json", "--quiet", "--n-jobs", str(n_jobs)]
     if target:
         cmd += ["--target", target]
-    t0 = time.perf_counter()
+    t0, r0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=budget * 3 + 60)
-    wall = time.perf_counter() - t0
+    wall, r1 = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)  # the command and the processes it waited for
     if proc.returncode not in (0, 3) or not proc.stdout.strip():
         raise RuntimeError(f"{dataset}: exit {proc.returncode}: {proc.stderr.strip()[-500:]}")
     d = json.loads(proc.stdout)
     hits = [t["ended"] for t in d["trace"] if t["status"] == "ok" and t["accuracy"] >= best - EPS - 1e-9]
     oks = [t for t in d["trace"] if t["status"] == "ok"]
     start = min((t["started"] for t in d["trace"]), default=math.nan)  # the fixed start cost before the first test
-    return {"live_t1": min(hits) if hits else math.nan, "live_reached": bool(hits), "wall": wall, "start": start,
+    return {"live_t1": min(hits) if hits else math.nan, "live_reached": bool(hits), "wall": wall, "cpu": cpu,
+            "start": start,
             "first_result": min((t["ended"] for t in d["trace"]), default=math.nan), "tests": len(d["trace"]),
             "best_live": max((t["accuracy"] for t in oks), default=math.nan), "stop_reason": d["stop_reason"],
             "timings": json.dumps({k: round(v, 3) for k, v in d.get("timings", {}).items()})}
@@ -176,7 +179,7 @@ def measure(args) -> None:
         pd.DataFrame([row]).reindex(columns=COLUMNS).to_csv(out, mode="a", header=not out.exists(), index=False)
         print(f"{dataset:<28} live {row['live_t1']:7.2f} s  sim {sim_t1:7.2f} s  ratio {row['ratio']:6.2f}  "
               f"from the first test {row['ratio_tests']:6.2f}  start {row['start']:5.2f} s  first result "
-              f"{row['first_result']:5.2f} s  wall {row['wall']:5.1f} s  load {row['load_avg']:.1f}", flush=True)
+              f"{row['first_result']:5.2f} s  wall {row['wall']:5.1f} s  cpu {row['cpu']:5.1f} s  load {row['load_avg']:.1f}", flush=True)
 
 
 def report(path: str) -> None:
