@@ -265,6 +265,31 @@ def test_landmarkers_run_on_a_subsample(monkeypatch):
     assert info["n_instances"] == 569  # the loader's counts are kept
 
 
+def test_landmarkers_run_with_one_thread_and_give_the_same_values(monkeypatch):
+    """One BLAS/OpenMP thread while they run (their OpenMP threads only spin on a busy machine), the
+    thread settings restored after, and the landmarkers the same as with the machine's threads."""
+    from threadpoolctl import threadpool_info
+
+    from algorank.evaluation.cv import metafeatures
+
+    data = load_dataset("sklearn:breast_cancer")
+    before = {(d["filepath"], d["num_threads"]) for d in threadpool_info()}
+    full = metafeatures.dataset_meta_features(data, random_state=0)  # the machine's threads
+    real, seen = metafeatures.dataset_meta_features, []
+
+    def record(*args, **kwargs):
+        seen.append({d["user_api"]: d["num_threads"] for d in threadpool_info()})
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(metafeatures, "dataset_meta_features", record)
+    for budget in (None, 60.0):
+        info: dict = {}
+        lm.measure_landmarks(info, data, meta_for([NB]), budget=budget)
+        assert info["landmark_1nn"] == full["landmark_1nn"] and info["landmark_stump"] == full["landmark_stump"]
+    assert len(seen) == 2 and all(set(s.values()) == {1} for s in seen)
+    assert {(d["filepath"], d["num_threads"]) for d in threadpool_info()} == before
+
+
 # ------------------------------------------------------------------ a cheap first test under a watchdog
 def test_a_cheap_first_test_runs_in_process_and_a_slow_one_is_abandoned(iris):
     env = LiveEnvironment(iris, cv=3, budget_seconds=30.0, expected_seconds={NB: 0.05, "x": 5.0, slow(30): 0.01},

@@ -194,8 +194,12 @@ def start_fold_server() -> None:
     """Start the fold server now (best effort), so that its start-up overlaps with the caller's own work.
 
     Call it only once the input is known to be good: a command that fails early should not pay
-    for (or leave behind) a process that imports scikit-learn.
+    for (or leave behind) a process that imports scikit-learn.  A fold server that is a fork of this
+    process (:func:`fork_fold_server`) is already there: it stays idle until it is first used, so that
+    a command whose tests all run in-process never pays for its preload and warm-up.
     """
+    if forked_fold_server():
+        return
     try:
         _ensure_server()
     except Exception:  # pragma: no cover - no forkserver here: timed children will say so
