@@ -19,8 +19,8 @@ import time
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from algorank.evaluation.cv.children import (end_with_this_process, fork_fold_server,  # a command's processes end with it
-                                             stop_processes)
+from algorank.evaluation.cv.children import end_with_this_process, stop_processes  # a command's processes end with it
+from algorank.evaluation.cv.fold_fork import fork_fold_server  # a command's fold server is a fork of it
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.metadata.snapshot import DEFAULT_META

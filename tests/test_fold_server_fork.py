@@ -1,4 +1,4 @@
-"""The fold server as a fork of the command (``children.fork_fold_server``): safe, the same results, no orphans.
+"""The fold server as a fork of the command (``fold_fork.fork_fold_server``): safe, the same results, no orphans.
 
 * In a command process that has run nothing yet, the fold server is a fork of it (its child),
   idle until first needed; timed folds of OpenMP learners (kNN, histogram gradient boosting) then
@@ -72,10 +72,10 @@ def _children(parent: int) -> list[int]:
 
 SAME_SCORES = r'''
 import json, os
-from algorank.evaluation.cv import children
+from algorank.evaluation.cv import children, fold_fork
 children.end_with_this_process()
-forked = children.fork_fold_server()
-server = children._STARTED_PID
+forked = fold_fork.fork_fold_server()
+server = children.forked_pid()
 from sklearn.datasets import make_classification
 from sklearn.neighbors import KNeighborsClassifier
 X, y = make_classification(2000, 10, random_state=0)
@@ -114,15 +114,15 @@ def test_forked_fold_server_runs_openmp_learners_with_the_same_scores(tmp_path):
 
 NOT_FORKED = r'''
 import threading, time
-from algorank.evaluation.cv import children
-print(children.fork_fold_server())          # not a command: no fork
+from algorank.evaluation.cv import children, fold_fork
+print(fold_fork.fork_fold_server())          # not a command: no fork
 children.end_with_this_process()
 stop = threading.Event()
 t = threading.Thread(target=stop.wait); t.start()
-print(children.fork_fold_server())          # another Python thread runs: no fork
+print(fold_fork.fork_fold_server())          # another Python thread runs: no fork
 stop.set(); t.join()
-print(children.fork_fold_server())          # a command, one thread: fork
-print(children.fork_fold_server())          # already there: nothing more
+print(fold_fork.fork_fold_server())          # a command, one thread: fork
+print(fold_fork.fork_fold_server())          # already there: nothing more
 '''
 
 
@@ -140,10 +140,10 @@ def test_no_fork_outside_a_command_or_beside_another_thread(tmp_path):
 
 KILLED = r'''
 import sys, time
-from algorank.evaluation.cv import children
+from algorank.evaluation.cv import children, fold_fork
 children.end_with_this_process()
-assert children.fork_fold_server()
-print(children._STARTED_PID, flush=True)
+assert fold_fork.fork_fold_server()
+print(children.forked_pid(), flush=True)
 if sys.argv[1] == "serving":
     from algorank.evaluation.cv.datasets import as_dataset
     from algorank.evaluation.cv.evaluator import Evaluator
@@ -212,12 +212,12 @@ def test_recommend_command_runs_a_timed_first_test_in_the_forked_server_and_leav
 POOL = r'''
 import os, sys, time
 def main():
-    from algorank.evaluation.cv import children
+    from algorank.evaluation.cv import children, fold_fork
     children.end_with_this_process()
-    assert children.fork_fold_server()
+    assert fold_fork.fork_fold_server()
     executor = children.watched_executor(2)
     parents = {executor.submit(os.getppid).result() for _ in range(4)}
-    print(children._STARTED_PID, *sorted(parents), flush=True)
+    print(children.forked_pid(), *sorted(parents), flush=True)
     executor.submit(time.sleep, 120)
     time.sleep(120)
 if __name__ == "__main__":

@@ -65,7 +65,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["PRELOAD", "REAP_SECONDS", "Outcome", "fold_context", "add_preload", "start_fold_server", "fork_fold_server", "forked_fold_server",
+__all__ = ["PRELOAD", "REAP_SECONDS", "Outcome", "fold_context", "add_preload", "start_fold_server",
+           "forked_fold_server", "forked_pid", "release_forked_server", "close_go",
            "stop_fold_server", "run_with_deadline", "ChildWorker", "ChildStream", "detach_from_caller",
            "limit_threads", "interrupt_watch", "watch_parent", "parallel", "watched_executor", "stop_processes",
            "end_with_this_process"]
@@ -162,13 +163,13 @@ def add_preload(module: str) -> None:
 
 def _ensure_server() -> None:
     """Start the fold server if it is not running, with its guard on the path and this process as its caller
-    (or let the one :func:`fork_fold_server` forked start its preload)."""
+    (or let the one :func:`~algorank.evaluation.cv.fold_fork.fork_fold_server` forked start its preload)."""
     global _STARTED_PID
     from multiprocessing import forkserver
 
     fold_context()
     _start_reaper()
-    _release_forked_server()
+    release_forked_server()
     server = forkserver._forkserver
     with _LOCK:
         old = {k: os.environ.get(k) for k in ("PYTHONPATH", _CALLER_ENV)}
@@ -195,8 +196,9 @@ def start_fold_server() -> None:
 
     Call it only once the input is known to be good: a command that fails early should not pay
     for (or leave behind) a process that imports scikit-learn.  A fold server that is a fork of this
-    process (:func:`fork_fold_server`) is already there: it stays idle until it is first used, so that
-    a command whose tests all run in-process never pays for its preload and warm-up.
+    process (:func:`~algorank.evaluation.cv.fold_fork.fork_fold_server`) is already there: it stays
+    idle until it is first used, so that a command whose tests all run in-process never pays for its
+    preload and warm-up.
     """
     if forked_fold_server():
         return
@@ -214,7 +216,7 @@ def stop_fold_server() -> None:
 
         server = forkserver._forkserver
         with _LOCK:
-            _close_go()
+            close_go()
             pid = getattr(server, "_forkserver_pid", None)
             if pid is None:
                 return
@@ -226,135 +228,36 @@ def stop_fold_server() -> None:
         logger.debug("could not stop the fold server", exc_info=True)
 
 
-# ====================================================================== the fold server as a fork of the command
+# ====================================================================== a fold server forked from the command
 _GO: int | None = None  # write end of the forked server's "start your preload" pipe, until it is sent
-_FORKED_PID: int | None = None  # pid of the fold server fork_fold_server made
-
-
-def fork_fold_server() -> bool:
-    """Make the fold server a fork of this process, now, idle until the first use (best effort; Linux).
-
-    A fold server started by :func:`start_fold_server` is a fresh interpreter that imports numpy,
-    pandas, scikit-learn and algorank, 1.5 CPU seconds that on a machine with few cores slow down
-    the tests running meanwhile.  A command process has imported most of that already; this forks
-    it instead (a few milliseconds), and the fork waits, using no CPU, until the fold server is first
-    needed (:func:`start_fold_server`, or a timed child), when it imports the rest of :data:`PRELOAD`
-    and runs the warm-up, then serves as ``multiprocessing``'s fork server (its own loop, unchanged).
-
-    Fork safety.  Forking a process is safe when no other thread of it can hold a lock the child
-    needs and no OpenMP thread pool exists in it (a fork of a caller that had used OpenMP
-    deadlocked scikit-learn's kNN).  So this forks only
-
-    * in a command process (:func:`end_with_this_process` was called: the command line), before it
-      has run any learner, landmarker or other computation of its own: the caller calls it right
-      after the imports, so no OpenMP parallel region has run yet;
-    * while this process has no Python thread but the main one (otherwise it returns False and the
-      fold server starts as a fresh interpreter, as before).
-
-    The only other threads then are OpenBLAS's idle workers (and jemalloc's), which stop and restart
-    around a fork (their ``pthread_atfork`` handlers).  ``tests/test_fold_server_fork.py`` runs
-    OpenMP learners in timed folds after this process has used OpenMP itself.
-
-    Lifetimes.  The fork is this process's child and dies with it (``PR_SET_PDEATHSIG``, SIGKILL,
-    set before it does anything), also before it is first used; its fold processes die with it as
-    those of a fresh fold server do (:func:`detach_from_caller`).
-
-    Returns
-    -------
-    bool
-        Whether the fold server is now a fork of this process.
-    """
-    global _GO, _STARTED_PID, _FORKED_PID
-    if _TOKEN is None or not sys.platform.startswith("linux") or threading.active_count() > 1:
-        return False
-    try:
-        import socket
-        from multiprocessing import connection, forkserver, resource_tracker, util
-
-        import algorank.evaluation.cv.evaluator  # noqa: F401 - what every fold needs, imported before the fork
-
-        server = forkserver._forkserver
-        with _LOCK:
-            if getattr(server, "_forkserver_pid", None) is not None:
-                return False
-            fold_context()
-            resource_tracker.ensure_running()
-            listener = socket.socket(socket.AF_UNIX)
-            address = connection.arbitrary_address("AF_UNIX")
-            listener.bind(address)
-            if not util.is_abstract_socket_namespace(address):
-                os.chmod(address, 0o600)
-            listener.listen()
-            alive_r, alive_w = os.pipe()
-            go_r, go_w = os.pipe()
-            parent = os.getpid()
-            pid = os.fork()
-            if pid == 0:  # the fold server
-                _forked_server_main(parent, listener, alive_r, alive_w, go_r, go_w)
-            os.close(alive_r)
-            os.close(go_r)
-            listener.close()
-            server._forkserver_address = address
-            server._forkserver_alive_fd = alive_w
-            server._forkserver_pid = pid
-            _GO, _FORKED_PID = go_w, pid
-            if _STARTED_PID is None:
-                atexit.register(stop_fold_server)
-            _STARTED_PID = pid
-        return True
-    except Exception:  # pragma: no cover - the fold server then starts as a fresh interpreter
-        logger.debug("could not fork the fold server", exc_info=True)
-        return False
-
-
-def _forked_server_main(parent: int, listener, alive_r: int, alive_w: int, go_r: int, go_w: int) -> None:
-    """The forked fold server: die with ``parent``, wait for the go, preload, serve; never return."""
-    code = 0
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal Ctrl-C belongs to the command, which stops us
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except Exception:  # pragma: no cover - not Linux
-            pass
-        if os.getppid() != parent:  # the command ended before the line above
-            os._exit(0)
-        os.close(alive_w)
-        os.close(go_w)
-        if os.read(go_r, 1) != b"g":  # the command ended (or stopped the server) before needing it
-            os._exit(0)
-        os.close(go_r)
-        from multiprocessing import forkserver
-
-        forkserver.main(listener.fileno(), alive_r, [m for m in PRELOAD if m != _GUARD])
-    except SystemExit:
-        pass
-    except BaseException:  # pragma: no cover - nothing to report to: the caller's children say so
-        code = 1
-    finally:
-        os._exit(code)
+_FORKED_PID: int | None = None  # pid of the fold server fold_fork.fork_fold_server made
 
 
 def forked_fold_server() -> bool:
-    """Whether this process's fold server is a fork of it (:func:`fork_fold_server`) that still runs."""
+    """Whether this process's fold server is a fork of it
+    (:func:`~algorank.evaluation.cv.fold_fork.fork_fold_server`) that still runs."""
     from multiprocessing import forkserver
 
     pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
     return pid is not None and pid == _FORKED_PID and _alive(pid)
 
 
-def _release_forked_server() -> None:
-    """Tell a forked fold server to start its preload and serve (once)."""
-    global _GO
+def forked_pid() -> int | None:
+    """Pid of the fold server :func:`~algorank.evaluation.cv.fold_fork.fork_fold_server` made (None: none)."""
+    return _FORKED_PID
+
+
+def release_forked_server() -> None:
+    """Tell a forked fold server to start its preload and serve (once; a no-op otherwise)."""
     with _LOCK:
         if _GO is not None:
             with contextlib.suppress(OSError):
                 os.write(_GO, b"g")
-            _close_go()
+            close_go()
 
 
-def _close_go() -> None:
+def close_go() -> None:
+    """Close the forked fold server's go pipe: it then exits if it was never told to serve."""
     global _GO
     if _GO is not None:
         with contextlib.suppress(OSError):
@@ -809,7 +712,8 @@ _EXECUTORS: list = []
 def watched_executor(n_jobs: int):
     """joblib's reusable loky executor with ``n_jobs`` workers that die with this process (as in :func:`parallel`).
 
-    When the fold server is a fork of this process (:func:`fork_fold_server`), the workers are started
+    When the fold server is a fork of this process
+    (:func:`~algorank.evaluation.cv.fold_fork.fork_fold_server`), the workers are started
     by it (loky's ``forkserver`` context): forks of a process that has imported and warmed up everything
     a test needs, instead of fresh interpreters importing scikit-learn (1 to 1.5 CPU seconds each).
     """
@@ -819,9 +723,9 @@ def watched_executor(n_jobs: int):
 
     _start_reaper()
     context, parent = None, os.getpid()
-    if forked_fold_server():  # its workers are its children; it dies with this process (PR_SET_PDEATHSIG)
-        _release_forked_server()
-        context, parent = "forkserver", _FORKED_PID
+    if forked_fold_server():  # its workers are its children; it dies with this process (PDEATHSIG)
+        release_forked_server()
+        context, parent = "forkserver", forked_pid()
     executor = get_reusable_executor(max_workers=n_jobs, initializer=runpy.run_path, context=context,
                                      initargs=(str(_BOOT_DIR / "algorank_parent_watch.py"), {"PARENT": parent}))
     if not any(e is executor for e in _EXECUTORS):
