@@ -290,6 +290,26 @@ def test_landmarkers_run_with_one_thread_and_give_the_same_values(monkeypatch):
     assert {(d["filepath"], d["num_threads"]) for d in threadpool_info()} == before
 
 
+def test_live_tests_skip_the_model_size_and_score_the_same(iris):
+    """The live tests do not pickle every fitted fold model (its size is not used there): the same scores
+    as the evaluator that measures it, ``model_bytes`` NaN; a store never mixes the two (its config key)."""
+    from algorank.evaluation.cv.evaluator import Evaluator
+
+    learners = [LOGREG, "sklearn.ensemble.RandomForestClassifier"]
+    full = Evaluator(cv=3, progress=False).evaluate(iris, learners)
+    env = LiveEnvironment(iris, cv=3)
+    assert env.evaluator.model_bytes is False
+    live = [env.test(l) for l in learners]
+    assert [o.accuracy for o in live] == list(full.summary["accuracy_mean"])
+    assert (full.summary["model_bytes_mean"] > 1000).all()  # a fitted forest pickles to kilobytes
+    assert all(math.isnan(env.results[l]["model_bytes_mean"]) for l in learners)
+    fresh = LiveEnvironment(iris, cv=3, budget_seconds=30.0)
+    timed = fresh._evaluator_for_test(LOGREG)  # a first test runs timed, in a copy that keeps the setting
+    assert timed is not fresh.evaluator and timed.timeout is not None and timed.model_bytes is False
+    assert Evaluator(model_bytes=False).config() != Evaluator().config()
+    assert "model_bytes" not in Evaluator().config()  # stores written before keep their key
+
+
 # ------------------------------------------------------------------ a cheap first test under a watchdog
 def test_a_cheap_first_test_runs_in_process_and_a_slow_one_is_abandoned(iris):
     env = LiveEnvironment(iris, cv=3, budget_seconds=30.0, expected_seconds={NB: 0.05, "x": 5.0, slow(30): 0.01},
