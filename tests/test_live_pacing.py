@@ -450,6 +450,38 @@ def test_while_the_pool_warms_cheap_tests_run_here_and_a_timed_one_waits_for_the
     assert trace.observations[0].status == "ok" and trace.observations[0].accuracy > 0.8  # a real test of NB
 
 
+def test_with_loky_one_test_slot_is_this_process_beside_the_workers(iris):
+    """n_jobs=2 on loky: one worker process plus a slot in this process (no second worker to start);
+    both run tests at once, with the serial scores."""
+    import os
+
+    from helpers_estimators import new_log
+
+    from algorank.recommender.live import parallel
+
+    tag, log = new_log()
+    learners = ['helpers_estimators.SlowClassifier{"delay": %s, "log": "%s"}' % (d, tag)
+                for d in (0.3, 0.31, 0.32, 0.33)]
+    try:
+        assert parallel.warm_pool(2)
+        assert len(parallel._WARMING) == 1  # one worker beside this process's slot
+        parallel._WARMING[0].result(timeout=120)  # warm: the pool takes tests from the first one on
+        r = recommend(iris, strategy="ar:p=0", meta=meta_for(learners), budget_seconds=120, cv=3, n_jobs=2,
+                      allow_modules=ALLOW)
+        fitted_by = {int(line) for line in log.read_text().split()}
+    finally:
+        parallel._WARMING.clear()
+        parallel._WARM_EXECUTOR.clear()
+    assert sorted(r.trace.learners) == sorted(learners) and {o.status for o in r.trace.observations} == {"ok"}
+    assert os.getpid() in fitted_by and len(fitted_by) == 2  # this process and one worker
+    starts = sorted(s for s, _ in r.test_times)
+    assert starts[1] < min(e for _, e in r.test_times)  # the first two ran at the same time
+    serial = recommend(iris, strategy="ar:p=0", meta=meta_for(learners), budget_seconds=None, cv=3,
+                       allow_modules=ALLOW)
+    assert {o.learner: o.accuracy for o in r.trace.observations} == \
+        pytest.approx({o.learner: o.accuracy for o in serial.trace.observations})
+
+
 def _two_at_once(iris, learners, *, budget):
     """``recommend`` running two tests at once: its result and each learner's status, once it kept the budget."""
     t0 = time.perf_counter()
