@@ -109,7 +109,9 @@ def warm_pool(n_jobs: int) -> bool:
     """Start the local worker pool now, in the background (best effort), so it is warm by the first test.
 
     Only for the default loky engine, with ``n_jobs - 1`` workers (one test slot is this process);
-    Dask clusters are the user's and already running.  Until one worker has finished its warm-up
+    Dask clusters are the user's and already running.  The workers start from a thread (starting
+    one waits for the fold server that forks it, which first imports and warms up: the first test
+    need not wait for that).  Until one worker has finished its warm-up
     (imports), :func:`run_parallel` runs tests only in this process's slot, so a slow pool start
     never delays the first results; a test that would run timed here waits for the pool instead,
     unless the fold server is a cheap fork of this process.
@@ -127,9 +129,21 @@ def warm_pool(n_jobs: int) -> bool:
         from algorank.evaluation.cv.children import watched_executor
 
         executor = watched_executor(n_jobs - 1)  # beside the test slot in this process (run_parallel)
-        if not (_WARM_EXECUTOR and _WARM_EXECUTOR[0] is executor and any(f.done() for f in _WARMING)):
-            _WARMING[:] = [executor.submit(_warm) for _ in range(n_jobs - 1)]  # (a warm pool stays warm)
-            _WARM_EXECUTOR[:] = [executor]
+        if _WARM_EXECUTOR and _WARM_EXECUTOR[0] is executor and _WARMING and _WARMING[0].done() \
+                and _WARMING[0].exception() is None:
+            return True  # a warm pool stays warm
+        ready: concurrent.futures.Future = concurrent.futures.Future()
+        _WARMING[:], _WARM_EXECUTOR[:] = [ready], [executor]
+
+        def start():  # starting a worker waits for the fold server that forks it: not in this thread
+            try:
+                warm = [executor.submit(_warm) for _ in range(n_jobs - 1)]
+                concurrent.futures.wait(warm, return_when=concurrent.futures.FIRST_COMPLETED)
+                ready.set_result(True)
+            except BaseException as exc:  # noqa: BLE001 - the pool's first test says so
+                ready.set_exception(exc)
+
+        threading.Thread(target=start, name="algorank-pool-start", daemon=True).start()
         return True
     except Exception:  # pragma: no cover - a pool that cannot start says so at the first test
         logger.debug("could not start the worker pool early", exc_info=True)
@@ -190,7 +204,11 @@ class _FuturesPool:
             from algorank.evaluation.cv.children import watched_executor
 
             self._data, self.source = data, None  # written for the workers at their first test, not before
-            self.executor = watched_executor(n_jobs)  # workers die with this process
+            # workers die with this process; the one warm_pool starts is taken as is (asking loky for it again
+            # would wait for the lock its worker start holds until the fold server forked the worker)
+            warming = _WARM_EXECUTOR[0] if _WARM_EXECUTOR and getattr(_WARM_EXECUTOR[0], "_max_workers", 0) == n_jobs \
+                else None
+            self.executor = warming if warming is not None else watched_executor(n_jobs)
         else:
             self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=n_jobs)
             self.source = data
