@@ -712,22 +712,17 @@ _EXECUTORS: list = []
 def watched_executor(n_jobs: int):
     """joblib's reusable loky executor with ``n_jobs`` workers that die with this process (as in :func:`parallel`).
 
-    When the fold server is a fork of this process
-    (:func:`~algorank.evaluation.cv.fold_fork.fork_fold_server`), the workers are started
-    by it (loky's ``forkserver`` context): forks of a process that has imported and warmed up everything
-    a test needs, instead of fresh interpreters importing scikit-learn (1 to 1.5 CPU seconds each).
+    The workers are fresh interpreters (loky's own start method), never forks of the fold server: a
+    loky worker forked from a fold server that had run its warm-up hung in a gradient-boosting test
+    (one run in two on ``bridges.version1``), and loky does not support forked workers.
     """
     import runpy
 
     from joblib.externals.loky import get_reusable_executor
 
     _start_reaper()
-    context, parent = None, os.getpid()
-    if forked_fold_server():  # its workers are its children; it dies with this process (PDEATHSIG)
-        release_forked_server()
-        context, parent = "forkserver", forked_pid()
-    executor = get_reusable_executor(max_workers=n_jobs, initializer=runpy.run_path, context=context,
-                                     initargs=(str(_BOOT_DIR / "algorank_parent_watch.py"), {"PARENT": parent}))
+    executor = get_reusable_executor(max_workers=n_jobs, initializer=runpy.run_path,
+                                     initargs=(str(_BOOT_DIR / "algorank_parent_watch.py"), {"PARENT": os.getpid()}))
     if not any(e is executor for e in _EXECUTORS):
         _EXECUTORS.append(executor)
     return executor

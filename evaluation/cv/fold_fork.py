@@ -4,9 +4,9 @@ The fold server (:mod:`algorank.evaluation.cv.children`) is normally ``multiproc
 server: a fresh interpreter that imports numpy, pandas, scikit-learn and algorank and fits every
 portfolio learner once, about 1.5 CPU seconds, before it forks its first fold process.  A command
 process (the command line) has imported most of that already.  :func:`fork_fold_server` forks it,
-right after its imports, into a fold server that waits, using no CPU, until it is first needed
-(a timed fold, or the workers of ``--n-jobs``, which it then starts too: loky's ``forkserver``
-context), imports the rest and serves with ``multiprocessing``'s own fork-server loop.
+right after its imports, into a fold server that waits, using no CPU, until a timed fold first
+needs it, imports the rest and serves with ``multiprocessing``'s own fork-server loop.  (Worker
+pools are not started by it: see :func:`~algorank.evaluation.cv.children.watched_executor`.)
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def fork_fold_server() -> bool:
     interpreter that imports numpy, pandas, scikit-learn and algorank, 1.5 CPU seconds that on a
     machine with few cores slow down the tests running meanwhile.  A command process has imported
     most of that already; this forks it instead (a few milliseconds), and the fork waits, using no
-    CPU, until a timed fold or a worker pool first needs it
+    CPU, until a timed fold first needs it
     (:func:`~algorank.evaluation.cv.children.release_forked_server`); it then
     imports the rest of the fold server's preload list and runs the warm-up
     (:data:`~algorank.evaluation.cv.children.PRELOAD`, about 0.5 CPU seconds), and serves with
@@ -55,8 +55,7 @@ def fork_fold_server() -> bool:
 
     Lifetimes.  The fork is this process's child and dies with it (``PR_SET_PDEATHSIG``, SIGKILL,
     set before it does anything), also before its first use; its fold processes die with it as those
-    of a fresh fold server do (:func:`~algorank.evaluation.cv.children.detach_from_caller`), and the
-    workers it starts watch it (:func:`~algorank.evaluation.cv.children.watched_executor`).  It does
+    of a fresh fold server do (:func:`~algorank.evaluation.cv.children.detach_from_caller`).  It does
     not carry the command's reaper token in the environment it was started with (a fork is not a new
     program): the parent-death signals are what end it and its children.
 

@@ -13,9 +13,7 @@ The tests run on the engine joblib is configured with (``joblib.parallel_config`
 * by default, or with ``backend="loky"``: one test at a time in this process (a thread: no round
   trip, no start-up, the data already here) and ``n_jobs - 1`` workers of joblib's loky process
   pool (:func:`joblib.externals.loky.get_reusable_executor`) beside it; the dataset goes to the
-  workers once, as a file the workers map and cache, written at their first test.  When the
-  command's fold server is a fork of it (:mod:`algorank.evaluation.cv.fold_fork`), that server
-  starts the workers, so each is a warm fork instead of a fresh interpreter;
+  workers once, as a file the workers map and cache, written at their first test;
 * ``backend="dask"`` (with a ``dask.distributed`` Client, local or on a cluster): the
   Client's futures; the dataset is scattered to the workers once;
 * ``backend="threading"``: a thread pool in this process (cheap set-up, little parallelism for
@@ -109,9 +107,9 @@ def warm_pool(n_jobs: int) -> bool:
     """Start the local worker pool now, in the background (best effort), so it is warm by the first test.
 
     Only for the default loky engine, with ``n_jobs - 1`` workers (one test slot is this process);
-    Dask clusters are the user's and already running.  The workers start from a thread (starting
-    one waits for the fold server that forks it, which first imports and warms up: the first test
-    need not wait for that).  Until one worker has finished its warm-up
+    Dask clusters are the user's and already running.  The workers start from a thread (loky's
+    first submission waits for a worker process to start; the first test need not wait for that).
+    Until one worker has finished its warm-up
     (imports), :func:`run_parallel` runs tests only in this process's slot, so a slow pool start
     never delays the first results; a test that would run timed here waits for the pool instead,
     unless the fold server is a cheap fork of this process.
@@ -135,7 +133,7 @@ def warm_pool(n_jobs: int) -> bool:
         ready: concurrent.futures.Future = concurrent.futures.Future()
         _WARMING[:], _WARM_EXECUTOR[:] = [ready], [executor]
 
-        def start():  # starting a worker waits for the fold server that forks it: not in this thread
+        def start():  # the first submission waits for a worker process to start: not in this thread
             try:
                 warm = [executor.submit(_warm) for _ in range(n_jobs - 1)]
                 concurrent.futures.wait(warm, return_when=concurrent.futures.FIRST_COMPLETED)
@@ -205,7 +203,7 @@ class _FuturesPool:
 
             self._data, self.source = data, None  # written for the workers at their first test, not before
             # workers die with this process; the one warm_pool starts is taken as is (asking loky for it again
-            # would wait for the lock its worker start holds until the fold server forked the worker)
+            # would wait for the lock its first submission holds while the worker starts)
             warming = _WARM_EXECUTOR[0] if _WARM_EXECUTOR and getattr(_WARM_EXECUTOR[0], "_max_workers", 0) == n_jobs \
                 else None
             self.executor = warming if warming is not None else watched_executor(n_jobs)
