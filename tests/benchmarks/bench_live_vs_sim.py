@@ -35,6 +35,9 @@ for the same budget and ``--n-jobs`` (resumable).  ``--every K`` takes every K-t
 With two ``--n-jobs`` values in the file, ``--report`` also sums the live time to 1 point per
 setting over the datasets both solved (the parallel speed-up).
 
+Column ``cpu``: the CPU seconds of the command and of the processes it waited for (its fold
+server and fold processes; loky workers ended at the command's end are not counted).
+
 ``--split train`` runs the broad set's *training* datasets instead (every ``--every``-th from
 ``--offset``): the ones to measure on while working on the live speed, the held-out ones being
 kept for the recorded looks::
@@ -179,7 +182,8 @@ def measure(args) -> None:
         pd.DataFrame([row]).reindex(columns=COLUMNS).to_csv(out, mode="a", header=not out.exists(), index=False)
         print(f"{dataset:<28} live {row['live_t1']:7.2f} s  sim {sim_t1:7.2f} s  ratio {row['ratio']:6.2f}  "
               f"from the first test {row['ratio_tests']:6.2f}  start {row['start']:5.2f} s  first result "
-              f"{row['first_result']:5.2f} s  wall {row['wall']:5.1f} s  cpu {row['cpu']:5.1f} s  load {row['load_avg']:.1f}", flush=True)
+              f"{row['first_result']:5.2f} s  wall {row['wall']:5.1f} s  cpu {row['cpu']:5.1f} s  "
+              f"load {row['load_avg']:.1f}", flush=True)
 
 
 def report(path: str) -> None:
