@@ -451,8 +451,8 @@ def test_while_the_pool_warms_cheap_tests_run_here_and_a_timed_one_waits_for_the
 
 
 def test_with_loky_one_test_slot_is_this_process_beside_the_workers(iris):
-    """n_jobs=2 on loky: one worker process plus a slot in this process (no second worker to start);
-    both run tests at once, with the serial scores."""
+    """n_jobs=2 on loky: one worker process (at a lower priority) plus a slot in this process (no second
+    worker to start); both run tests at once, with the serial scores."""
     import os
 
     from helpers_estimators import new_log
@@ -466,6 +466,8 @@ def test_with_loky_one_test_slot_is_this_process_beside_the_workers(iris):
         assert parallel.warm_pool(2)
         assert len(parallel._WARMING) == 1  # one worker beside this process's slot
         parallel._WARMING[0].result(timeout=120)  # warm: the pool takes tests from the first one on
+        worker_nice = parallel._WARM_EXECUTOR[0].submit(os.nice, 0).result(timeout=60)
+        assert worker_nice == min(os.nice(0) + parallel.WORKER_NICE, 19)  # it yields to this process's slot
         r = recommend(iris, strategy="ar:p=0", meta=meta_for(learners), budget_seconds=120, cv=3, n_jobs=2,
                       allow_modules=ALLOW)
         fitted_by = {int(line) for line in log.read_text().split()}

@@ -709,8 +709,9 @@ def parallel(n_jobs: int | None, **kwargs):
 _EXECUTORS: list = []
 
 
-def watched_executor(n_jobs: int):
-    """joblib's reusable loky executor with ``n_jobs`` workers that die with this process (as in :func:`parallel`).
+def watched_executor(n_jobs: int, *, nice: int = 0):
+    """joblib's reusable loky executor with ``n_jobs`` workers that die with this process (as in :func:`parallel`),
+    their priority lowered by ``nice`` (``os.nice``; 0: unchanged).
 
     The workers are fresh interpreters (loky's own start method), never forks of the fold server: a
     loky worker forked from a fold server that had run its warm-up hung in a gradient-boosting test
@@ -721,8 +722,9 @@ def watched_executor(n_jobs: int):
     from joblib.externals.loky import get_reusable_executor
 
     _start_reaper()
+    watch = {"PARENT": os.getpid(), **({"NICE": int(nice)} if nice else {})}
     executor = get_reusable_executor(max_workers=n_jobs, initializer=runpy.run_path,
-                                     initargs=(str(_BOOT_DIR / "algorank_parent_watch.py"), {"PARENT": os.getpid()}))
+                                     initargs=(str(_BOOT_DIR / "algorank_parent_watch.py"), watch))
     if not any(e is executor for e in _EXECUTORS):
         _EXECUTORS.append(executor)
     return executor

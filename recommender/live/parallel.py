@@ -50,12 +50,17 @@ from algorank.recommender.kernel.trace import Observation, Trace
 from algorank.metadata.errors import InputError
 from algorank.metadata.text import escape
 
-__all__ = ["run_parallel", "check_n_jobs", "warm_pool", "GRACE_SECONDS"]
+__all__ = ["run_parallel", "check_n_jobs", "warm_pool", "GRACE_SECONDS", "WORKER_NICE"]
 
 logger = logging.getLogger(__name__)
 
 #: Seconds after the end of the budget a running test may still report before it is abandoned.
 GRACE_SECONDS = 1.0
+
+#: Priority the loky workers give up (``os.nice``): they use the CPU that the command's own test slot and
+#: other programs leave idle, so on a busy machine their start-up (a fresh interpreter importing
+#: scikit-learn) does not slow down the tests running here; on idle cores it changes nothing.
+WORKER_NICE = 10
 
 _CACHE: dict = {}  # worker side: dataset file -> LoadedDataset (each worker reads it once)
 _WARMING: list = []  # main side: the warm-up futures of the local pool (see warm_pool)
@@ -126,7 +131,7 @@ def warm_pool(n_jobs: int) -> bool:
             return False
         from algorank.evaluation.cv.children import watched_executor
 
-        executor = watched_executor(n_jobs - 1)  # beside the test slot in this process (run_parallel)
+        executor = watched_executor(n_jobs - 1, nice=WORKER_NICE)  # beside this process's slot (run_parallel)
         if _WARM_EXECUTOR and _WARM_EXECUTOR[0] is executor and _WARMING and _WARMING[0].done() \
                 and _WARMING[0].exception() is None:
             return True  # a warm pool stays warm
@@ -206,7 +211,7 @@ class _FuturesPool:
             # would wait for the lock its first submission holds while the worker starts)
             warming = _WARM_EXECUTOR[0] if _WARM_EXECUTOR and getattr(_WARM_EXECUTOR[0], "_max_workers", 0) == n_jobs \
                 else None
-            self.executor = warming if warming is not None else watched_executor(n_jobs)
+            self.executor = warming if warming is not None else watched_executor(n_jobs, nice=WORKER_NICE)
         else:
             self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=n_jobs)
             self.source = data
