@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Callable, Sequence
 
 from algorank.evaluation.cv.children import end_with_this_process, stop_processes  # a command's processes end with it
+from algorank.evaluation.cv.fold_fork import fork_fold_server  # a command's fold server is a fork of it
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.metadata.snapshot import DEFAULT_META
@@ -28,7 +29,7 @@ from algorank.results import DatasetSelection, ExportResult, RankResult, RecordR
 logger = logging.getLogger(__name__)
 
 __all__ = ["load_meta", "info", "rank", "recommend", "evaluate", "benchmark", "tune_p", "multitest", "compare",
-           "export", "pull", "build_meta", "build_snapshot", "build_oboe", "process_start", "stop_processes", "end_with_this_process", "version", "parse_repeats", "default_store_path",
+           "export", "pull", "build_meta", "build_snapshot", "build_oboe", "process_start", "stop_processes", "end_with_this_process", "fork_fold_server", "version", "parse_repeats", "default_store_path",
            "time_model_arrays", "p_families", "DEFAULT_META", "TuneResult", "RankResult", "ExportResult",
            "DatasetSelection", "RecordResult"]
 

@@ -40,8 +40,11 @@ def add_arguments(p) -> None:
 def run(args):
     """The recommendation and the exit code (130 interrupted, :data:`EXIT_NOTHING_TESTED`); None instead of the
     result after a dry run's plan (printed while planning) unless ``--json``."""
-    from algorank.api import process_start, recommend
+    from algorank.api import fork_fold_server, process_start, recommend
     from algorank.recommender.live.report import Progress
+
+    if args.started is None and not args.dry_run:  # a command process that has run nothing yet: safe to fork
+        fork_fold_server()
 
     progress = Progress(plan_stream=None if args.json else sys.stdout, test_stream=None if args.quiet else sys.stderr,
                         gap=not args.dry_run)

@@ -265,6 +265,51 @@ def test_landmarkers_run_on_a_subsample(monkeypatch):
     assert info["n_instances"] == 569  # the loader's counts are kept
 
 
+def test_landmarkers_run_with_one_thread_and_give_the_same_values(monkeypatch):
+    """One BLAS/OpenMP thread while they run (their OpenMP threads only spin on a busy machine), the
+    thread settings restored after, and the landmarkers the same as with the machine's threads."""
+    from threadpoolctl import threadpool_info
+
+    from algorank.evaluation.cv import metafeatures
+
+    data = load_dataset("sklearn:breast_cancer")
+    before = {(d["filepath"], d["num_threads"]) for d in threadpool_info()}
+    full = metafeatures.dataset_meta_features(data, random_state=0)  # the machine's threads
+    real, seen = metafeatures.dataset_meta_features, []
+
+    def record(*args, **kwargs):
+        seen.append({d["user_api"]: d["num_threads"] for d in threadpool_info()})
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(metafeatures, "dataset_meta_features", record)
+    for budget in (None, 60.0):
+        info: dict = {}
+        lm.measure_landmarks(info, data, meta_for([NB]), budget=budget)
+        assert info["landmark_1nn"] == full["landmark_1nn"] and info["landmark_stump"] == full["landmark_stump"]
+    assert len(seen) == 2 and all(set(s.values()) == {1} for s in seen)
+    assert {(d["filepath"], d["num_threads"]) for d in threadpool_info()} == before
+
+
+def test_live_tests_skip_the_model_size_and_score_the_same(iris):
+    """The live tests do not pickle every fitted fold model (its size is not used there): the same scores
+    as the evaluator that measures it, ``model_bytes`` NaN; a store never mixes the two (its config key)."""
+    from algorank.evaluation.cv.evaluator import Evaluator
+
+    learners = [LOGREG, "sklearn.ensemble.RandomForestClassifier"]
+    full = Evaluator(cv=3, progress=False).evaluate(iris, learners)
+    env = LiveEnvironment(iris, cv=3)
+    assert env.evaluator.model_bytes is False
+    live = [env.test(l) for l in learners]
+    assert [o.accuracy for o in live] == list(full.summary["accuracy_mean"])
+    assert (full.summary["model_bytes_mean"] > 1000).all()  # a fitted forest pickles to kilobytes
+    assert all(math.isnan(env.results[l]["model_bytes_mean"]) for l in learners)
+    fresh = LiveEnvironment(iris, cv=3, budget_seconds=30.0)
+    timed = fresh._evaluator_for_test(LOGREG)  # a first test runs timed, in a copy that keeps the setting
+    assert timed is not fresh.evaluator and timed.timeout is not None and timed.model_bytes is False
+    assert Evaluator(model_bytes=False).config() != Evaluator().config()
+    assert "model_bytes" not in Evaluator().config()  # stores written before keep their key
+
+
 # ------------------------------------------------------------------ a cheap first test under a watchdog
 def test_a_cheap_first_test_runs_in_process_and_a_slow_one_is_abandoned(iris):
     env = LiveEnvironment(iris, cv=3, budget_seconds=30.0, expected_seconds={NB: 0.05, "x": 5.0, slow(30): 0.01},
@@ -403,6 +448,40 @@ def test_while_the_pool_warms_cheap_tests_run_here_and_a_timed_one_waits_for_the
     assert trace.learners == [NB, TREE]
     assert pool.submitted == [TREE]  # NB ran in this process, TREE went to the (warming) pool
     assert trace.observations[0].status == "ok" and trace.observations[0].accuracy > 0.8  # a real test of NB
+
+
+def test_with_loky_one_test_slot_is_this_process_beside_the_workers(iris):
+    """n_jobs=2 on loky: one worker process (at a lower priority) plus a slot in this process (no second
+    worker to start); both run tests at once, with the serial scores."""
+    import os
+
+    from helpers_estimators import new_log
+
+    from algorank.recommender.live import parallel
+
+    tag, log = new_log()
+    learners = ['helpers_estimators.SlowClassifier{"delay": %s, "log": "%s"}' % (d, tag)
+                for d in (0.3, 0.31, 0.32, 0.33)]
+    try:
+        assert parallel.warm_pool(2)
+        assert len(parallel._WARMING) == 1  # one worker beside this process's slot
+        parallel._WARMING[0].result(timeout=120)  # warm: the pool takes tests from the first one on
+        worker_nice = parallel._WARM_EXECUTOR[0].submit(os.nice, 0).result(timeout=60)
+        assert worker_nice == min(os.nice(0) + parallel.WORKER_NICE, 19)  # it yields to this process's slot
+        r = recommend(iris, strategy="ar:p=0", meta=meta_for(learners), budget_seconds=120, cv=3, n_jobs=2,
+                      allow_modules=ALLOW)
+        fitted_by = {int(line) for line in log.read_text().split()}
+    finally:
+        parallel._WARMING.clear()
+        parallel._WARM_EXECUTOR.clear()
+    assert sorted(r.trace.learners) == sorted(learners) and {o.status for o in r.trace.observations} == {"ok"}
+    assert os.getpid() in fitted_by and len(fitted_by) == 2  # this process and one worker
+    starts = sorted(s for s, _ in r.test_times)
+    assert starts[1] < min(e for _, e in r.test_times)  # the first two ran at the same time
+    serial = recommend(iris, strategy="ar:p=0", meta=meta_for(learners), budget_seconds=None, cv=3,
+                       allow_modules=ALLOW)
+    assert {o.learner: o.accuracy for o in r.trace.observations} == \
+        pytest.approx({o.learner: o.accuracy for o in serial.trace.observations})
 
 
 def _two_at_once(iris, learners, *, budget):

@@ -66,6 +66,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 __all__ = ["PRELOAD", "REAP_SECONDS", "Outcome", "fold_context", "add_preload", "start_fold_server",
+           "forked_fold_server", "forked_pid", "release_forked_server", "close_go",
            "stop_fold_server", "run_with_deadline", "ChildWorker", "ChildStream", "detach_from_caller",
            "limit_threads", "interrupt_watch", "watch_parent", "parallel", "watched_executor", "stop_processes",
            "end_with_this_process"]
@@ -161,12 +162,14 @@ def add_preload(module: str) -> None:
 
 
 def _ensure_server() -> None:
-    """Start the fold server if it is not running, with its guard on the path and this process as its caller."""
+    """Start the fold server if it is not running, with its guard on the path and this process as its caller
+    (or let the one :func:`~algorank.evaluation.cv.fold_fork.fork_fold_server` forked start its preload)."""
     global _STARTED_PID
     from multiprocessing import forkserver
 
     fold_context()
     _start_reaper()
+    release_forked_server()
     server = forkserver._forkserver
     with _LOCK:
         old = {k: os.environ.get(k) for k in ("PYTHONPATH", _CALLER_ENV)}
@@ -192,8 +195,13 @@ def start_fold_server() -> None:
     """Start the fold server now (best effort), so that its start-up overlaps with the caller's own work.
 
     Call it only once the input is known to be good: a command that fails early should not pay
-    for (or leave behind) a process that imports scikit-learn.
+    for (or leave behind) a process that imports scikit-learn.  A fold server that is a fork of this
+    process (:func:`~algorank.evaluation.cv.fold_fork.fork_fold_server`) is already there: it stays
+    idle until it is first used, so that a command whose tests all run in-process never pays for its
+    preload and warm-up.
     """
+    if forked_fold_server():
+        return
     try:
         _ensure_server()
     except Exception:  # pragma: no cover - no forkserver here: timed children will say so
@@ -208,6 +216,7 @@ def stop_fold_server() -> None:
 
         server = forkserver._forkserver
         with _LOCK:
+            close_go()
             pid = getattr(server, "_forkserver_pid", None)
             if pid is None:
                 return
@@ -217,6 +226,43 @@ def stop_fold_server() -> None:
             _STARTED_PID = None
     except Exception:  # pragma: no cover - other multiprocessing internals: the server exits with its caller
         logger.debug("could not stop the fold server", exc_info=True)
+
+
+# ====================================================================== a fold server forked from the command
+_GO: int | None = None  # write end of the forked server's "start your preload" pipe, until it is sent
+_FORKED_PID: int | None = None  # pid of the fold server fold_fork.fork_fold_server made
+
+
+def forked_fold_server() -> bool:
+    """Whether this process's fold server is a fork of it
+    (:func:`~algorank.evaluation.cv.fold_fork.fork_fold_server`) that still runs."""
+    from multiprocessing import forkserver
+
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    return pid is not None and pid == _FORKED_PID and _alive(pid)
+
+
+def forked_pid() -> int | None:
+    """Pid of the fold server :func:`~algorank.evaluation.cv.fold_fork.fork_fold_server` made (None: none)."""
+    return _FORKED_PID
+
+
+def release_forked_server() -> None:
+    """Tell a forked fold server to start its preload and serve (once; a no-op otherwise)."""
+    with _LOCK:
+        if _GO is not None:
+            with contextlib.suppress(OSError):
+                os.write(_GO, b"g")
+            close_go()
+
+
+def close_go() -> None:
+    """Close the forked fold server's go pipe: it then exits if it was never told to serve."""
+    global _GO
+    if _GO is not None:
+        with contextlib.suppress(OSError):
+            os.close(_GO)
+        _GO = None
 
 
 # ====================================================================== in the child
@@ -663,15 +709,22 @@ def parallel(n_jobs: int | None, **kwargs):
 _EXECUTORS: list = []
 
 
-def watched_executor(n_jobs: int):
-    """joblib's reusable loky executor with ``n_jobs`` workers that die with this process (as in :func:`parallel`)."""
+def watched_executor(n_jobs: int, *, nice: int = 0):
+    """joblib's reusable loky executor with ``n_jobs`` workers that die with this process (as in :func:`parallel`),
+    their priority lowered by ``nice`` (``os.nice``; 0: unchanged).
+
+    The workers are fresh interpreters (loky's own start method), never forks of the fold server: a
+    loky worker forked from a fold server that had run its warm-up hung in a gradient-boosting test
+    (one run in two on ``bridges.version1``), and loky does not support forked workers.
+    """
     import runpy
 
     from joblib.externals.loky import get_reusable_executor
 
     _start_reaper()
+    watch = {"PARENT": os.getpid(), **({"NICE": int(nice)} if nice else {})}
     executor = get_reusable_executor(max_workers=n_jobs, initializer=runpy.run_path,
-                                     initargs=(str(_BOOT_DIR / "algorank_parent_watch.py"), {"PARENT": os.getpid()}))
+                                     initargs=(str(_BOOT_DIR / "algorank_parent_watch.py"), watch))
     if not any(e is executor for e in _EXECUTORS):
         _EXECUTORS.append(executor)
     return executor

@@ -114,7 +114,7 @@ def _from_outcome(out: Outcome, recipe: LearnerRecipe, split: Split, timeout: fl
                        fit_time=out.elapsed)
 
 
-def _task(recipe, X, y, split, n_classes, random_state, nominal, bootstrap, timeout, deadline=None,
+def _task(recipe, X, y, split, n_classes, random_state, nominal, bootstrap, model_bytes, timeout, deadline=None,
           threads=None, worker: ChildWorker | None = None) -> FoldRecord:
     """One fold: in-process (the caller limits the threads), or in a child process that does
     (``worker``'s, when the caller keeps one, else a child of its own).
@@ -123,7 +123,8 @@ def _task(recipe, X, y, split, n_classes, random_state, nominal, bootstrap, time
     estimator caught the ``KeyboardInterrupt`` and returned (scikit-learn's MLP does): the
     caller never stores it and stops (:meth:`Evaluator._run`).
     """
-    kwargs = dict(n_classes=n_classes, random_state=random_state, nominal=nominal, bootstrap=bootstrap)
+    kwargs = dict(n_classes=n_classes, random_state=random_state, nominal=nominal, bootstrap=bootstrap,
+                  model_bytes=model_bytes)
     if deadline is not None and deadline - time.perf_counter() <= 0:
         return failed_fold(recipe, split, "timeout", NOT_RUN_DEADLINE)
     if timeout is None:
@@ -291,13 +292,17 @@ class Evaluator:
         how the prior meta-data was measured and keeps times predictable: with the libraries'
         default on a busy machine a logistic regression fold took 15 s instead of 0.05 s (thread
         oversubscription).  None leaves the libraries' default.
+    model_bytes : bool
+        Measure each fitted model's pickled size (``model_bytes``, default); False records NaN and
+        saves the pickling (the live tests of ``recommend``).  Part of :meth:`config` when False, so
+        a store never mixes folds with and without it.
     """
 
     def __init__(self, *, scheme: str = "cv", cv: int = 5, repeats: int | None = None, stop: str = "fixed",
                  threshold: float | None = None, min_repeats: int | None = None, max_repeats: int | None = None,
                  timeout: float | None = None, n_jobs: int = 1, store=None, random_state: int = 0,
-                 progress: bool = True, train_fraction: float = 2 / 3, allow_modules=(), threads: int | None = 1
-                 ) -> None:
+                 progress: bool = True, train_fraction: float = 2 / 3, allow_modules=(), threads: int | None = 1,
+                 model_bytes: bool = True) -> None:
         if scheme not in SCHEMES:
             raise InputError(f"scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
         if stop not in STOP_RULES:
@@ -333,6 +338,7 @@ class Evaluator:
                                     or threads < 1):
             raise InputError(f"threads must be None or an integer >= 1, got {threads!r}")
         self.threads = None if threads is None else int(threads)
+        self.model_bytes = bool(model_bytes)
         if stop == "fixed" and repeats is None:
             self.repeats = DEFAULT_REPEATS[scheme]
         self._new_rule()  # validates threshold and bounds now
@@ -347,7 +353,7 @@ class Evaluator:
         return {"scheme": self.scheme, "cv": self.cv, "stop": self.stop,
                 "threshold": getattr(rule, "threshold", None), "min_repeats": rule.min_repeats,
                 "max_repeats": rule.max_repeats, "timeout": self.timeout, "random_state": self.random_state,
-                "train_fraction": self.train_fraction}
+                "train_fraction": self.train_fraction, **({} if self.model_bytes else {"model_bytes": False})}
 
     # ------------------------------------------------------------------
     def evaluate(self, dataset: LoadedDataset, learners: Sequence[str], *, deadline: float | None = None,
@@ -473,7 +479,7 @@ class Evaluator:
         (``fresh=False``), a fold another process holds is skipped (the caller waits for it).
         """
         args = [(r, X, y, s, n_classes, fold_seed(self.random_state, s.repeat, s.fold), nominal, bootstrap,
-                 self.timeout, deadline, self.threads)
+                 self.model_bytes, self.timeout, deadline, self.threads)
                 for r, s in todo]
         if not args:
             return

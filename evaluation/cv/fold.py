@@ -116,7 +116,8 @@ def failed_fold(recipe: LearnerRecipe, split: Split, status: str, message: str, 
 
 
 def evaluate_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Split, *, n_classes: int,
-                  random_state: int, nominal: tuple = (), bootstrap: bool = False) -> FoldRecord:
+                  random_state: int, nominal: tuple = (), bootstrap: bool = False, model_bytes: bool = True
+                  ) -> FoldRecord:
     """Fit ``recipe`` on ``split.train`` and measure it on ``split.test`` (never raises for learner faults).
 
     Parameters
@@ -134,6 +135,9 @@ def evaluate_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Sp
         Nominal-column mask of ``X``.
     bootstrap : bool
         Score the .632 estimate (see the module docstring).
+    model_bytes : bool
+        Measure the fitted model's pickled size (``model_bytes``; NaN when False).  Pickling a
+        forest takes a good part of its fit time; the live tests do not need the size.
     """
     y_test = y[split.test]
     fit_time = predict_time = math.nan
@@ -166,13 +170,13 @@ def evaluate_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Sp
                 true_score = scores[rows, y_test]
                 log_loss = (float(-np.mean(np.log(np.clip(true_score, _LOG_LOSS_EPS, 1.0))))
                             if is_proba else math.nan)
-            model_bytes = float(len(pickle.dumps(pipe, protocol=pickle.HIGHEST_PROTOCOL)))
+            size = float(len(pickle.dumps(pipe, protocol=pickle.HIGHEST_PROTOCOL))) if model_bytes else math.nan
     except Exception as exc:  # a learner fault is a recorded result, not a crash (MemoryError included)
         message = f"{type(exc).__name__}: {exc}".strip()
         return failed_fold(recipe, split, "error", " ".join(message.split())[:500], fit_time=fit_time,
                             predict_time=predict_time)
     return FoldRecord(recipe.id, split.repeat, split.fold, "ok", accuracy, balanced, auc, log_loss, fit_time,
-                      predict_time, model_bytes, "", np.asarray(true_score, dtype=float), f1_macro=f1)
+                      predict_time, size, "", np.asarray(true_score, dtype=float), f1_macro=f1)
 
 
 

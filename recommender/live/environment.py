@@ -113,7 +113,7 @@ class LiveEnvironment:
         The user's dataset.
     evaluator : Evaluator, optional
         How to evaluate; default ``Evaluator(scheme="cv", cv=cv, repeats=1,
-        random_state=random_state, progress=False)``.
+        random_state=random_state, progress=False, model_bytes=False)``.
     cv : int
         Folds of the default evaluator.
     random_state : int
@@ -173,7 +173,8 @@ class LiveEnvironment:
         self.metric = metric
         self.dataset = dataset
         self.evaluator = evaluator if evaluator is not None else Evaluator(
-            scheme="cv", cv=cv, repeats=1, random_state=random_state, progress=False, allow_modules=allow_modules)
+            scheme="cv", cv=cv, repeats=1, random_state=random_state, progress=False, allow_modules=allow_modules,
+            model_bytes=False)  # the model's pickled size is not used here: no pickling per fold
         self.budget_seconds = budget_seconds
         self.min_timeout = float(min_timeout)
         self.expected_seconds = dict(expected_seconds or {})
@@ -288,7 +289,8 @@ class LiveEnvironment:
         return Evaluator(scheme=ev.scheme, cv=ev.cv, repeats=ev.repeats, stop=ev.stop, threshold=ev.threshold,
                          min_repeats=ev.min_repeats, max_repeats=ev.max_repeats, timeout=float(per_fold),
                          n_jobs=ev.n_jobs, store=ev.store, random_state=ev.random_state, progress=False,
-                         train_fraction=ev.train_fraction, allow_modules=ev.allow_modules, threads=ev.threads)
+                         train_fraction=ev.train_fraction, allow_modules=ev.allow_modules, threads=ev.threads,
+                         model_bytes=ev.model_bytes)
 
     def test(self, learner: str) -> Observation:
         """Evaluate ``learner`` and return its observation (failures included, never raised)."""

@@ -10,9 +10,10 @@ re-plans with it before the slot is refilled.
 
 The tests run on the engine joblib is configured with (``joblib.parallel_config``):
 
-* by default, or with ``backend="loky"``: joblib's loky process pool
-  (:func:`joblib.externals.loky.get_reusable_executor`) on this machine; the dataset goes
-  to the workers once, as a file the workers map and cache;
+* by default, or with ``backend="loky"``: one test at a time in this process (a thread: no round
+  trip, no start-up, the data already here) and ``n_jobs - 1`` workers of joblib's loky process
+  pool (:func:`joblib.externals.loky.get_reusable_executor`) beside it; the dataset goes to the
+  workers once, as a file the workers map and cache, written at their first test;
 * ``backend="dask"`` (with a ``dask.distributed`` Client, local or on a cluster): the
   Client's futures; the dataset is scattered to the workers once;
 * ``backend="threading"``: a thread pool in this process (cheap set-up, little parallelism for
@@ -39,23 +40,31 @@ import math
 import os
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
 
+from algorank.evaluation.cv.children import forked_fold_server
 from algorank.recommender.kernel.trace import Observation, Trace
 from algorank.metadata.errors import InputError
 from algorank.metadata.text import escape
 
-__all__ = ["run_parallel", "check_n_jobs", "warm_pool", "GRACE_SECONDS"]
+__all__ = ["run_parallel", "check_n_jobs", "warm_pool", "GRACE_SECONDS", "WORKER_NICE"]
 
 logger = logging.getLogger(__name__)
 
 #: Seconds after the end of the budget a running test may still report before it is abandoned.
 GRACE_SECONDS = 1.0
 
+#: Priority the loky workers give up (``os.nice``): they use the CPU that the command's own test slot and
+#: other programs leave idle, so on a busy machine their start-up (a fresh interpreter importing
+#: scikit-learn) does not slow down the tests running here; on idle cores it changes nothing.
+WORKER_NICE = 10
+
 _CACHE: dict = {}  # worker side: dataset file -> LoadedDataset (each worker reads it once)
 _WARMING: list = []  # main side: the warm-up futures of the local pool (see warm_pool)
+_WARM_EXECUTOR: list = []  # main side: the executor they ran on
 
 
 def check_n_jobs(n_jobs) -> int:
@@ -102,10 +111,13 @@ def _warm() -> int:
 def warm_pool(n_jobs: int) -> bool:
     """Start the local worker pool now, in the background (best effort), so it is warm by the first test.
 
-    Only for the default loky engine; Dask clusters are the user's and already running.  Until
-    one worker has finished its warm-up (imports), :func:`run_parallel` runs tests one at a time
-    in this process, so a slow pool start never delays the first results; a test that would run
-    timed here (in the fold server's children) waits for the pool instead.
+    Only for the default loky engine, with ``n_jobs - 1`` workers (one test slot is this process);
+    Dask clusters are the user's and already running.  The workers start from a thread (loky's
+    first submission waits for a worker process to start; the first test need not wait for that).
+    Until one worker has finished its warm-up
+    (imports), :func:`run_parallel` runs tests only in this process's slot, so a slow pool start
+    never delays the first results; a test that would run timed here waits for the pool instead,
+    unless the fold server is a cheap fork of this process.
 
     Returns
     -------
@@ -119,8 +131,22 @@ def warm_pool(n_jobs: int) -> bool:
             return False
         from algorank.evaluation.cv.children import watched_executor
 
-        executor = watched_executor(n_jobs)
-        _WARMING[:] = [executor.submit(_warm) for _ in range(n_jobs)]
+        executor = watched_executor(n_jobs - 1, nice=WORKER_NICE)  # beside this process's slot (run_parallel)
+        if _WARM_EXECUTOR and _WARM_EXECUTOR[0] is executor and _WARMING and _WARMING[0].done() \
+                and _WARMING[0].exception() is None:
+            return True  # a warm pool stays warm
+        ready: concurrent.futures.Future = concurrent.futures.Future()
+        _WARMING[:], _WARM_EXECUTOR[:] = [ready], [executor]
+
+        def start():  # the first submission waits for a worker process to start: not in this thread
+            try:
+                warm = [executor.submit(_warm) for _ in range(n_jobs - 1)]
+                concurrent.futures.wait(warm, return_when=concurrent.futures.FIRST_COMPLETED)
+                ready.set_result(True)
+            except BaseException as exc:  # noqa: BLE001 - the pool's first test says so
+                ready.set_exception(exc)
+
+        threading.Thread(target=start, name="algorank-pool-start", daemon=True).start()
         return True
     except Exception:  # pragma: no cover - a pool that cannot start says so at the first test
         logger.debug("could not start the worker pool early", exc_info=True)
@@ -178,14 +204,14 @@ class _FuturesPool:
             self.client = backend.client
             self.source = self.client.scatter(data, broadcast=False)
         elif kind == "loky":
-            import joblib
-
             from algorank.evaluation.cv.children import watched_executor
 
-            self._tmp = tempfile.mkdtemp(prefix="algorank-live-")
-            self.source = os.path.join(self._tmp, "data.joblib")
-            joblib.dump(data, self.source)
-            self.executor = watched_executor(n_jobs)  # workers die with this process
+            self._data, self.source = data, None  # written for the workers at their first test, not before
+            # workers die with this process; the one warm_pool starts is taken as is (asking loky for it again
+            # would wait for the lock its first submission holds while the worker starts)
+            warming = _WARM_EXECUTOR[0] if _WARM_EXECUTOR and getattr(_WARM_EXECUTOR[0], "_max_workers", 0) == n_jobs \
+                else None
+            self.executor = warming if warming is not None else watched_executor(n_jobs, nice=WORKER_NICE)
         else:
             self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=n_jobs)
             self.source = data
@@ -193,6 +219,12 @@ class _FuturesPool:
     def submit(self, learner: str, state: dict):
         if self.kind == "dask":
             return self.client.submit(_worker_test, self.source, learner, state, pure=False)
+        if self.kind == "loky" and self.source is None:
+            import joblib
+
+            self._tmp = tempfile.mkdtemp(prefix="algorank-live-")
+            self.source = os.path.join(self._tmp, "data.joblib")
+            joblib.dump(self._data, self.source)
         return self.executor.submit(_worker_test, self.source, learner, state)
 
     def wait(self, futures, timeout: float | None):
@@ -228,6 +260,7 @@ class _FuturesPool:
             # exiting (past the budget) until they are told to stop
             self.executor.shutdown(wait=False, kill_workers=True)
             _WARMING.clear()
+            _WARM_EXECUTOR.clear()
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
 
@@ -272,11 +305,67 @@ class _RoundsPool:
 
 
 def _pool(n_jobs: int, data):
+    """The engine of ``n_jobs`` parallel tests; for loky, ``n_jobs - 1`` workers beside the local slot."""
     backend = _active_backend()
     kind = _backend_kind(backend)
     if kind == "joblib":
         return _RoundsPool(n_jobs, data)
-    return _FuturesPool(kind, n_jobs, data, backend)
+    return _FuturesPool(kind, n_jobs - 1 if kind == "loky" else n_jobs, data, backend)
+
+
+class _LocalSlot:
+    """One test at a time in this process, in a daemon thread, beside the loky workers.
+
+    This process has imported and warmed up everything a test needs and holds the data already:
+    a test here costs no process round trip and no start-up, and a slot here means one worker
+    fewer to start (a CPU second or more each for a fresh interpreter).  Its test runs exactly as a
+    worker's (:func:`_worker_test`, same state).  A test still running at the end of the budget is
+    abandoned like a watched first test: its folds stop at the deadline, it reports nothing.
+    """
+
+    def __init__(self, data) -> None:
+        self.data = data
+        self.future: concurrent.futures.Future | None = None
+
+    @property
+    def free(self) -> bool:
+        return self.future is None
+
+    def submit(self, learner: str, state: dict) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+
+        def work():
+            try:
+                future.set_result(_worker_test(self.data, learner, state))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                future.set_exception(exc)
+
+        threading.Thread(target=work, name="algorank-local-test", daemon=True).start()
+        self.future = future
+        return future
+
+
+def _wait_any(local: _LocalSlot | None, pool, handles: list, timeout: float | None) -> list:
+    """Handles (the local future among them) of the tests that finished within ``timeout`` seconds."""
+    mine = [] if local is None or local.free else [local.future]
+    if not handles:
+        done, _ = concurrent.futures.wait(mine, timeout=timeout, return_when=concurrent.futures.FIRST_COMPLETED)
+        return list(done)
+    if not mine:
+        return pool.wait(handles, timeout)
+    if all(isinstance(h, concurrent.futures.Future) for h in handles):  # loky: one wait over both
+        done, _ = concurrent.futures.wait(mine + handles, timeout=timeout,
+                                          return_when=concurrent.futures.FIRST_COMPLETED)
+        return list(done)
+    end = None if timeout is None else time.perf_counter() + timeout  # pragma: no cover - other handles: poll
+    while True:  # pragma: no cover
+        if mine[0].done():
+            return mine
+        done = pool.wait(handles, 0.02)
+        if done:
+            return done
+        if end is not None and time.perf_counter() >= end:
+            return []
 
 
 def _stand_in(learner: str, expected) -> Observation:
@@ -321,6 +410,7 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
     """
     pool = _pool(n_jobs, env.dataset)
     always_timed = getattr(pool, "kind", "") == "dask"
+    local = _LocalSlot(env.dataset) if getattr(pool, "kind", "") == "loky" else None
     begin = clock()
     if env.origin is None:
         env.origin = begin
@@ -364,30 +454,24 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
     def pool_ready() -> bool:
         return getattr(pool, "kind", "") != "loky" or not _WARMING or any(f.done() for f in _WARMING)
 
+    def pool_slots() -> int:
+        """Tests the pool may run now: none while a local pool still starts (the local slot runs them)."""
+        if local is None:
+            return n_jobs
+        return n_jobs - 1 if pool_ready() else 0
+
+    def local_ok(learner: str) -> bool:
+        """Whether the local slot may run ``learner``: yes, unless it would run timed here and the fold server
+        is not a cheap fork of this process (a fresh one would start beside the pool: it waits for the pool)."""
+        return forked_fold_server() or _runs_here(env, learner)
+
     try:
         while True:
-            while not exhausted and not running and not pool_ready():  # the pool still starts: test here
-                reason = cannot_start(0)
-                if reason is not None:
-                    stopped, exhausted = reason, True
+            while not exhausted:
+                in_pool = len(running) - (0 if local is None or local.free else 1)
+                local_free = local is not None and local.free
+                if not local_free and in_pool >= pool_slots():
                     break
-                rest = left()
-                learner = policy.next(history)
-                if learner is None:
-                    exhausted = True
-                    break
-                if on_start is not None:
-                    on_start(learner)
-                env.budget_seconds = rest if rest is not None else env.budget_seconds
-                env.spent = 0.0
-                if not _runs_here(env, learner):  # timed here would wait for a fold server: the pool runs it
-                    running[pool.submit(learner, state_for(learner))] = _Running(learner, clock())
-                    break
-                obs = env.test(learner)
-                history.append(obs)
-                if on_observation is not None:
-                    on_observation(obs)
-            while not exhausted and len(running) < n_jobs:
                 reason = cannot_start(len(running))
                 if reason is not None:
                     stopped, exhausted = reason, True
@@ -399,24 +483,37 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
                     break
                 if on_start is not None:
                     on_start(learner)
-                handle = pool.submit(learner, state_for(learner))
+                state = state_for(learner)
+                if local_free and local_ok(learner):
+                    handle = local.submit(learner, state)
+                elif in_pool < pool_slots() or local_free:  # a timed test while the pool starts: queued there
+                    handle = pool.submit(learner, state)
+                else:  # pragma: no cover - the checks above leave a slot
+                    break
                 running[handle] = _Running(learner, clock())
             if not running:
                 break
             rest = left()
-            done = pool.wait(list(running), None if rest is None else max(rest + GRACE_SECONDS, 0.0))
+            pooled = [h for h in running if local is None or h is not local.future]
+            done = _wait_any(local, pool, pooled, None if rest is None else max(rest + GRACE_SECONDS, 0.0))
             if not done:  # past the end of the budget and its grace: abandon what still runs
-                pool.abort(list(running))
+                pool.abort(pooled)
                 for handle, r in list(running.items()):
                     record(r.learner, r.started, Observation(r.learner, math.nan, clock() - r.started, "timeout",
                                                              "abandoned at the end of the budget"), None)
                 running.clear()
+                if local is not None:
+                    local.future = None  # its thread finishes unobserved
                 stopped = "budget"
                 break
             for handle in done:
                 r = running.pop(handle)
                 try:
-                    obs, row = pool.result(handle)
+                    if local is not None and handle is local.future:
+                        local.future = None
+                        obs, row = handle.result()
+                    else:
+                        obs, row = pool.result(handle)
                 except Exception as exc:  # noqa: BLE001 - a worker that died is one failed test
                     obs, row = Observation(r.learner, math.nan, clock() - r.started, "error",
                                            f"the worker failed: {type(exc).__name__}: {exc}".splitlines()[0]), None
@@ -424,7 +521,7 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
                 if obs.status != "ok":
                     logger.info("%s failed (%s): %s", escape(r.learner), obs.status, escape(obs.message))
     except KeyboardInterrupt:
-        pool.abort(list(running))
+        pool.abort([h for h in running if local is None or h is not local.future])
         stopped = "interrupted"
     finally:
         pool.close()

@@ -34,6 +34,15 @@ for the same budget and ``--n-jobs`` (resumable).  ``--every K`` takes every K-t
 
 With two ``--n-jobs`` values in the file, ``--report`` also sums the live time to 1 point per
 setting over the datasets both solved (the parallel speed-up).
+
+Column ``cpu``: the CPU seconds of the command and of the processes it waited for (its fold
+server and fold processes; loky workers ended at the command's end are not counted).
+
+``--split train`` runs the broad set's *training* datasets instead (every ``--every``-th from
+``--offset``): the ones to measure on while working on the live speed, the held-out ones being
+kept for the recorded looks::
+
+    python tests/benchmarks/bench_live_vs_sim.py --split train --every 8 --out train.csv
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -54,13 +64,32 @@ EPS = 0.01
 
 COLUMNS = ["dataset", "budget", "n_jobs", "live_t1", "live_reached", "sim_t1", "sim_reached", "ratio", "wall",
            "first_result", "tests", "best_recorded", "best_live", "stop_reason", "timings", "start", "ratio_tests",
-           "load_avg"]
+           "load_avg", "cpu"]
 
 
 def heldout(every: int = 1) -> list[str]:
     ids = [l.strip() for l in (SPLITS / "broad_heldout.txt").read_text().splitlines()
            if l.strip() and not l.startswith("#")]
     return sorted(ids)[::every]
+
+
+def training(every: int = 1, offset: int = 0) -> list[str]:
+    """Every ``every``-th dataset of the broad set's *training* part (not held out), alphabetical, from ``offset``.
+
+    For working on the live speed: the held-out datasets are kept for the recorded looks.
+    """
+    import pandas as pd
+
+    out = set(heldout())
+    ids = sorted(str(d) for d in pd.read_csv(SPLITS / "broad_datasets.csv")["dataset"] if str(d) not in out)
+    return ids[offset::every]
+
+
+def chosen(args) -> list[str]:
+    """The datasets of this run: ``--datasets``, else every ``--every``-th of the ``--split``."""
+    if args.datasets:
+        return list(args.datasets)
+    return training(args.every, args.offset) if args.split == "train" else heldout(args.every)[args.offset:]
 
 
 def files() -> dict:
@@ -107,16 +136,18 @@ def live(dataset: str, path: Path, target: str | None, *, budget: float, n_jobs:
            dataset, "--json", "--quiet", "--n-jobs", str(n_jobs)]
     if target:
         cmd += ["--target", target]
-    t0 = time.perf_counter()
+    t0, r0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=budget * 3 + 60)
-    wall = time.perf_counter() - t0
+    wall, r1 = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)  # the command and the processes it waited for
     if proc.returncode not in (0, 3) or not proc.stdout.strip():
         raise RuntimeError(f"{dataset}: exit {proc.returncode}: {proc.stderr.strip()[-500:]}")
     d = json.loads(proc.stdout)
     hits = [t["ended"] for t in d["trace"] if t["status"] == "ok" and t["accuracy"] >= best - EPS - 1e-9]
     oks = [t for t in d["trace"] if t["status"] == "ok"]
     start = min((t["started"] for t in d["trace"]), default=math.nan)  # the fixed start cost before the first test
-    return {"live_t1": min(hits) if hits else math.nan, "live_reached": bool(hits), "wall": wall, "start": start,
+    return {"live_t1": min(hits) if hits else math.nan, "live_reached": bool(hits), "wall": wall, "cpu": cpu,
+            "start": start,
             "first_result": min((t["ended"] for t in d["trace"]), default=math.nan), "tests": len(d["trace"]),
             "best_live": max((t["accuracy"] for t in oks), default=math.nan), "stop_reason": d["stop_reason"],
             "timings": json.dumps({k: round(v, 3) for k, v in d.get("timings", {}).items()})}
@@ -136,7 +167,7 @@ def measure(args) -> None:
         done = {(str(r.dataset), float(r.budget), int(r.n_jobs)) for r in prev.itertuples()}
     meta = load_meta("broad")
     where = files()
-    for dataset in (args.datasets or heldout(args.every)):
+    for dataset in chosen(args):
         if (dataset, float(args.budget), int(args.n_jobs)) in done:
             continue
         path, target = where[dataset]
@@ -151,7 +182,8 @@ def measure(args) -> None:
         pd.DataFrame([row]).reindex(columns=COLUMNS).to_csv(out, mode="a", header=not out.exists(), index=False)
         print(f"{dataset:<28} live {row['live_t1']:7.2f} s  sim {sim_t1:7.2f} s  ratio {row['ratio']:6.2f}  "
               f"from the first test {row['ratio_tests']:6.2f}  start {row['start']:5.2f} s  first result "
-              f"{row['first_result']:5.2f} s  wall {row['wall']:5.1f} s  load {row['load_avg']:.1f}", flush=True)
+              f"{row['first_result']:5.2f} s  wall {row['wall']:5.1f} s  cpu {row['cpu']:5.1f} s  "
+              f"load {row['load_avg']:.1f}", flush=True)
 
 
 def report(path: str) -> None:
@@ -192,7 +224,10 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--budget", type=float, default=30.0)
     p.add_argument("--n-jobs", type=int, default=1)
-    p.add_argument("--every", type=int, default=1, help="every K-th held-out dataset (alphabetical)")
+    p.add_argument("--split", choices=("heldout", "train"), default="heldout",
+                   help="the broad set's frozen held-out datasets (default; the recorded looks) or its training part")
+    p.add_argument("--every", type=int, default=1, help="every K-th dataset of the split (alphabetical)")
+    p.add_argument("--offset", type=int, default=0, help="start the every-K-th selection at this position")
     p.add_argument("--datasets", nargs="*", default=None)
     p.add_argument("--out", default=str(ROOT / "tests" / "benchmarks" / "results" / "live_vs_sim.csv"))
     p.add_argument("--report", action="store_true", help="only summarise --out")

@@ -1,7 +1,8 @@
 """Run in a pool worker at its start (``runpy.run_path``): the worker exits within 0.05 s of its parent's death.
 
 joblib's loky workers outlive a parent killed with SIGKILL (for minutes, until their idle
-timeout).  This file is the workers' initializer, run with ``init_globals={"PARENT": pid}``.  It
+timeout).  This file is the workers' initializer, run with ``init_globals={"PARENT": pid}`` (and
+``"NICE": n`` to lower the worker's priority by ``n``).  It
 uses the standard library only, so that it runs before the worker imports anything heavy
 (importing any ``algorank`` module would import the whole package first, a second or more on a
 loaded machine, during which the worker would not be watching).
@@ -21,6 +22,12 @@ def _watch(parent: int) -> None:
             os._exit(1)
 
 
+_NICE = int(globals().get("NICE") or 0)
+if _NICE > 0:  # a lower priority: the worker uses CPU its parent's own work leaves idle
+    try:
+        os.nice(_NICE)
+    except OSError:  # pragma: no cover - not allowed here: the default priority
+        pass
 _PARENT = int(globals().get("PARENT") or 0)
 if _PARENT:
     if os.getppid() != _PARENT:
