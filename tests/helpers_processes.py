@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import os
+import signal
+import time
+from pathlib import Path
 
-__all__ = ["marked", "loky_workers"]
+__all__ = ["marked", "loky_workers", "marker_env", "gone", "kill_marked", "GONE_WITHIN"]
+
+#: Seconds a test waits for the processes of a run to disappear.
+GONE_WITHIN = 5.0
+_TESTS = Path(__file__).resolve().parent
 
 
 def marked(marker: str) -> list[int]:
@@ -36,3 +43,29 @@ def loky_workers(marker: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def marker_env(marker: str) -> dict:
+    """This environment with ``ALGORANK_TEST_MARKER=marker``, Matplotlib's Agg backend and ``tests/`` on the
+    path (for the helper learners)."""
+    return dict(os.environ, ALGORANK_TEST_MARKER=marker, MPLBACKEND="Agg",
+                PYTHONPATH=os.pathsep.join([str(_TESTS), os.environ.get("PYTHONPATH", "")]))
+
+
+def gone(marker: str, within: float = GONE_WITHIN) -> list[int]:
+    """Poll until no process carries ``marker``; the pids still there after ``within`` seconds."""
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        if not marked(marker):
+            return []
+        time.sleep(0.05)
+    return marked(marker)
+
+
+def kill_marked(marker: str) -> None:
+    """SIGKILL every process carrying ``marker``: never leave the machine dirty, whatever a test asserted."""
+    for pid in marked(marker):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass

@@ -19,38 +19,13 @@ import subprocess
 import sys
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 
-from helpers_processes import marked
+from helpers_processes import GONE_WITHIN, gone as _gone, kill_marked as _cleanup, marked, marker_env as _env
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork server, /proc")
 
-TESTS = Path(__file__).resolve().parent
-GONE_WITHIN = 5.0
-
-
-def _env(marker: str) -> dict:
-    return dict(os.environ, ALGORANK_TEST_MARKER=marker,
-                PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
-
-
-def _gone(marker: str, within: float = GONE_WITHIN) -> list[int]:
-    end = time.monotonic() + within
-    while time.monotonic() < end:
-        if not marked(marker):
-            return []
-        time.sleep(0.05)
-    return marked(marker)
-
-
-def _cleanup(marker: str) -> None:
-    for pid in marked(marker):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 def _ppid(pid: int) -> int:

@@ -38,7 +38,6 @@ ALLOW = ["helpers_estimators"]
 #: Seconds allowed for the processes of a command to disappear: the promise is 0.5 s (they watch their parent
 #: every 0.05 s), plus a margin for a loaded 2-core machine.  Before, loky workers stayed for more than 22 s and
 #: a starting fold server for 1-3 s.
-GONE_WITHIN = 5.0
 
 
 def swallow(**params) -> str:
@@ -110,30 +109,8 @@ def test_the_interrupt_watch_records_an_interrupt_and_gives_the_handler_back():
 
 
 # ====================================================================== real processes
-from helpers_processes import loky_workers as _loky_workers, marked as _marked  # noqa: E402  (tests/ is on the path)
-
-
-def _env(marker: str) -> dict:
-    return dict(os.environ, ALGORANK_TEST_MARKER=marker, MPLBACKEND="Agg",
-                PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
-
-
-def _gone(marker: str, within: float = GONE_WITHIN) -> list[int]:
-    """Poll until no process carries ``marker``; the pids still there after ``within`` seconds."""
-    end = time.monotonic() + within
-    while time.monotonic() < end:
-        if not _marked(marker):
-            return []
-        time.sleep(0.05)
-    return _marked(marker)
-
-
-def _cleanup(marker: str) -> None:
-    for pid in _marked(marker):  # never leave the machine dirty, whatever the assertion said
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+from helpers_processes import (  # noqa: E402  (tests/ is on the path)
+    gone as _gone, kill_marked as _cleanup, loky_workers as _loky_workers, marked as _marked, marker_env as _env)
 
 
 def _wait_for(predicate, proc, what: str, timeout: float = 120.0, poll: float = 0.05) -> None:
