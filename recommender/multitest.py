@@ -494,8 +494,8 @@ def _first_pass_threads(n_jobs: int | None) -> int:
 
 def _first_pass_order(values: np.ndarray, prior: Sequence[str], here: Sequence[str], evs, *, pairwise: str,
                       correction: str, alpha: float, higher_is_better: bool,
-                      test_train_ratio: float | None) -> tuple[str, str, list]:
-    """MultiTest's order on one dataset of Multi2Test's first pass: ``(test, description, labels best first)``.
+                      test_train_ratio: float | None) -> tuple[str, list]:
+    """MultiTest's order on one dataset of Multi2Test's first pass: ``(test description, labels best first)``.
 
     The mean-over-deviation t tests go through :func:`~algorank.recommender.multitest_fast.multitest_order`
     (no p-value per pair; the same order); the 5x2 cv tests through :func:`multitest`.
@@ -505,13 +505,13 @@ def _first_pass_order(values: np.ndarray, prior: Sequence[str], here: Sequence[s
         res = multitest(values, prior, labels=here, pairwise=pairwise, evaluations=evs, correction=correction,
                         alpha=alpha, higher_is_better=higher_is_better, test_train_ratio=test_train_ratio,
                         reasons=False)
-        return test, res.test, list(res.order)
+        return res.test, list(res.order)
     row_of = {l: i for i, l in enumerate(here)}
     rows = np.fromiter((row_of[l] for l in prior), dtype=np.int64, count=len(prior))
     x = values[rows] if higher_is_better else -values[rows]
     order = multitest_order(x, test=test, n_folds=n_folds, test_train_ratio=ratio, correction=correction,
                             alpha=alpha)
-    return test, desc, [prior[i] for i in order]
+    return desc, [prior[i] for i in order]
 
 
 def _paired_blocks(meta, learners: Sequence[str], metric: str, *, missing: str = "drop"):
@@ -689,7 +689,7 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
 
     def collect(dataset: str, job) -> None:
         try:
-            _, desc, order = job.result()
+            desc, order = job.result()
         except InputError as exc:
             raise InputError(f"dataset {dataset!r}: {exc}") from None
         tests_used.add(desc)

@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 __all__ = ["FailingClassifier", "SlowClassifier", "SlowOnLargeClassifier", "ThreadCountClassifier", "ExitingClassifier",
-           "new_log", "log_file"]
+           "new_log", "log_file", "slow_meta"]
 
 
 def log_file(tag: str) -> Path:
@@ -169,3 +169,17 @@ class InterruptSwallowingClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         return np.full(len(X), self.label_)
+
+
+def slow_meta(folder: Path, learner: str) -> Path:
+    """A three-dataset meta-data file (``folder/slow.csv`` and its datasets file) where ``learner`` is
+    expected to take 3 x 10 s: too long for a first test run in-process, so it runs timed, in a fold process."""
+    import pandas as pd
+
+    runs = pd.DataFrame([{"dataset": f"d{d}", "learner": learner, "repeat": 0, "fold": 0, "accuracy": 0.9,
+                          "fit_time": 10.0} for d in range(3)])
+    datasets = pd.DataFrame({"dataset": ["d0", "d1", "d2"], "n_instances": [100, 200, 300], "n_features": 4,
+                             "n_classes": 3, "majority_fraction": 0.4})
+    runs.to_csv(folder / "slow.csv", index=False)
+    datasets.to_csv(folder / "slow.datasets.csv", index=False)
+    return folder / "slow.csv"

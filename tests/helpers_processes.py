@@ -7,7 +7,7 @@ import signal
 import time
 from pathlib import Path
 
-__all__ = ["marked", "loky_workers", "marker_env", "gone", "kill_marked", "GONE_WITHIN"]
+__all__ = ["marked", "loky_workers", "marker_env", "gone", "kill_marked", "kill_and_wait", "stop_run", "GONE_WITHIN"]
 
 #: Seconds a test waits for the processes of a run to disappear.
 GONE_WITHIN = 5.0
@@ -69,3 +69,18 @@ def kill_marked(marker: str) -> None:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+
+
+def kill_and_wait(proc, marker: str) -> list[int]:
+    """SIGKILL ``proc``, reap it, and return the processes carrying ``marker`` still there after
+    :data:`GONE_WITHIN` seconds (a test asserts it is empty)."""
+    proc.kill()
+    proc.wait(timeout=10)
+    return gone(marker)
+
+
+def stop_run(proc, marker: str) -> None:
+    """For a ``finally``: kill ``proc`` if it still runs, and every process carrying ``marker``."""
+    if proc.poll() is None:
+        proc.kill()
+    kill_marked(marker)

@@ -22,7 +22,8 @@ import uuid
 
 import pytest
 
-from helpers_processes import GONE_WITHIN, gone as _gone, kill_marked as _cleanup, marked, marker_env as _env
+from helpers_processes import (gone as _gone, kill_and_wait, kill_marked as _cleanup, marked,
+                               marker_env as _env, stop_run)
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork server, /proc")
 
@@ -142,29 +143,17 @@ def test_sigkill_of_the_command_ends_the_forked_server_and_its_folds(tmp_path, s
                 assert proc.poll() is None and time.monotonic() < end, "no fold process"
                 time.sleep(0.05)
         assert server in marked(marker)
-        proc.kill()
-        proc.wait(timeout=10)
-        assert _gone(marker) == []
+        assert kill_and_wait(proc, marker) == []
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        _cleanup(marker)
+        stop_run(proc, marker)
 
 
 def test_recommend_command_runs_a_timed_first_test_in_the_forked_server_and_leaves_nothing(tmp_path):
     """A first test predicted to take 3 x 10 s (too long to run in-process) runs timed, in a fold process."""
-    import pandas as pd
-
-    from helpers_estimators import new_log
+    from helpers_estimators import new_log, slow_meta
 
     tag, log = new_log()
-    learner = 'helpers_estimators.SlowClassifier{"delay": 0.01, "log": "%s"}' % tag
-    runs = pd.DataFrame([{"dataset": f"d{d}", "learner": learner, "repeat": 0, "fold": 0, "accuracy": 0.9,
-                          "fit_time": 10.0} for d in range(3)])
-    datasets = pd.DataFrame({"dataset": ["d0", "d1", "d2"], "n_instances": [100, 200, 300], "n_features": 4,
-                             "n_classes": 3, "majority_fraction": 0.4})
-    runs.to_csv(tmp_path / "slow.csv", index=False)
-    datasets.to_csv(tmp_path / "slow.datasets.csv", index=False)
+    slow_meta(tmp_path, 'helpers_estimators.SlowClassifier{"delay": 0.01, "log": "%s"}' % tag)
     marker = uuid.uuid4().hex
     try:
         proc = subprocess.Popen([sys.executable, "-m", "algorank", "--verbose", "recommend", "sklearn:iris", "--meta",
@@ -214,10 +203,6 @@ def test_pool_workers_are_fresh_children_of_the_command_and_die_with_it(tmp_path
         assert _ppid(server) == proc.pid
         workers = [w for w in _children(proc.pid) if w != server]
         assert workers and all(w in marked(marker) for w in workers)
-        proc.kill()
-        proc.wait(timeout=10)
-        assert _gone(marker) == []
+        assert kill_and_wait(proc, marker) == []
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        _cleanup(marker)
+        stop_run(proc, marker)

@@ -110,7 +110,8 @@ def test_the_interrupt_watch_records_an_interrupt_and_gives_the_handler_back():
 
 # ====================================================================== real processes
 from helpers_processes import (  # noqa: E402  (tests/ is on the path)
-    gone as _gone, kill_marked as _cleanup, loky_workers as _loky_workers, marked as _marked, marker_env as _env)
+    gone as _gone, kill_and_wait, kill_marked as _cleanup, loky_workers as _loky_workers, marked as _marked,
+    marker_env as _env, stop_run)
 
 
 def _wait_for(predicate, proc, what: str, timeout: float = 120.0, poll: float = 0.05) -> None:
@@ -185,13 +186,9 @@ def test_sigkill_while_the_fold_server_starts_leaves_nothing(tmp_path):
     try:
         assert proc.stdout.readline().strip() == b"started"
         _wait_for(lambda: _fold_server_pids(proc.pid), proc, "fold server")
-        proc.kill()
-        proc.wait(timeout=10)
-        assert _gone(marker) == []
+        assert kill_and_wait(proc, marker) == []
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        _cleanup(marker)
+        stop_run(proc, marker)
 
 
 @pytest.mark.parametrize("command", ["evaluate", "evaluate-importing", "build-meta"])

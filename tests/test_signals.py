@@ -21,7 +21,6 @@ import time
 import uuid
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -33,7 +32,8 @@ SLOW = 'helpers_estimators.SlowClassifier{"delay": 60}'
 GONE_WITHIN = 5.0
 
 
-from helpers_processes import marked as _marked  # noqa: E402  (tests/ is on the path)
+from helpers_estimators import slow_meta  # noqa: E402  (tests/ is on the path)
+from helpers_processes import marked as _marked  # noqa: E402
 
 
 def _ppid(pid: int) -> int:
@@ -95,15 +95,7 @@ def _evaluate_args(tmp_path):
 
 
 def _slow_meta(tmp_path) -> Path:
-    # expected to take 3 x 10 s: too long for a first test run in-process (16 x 30 s > the 120 s budget), so
-    # it runs timed, in a fold process
-    runs = pd.DataFrame([{"dataset": f"d{d}", "learner": SLOW, "repeat": 0, "fold": 0, "accuracy": 0.9,
-                          "fit_time": 10.0} for d in range(3)])
-    datasets = pd.DataFrame({"dataset": ["d0", "d1", "d2"], "n_instances": [100, 200, 300], "n_features": 4,
-                             "n_classes": 3, "majority_fraction": 0.4})
-    runs.to_csv(tmp_path / "slow.csv", index=False)
-    datasets.to_csv(tmp_path / "slow.datasets.csv", index=False)
-    return tmp_path / "slow.csv"
+    return slow_meta(tmp_path, SLOW)
 
 
 def test_sigkill_of_evaluate_leaves_no_fold_process(tmp_path):
