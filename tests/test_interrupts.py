@@ -370,3 +370,24 @@ def test_the_reaper_removes_only_the_leftovers_named_after_its_command(tmp_path,
     finally:
         for sem in sems:
             sem.unlink(missing_ok=True)
+
+
+def test_no_fold_process_or_fold_server_starts_once_the_process_is_ending(tmp_path):
+    """After :func:`stop_processes` (a command about to end) a thread that still asks for a fold process gets an
+    error, and no fold server is started: a fresh one would bind its socket in the temporary directory that
+    ``multiprocessing`` is removing at exit (which then failed with "Directory not empty" and a traceback)."""
+    script = (
+        "import math, multiprocessing.forkserver as fs, multiprocessing.util as u\n"
+        "from algorank.evaluation.cv import children\n"
+        "children.stop_processes()\n"
+        "try:\n"
+        "    children.run_with_deadline(math.sqrt, (4.0,), timeout=30)\n"
+        "    print('started')\n"
+        "except ChildProcessError as exc:\n"
+        "    print('refused:', exc)\n"
+        "print('server:', getattr(fs._forkserver, '_forkserver_pid', None))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["refused: the process is ending: no new fold process is started",
+                                       "server: None"], out.stdout

@@ -92,6 +92,8 @@ REAP_SECONDS = 0.5
 
 _CONTEXT = None
 _LOCK = threading.RLock()
+#: Set by :func:`stop_processes` (the process is about to end): no fold process or fold server starts after it.
+_CLOSED = False
 _STARTED_PID: int | None = None
 
 
@@ -434,9 +436,15 @@ def _sigint_held():
 
 
 def _start(proc, uses_main: bool) -> None:
-    _ensure_server()
-    with _sigint_held(), _main_not_rerun(uses_main):
-        proc.start()
+    # under the lock of stop_processes: once the process is ending, no thread starts a fold process (nor, through
+    # multiprocessing's own ensure_running, a fresh fold server whose socket would appear in the temporary
+    # directory the exit is removing)
+    with _LOCK:
+        if _CLOSED:
+            raise ChildProcessError("the process is ending: no new fold process is started")
+        _ensure_server()
+        with _sigint_held(), _main_not_rerun(uses_main):
+            proc.start()
 
 
 def _kill(proc) -> None:
@@ -737,7 +745,10 @@ def stop_processes() -> None:
     For a command about to end with :func:`os._exit`: a worker pool or fold server still warming up
     would otherwise hold the command's output pipes open, or warn about leaked semaphores.
     """
-    while _EXECUTORS:
-        with contextlib.suppress(Exception):
-            _EXECUTORS.pop().shutdown(wait=False, kill_workers=True)
-    stop_fold_server()
+    global _CLOSED
+    with _LOCK:
+        _CLOSED = True
+        while _EXECUTORS:
+            with contextlib.suppress(Exception):
+                _EXECUTORS.pop().shutdown(wait=False, kill_workers=True)
+        stop_fold_server()
