@@ -36,8 +36,9 @@ per set and pooled (it reads the three training tables' ``per_dataset.csv``; not
         --out tests/benchmarks/results/field_oboe_training_all          # all 313 (about 20 CPU minutes)
     python tests/benchmarks/bench_field.py --pooled eiu --pooled-oboe field_oboe_training_all
 
-Per strategy and dataset the learner order is cached (``<out>/cache/<strategy>/<hash>.json``, gitignored)
-as soon as it is computed, so a rerun resumes.  Writes under ``tests/benchmarks/results/field_<meta>_<mode>``:
+Per strategy and dataset the learner order is cached (``results/.cache/field_<meta>_<mode>/<code>/<strategy>/<hash>.json``,
+gitignored; ``<code>`` is a hash of the package's code and embedded meta-data, so a change of either computes
+every order anew) as soon as it is computed, so a rerun resumes.  Writes under ``tests/benchmarks/results/field_<meta>_<mode>``:
 ``field.md`` and ``field.csv`` (summed and median time to ``--eps`` points, loss at 1, 10, 60 s, MIL, W/T/L
 and sign-test p of the time to eps against the default), ``per_dataset.csv``, ``knobs.csv`` (training),
 ``cd.png`` and ``cd.txt`` (Friedman on the per-dataset time to eps, then Holm's all-pairs post hoc), and
@@ -91,6 +92,19 @@ BUDGETS = (1.0, 10.0, 60.0)
 def _cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
+
+
+def code_fingerprint() -> str:
+    """A hash of the package's code and embedded meta-data (every ``.py`` outside ``tests/``, every file under
+    ``metadata/data``): cached orders are reused only by the code and data that computed them."""
+    h = hashlib.sha1()
+    files = [p for p in ROOT.rglob("*.py") if "tests" not in p.relative_to(ROOT).parts[:1]]
+    files += [p for p in (ROOT / "metadata" / "data").rglob("*") if p.is_file()]
+    for p in sorted(set(files)):
+        if "__pycache__" in p.parts or ".git" in p.parts or "egg-info" in str(p):
+            continue
+        h.update(str(p.relative_to(ROOT)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()[:12]
 
 
 def _folder(cache: Path, spec: str) -> Path:
@@ -281,7 +295,7 @@ def main(argv=None) -> int:
     mode = "heldout" if args.heldout else "training"
     out = args.out or ROOT / "tests" / "benchmarks" / "results" / f"field_{args.meta}_{mode}"
     out.mkdir(parents=True, exist_ok=True)
-    cache = ROOT / "tests" / "benchmarks" / "results" / ".cache" / f"field_{args.meta}_{mode}"
+    cache = ROOT / "tests" / "benchmarks" / "results" / ".cache" / f"field_{args.meta}_{mode}" / code_fingerprint()
     meta_all = load_meta(args.meta)
     held = list(heldout(args.meta))
     train = meta_all.exclude(datasets=held)
