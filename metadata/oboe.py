@@ -245,6 +245,22 @@ def _lcdb_facts() -> pd.DataFrame:
     return load_snapshot().datasets.set_index("dataset")[["name", "n_instances", "n_classes"]]
 
 
+def _read_matrix(file, what: str) -> pd.DataFrame:
+    """One OBOE matrix as floats, each cell the correctly rounded value of its decimal text.
+
+    Read as text and converted by Python's ``float``: pandas' own CSV float parser is not correctly
+    rounded before pandas 3.1 (a last-bit difference in a fifth of the cells), which would make the
+    embedded file depend on the pandas version that built it.
+    """
+    frame = pd.read_csv(file, index_col=0, dtype=str, keep_default_na=False)
+    try:
+        values = np.asarray(frame.to_numpy(dtype=object), dtype=object).astype(float)
+        index = [int(i) for i in frame.index]
+    except (TypeError, ValueError):
+        raise InputError(f"OBOE {what} matrix must hold a number in every cell, under integer dataset ids") from None
+    return pd.DataFrame(values, index=index, columns=frame.columns)
+
+
 def read_oboe(folder: str | Path) -> MetaDataset:
     """Read OBOE's matrices into a :class:`~algorank.metadata.dataset.MetaDataset` (see the module notes).
 
@@ -265,14 +281,13 @@ def read_oboe(folder: str | Path) -> MetaDataset:
         values, a header that does not parse, or two configurations with the same id.
     """
     path = _oboe_folder(folder)
-    errors = pd.read_csv(path / "error_matrix.csv", index_col=0)
-    runtimes = pd.read_csv(path / "runtime_matrix.csv", index_col=0)
+    errors = _read_matrix(path / "error_matrix.csv", "error")
+    runtimes = _read_matrix(path / "runtime_matrix.csv", "runtime")
     sizes = pd.read_csv(path / "dataset_sizes.csv", index_col=0)
     if errors.shape != runtimes.shape or list(errors.columns) != list(runtimes.columns) \
             or list(errors.index) != list(runtimes.index):
         raise InputError(f"OBOE error and runtime matrices differ in shape or labels: {errors.shape} vs {runtimes.shape}")
-    e = errors.to_numpy(dtype=float)
-    t = runtimes.to_numpy(dtype=float)
+    e, t = errors.to_numpy(), runtimes.to_numpy()
     if not np.isfinite(e).all() or (e < 0).any() or (e > 1).any():
         raise InputError("OBOE error matrix must hold balanced error rates in [0, 1] in every cell")
     if not np.isfinite(t).all() or (t < 0).any():

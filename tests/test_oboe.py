@@ -191,8 +191,10 @@ def test_primary_metric_follows_what_the_accuracy_column_holds(oboe):
 
 # ---------------------------------------------------------------- against OBOE's original files (../shared)
 def test_reader_matches_the_csv_files(oboe_dir, oboe):
-    errors = pd.read_csv(oboe_dir / "error_matrix.csv", index_col=0)
-    runtimes = pd.read_csv(oboe_dir / "runtime_matrix.csv", index_col=0)
+    # each cell parsed by Python's float (correctly rounded, whatever pandas' CSV float parser does)
+    errors = pd.read_csv(oboe_dir / "error_matrix.csv", index_col=0, dtype=str).map(float)
+    runtimes = pd.read_csv(oboe_dir / "runtime_matrix.csv", index_col=0, dtype=str).map(float)
+    errors.index = runtimes.index = [int(i) for i in errors.index]
     ids = [oboe_learner_id(*parse_oboe_header(h)) for h in errors.columns]
     errors.columns = runtimes.columns = ids
     errors.index = runtimes.index = [str(i) for i in errors.index]
@@ -217,4 +219,9 @@ def test_reader_rejects_a_broken_folder(oboe_dir, tmp_path):
     text = (tmp_path / "runtime_matrix.csv").read_text().splitlines()
     (tmp_path / "runtime_matrix.csv").write_text("\n".join(text[:-1]) + "\n")  # one dataset short
     with pytest.raises(InputError, match="differ in shape"):
+        read_oboe(tmp_path)
+    row = text[1].split(",")
+    (tmp_path / "runtime_matrix.csv").write_text("\n".join([text[0], ",".join(row[:1] + ["fast"] + row[2:])]
+                                                           + text[2:]) + "\n")  # a cell that is no number
+    with pytest.raises(InputError, match="^OBOE runtime matrix must hold a number in every cell"):
         read_oboe(tmp_path)
