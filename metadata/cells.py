@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["sorted_codes", "dictionary_column", "read_parquet_runs", "cell_means", "has_duplicate_keys"]
+__all__ = ["sorted_codes", "dictionary_codes", "dictionary_column", "read_parquet_runs", "cell_means", "has_duplicate_keys"]
 
 
 def sorted_codes(values) -> tuple[np.ndarray, list]:
@@ -26,11 +26,24 @@ def sorted_codes(values) -> tuple[np.ndarray, list]:
     return rank[codes], [uniques[i] for i in order]
 
 
+def dictionary_codes(chunked) -> tuple[np.ndarray, list]:
+    """``(codes, ids)`` of a dictionary-encoded Arrow string column without missing values, as
+    :func:`sorted_codes` gives them, from the dictionary indices (the strings are not hashed again)."""
+    chunked = chunked.unify_dictionaries() if chunked.num_chunks > 1 else chunked
+    values = [str(v) for v in chunked.chunk(0).dictionary.to_pylist()]
+    indices = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunked.chunks])
+    used = np.flatnonzero(np.bincount(indices, minlength=len(values)) > 0)
+    order = sorted(used.tolist(), key=values.__getitem__)
+    rank = np.full(len(values), -1, dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    return rank[indices], [values[i] for i in order]
+
+
 def dictionary_column(chunked) -> tuple[pd.Series, tuple[np.ndarray, list] | None]:
     """A dictionary-encoded Arrow string column as ``(pandas str Series, sorted codes)``.
 
-    The codes (as :func:`sorted_codes` gives them) come from the dictionary indices without hashing
-    the strings again; None when the column has missing values (validation reports those).
+    The codes (as :func:`sorted_codes` gives them) come from :func:`dictionary_codes`; None when the
+    column has missing values (validation reports those).
     """
     import pyarrow as pa
 
@@ -38,13 +51,7 @@ def dictionary_column(chunked) -> tuple[pd.Series, tuple[np.ndarray, list] | Non
     series = chunked.cast(pa.string()).to_pandas()
     if chunked.null_count or chunked.num_chunks == 0:
         return series, None
-    values = [str(v) for v in chunked.chunk(0).dictionary.to_pylist()]
-    indices = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunked.chunks]).astype(np.int64)
-    used = np.flatnonzero(np.bincount(indices, minlength=len(values)) > 0)
-    order = sorted(used.tolist(), key=values.__getitem__)
-    rank = np.full(len(values), -1, dtype=np.int64)
-    rank[order] = np.arange(len(order), dtype=np.int64)
-    return series, (rank[indices], [values[i] for i in order])
+    return series, dictionary_codes(chunked)
 
 
 def read_parquet_runs(path) -> tuple[pd.DataFrame, dict, dict]:
@@ -113,5 +120,9 @@ def has_duplicate_keys(*columns: np.ndarray) -> bool:
         span *= width
     if key.size < 2 or bool((key[1:] > key[:-1]).all()):  # a table written in key order: no sorting
         return False
+    if span <= 8 * key.size + 1_000_000:  # a byte per possible key: mark them, count the marks (no sorting)
+        seen = np.zeros(span, dtype=bool)
+        seen[key] = True
+        return int(np.count_nonzero(seen)) != key.size
     key = np.sort(key)  # faster than hashing 10 M keys (about 6 x)
     return bool((key[1:] == key[:-1]).any())
