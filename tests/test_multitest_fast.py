@@ -68,9 +68,14 @@ def test_compiled_passes_equal_plain_python():
     t_py = fast._statistics(x, 0.2)
     t_nb = fast._compiled(fast._statistics)(x, 0.2)
     np.testing.assert_array_equal(t_py, t_nb)
+    iu = np.triu_indices(25, 1)
     for level in (1.5, 4.0):
-        assert fast._compiled(fast._count)(t_nb, level) == fast._count(t_py, level)
-        np.testing.assert_array_equal(fast._compiled(fast._band)(t_nb, 1.0, level), fast._band(t_py, 1.0, level))
+        counts = fast._compiled(fast._count)(t_nb, 1.0, level)
+        assert counts == fast._count(t_py, 1.0, level)
+        assert counts == (int((t_py[iu] >= 1.0).sum()), int((t_py[iu] >= level).sum()))  # by hand
+        band = fast._compiled(fast._band)(t_nb, 1.0, level, counts[0] - counts[1])
+        np.testing.assert_array_equal(band, fast._band(t_py, 1.0, level, counts[0] - counts[1]))
+        np.testing.assert_array_equal(band, t_py[iu][(t_py[iu] >= 1.0) & (t_py[iu] < level)])  # row by row
         np.testing.assert_array_equal(fast._compiled(fast._order)(t_nb, level), fast._order(t_py, level))
 
 
