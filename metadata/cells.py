@@ -82,7 +82,8 @@ def read_parquet_runs(path) -> tuple[pd.DataFrame, dict, dict]:
 
 
 def cell_means(cell: np.ndarray, values: np.ndarray, n_cells: int) -> np.ndarray:
-    """Mean of ``values`` per cell index (NaN values skipped; NaN for a cell without values).
+    """Mean of ``values`` per cell index (NaN values and rows of a negative cell skipped; NaN for a cell
+    without values).
 
     pandas' own ``groupby(...).mean()`` on the integer cell index, which sums exactly as the groupby
     on the ``(dataset, learner)`` strings does (the same rows of a cell, the same compensated sums) at a
@@ -93,36 +94,47 @@ def cell_means(cell: np.ndarray, values: np.ndarray, n_cells: int) -> np.ndarray
     cell = np.asarray(cell, dtype=np.int64)
     out = np.full(n_cells, np.nan)
     keep = ~np.isnan(values)
+    if cell.size and int(cell.min()) < 0:
+        keep &= cell >= 0
     if cell.size and np.bincount(cell[keep], minlength=n_cells).max(initial=0) <= 1:
         out[cell[keep]] = 0.0 + values[keep]
         return out
-    means = pd.Series(values).groupby(cell, sort=False).mean()
+    means = pd.Series(values[keep]).groupby(cell[keep], sort=False).mean()
     out[means.index.to_numpy()] = means.to_numpy()
     return out
 
 
 def has_duplicate_keys(*columns: np.ndarray) -> bool:
-    """Whether two rows share the same values in all the given non-negative integer columns."""
-    cols = [np.asarray(c, dtype=np.int64) for c in columns]
-    if len(cols) > 2 and cols[0].size:  # most tables have one run per (dataset, learner): count those first
-        width = int(cols[1].max()) + 1
-        cells = (int(cols[0].max()) + 1) * width
-        if cells <= 4 * cols[0].size + 1_000_000 and np.bincount(cols[0] * width + cols[1], minlength=cells).max() <= 1:
-            return False
-    key = np.zeros(len(columns[0]), dtype=np.int64)
+    """Whether two rows share the same values in all the given non-negative integer columns (of any integer
+    type; one int64 key is built in place, so 90 M rows need one key array and no copies of the columns)."""
+    n = len(columns[0])
+    if n < 2:
+        return False
+    widths = [int(np.max(c)) + 1 for c in columns]
+    if len(columns) > 2:  # most tables have one run per (dataset, learner): count those first
+        cells = widths[0] * widths[1]
+        if cells <= 4 * n + 1_000_000:
+            cell = np.asarray(columns[0]).astype(np.int64)
+            cell *= widths[1]
+            cell += columns[1]
+            if np.bincount(cell, minlength=cells).max() <= 1:
+                return False
+            del cell
     span = 1
-    for col in cols:
-        width = int(col.max()) + 1 if col.size else 1
-        if span * width >= 2 ** 62:  # too wide for one integer key: let pandas hash the columns
+    for width in widths:
+        span *= width
+        if span >= 2 ** 62:  # too wide for one integer key: let pandas hash the columns
             frame = pd.DataFrame({i: np.asarray(c) for i, c in enumerate(columns)})
             return bool(frame.duplicated().any())
-        key = key * width + col
-        span *= width
-    if key.size < 2 or bool((key[1:] > key[:-1]).all()):  # a table written in key order: no sorting
+    key = np.asarray(columns[0]).astype(np.int64)
+    for col, width in zip(columns[1:], widths[1:]):
+        key *= width
+        key += col
+    if bool((key[1:] > key[:-1]).all()):  # a table written in key order: no sorting
         return False
-    if span <= 8 * key.size + 1_000_000:  # a byte per possible key: mark them, count the marks (no sorting)
+    if span <= 8 * n + 1_000_000:  # a byte per possible key: mark them, count the marks (no sorting)
         seen = np.zeros(span, dtype=bool)
         seen[key] = True
-        return int(np.count_nonzero(seen)) != key.size
-    key = np.sort(key)  # faster than hashing 10 M keys (about 6 x)
+        return int(np.count_nonzero(seen)) != n
+    key.sort()  # faster than hashing 10 M keys (about 6 x)
     return bool((key[1:] == key[:-1]).any())

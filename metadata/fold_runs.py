@@ -31,11 +31,11 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .cells import cell_means, dictionary_codes
+from .cells import cell_means
 from .dataset import (COST_KINDS, OPTIONAL_RUN_COLUMNS, RUN_COLUMNS, MetaDataset, _PARQUET_KEY, _SOURCE_KEY,
                       _validate_datasets)
 from .errors import InputError, ValidationError
-from .run_checks import (STATUSES, check_ids_present, check_run_values, check_unique_runs, index_column_error,
+from .run_checks import (STATUSES, check_run_values, check_unique_runs, index_column_error,
                          status_error)
 
 __all__ = ["FoldRuns", "read_fold_runs", "load_fold_runs", "fold_runs_of"]
@@ -111,8 +111,11 @@ class FoldRuns:
         else:
             values = self.column(kind)
         n_d, n_l = len(self.dataset_ids), len(self.learner_ids)
-        cell = self.dataset.astype(np.int64) * n_l + self.learner
-        means = cell_means(cell[self.ok], values[self.ok], n_d * n_l)
+        cell = self.dataset.astype(np.int64)
+        cell *= n_l
+        cell += self.learner
+        cell[~self.ok] = -1  # failed runs count for no cell
+        means = cell_means(cell, values, n_d * n_l)
         return pd.DataFrame(means.reshape(n_d, n_l), index=pd.Index(list(self.dataset_ids), name="dataset"),
                             columns=pd.Index(list(self.learner_ids), name="learner"))
 
@@ -141,57 +144,168 @@ def _is_string(t) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t)
 
 
-def _read(pf, name: str, *, dictionary: bool = False):
-    try:  # the file was opened with the string columns read as dictionaries
-        return pf.read(columns=[name], use_pandas_metadata=False).column(0)
-    except Exception as exc:  # pyarrow raises many types; the general loader words the error
-        raise _NotHere(str(exc)) from exc
+def _small_int(pf, name: str):
+    """The smallest integer type that holds ``name`` by the file's statistics (int64 without them)."""
+    meta = pf.metadata
+    j = pf.schema_arrow.get_field_index(name)
+    high = 0
+    for g in range(meta.num_row_groups):
+        stats = meta.row_group(g).column(j).statistics
+        if stats is None or not stats.has_min_max:
+            return np.int64
+        high = max(high, int(stats.max))
+    for dtype in (np.int8, np.int16, np.int32):
+        if high <= np.iinfo(dtype).max:
+            return dtype
+    return np.int64
 
 
-def _ids(pf, name: str) -> tuple[np.ndarray, list]:
-    """(codes, sorted ids) of a string column; its missing values are an error (as the general loader says)."""
+class _Ids:
+    """A string column as codes, built row group by row group from the groups' dictionaries."""
+
+    def __init__(self, n: int) -> None:
+        self.codes = np.empty(n, dtype=np.int32)
+        self.index: dict = {}
+        self.used = np.zeros(0, dtype=bool)
+
+    def add(self, chunk, at: int) -> None:
+        values = chunk.dictionary.to_pylist()
+        lut = np.fromiter((self.index.setdefault(str(v), len(self.index)) for v in values), dtype=np.int32,
+                          count=len(values))
+        indices = chunk.indices.to_numpy(zero_copy_only=False)
+        self.codes[at:at + len(chunk)] = lut[indices]
+        if len(self.used) < len(self.index):
+            self.used = np.r_[self.used, np.zeros(len(self.index) - len(self.used), dtype=bool)]
+        self.used[lut[np.bincount(indices, minlength=len(values)) > 0]] = True
+
+    def finish(self) -> tuple[np.ndarray, list]:
+        """``(codes, ids)`` as :func:`~algorank.metadata.cells.sorted_codes` gives them."""
+        names = list(self.index)
+        order = sorted(np.flatnonzero(self.used).tolist(), key=names.__getitem__)
+        rank = np.full(len(names), -1, dtype=np.int16 if len(order) < 2 ** 15 else np.int32)
+        rank[order] = np.arange(len(order))
+        codes = rank[self.codes]
+        self.codes = None
+        return codes, [names[i] for i in order]
+
+
+def _read_checked(pf, schema, pandas_meta: dict, datasets, keep, source: str) -> FoldRuns:
+    """Read the columns row group by row group into compact arrays, then check them in the general
+    loader's order (:func:`~algorank.metadata.dataset._validate_runs`)."""
     import pyarrow as pa
 
-    chunked = _read(pf, name, dictionary=True)
-    if not pa.types.is_dictionary(chunked.type):
-        raise _NotHere(f"{name} is not read as a dictionary")
-    if chunked.null_count:
-        check_ids_present(name, np.asarray(chunked.is_null().to_numpy(zero_copy_only=False)))
-    return dictionary_codes(chunked)
-
-
-def _integers(pf, name: str) -> np.ndarray:
-    """``repeat`` or ``fold``: integers >= 0."""
-    chunked = _read(pf, name)
-    if chunked.null_count:
-        raise _NotHere(f"{name} has missing values")  # the general loader reads them as floats and names them
-    values = chunked.to_numpy().astype(np.int64, copy=False)
-    bad = np.flatnonzero(values < 0)
-    if len(bad):
-        raise index_column_error(name, bad, values[bad[:5]].tolist())
-    return values
-
-
-def _numbers(pf, name: str) -> np.ndarray:
-    return _read(pf, name).to_numpy(zero_copy_only=False).astype(float, copy=False)
-
-
-def _status(pf, n: int) -> np.ndarray:
-    """The success mask of the ``status`` column; an unknown status is an error."""
-    chunked = _read(pf, "status", dictionary=True)
-    if chunked.null_count:
-        raise _NotHere("status has missing values")  # the general loader names them as strings
-    chunked = chunked.unify_dictionaries() if chunked.num_chunks > 1 else chunked
-    values = [str(v) for v in chunked.chunk(0).dictionary.to_pylist()] if chunked.num_chunks else []
-    indices = (np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunked.chunks])
-               if chunked.num_chunks else np.zeros(0, dtype=np.int32))
-    unknown = [i for i, v in enumerate(values) if v not in STATUSES]
+    names = list(schema.names)
+    n = pf.metadata.num_rows
+    if n == 0 or len(set(names)) != len(names):
+        raise _NotHere("an empty table or repeated column names")
+    if any(isinstance(c, str) for c in pandas_meta.get("index_columns", [])):
+        raise _NotHere("a stored pandas index")
+    for c in names:
+        t = schema.field(c).type
+        if c in ("dataset", "learner", "status") and not _is_string(t):
+            raise _NotHere(f"{c} is not a string column")
+        if c in ("repeat", "fold") and not (pa.types.is_integer(t) and not pa.types.is_uint64(t)):
+            raise _NotHere(f"{c} is not an integer column")
+        if c in _NUMERIC and not (pa.types.is_integer(t) or pa.types.is_float64(t) or pa.types.is_float32(t)):
+            raise _NotHere(f"{c} is not a number column")
+    missing = [c for c in RUN_COLUMNS if c not in names and c not in ("fit_time", "predict_time", "status")]
+    if missing:
+        raise ValidationError(f"runs table is missing required column(s): {', '.join(missing)}")
+    numeric = [c for c in _NUMERIC if c in names]
+    # dense: the columns kept and accuracy (its rule needs every row); the others are only checked, by their
+    # rows out of [0, 1] or infinite (the only values a rule can refuse), and read again in full if there are any
+    dense = [c for c in numeric if c == "accuracy" or keep is None or c in keep]
+    ids = {c: _Ids(n) for c in ("dataset", "learner")}
+    ints = {c: np.empty(n, dtype=_small_int(pf, c)) for c in ("repeat", "fold")}
+    negative: dict = {"repeat": [], "fold": []}
+    ok = np.ones(n, dtype=bool)
+    unknown: list = []
+    values = {c: np.empty(n) for c in dense}
+    suspect = {c: False for c in numeric if c not in dense}
+    columns = ["dataset", "learner", "repeat", "fold"] + (["status"] if "status" in names else []) + numeric
+    at = 0
+    for g in range(pf.metadata.num_row_groups):
+        try:
+            table = pf.read_row_group(g, columns=columns, use_pandas_metadata=False)
+        except Exception as exc:  # pyarrow raises many types; the general loader words the error
+            raise _NotHere(str(exc)) from exc
+        for c in ("dataset", "learner"):
+            for pos, chunk in _chunks(table, c, at):
+                if chunk.null_count:
+                    raise _NotHere("missing ids")  # the general loader names their rows
+                ids[c].add(chunk, pos)
+        for c in ("repeat", "fold"):
+            for pos, chunk in _chunks(table, c, at):
+                if chunk.null_count:
+                    raise _NotHere(f"{c} has missing values")  # the general loader reads them as floats
+                v = chunk.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+                bad = np.flatnonzero(v < 0)
+                if len(bad) or (len(v) and int(v.max()) > np.iinfo(ints[c].dtype).max):
+                    negative[c].extend(zip((bad + pos).tolist(), v[bad].tolist()))
+                    ints[c] = ints[c].astype(np.int64) if ints[c].dtype != np.int64 else ints[c]
+                ints[c][pos:pos + len(v)] = v
+        if "status" in names:
+            for pos, chunk in _chunks(table, "status", at):
+                if chunk.null_count:
+                    raise _NotHere("status has missing values")  # the general loader names them as strings
+                words = [str(v) for v in chunk.dictionary.to_pylist()]
+                indices = chunk.indices.to_numpy(zero_copy_only=False)
+                good = np.array([w == "ok" for w in words] + [False])
+                ok[pos:pos + len(chunk)] = good[indices]
+                strange = [i for i, w in enumerate(words) if w not in STATUSES]
+                if strange:
+                    bad = np.flatnonzero(np.isin(indices, strange))
+                    unknown.extend((int(r) + pos, words[indices[r]]) for r in bad)
+        for c in numeric:
+            for pos, chunk in _chunks(table, c, at):
+                v = chunk.to_numpy(zero_copy_only=False).astype(float, copy=False)
+                if c in values:
+                    values[c][pos:pos + len(v)] = v
+                elif not suspect[c]:
+                    suspect[c] = bool(((v < 0) | (v > 1) | np.isinf(v)).any())
+        at += table.num_rows
+    if at != n:
+        raise _NotHere("row groups do not add up to the rows")
+    for c in ("repeat", "fold"):
+        if negative[c]:
+            rows = np.array([r for r, _ in negative[c]])
+            bad = np.sort(rows)
+            shown = dict(negative[c])
+            raise index_column_error(c, bad, [shown[r] for r in bad[:5].tolist()])
     if unknown:
-        bad = np.flatnonzero(np.isin(indices, unknown))
-        if len(bad):
-            raise status_error(bad, (values[i] for i in set(indices[bad].tolist())))
-    ok = [i for i, v in enumerate(values) if v == "ok"]
-    return indices == ok[0] if ok else np.zeros(n, dtype=bool)
+        raise status_error(np.array(sorted(r for r, _ in unknown)), (w for _, w in unknown))
+    for c, flagged in suspect.items():
+        # a column with no value out of [0, 1] and none infinite passes every rule: checked as an empty column
+        values[c] = _read_column(pf, c) if flagged else np.zeros(0)
+    values = {c: values[c] for c in numeric}  # the rules' order
+    if "fit_time" not in values:
+        values["fit_time"] = np.full(n, np.nan)
+    if "predict_time" not in values:
+        values["predict_time"] = np.full(n, 0.0 if (~np.isnan(values["fit_time"])).any() else np.nan)
+    check_run_values(values, ok)
+    dataset, learner = ids["dataset"].finish(), ids["learner"].finish()
+    check_unique_runs(dataset, learner, ints["repeat"], ints["fold"])
+    _validate_datasets(datasets, dataset[1])
+    kept = {c: v for c, v in values.items() if (keep is None or c in keep) and len(v) == n}
+    return FoldRuns(dataset_ids=tuple(dataset[1]), learner_ids=tuple(learner[1]), dataset=dataset[0],
+                    learner=learner[0], repeat=ints["repeat"], fold=ints["fold"], ok=ok, columns=kept, source=source)
+
+
+def _chunks(table, name: str, at: int) -> list:
+    """``[(first row, chunk), ...]`` of one column of a row group that starts at row ``at``."""
+    out, pos = [], at
+    for chunk in table.column(name).chunks:
+        out.append((pos, chunk))
+        pos += len(chunk)
+    return out
+
+
+def _read_column(pf, name: str) -> np.ndarray:
+    try:
+        return pf.read(columns=[name], use_pandas_metadata=False).column(0).to_numpy(
+            zero_copy_only=False).astype(float, copy=False)
+    except Exception as exc:
+        raise _NotHere(str(exc)) from exc
 
 
 def read_fold_runs(path: str | os.PathLike, *, columns: Iterable[str] | None = None,
@@ -220,12 +334,13 @@ def read_fold_runs(path: str | os.PathLike, *, columns: Iterable[str] | None = N
     """
     import pyarrow.parquet as pq
 
-    from .allocator import arrow_pool
+    from .allocator import arrow_pool, heap_pool
 
     path = Path(path)
     if path.suffix.lower() != ".parquet" or not path.is_file():
         return None
     arrow_pool()
+    heap_pool()
     try:
         schema = pq.read_schema(path)
         pf = pq.ParquetFile(path, read_dictionary=[c for c in ("dataset", "learner", "status") if c in schema.names])
@@ -235,7 +350,7 @@ def read_fold_runs(path: str | os.PathLike, *, columns: Iterable[str] | None = N
         if _PARQUET_KEY in meta:
             datasets = pd.read_json(io.StringIO(meta[_PARQUET_KEY].decode()), orient="split", dtype={"dataset": str})
         stored_source = meta.get(_SOURCE_KEY, b"").decode()
-        return _read_checked(pf, schema, pandas_meta, datasets, columns,
+        return _read_checked(pf, schema, pandas_meta, datasets, None if columns is None else set(columns),
                              source if source is not None else (stored_source or f"file:{path.name}"))
     except _NotHere as exc:
         logger.debug("%s: read by the general loader (%s)", path, exc)
@@ -245,43 +360,6 @@ def read_fold_runs(path: str | os.PathLike, *, columns: Iterable[str] | None = N
     except Exception as exc:  # an unreadable file: the general loader words the error
         logger.debug("%s: read by the general loader (%s: %s)", path, type(exc).__name__, exc)
         return None
-
-
-def _read_checked(pf, schema, pandas_meta: dict, datasets, keep, source: str) -> FoldRuns:
-    import pyarrow as pa
-
-    names = list(schema.names)
-    n = pf.metadata.num_rows
-    if n == 0 or len(set(names)) != len(names):
-        raise _NotHere("an empty table or repeated column names")
-    if any(isinstance(c, str) for c in pandas_meta.get("index_columns", [])):
-        raise _NotHere("a stored pandas index")
-    for c in names:
-        t = schema.field(c).type
-        if c in ("dataset", "learner", "status") and not _is_string(t):
-            raise _NotHere(f"{c} is not a string column")
-        if c in ("repeat", "fold") and not (pa.types.is_integer(t) and not pa.types.is_uint64(t)):
-            raise _NotHere(f"{c} is not an integer column")
-        if c in _NUMERIC and not (pa.types.is_integer(t) or pa.types.is_float64(t) or pa.types.is_float32(t)):
-            raise _NotHere(f"{c} is not a number column")
-    missing = [c for c in RUN_COLUMNS if c not in names and c not in ("fit_time", "predict_time", "status")]
-    if missing:
-        raise ValidationError(f"runs table is missing required column(s): {', '.join(missing)}")
-    dataset = _ids(pf, "dataset")
-    learner = _ids(pf, "learner")
-    repeat, fold = _integers(pf, "repeat"), _integers(pf, "fold")
-    ok = _status(pf, n) if "status" in names else np.ones(n, dtype=bool)
-    values = {c: _numbers(pf, c) for c in _NUMERIC if c in names}
-    if "fit_time" not in values:
-        values["fit_time"] = np.full(n, np.nan)
-    if "predict_time" not in values:
-        values["predict_time"] = np.full(n, 0.0 if (~np.isnan(values["fit_time"])).any() else np.nan)
-    check_run_values(values, ok)
-    check_unique_runs(dataset, learner, repeat, fold)
-    _validate_datasets(datasets, dataset[1])
-    kept = {c: v for c, v in values.items() if keep is None or c in keep}
-    return FoldRuns(dataset_ids=tuple(dataset[1]), learner_ids=tuple(learner[1]), dataset=dataset[0],
-                    learner=learner[0], repeat=repeat, fold=fold, ok=ok, columns=kept, source=source)
 
 
 def load_fold_runs(source=None, *, columns: Iterable[str] | None = None) -> FoldRuns:

@@ -458,9 +458,6 @@ def run_columns(cost, metric: str = "accuracy") -> tuple[str, ...]:
 
 def _order_by(values: np.ndarray, labels: Sequence[str]) -> list[int]:
     """Indices sorted by value, ties broken by learner id (documented, deterministic)."""
-    values = np.asarray(values, dtype=float)
-    if not np.isnan(values).any() and all(a < b for a, b in zip(labels, labels[1:])):
-        return np.argsort(values, kind="stable").tolist()  # ids in order: a stable sort breaks ties by id
     return sorted(range(len(labels)), key=lambda i: (values[i], labels[i]))
 
 
@@ -505,30 +502,33 @@ def _first_pass_threads(n_jobs: int | None) -> int:
     return cpus if n_jobs == -1 else int(n_jobs)
 
 
-def _first_pass_order(values: np.ndarray, prior: Sequence[str], here: Sequence[str], evs, *, pairwise: str,
-                      correction: str, alpha: float, higher_is_better: bool,
-                      test_train_ratio: float | None) -> tuple[str, list]:
-    """MultiTest's order on one dataset of Multi2Test's first pass: ``(test description, labels best first)``.
+def _first_pass_order(values: np.ndarray, prior: np.ndarray, labels: Sequence[str], cols: np.ndarray, evs, *,
+                      pairwise: str, correction: str, alpha: float, higher_is_better: bool,
+                      test_train_ratio: float | None) -> tuple[str, np.ndarray]:
+    """MultiTest's order on one dataset of Multi2Test's first pass: ``(test description, rows of values best
+    first)``; the rows of ``values`` are the learners ``labels[cols]``, ``prior`` lists them cheapest first.
 
     The mean-over-deviation t tests go through :func:`~algorank.recommender.multitest_fast.multitest_order`
     (no p-value per pair; the same order); the 5x2 cv tests through :func:`multitest`.
     """
     test, n_folds, ratio, desc = _resolve_test(pairwise, evs, test_train_ratio=test_train_ratio)
     if test not in FAST_TESTS:
-        res = multitest(values, prior, labels=here, pairwise=pairwise, evaluations=evs, correction=correction,
-                        alpha=alpha, higher_is_better=higher_is_better, test_train_ratio=test_train_ratio,
-                        reasons=False)
-        return res.test, list(res.order)
-    row_of = {l: i for i, l in enumerate(here)}
-    rows = np.fromiter((row_of[l] for l in prior), dtype=np.int64, count=len(prior))
-    x = values[rows] if higher_is_better else -values[rows]
+        here = [labels[j] for j in cols]
+        res = multitest(values, [here[i] for i in prior], labels=here, pairwise=pairwise, evaluations=evs,
+                        correction=correction, alpha=alpha, higher_is_better=higher_is_better,
+                        test_train_ratio=test_train_ratio, reasons=False)
+        row_of = {l: i for i, l in enumerate(here)}
+        return res.test, np.array([row_of[l] for l in res.order], dtype=np.int64)
+    x = values[prior] if higher_is_better else -values[prior]
     order = multitest_order(x, test=test, n_folds=n_folds, test_train_ratio=ratio, correction=correction,
                             alpha=alpha)
-    return desc, [prior[i] for i in order]
+    return desc, prior[order]
 
 
 def _paired_blocks(runs: FoldRuns, learners: Sequence[str], metric: str, *, missing: str = "drop"):
     """Yield (dataset, learners used, evaluations, values (m x n) or None, why), one pivot for all datasets.
+
+    The learners used are their positions in ``learners`` (ascending), the rows of ``values``.
 
     ``missing="drop"``: a dataset counts only when every learner has runs there.
     ``missing="auto"``: the learners with runs there (at least 2) are used; when they share
@@ -564,9 +564,12 @@ def _paired_blocks(runs: FoldRuns, learners: Sequence[str], metric: str, *, miss
             yield dataset, None, None, None, f"only {int(complete.sum())} paired evaluation(s) shared by {who}"
             continue
         evs = tuple((int(r), int(f)) for r, f in evs_all[complete])
-        used = set(here)
-        aside = [l for j, l in enumerate(learners) if present[j] and j not in used]
-        yield (dataset, tuple(learners[j] for j in here), evs, block[complete][:, here].T.copy(), ",".join(aside))
+        cols = np.asarray(here, dtype=np.int64)
+        aside = ""
+        if len(here) < int(present.sum()):
+            used = set(here)
+            aside = ",".join(l for j, l in enumerate(learners) if present[j] and j not in used)
+        yield dataset, cols, evs, block[complete][:, cols].T.copy(), aside
     for d in sorted(set(runs.dataset_ids) - set(ds_ids)):
         yield d, None, None, None, "no successful run of the compared learners"
 
@@ -638,6 +641,8 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
     labels = sorted(learners)
     k = len(labels)
     table, user, cost_desc = _cost_table(runs, cost, labels)
+    position = {l: j for j, l in enumerate(labels)}
+    user_cols = None if user is None else [position[l] for l in user]
     if table is not None:  # one array, a row per dataset (a pandas lookup per dataset costs seconds at 10,000)
         cost_row = {d: i for i, d in enumerate(table.index)}
         table = table.to_numpy(dtype=float)
@@ -648,51 +653,49 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
     blocks = progress_bar(blocks, total=len(runs.dataset_ids), desc="MultiTest per dataset", unit="dataset",
                           enabled=progress)
     aside = 0
-    position = {l: j for j, l in enumerate(labels)}
     rank_rows: dict[str, np.ndarray] = {}
     pending: collections.deque = collections.deque()
 
-    def collect(dataset: str, job) -> None:
+    def collect(dataset: str, cols: np.ndarray, job) -> None:
         try:
             desc, order = job.result()
         except InputError as exc:
             raise InputError(f"dataset {dataset!r}: {exc}") from None
         tests_used.add(desc)
         row = np.full(k, np.nan)
-        row[[position[l] for l in order]] = np.arange(1, len(order) + 1, dtype=float)
+        row[cols[order]] = np.arange(1, len(order) + 1, dtype=float)
         rank_rows[dataset] = row
 
     # the compiled passes release the GIL: datasets run on threads, their ranks are kept in dataset order
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
         try:
-            for dataset, here, evs, values, why in blocks:
+            for dataset, cols, evs, values, why in blocks:
                 if values is None:
                     dropped.append((dataset, why))
                     continue
                 aside += len(why.split(",")) if why else 0
-                cols = [position[l] for l in here]
                 if user is not None:
-                    present = set(here)
-                    prior = [l for l in user if l in present]
+                    row_of = {j: i for i, j in enumerate(cols.tolist())}
+                    prior = np.array([row_of[j] for j in user_cols if j in row_of], dtype=np.int64)
                 else:
                     sub = table[cost_row[dataset], cols]
                     if np.isnan(sub).any():
                         dropped.append((dataset, f"{cost} missing for some learner"))
                         continue
-                    prior = [here[i] for i in _order_by(sub, here)]
+                    prior = np.argsort(sub, kind="stable")  # ties: the learner ids' order (_order_by)
                     mx = sub.max()
                     full = np.full(k, np.nan)
                     full[cols] = sub / mx if mx > 0 else 0.0
                     norm_cost.append(full)
-                pending.append((dataset, pool.submit(
-                    _first_pass_order, values, prior, here, evs, pairwise=pairwise, correction=correction,
+                pending.append((dataset, cols, pool.submit(
+                    _first_pass_order, values, prior, labels, cols, evs, pairwise=pairwise, correction=correction,
                     alpha=alpha, higher_is_better=metric != "log_loss", test_train_ratio=test_train_ratio)))
                 while len(pending) > 2 * workers:
                     collect(*pending.popleft())
             while pending:
                 collect(*pending.popleft())
         finally:
-            for _, job in pending:
+            for *_, job in pending:
                 job.cancel()
     if len(rank_rows) < 2:
         who = f"all {k} learners" if missing == "drop" else "at least 2 of the learners"
