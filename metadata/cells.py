@@ -81,14 +81,15 @@ def read_parquet_runs(path) -> tuple[pd.DataFrame, dict, dict]:
     return runs[[c for c in table.column_names]], codes, meta
 
 
-def cell_means(cell: np.ndarray, values: np.ndarray, n_cells: int) -> np.ndarray:
+def cell_means(cell: np.ndarray, values: np.ndarray, n_cells: int, *, single: bool | None = None) -> np.ndarray:
     """Mean of ``values`` per cell index (NaN values and rows of a negative cell skipped; NaN for a cell
     without values).
 
     pandas' own ``groupby(...).mean()`` on the integer cell index, which sums exactly as the groupby
     on the ``(dataset, learner)`` strings does (the same rows of a cell, the same compensated sums) at a
     fraction of the cost; a table with one value per cell needs no grouping at all (``0.0 + v``: the
-    mean of one value, signed zeros included).
+    mean of one value, signed zeros included).  ``single``: whether the whole table has at most one value
+    per cell, when the caller knows (it gives a part of the table at a time).
     """
     values = np.asarray(values, dtype=float)
     cell = np.asarray(cell, dtype=np.int64)
@@ -96,7 +97,9 @@ def cell_means(cell: np.ndarray, values: np.ndarray, n_cells: int) -> np.ndarray
     keep = ~np.isnan(values)
     if cell.size and int(cell.min()) < 0:
         keep &= cell >= 0
-    if cell.size and np.bincount(cell[keep], minlength=n_cells).max(initial=0) <= 1:
+    if single is None:
+        single = bool(cell.size) and np.bincount(cell[keep], minlength=n_cells).max(initial=0) <= 1
+    if single:
         out[cell[keep]] = 0.0 + values[keep]
         return out
     means = pd.Series(values[keep]).groupby(cell[keep], sort=False).mean()

@@ -42,6 +42,8 @@ __all__ = ["FoldRuns", "read_fold_runs", "load_fold_runs", "fold_runs_of"]
 
 logger = logging.getLogger(__name__)
 
+_BLOCK_RUNS = 10_000_000  # runs per block of the cost means
+
 #: The numeric run columns, in the order the rules check them.
 _NUMERIC = ("accuracy", "fit_time", "predict_time") + tuple(c for c in OPTIONAL_RUN_COLUMNS if c != "message")
 
@@ -111,11 +113,19 @@ class FoldRuns:
         else:
             values = self.column(kind)
         n_d, n_l = len(self.dataset_ids), len(self.learner_ids)
-        cell = self.dataset.astype(np.int64)
-        cell *= n_l
-        cell += self.learner
-        cell[~self.ok] = -1  # failed runs count for no cell
-        means = cell_means(cell, values, n_d * n_l)
+        # a block of datasets at a time (about 10 million runs): each cell's runs in the same order, the same
+        # sums, with a tenth of the grouping's memory at 90 million runs
+        use = self.ok & ~np.isnan(values)
+        per_cell = np.bincount(self.dataset[use].astype(np.int64) * n_l + self.learner[use], minlength=n_d * n_l)
+        single = bool(per_cell.size) and int(per_cell.max()) <= 1
+        step = max(1, n_d * _BLOCK_RUNS // max(len(self), 1))
+        means = np.full(n_d * n_l, np.nan)
+        for lo in range(0, n_d, step):
+            rows = np.flatnonzero(use & (self.dataset >= lo) & (self.dataset < lo + step)) if step < n_d else \
+                np.flatnonzero(use)
+            cell = (self.dataset[rows].astype(np.int64) - lo) * n_l + self.learner[rows]
+            means[lo * n_l:(lo + step) * n_l] = cell_means(cell, values[rows], min(step, n_d - lo) * n_l,
+                                                           single=single)
         return pd.DataFrame(means.reshape(n_d, n_l), index=pd.Index(list(self.dataset_ids), name="dataset"),
                             columns=pd.Index(list(self.learner_ids), name="learner"))
 
@@ -382,6 +392,10 @@ def load_fold_runs(source=None, *, columns: Iterable[str] | None = None) -> Fold
 
     if isinstance(source, FoldRuns):
         return source
+    if isinstance(source, (list, tuple)) and len(source) == 1:  # the command line's --meta, given once
+        source = source[0]
+        if isinstance(source, FoldRuns):
+            return source
     if isinstance(source, (str, os.PathLike)) and not (isinstance(source, str) and source in EMBEDDED
                                                        and not Path(source).exists()):
         runs = read_fold_runs(source, columns=columns)
