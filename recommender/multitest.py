@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import functools
 import logging
 import math
 import os
@@ -502,6 +503,12 @@ def _first_pass_threads(n_jobs: int | None) -> int:
     return cpus if n_jobs == -1 else int(n_jobs)
 
 
+@functools.lru_cache(maxsize=64)
+def _resolve_design(pairwise: str, evs: tuple, test_train_ratio) -> tuple:
+    """:func:`_resolve_test` of one evaluation design (the datasets of a meta-dataset mostly share one)."""
+    return _resolve_test(pairwise, evs, test_train_ratio=test_train_ratio)
+
+
 def _first_pass_order(values: np.ndarray, prior: np.ndarray, labels: Sequence[str], cols: np.ndarray, evs, *,
                       pairwise: str, correction: str, alpha: float, higher_is_better: bool,
                       test_train_ratio: float | None) -> tuple[str, np.ndarray]:
@@ -511,7 +518,7 @@ def _first_pass_order(values: np.ndarray, prior: np.ndarray, labels: Sequence[st
     The mean-over-deviation t tests go through :func:`~algorank.recommender.multitest_fast.multitest_order`
     (no p-value per pair; the same order); the 5x2 cv tests through :func:`multitest`.
     """
-    test, n_folds, ratio, desc = _resolve_test(pairwise, evs, test_train_ratio=test_train_ratio)
+    test, n_folds, ratio, desc = _resolve_design(pairwise, evs, test_train_ratio)
     if test not in FAST_TESTS:
         here = [labels[j] for j in cols]
         res = multitest(values, [here[i] for i in prior], labels=here, pairwise=pairwise, evaluations=evs,
@@ -548,26 +555,28 @@ def _paired_blocks(runs: FoldRuns, learners: Sequence[str], metric: str, *, miss
             yield dataset, None, None, None, (f"no run of {len(absent)} learner(s) "
                                               f"({', '.join(absent[:3])}{'...' if len(absent) > 3 else ''})")
             continue
-        here = np.flatnonzero(present).tolist()
-        if missing == "auto":
+        cols = np.flatnonzero(present)
+        complete = has[:, cols].all(axis=1)
+        if missing == "auto" and len(cols) > 2 and int(complete.sum()) < 2:
             # learners with few evaluations can leave no split shared by all: set the learner with the
             # fewest evaluations aside (ties: smallest id) until at least 2 splits are shared
+            here = cols.tolist()
             counts = has.sum(axis=0)
             while len(here) > 2 and int(has[:, here].all(axis=1).sum()) < 2:
                 here.remove(min(here, key=lambda j: (int(counts[j]), learners[j])))
-        if len(here) < 2:
-            yield dataset, None, None, None, f"only {len(here)} of the compared learners has runs"
+            cols = np.asarray(here, dtype=np.int64)
+            complete = has[:, cols].all(axis=1)
+        if len(cols) < 2:
+            yield dataset, None, None, None, f"only {len(cols)} of the compared learners has runs"
             continue
-        complete = has[:, here].all(axis=1)
         if int(complete.sum()) < 2:
-            who = "all learners" if len(here) == len(learners) else f"the {len(here)} learners present"
+            who = "all learners" if len(cols) == len(learners) else f"the {len(cols)} learners present"
             yield dataset, None, None, None, f"only {int(complete.sum())} paired evaluation(s) shared by {who}"
             continue
-        evs = tuple((int(r), int(f)) for r, f in evs_all[complete])
-        cols = np.asarray(here, dtype=np.int64)
+        evs = tuple(map(tuple, evs_all[complete].tolist()))
         aside = ""
-        if len(here) < int(present.sum()):
-            used = set(here)
+        if len(cols) < int(present.sum()):
+            used = set(cols.tolist())
             aside = ",".join(l for j, l in enumerate(learners) if present[j] and j not in used)
         yield dataset, cols, evs, block[complete][:, cols].T.copy(), aside
     for d in sorted(set(runs.dataset_ids) - set(ds_ids)):
