@@ -109,35 +109,47 @@ def cell_means(cell: np.ndarray, values: np.ndarray, n_cells: int, *, single: bo
 
 def has_duplicate_keys(*columns: np.ndarray) -> bool:
     """Whether two rows share the same values in all the given non-negative integer columns (of any integer
-    type; one int64 key is built in place, so 90 M rows need one key array and no copies of the columns)."""
+    type).  Keys that fit a byte map (the usual case) are marked there a block of rows at a time, so 90 M
+    rows need no key array and no sort."""
     n = len(columns[0])
     if n < 2:
         return False
     widths = [int(np.max(c)) + 1 for c in columns]
     if len(columns) > 2:  # most tables have one run per (dataset, learner): count those first
         cells = widths[0] * widths[1]
-        if cells <= 4 * n + 1_000_000:
-            cell = np.asarray(columns[0]).astype(np.int64)
-            cell *= widths[1]
-            cell += columns[1]
-            if np.bincount(cell, minlength=cells).max() <= 1:
-                return False
-            del cell
+        if cells <= 4 * n + 1_000_000 and _distinct(cells, columns[:2], widths[:2]) == n:
+            return False
     span = 1
     for width in widths:
         span *= width
         if span >= 2 ** 62:  # too wide for one integer key: let pandas hash the columns
             frame = pd.DataFrame({i: np.asarray(c) for i, c in enumerate(columns)})
             return bool(frame.duplicated().any())
-    key = np.asarray(columns[0]).astype(np.int64)
-    for col, width in zip(columns[1:], widths[1:]):
-        key *= width
-        key += col
+    if span <= 8 * n + 1_000_000:  # a byte per possible key: mark them, count the marks (no sorting)
+        return _distinct(span, columns, widths) != n
+    key = _keys(columns, widths, 0, n)
     if bool((key[1:] > key[:-1]).all()):  # a table written in key order: no sorting
         return False
-    if span <= 8 * n + 1_000_000:  # a byte per possible key: mark them, count the marks (no sorting)
-        seen = np.zeros(span, dtype=bool)
-        seen[key] = True
-        return int(np.count_nonzero(seen)) != n
     key.sort()  # faster than hashing 10 M keys (about 6 x)
     return bool((key[1:] == key[:-1]).any())
+
+
+_ROWS = 8_000_000  # rows per block of keys
+
+
+def _keys(columns, widths, lo: int, hi: int) -> np.ndarray:
+    """The combined int64 key of rows ``lo:hi`` (first column the most significant)."""
+    key = np.asarray(columns[0][lo:hi]).astype(np.int64)
+    for col, width in zip(columns[1:], widths[1:]):
+        key *= width
+        key += col[lo:hi]
+    return key
+
+
+def _distinct(span: int, columns, widths) -> int:
+    """How many distinct keys the rows have (a byte map over the ``span`` possible keys)."""
+    seen = np.zeros(span, dtype=bool)
+    n = len(columns[0])
+    for lo in range(0, n, _ROWS):
+        seen[_keys(columns, widths, lo, min(n, lo + _ROWS))] = True
+    return int(np.count_nonzero(seen))

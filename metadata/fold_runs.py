@@ -116,14 +116,19 @@ class FoldRuns:
         # a block of datasets at a time (about 10 million runs): each cell's runs in the same order, the same
         # sums, with a tenth of the grouping's memory at 90 million runs
         use = self.ok & ~np.isnan(values)
-        per_cell = np.bincount(self.dataset[use].astype(np.int64) * n_l + self.learner[use], minlength=n_d * n_l)
-        single = bool(per_cell.size) and int(per_cell.max()) <= 1
         step = max(1, n_d * _BLOCK_RUNS // max(len(self), 1))
-        means = np.full(n_d * n_l, np.nan)
-        for lo in range(0, n_d, step):
+        starts = range(0, n_d, step)
+
+        def cells(lo: int):
             rows = np.flatnonzero(use & (self.dataset >= lo) & (self.dataset < lo + step)) if step < n_d else \
                 np.flatnonzero(use)
-            cell = (self.dataset[rows].astype(np.int64) - lo) * n_l + self.learner[rows]
+            return rows, (self.dataset[rows].astype(np.int64) - lo) * n_l + self.learner[rows]
+
+        # one value per cell in the whole table (then no grouping at all): settled by the first block with more
+        single = all(np.bincount(cells(lo)[1]).max(initial=0) <= 1 for lo in starts)
+        means = np.full(n_d * n_l, np.nan)
+        for lo in starts:
+            rows, cell = cells(lo)
             means[lo * n_l:(lo + step) * n_l] = cell_means(cell, values[rows], min(step, n_d - lo) * n_l,
                                                            single=single)
         return pd.DataFrame(means.reshape(n_d, n_l), index=pd.Index(list(self.dataset_ids), name="dataset"),
@@ -174,14 +179,17 @@ class _Ids:
     """A string column as codes, built row group by row group from the groups' dictionaries."""
 
     def __init__(self, n: int) -> None:
-        self.codes = np.empty(n, dtype=np.int32)
+        self.codes = np.empty(n, dtype=np.int16)  # int32 once there are more ids than int16 holds
         self.index: dict = {}
         self.used = np.zeros(0, dtype=bool)
 
     def add(self, chunk, at: int) -> None:
         values = chunk.dictionary.to_pylist()
-        lut = np.fromiter((self.index.setdefault(str(v), len(self.index)) for v in values), dtype=np.int32,
+        lut = np.fromiter((self.index.setdefault(str(v), len(self.index)) for v in values), dtype=np.int64,
                           count=len(values))
+        if len(self.index) > np.iinfo(self.codes.dtype).max:
+            self.codes = self.codes.astype(np.int32)
+        lut = lut.astype(self.codes.dtype)
         indices = chunk.indices.to_numpy(zero_copy_only=False)
         self.codes[at:at + len(chunk)] = lut[indices]
         if len(self.used) < len(self.index):

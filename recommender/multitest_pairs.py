@@ -34,19 +34,19 @@ def sort_rows(*columns: np.ndarray) -> np.ndarray:
     return np.argsort(key, kind="stable")
 
 
-def _mark(dataset, column, repeat, fold, ok, v, n_folds, n_evals, present):
+def _mark(dataset, learner, column_of, repeat, fold, ok, v, n_folds, n_evals, present):
     """``present[slot] = True`` for the slot ``dataset * n_evals + repeat * n_folds + fold`` of every kept run
-    (successful, of a compared learner, with a value)."""
+    (successful, of a compared learner (``column_of[learner] >= 0``), with a value)."""
     for i in range(dataset.shape[0]):
-        if ok[i] and column[i] >= 0 and not np.isnan(v[i]):
+        if ok[i] and column_of[learner[i]] >= 0 and not np.isnan(v[i]):
             present[dataset[i] * n_evals + repeat[i] * n_folds + fold[i]] = True
 
 
-def _fill(dataset, column, repeat, fold, ok, v, n_folds, n_evals, row_of, values):
-    """``values[row_of[slot], column] = v`` for every kept run."""
+def _fill(dataset, learner, column_of, repeat, fold, ok, v, n_folds, n_evals, row_of, values):
+    """``values[row_of[slot], column_of[learner]] = v`` for every kept run."""
     for i in range(dataset.shape[0]):
-        if ok[i] and column[i] >= 0 and not np.isnan(v[i]):
-            values[row_of[dataset[i] * n_evals + repeat[i] * n_folds + fold[i]], column[i]] = v[i]
+        if ok[i] and column_of[learner[i]] >= 0 and not np.isnan(v[i]):
+            values[row_of[dataset[i] * n_evals + repeat[i] * n_folds + fold[i]], column_of[learner[i]]] = v[i]
 
 
 def paired_array(runs, learners: list, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
@@ -75,14 +75,13 @@ def paired_array(runs, learners: list, metric: str) -> tuple[np.ndarray, np.ndar
         if l in where:
             col_of[where[l]] = j
     v = runs.column(metric)
-    col = col_of[lc]
     rep, fold = runs.repeat, runs.fold
     n_folds = int(fold.max()) + 1 if len(fold) else 1
     n_evals = (int(rep.max()) + 1 if len(rep) else 1) * n_folds
     n_slots = len(ds) * n_evals
     if len(dc) and n_slots <= 4 * len(dc) + 1_000_000:
         present = np.zeros(n_slots, dtype=np.bool_)
-        args = (dc, col, rep, fold, runs.ok, v, n_folds, n_evals)
+        args = (dc, lc, col_of, rep, fold, runs.ok, v, n_folds, n_evals)
         _compiled(_mark)(*args, present)
         slots = np.flatnonzero(present)
         row_of = np.full(n_slots, -1, dtype=np.int64)
@@ -92,6 +91,7 @@ def paired_array(runs, learners: list, metric: str) -> tuple[np.ndarray, np.ndar
         row_d, e = np.divmod(slots, n_evals)
         evaluations = np.column_stack(np.divmod(e, n_folds)).astype(np.int64)
     else:
+        col = col_of[lc]
         keep = runs.ok & (col >= 0) & ~np.isnan(v)
         v, d, col, rep, fold = v[keep], dc[keep], col[keep], rep[keep], fold[keep]
         order = sort_rows(d, rep, fold)

@@ -291,3 +291,15 @@ def test_indented_json_is_json_dumps_byte_for_byte():
         v = value(0)
         assert json_dumps(v) == json.dumps(to_plain(v, json=True), indent=2, allow_nan=False)
         assert json_dumps(v, indent=None) == json.dumps(to_plain(v, json=True), allow_nan=False)
+
+
+def test_more_ids_than_int16_holds_across_row_groups(tmp_path):
+    n = 40_000
+    runs = pd.DataFrame({"dataset": [f"d{i}" for i in range(n)] * 2, "learner": ["a"] * n + ["b"] * n, "repeat": 0,
+                         "fold": 0, "accuracy": 0.5, "fit_time": 1.0})
+    path = _save(tmp_path, runs)
+    pq.write_table(pq.read_table(path), path, row_group_size=10_000)  # 8 row groups, each with its dictionary
+    fast, meta = read_fold_runs(path), MetaDataset.load(path)
+    assert fast.dataset_ids == tuple(meta.dataset_ids)
+    np.testing.assert_array_equal(fast.dataset, meta.id_codes("dataset")[0])
+    np.testing.assert_array_equal(fast.learner, meta.id_codes("learner")[0])
