@@ -20,6 +20,7 @@ or the error, is the same.
 
 from __future__ import annotations
 
+import collections
 import io
 import json
 import logging
@@ -207,7 +208,33 @@ class _Ids:
         return codes, [names[i] for i in order]
 
 
-def _read_checked(pf, schema, pandas_meta: dict, datasets, keep, source: str) -> FoldRuns:
+def _row_groups(pf, opener, columns: list):
+    """The row groups of ``pf`` as tables, in order; the next two are read ahead on two threads (decoding
+    releases the GIL), each with its own file (``opener()``)."""
+    import concurrent.futures
+    import threading
+
+    local = threading.local()
+
+    def read(g: int):
+        if getattr(local, "file", None) is None:
+            local.file = opener()
+        return local.file.read_row_group(g, columns=columns, use_pandas_metadata=False, use_threads=False)
+
+    n = pf.metadata.num_row_groups
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        pending = collections.deque(pool.submit(read, g) for g in range(min(2, n)))
+        for g in range(n):
+            try:
+                table = pending.popleft().result()
+            except Exception as exc:  # pyarrow raises many types; the general loader words the error
+                raise _NotHere(str(exc)) from exc
+            if g + 2 < n:
+                pending.append(pool.submit(read, g + 2))
+            yield table
+
+
+def _read_checked(pf, opener, schema, pandas_meta: dict, datasets, keep, source: str) -> FoldRuns:
     """Read the columns row group by row group into compact arrays, then check them in the general
     loader's order (:func:`~algorank.metadata.dataset._validate_runs`)."""
     import pyarrow as pa
@@ -242,11 +269,7 @@ def _read_checked(pf, schema, pandas_meta: dict, datasets, keep, source: str) ->
     suspect = {c: False for c in numeric if c not in dense}
     columns = ["dataset", "learner", "repeat", "fold"] + (["status"] if "status" in names else []) + numeric
     at = 0
-    for g in range(pf.metadata.num_row_groups):
-        try:
-            table = pf.read_row_group(g, columns=columns, use_pandas_metadata=False)
-        except Exception as exc:  # pyarrow raises many types; the general loader words the error
-            raise _NotHere(str(exc)) from exc
+    for table in _row_groups(pf, opener, columns):
         for c in ("dataset", "learner"):
             for pos, chunk in _chunks(table, c, at):
                 if chunk.null_count:
@@ -361,14 +384,19 @@ def read_fold_runs(path: str | os.PathLike, *, columns: Iterable[str] | None = N
     heap_pool()
     try:
         schema = pq.read_schema(path)
-        pf = pq.ParquetFile(path, read_dictionary=[c for c in ("dataset", "learner", "status") if c in schema.names])
+        strings = [c for c in ("dataset", "learner", "status") if c in schema.names]
+
+        def opener():
+            return pq.ParquetFile(path, read_dictionary=strings)
+
+        pf = opener()
         meta = dict(schema.metadata or {})
         pandas_meta = json.loads(meta.get(b"pandas", b"{}"))
         datasets = None
         if _PARQUET_KEY in meta:
             datasets = pd.read_json(io.StringIO(meta[_PARQUET_KEY].decode()), orient="split", dtype={"dataset": str})
         stored_source = meta.get(_SOURCE_KEY, b"").decode()
-        return _read_checked(pf, schema, pandas_meta, datasets, None if columns is None else set(columns),
+        return _read_checked(pf, opener, schema, pandas_meta, datasets, None if columns is None else set(columns),
                              source if source is not None else (stored_source or f"file:{path.name}"))
     except _NotHere as exc:
         logger.debug("%s: read by the general loader (%s)", path, exc)
