@@ -142,7 +142,7 @@ def _keys(columns, widths, lo: int, hi: int) -> np.ndarray:
     key = np.asarray(columns[0][lo:hi]).astype(np.int64)
     for col, width in zip(columns[1:], widths[1:]):
         key *= width
-        key += col[lo:hi]
+        np.add(key, col[lo:hi], out=key, casting="unsafe")  # integer-valued columns of any type
     return key
 
 
