@@ -72,7 +72,7 @@ from algorank.metadata.progress import progress_bar
 
 from algorank.metadata.fold_runs import FoldRuns, fold_runs_of
 from algorank.recommender.multitest_fast import FAST_TESTS, multitest_order
-from algorank.recommender.multitest_pairs import paired_array as _paired_array, sort_rows as _sort_rows
+from algorank.recommender.multitest_pairs import paired_array as _paired_array
 from algorank.recommender.multitest_result import Multi2TestResult
 
 __all__ = [
@@ -544,7 +544,6 @@ def _paired_blocks(runs: FoldRuns, learners: Sequence[str], metric: str, *, miss
     """
     learners = list(learners)
     values, evaluations, rows, ds_ids = _paired_array(runs, learners, metric)
-    k = len(learners)
     for d, dataset in enumerate(ds_ids):
         lo, hi = rows[d], rows[d + 1]
         block, evs_all = values[lo:hi], evaluations[lo:hi]

@@ -180,7 +180,7 @@ def test_duplicate_keys_on_sorted_and_unsorted_tables():
 
 
 def test_row_sort_equals_lexsort():
-    from algorank.recommender.multitest import _sort_rows
+    from algorank.recommender.multitest_pairs import sort_rows as _sort_rows
 
     rng = np.random.default_rng(4)
     d, rep, fold = rng.integers(0, 50, 5000), rng.integers(0, 3, 5000), rng.integers(0, 10, 5000)
