@@ -565,8 +565,8 @@ def multitest(meta=None, *, learners: Sequence[str] | None = None, cost="fit_tim
 
     Parameters
     ----------
-    meta : str, path, MetaDataset or list, optional
-        Prior runs (default the embedded ``broad`` set).
+    meta : str, path, MetaDataset, FoldRuns or list, optional
+        Prior runs (default the embedded ``broad`` set); a Parquet file is read as arrays (``load_fold_runs``).
     learners : sequence of str, optional
         Learners to compare: ids or short names (default all).
     cost, pairwise, correction, posthoc_method, alpha, test_train_ratio, missing, progress, n_jobs
@@ -576,9 +576,10 @@ def multitest(meta=None, *, learners: Sequence[str] | None = None, cost="fit_tim
     -------
     Multi2TestResult
     """
-    from algorank.recommender.multitest import multi2test
+    from algorank.metadata.fold_runs import load_fold_runs
+    from algorank.recommender.multitest import multi2test, run_columns
 
-    return multi2test(load_meta(meta), learners=list(learners) if learners else None, cost=cost, pairwise=pairwise,
+    return multi2test(load_fold_runs(meta, columns=run_columns(cost)), learners=list(learners) if learners else None, cost=cost, pairwise=pairwise,
                       correction=correction, posthoc_method=posthoc_method, alpha=alpha,
                       test_train_ratio=test_train_ratio, missing=missing, progress=progress, n_jobs=n_jobs)
 

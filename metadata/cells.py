@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["sorted_codes", "dictionary_column", "read_parquet_runs", "cell_means", "has_duplicate_keys"]
+__all__ = ["sorted_codes", "dictionary_codes", "dictionary_column", "read_parquet_runs", "cell_means", "has_duplicate_keys"]
 
 
 def sorted_codes(values) -> tuple[np.ndarray, list]:
@@ -26,11 +26,24 @@ def sorted_codes(values) -> tuple[np.ndarray, list]:
     return rank[codes], [uniques[i] for i in order]
 
 
+def dictionary_codes(chunked) -> tuple[np.ndarray, list]:
+    """``(codes, ids)`` of a dictionary-encoded Arrow string column without missing values, as
+    :func:`sorted_codes` gives them, from the dictionary indices (the strings are not hashed again)."""
+    chunked = chunked.unify_dictionaries() if chunked.num_chunks > 1 else chunked
+    values = [str(v) for v in chunked.chunk(0).dictionary.to_pylist()]
+    indices = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunked.chunks])
+    used = np.flatnonzero(np.bincount(indices, minlength=len(values)) > 0)
+    order = sorted(used.tolist(), key=values.__getitem__)
+    rank = np.full(len(values), -1, dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    return rank[indices], [values[i] for i in order]
+
+
 def dictionary_column(chunked) -> tuple[pd.Series, tuple[np.ndarray, list] | None]:
     """A dictionary-encoded Arrow string column as ``(pandas str Series, sorted codes)``.
 
-    The codes (as :func:`sorted_codes` gives them) come from the dictionary indices without hashing
-    the strings again; None when the column has missing values (validation reports those).
+    The codes (as :func:`sorted_codes` gives them) come from :func:`dictionary_codes`; None when the
+    column has missing values (validation reports those).
     """
     import pyarrow as pa
 
@@ -38,13 +51,7 @@ def dictionary_column(chunked) -> tuple[pd.Series, tuple[np.ndarray, list] | Non
     series = chunked.cast(pa.string()).to_pandas()
     if chunked.null_count or chunked.num_chunks == 0:
         return series, None
-    values = [str(v) for v in chunked.chunk(0).dictionary.to_pylist()]
-    indices = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunked.chunks]).astype(np.int64)
-    used = np.flatnonzero(np.bincount(indices, minlength=len(values)) > 0)
-    order = sorted(used.tolist(), key=values.__getitem__)
-    rank = np.full(len(values), -1, dtype=np.int64)
-    rank[order] = np.arange(len(order), dtype=np.int64)
-    return series, (rank[indices], [values[i] for i in order])
+    return series, dictionary_codes(chunked)
 
 
 def read_parquet_runs(path) -> tuple[pd.DataFrame, dict, dict]:
@@ -74,44 +81,75 @@ def read_parquet_runs(path) -> tuple[pd.DataFrame, dict, dict]:
     return runs[[c for c in table.column_names]], codes, meta
 
 
-def cell_means(cell: np.ndarray, values: np.ndarray, n_cells: int) -> np.ndarray:
-    """Mean of ``values`` per cell index (NaN values skipped; NaN for a cell without values).
+def cell_means(cell: np.ndarray, values: np.ndarray, n_cells: int, *, single: bool | None = None) -> np.ndarray:
+    """Mean of ``values`` per cell index (NaN values and rows of a negative cell skipped; NaN for a cell
+    without values).
 
     pandas' own ``groupby(...).mean()`` on the integer cell index, which sums exactly as the groupby
     on the ``(dataset, learner)`` strings does (the same rows of a cell, the same compensated sums) at a
     fraction of the cost; a table with one value per cell needs no grouping at all (``0.0 + v``: the
-    mean of one value, signed zeros included).
+    mean of one value, signed zeros included).  ``single``: whether the whole table has at most one value
+    per cell, when the caller knows (it gives a part of the table at a time).
     """
     values = np.asarray(values, dtype=float)
     cell = np.asarray(cell, dtype=np.int64)
     out = np.full(n_cells, np.nan)
     keep = ~np.isnan(values)
-    if cell.size and np.bincount(cell[keep], minlength=n_cells).max(initial=0) <= 1:
+    if cell.size and int(cell.min()) < 0:
+        keep &= cell >= 0
+    if single is None:
+        single = bool(cell.size) and np.bincount(cell[keep], minlength=n_cells).max(initial=0) <= 1
+    if single:
         out[cell[keep]] = 0.0 + values[keep]
         return out
-    means = pd.Series(values).groupby(cell, sort=False).mean()
+    means = pd.Series(values[keep]).groupby(cell[keep], sort=False).mean()
     out[means.index.to_numpy()] = means.to_numpy()
     return out
 
 
 def has_duplicate_keys(*columns: np.ndarray) -> bool:
-    """Whether two rows share the same values in all the given non-negative integer columns."""
-    cols = [np.asarray(c, dtype=np.int64) for c in columns]
-    if len(cols) > 2 and cols[0].size:  # most tables have one run per (dataset, learner): count those first
-        width = int(cols[1].max()) + 1
-        cells = (int(cols[0].max()) + 1) * width
-        if cells <= 4 * cols[0].size + 1_000_000 and np.bincount(cols[0] * width + cols[1], minlength=cells).max() <= 1:
+    """Whether two rows share the same values in all the given non-negative integer columns (of any integer
+    type).  Keys that fit a byte map (the usual case) are marked there a block of rows at a time, so 90 M
+    rows need no key array and no sort."""
+    n = len(columns[0])
+    if n < 2:
+        return False
+    widths = [int(np.max(c)) + 1 for c in columns]
+    if len(columns) > 2:  # most tables have one run per (dataset, learner): count those first
+        cells = widths[0] * widths[1]
+        if cells <= 4 * n + 1_000_000 and _distinct(cells, columns[:2], widths[:2]) == n:
             return False
-    key = np.zeros(len(columns[0]), dtype=np.int64)
     span = 1
-    for col in cols:
-        width = int(col.max()) + 1 if col.size else 1
-        if span * width >= 2 ** 62:  # too wide for one integer key: let pandas hash the columns
+    for width in widths:
+        span *= width
+        if span >= 2 ** 62:  # too wide for one integer key: let pandas hash the columns
             frame = pd.DataFrame({i: np.asarray(c) for i, c in enumerate(columns)})
             return bool(frame.duplicated().any())
-        key = key * width + col
-        span *= width
-    if key.size < 2 or bool((key[1:] > key[:-1]).all()):  # a table written in key order: no sorting
+    if span <= 8 * n + 1_000_000:  # a byte per possible key: mark them, count the marks (no sorting)
+        return _distinct(span, columns, widths) != n
+    key = _keys(columns, widths, 0, n)
+    if bool((key[1:] > key[:-1]).all()):  # a table written in key order: no sorting
         return False
-    key = np.sort(key)  # faster than hashing 10 M keys (about 6 x)
+    key.sort()  # faster than hashing 10 M keys (about 6 x)
     return bool((key[1:] == key[:-1]).any())
+
+
+_ROWS = 8_000_000  # rows per block of keys
+
+
+def _keys(columns, widths, lo: int, hi: int) -> np.ndarray:
+    """The combined int64 key of rows ``lo:hi`` (first column the most significant)."""
+    key = np.asarray(columns[0][lo:hi]).astype(np.int64)
+    for col, width in zip(columns[1:], widths[1:]):
+        key *= width
+        np.add(key, col[lo:hi], out=key, casting="unsafe")  # integer-valued columns of any type
+    return key
+
+
+def _distinct(span: int, columns, widths) -> int:
+    """How many distinct keys the rows have (a byte map over the ``span`` possible keys)."""
+    seen = np.zeros(span, dtype=bool)
+    n = len(columns[0])
+    for lo in range(0, n, _ROWS):
+        seen[_keys(columns, widths, lo, min(n, lo + _ROWS))] = True
+    return int(np.count_nonzero(seen))

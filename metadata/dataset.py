@@ -21,9 +21,11 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .cells import cell_means, has_duplicate_keys, read_parquet_runs, sorted_codes
+from .cells import cell_means, read_parquet_runs, sorted_codes
 from .errors import InputError, ValidationError
 from .io import atomic_path
+from .run_checks import (MAX_LISTED as _MAX_LISTED, STATUSES, check_ids_present, check_run_values, check_unique_runs,
+                         fmt_rows as _fmt_rows, index_column_error, numeric_error, status_error)
 
 __all__ = [
     "RUN_COLUMNS",
@@ -42,16 +44,11 @@ RUN_COLUMNS = ("dataset", "learner", "repeat", "fold", "accuracy", "fit_time", "
 OPTIONAL_RUN_COLUMNS = ("balanced_accuracy", "auc", "log_loss", "model_bytes", "message", "f1_macro")
 #: Required columns of the datasets table.
 DATASET_COLUMNS = ("dataset", "name", "source", "n_instances", "n_features", "n_classes", "majority_fraction")
-#: Allowed values of ``status``.
-STATUSES = ("ok", "error", "timeout")
 #: Kinds of cost understood by :meth:`MetaDataset.cost`.
 COST_KINDS = ("fit_time", "fit_predict_time", "model_bytes")
 
-_BOUNDED_METRICS = ("accuracy", "balanced_accuracy", "auc", "f1_macro")
-_NONNEGATIVE = ("fit_time", "predict_time", "model_bytes", "log_loss")
 _PARQUET_KEY = b"algorank.datasets"
 _SOURCE_KEY = b"algorank.source"
-_MAX_LISTED = 5
 
 
 @dataclass(frozen=True)
@@ -152,13 +149,6 @@ class PairedScores:
     dropped: int = 0
 
 
-def _fmt_rows(index: Iterable) -> str:
-    rows = list(index)
-    shown = ", ".join(str(r) for r in rows[:_MAX_LISTED])
-    more = f" and {len(rows) - _MAX_LISTED} more" if len(rows) > _MAX_LISTED else ""
-    return f"rows {shown}{more}"
-
-
 def _known_ids(ids: Iterable, known, kind: str) -> list[str]:
     """``ids`` as strings; an id not among ``known`` is an error naming the ``kind`` of id."""
     ids = [str(i) for i in ids]
@@ -190,32 +180,24 @@ def _validate_runs(runs: pd.DataFrame, codes: dict | None = None) -> tuple[pd.Da
         raise ValidationError(f"runs table is missing required column(s): {', '.join(missing)}")
     runs = runs.reset_index(drop=True)
     for col in ("dataset", "learner"):
-        bad = runs.index[runs[col].isna()]
-        if len(bad):
-            raise ValidationError(f"column '{col}' has missing values in {_fmt_rows(bad)}")
+        check_ids_present(col, runs[col].isna().to_numpy())
         runs[col] = runs[col].astype(str)
     for col in ("repeat", "fold"):
         if runs[col].dtype == np.int64:
             values = runs[col]  # plain integers (what Parquet and save give): only the sign to check
-            bad = runs.index[(values < 0).to_numpy()]
+            bad = np.flatnonzero((values < 0).to_numpy())
         else:
             values = pd.to_numeric(runs[col], errors="coerce")
-            bad = runs.index[values.isna() | (values < 0) | (values != np.floor(values))]
+            bad = np.flatnonzero((values.isna() | (values < 0) | (values != np.floor(values))).to_numpy())
         if len(bad):
-            raise ValidationError(
-                f"column '{col}' must hold non-negative integers; bad values "
-                f"{runs.loc[bad[:_MAX_LISTED], col].tolist()} in {_fmt_rows(bad)}"
-            )
+            raise index_column_error(col, bad, runs[col].iloc[bad[:_MAX_LISTED]].tolist())
         runs[col] = values.astype(np.int64)
     status = runs["status"].astype(str)
-    bad = runs.index[~status.isin(STATUSES)]
+    bad = np.flatnonzero(~status.isin(STATUSES).to_numpy())
     if len(bad):
-        raise ValidationError(
-            f"column 'status' must be one of {', '.join(STATUSES)}; unknown values "
-            f"{sorted(set(status[bad]))[:_MAX_LISTED]} in {_fmt_rows(bad)}"
-        )
+        raise status_error(bad, status.iloc[bad])
     runs["status"] = status
-    ok = status == "ok"
+    ok = (status == "ok").to_numpy()
     numeric_cols = ["accuracy", "fit_time", "predict_time"] + [
         c for c in OPTIONAL_RUN_COLUMNS if c in runs.columns and c != "message"
     ]
@@ -223,43 +205,17 @@ def _validate_runs(runs: pd.DataFrame, codes: dict | None = None) -> tuple[pd.Da
         if runs[col].dtype == np.float64:
             continue  # already floats: nothing to convert, nothing non-numeric
         values = pd.to_numeric(runs[col], errors="coerce")
-        bad = runs.index[values.isna() & runs[col].notna()]
+        bad = np.flatnonzero((values.isna() & runs[col].notna()).to_numpy())
         if len(bad):
-            raise ValidationError(f"column '{col}' must be numeric; non-numeric values in {_fmt_rows(bad)}")
+            raise numeric_error(col, bad)
         runs[col] = values.astype(float)
-    bad = runs.index[ok & runs["accuracy"].isna()]
-    if len(bad):
-        raise ValidationError(f"column 'accuracy' is required for status 'ok' but missing in {_fmt_rows(bad)}")
-    for col in _BOUNDED_METRICS:
-        if col in runs.columns:
-            v = runs[col]
-            bad = runs.index[(v < 0) | (v > 1)]
-            if len(bad):
-                raise ValidationError(
-                    f"column '{col}' must lie in [0, 1]; bad values {v[bad[:_MAX_LISTED]].tolist()} in {_fmt_rows(bad)}"
-                )
-    for col in _NONNEGATIVE:
-        if col in runs.columns:
-            v = runs[col]
-            bad = runs.index[(v < 0) | np.isinf(v)]
-            if len(bad):
-                raise ValidationError(
-                    f"column '{col}' must be finite and >= 0; bad values {v[bad[:_MAX_LISTED]].tolist()} in {_fmt_rows(bad)}"
-                )
     # Missing times on successful runs are allowed (some sources have none) but not negative.
+    check_run_values({c: runs[c].to_numpy() for c in numeric_cols}, ok)
     codes = dict(codes or {})
     for col in ("dataset", "learner"):
         if col not in codes:
             codes[col] = sorted_codes(runs[col])
-    if has_duplicate_keys(codes["dataset"][0], codes["learner"][0], runs["repeat"].to_numpy(),
-                          runs["fold"].to_numpy()):
-        dup = runs.duplicated(["dataset", "learner", "repeat", "fold"], keep=False)
-        bad = runs.index[dup]
-        row = runs.loc[bad[0]]
-        first = (row["dataset"], row["learner"], int(row["repeat"]), int(row["fold"]))
-        raise ValidationError(
-            f"duplicated (dataset, learner, repeat, fold) in {_fmt_rows(bad)}, e.g. {first}"
-        )
+    check_unique_runs(codes["dataset"], codes["learner"], runs["repeat"].to_numpy(), runs["fold"].to_numpy())
     ordered = list(RUN_COLUMNS) + [c for c in runs.columns if c not in RUN_COLUMNS]
     return runs[ordered], codes
 

@@ -198,6 +198,8 @@ def to_plain(obj, *, json: bool = False):
     if isinstance(obj, dict):
         return {(str(k) if json else k): to_plain(v, json=json) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
+        if all(type(v) in _PLAIN for v in obj):  # strings, ints, bools, None: already plain (500,000 pairs of ids)
+            return list(obj)
         return [to_plain(v, json=json) for v in obj]
     if isinstance(obj, np.ndarray):
         return to_plain(obj.tolist(), json=json) if json else obj.tolist()
@@ -208,8 +210,69 @@ def to_plain(obj, *, json: bool = False):
     return obj
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
 def json_dumps(obj, *, indent: int | None = 2) -> str:
-    """Serialise ``obj`` to strict JSON: numpy scalars and arrays become Python values, NaN/inf become null."""
+    """Serialise ``obj`` to strict JSON: numpy scalars and arrays become Python values, NaN/inf become null.
+
+    With ``indent``, the text is what ``json.dumps(..., indent=indent)`` writes, byte for byte, built with
+    joins (the standard encoder's indented mode runs in Python, one generator step per value: seconds for
+    the 500,000 significant pairs of 1,000 learners).
+    """
     import json
 
-    return json.dumps(to_plain(obj, json=True), indent=indent, allow_nan=False)
+    plain = to_plain(obj, json=True)
+    if indent is not None and isinstance(indent, int) and not isinstance(indent, bool):
+        try:
+            return _indented(plain, " " * indent, "\n")
+        except _NotPlain:
+            pass
+    return json.dumps(plain, indent=indent, allow_nan=False)
+
+
+class _NotPlain(Exception):
+    """A value the indented writer leaves to :func:`json.dumps`."""
+
+
+def _indented(obj, step: str, newline: str) -> str:
+    """``json.dumps(obj, indent=len(step), allow_nan=False)`` for dicts with str keys, lists, str, int, float,
+    bool and None."""
+    from json.encoder import encode_basestring_ascii as quote
+
+    def enc(o, inner: str) -> str:
+        t = type(o)
+        if t is str:
+            return quote(o)
+        if o is None:
+            return "null"
+        if o is True:
+            return "true"
+        if o is False:
+            return "false"
+        if t is int:
+            return int.__repr__(o)
+        if t is float:
+            if o != o or o in (float("inf"), float("-inf")):
+                raise _NotPlain  # json.dumps raises its own error
+            return float.__repr__(o)
+        deeper = inner + step
+        if t is list:
+            if not o:
+                return "[]"
+            sep = "," + deeper
+            if all(type(v) is str for v in o):
+                body = sep.join(map(quote, o))
+            else:
+                body = sep.join([enc(v, deeper) for v in o])
+            return "[" + deeper + body + inner + "]"
+        if t is dict:
+            if not o:
+                return "{}"
+            if not all(type(k) is str for k in o):
+                raise _NotPlain
+            return "{" + deeper + ("," + deeper).join(
+                [quote(k) + ": " + enc(v, deeper) for k, v in o.items()]) + inner + "}"
+        raise _NotPlain
+
+    return enc(obj, newline)

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import functools
 import logging
 import math
 import os
@@ -69,7 +70,9 @@ from algorank.metadata.errors import InputError
 from algorank.metadata.learners import short_name
 from algorank.metadata.progress import progress_bar
 
+from algorank.metadata.fold_runs import FoldRuns, fold_runs_of
 from algorank.recommender.multitest_fast import FAST_TESTS, multitest_order
+from algorank.recommender.multitest_pairs import paired_array as _paired_array
 from algorank.recommender.multitest_result import Multi2TestResult
 
 __all__ = [
@@ -85,6 +88,7 @@ __all__ = [
     "multitest",
     "multitest_on_meta",
     "multi2test",
+    "run_columns",
 ]
 
 logger = logging.getLogger(__name__)
@@ -446,6 +450,13 @@ def _cost_table(meta, cost, learners: Sequence[str]) -> tuple[pd.DataFrame | Non
     return None, tuple(user), "user order"
 
 
+def run_columns(cost, metric: str = "accuracy") -> tuple[str, ...]:
+    """The numeric run columns :func:`multi2test` reads for ``cost`` and ``metric`` (what a loader keeps)."""
+    kinds = {"fit_time": ("fit_time",), "fit_predict_time": ("fit_time", "predict_time"),
+             "model_bytes": ("model_bytes",)}
+    return (metric,) + (kinds.get(cost, ()) if isinstance(cost, str) else ())
+
+
 def _order_by(values: np.ndarray, labels: Sequence[str]) -> list[int]:
     """Indices sorted by value, ties broken by learner id (documented, deterministic)."""
     return sorted(range(len(labels)), key=lambda i: (values[i], labels[i]))
@@ -492,30 +503,39 @@ def _first_pass_threads(n_jobs: int | None) -> int:
     return cpus if n_jobs == -1 else int(n_jobs)
 
 
-def _first_pass_order(values: np.ndarray, prior: Sequence[str], here: Sequence[str], evs, *, pairwise: str,
-                      correction: str, alpha: float, higher_is_better: bool,
-                      test_train_ratio: float | None) -> tuple[str, list]:
-    """MultiTest's order on one dataset of Multi2Test's first pass: ``(test description, labels best first)``.
+@functools.lru_cache(maxsize=64)
+def _resolve_design(pairwise: str, evs: tuple, test_train_ratio) -> tuple:
+    """:func:`_resolve_test` of one evaluation design (the datasets of a meta-dataset mostly share one)."""
+    return _resolve_test(pairwise, evs, test_train_ratio=test_train_ratio)
+
+
+def _first_pass_order(values: np.ndarray, prior: np.ndarray, labels: Sequence[str], cols: np.ndarray, evs, *,
+                      pairwise: str, correction: str, alpha: float, higher_is_better: bool,
+                      test_train_ratio: float | None) -> tuple[str, np.ndarray]:
+    """MultiTest's order on one dataset of Multi2Test's first pass: ``(test description, rows of values best
+    first)``; the rows of ``values`` are the learners ``labels[cols]``, ``prior`` lists them cheapest first.
 
     The mean-over-deviation t tests go through :func:`~algorank.recommender.multitest_fast.multitest_order`
     (no p-value per pair; the same order); the 5x2 cv tests through :func:`multitest`.
     """
-    test, n_folds, ratio, desc = _resolve_test(pairwise, evs, test_train_ratio=test_train_ratio)
+    test, n_folds, ratio, desc = _resolve_design(pairwise, evs, test_train_ratio)
     if test not in FAST_TESTS:
-        res = multitest(values, prior, labels=here, pairwise=pairwise, evaluations=evs, correction=correction,
-                        alpha=alpha, higher_is_better=higher_is_better, test_train_ratio=test_train_ratio,
-                        reasons=False)
-        return res.test, list(res.order)
-    row_of = {l: i for i, l in enumerate(here)}
-    rows = np.fromiter((row_of[l] for l in prior), dtype=np.int64, count=len(prior))
-    x = values[rows] if higher_is_better else -values[rows]
+        here = [labels[j] for j in cols]
+        res = multitest(values, [here[i] for i in prior], labels=here, pairwise=pairwise, evaluations=evs,
+                        correction=correction, alpha=alpha, higher_is_better=higher_is_better,
+                        test_train_ratio=test_train_ratio, reasons=False)
+        row_of = {l: i for i, l in enumerate(here)}
+        return res.test, np.array([row_of[l] for l in res.order], dtype=np.int64)
+    x = values[prior] if higher_is_better else -values[prior]
     order = multitest_order(x, test=test, n_folds=n_folds, test_train_ratio=ratio, correction=correction,
                             alpha=alpha)
-    return desc, [prior[i] for i in order]
+    return desc, prior[order]
 
 
-def _paired_blocks(meta, learners: Sequence[str], metric: str, *, missing: str = "drop"):
+def _paired_blocks(runs: FoldRuns, learners: Sequence[str], metric: str, *, missing: str = "drop"):
     """Yield (dataset, learners used, evaluations, values (m x n) or None, why), one pivot for all datasets.
+
+    The learners used are their positions in ``learners`` (ascending), the rows of ``values``.
 
     ``missing="drop"``: a dataset counts only when every learner has runs there.
     ``missing="auto"``: the learners with runs there (at least 2) are used; when they share
@@ -523,8 +543,7 @@ def _paired_blocks(meta, learners: Sequence[str], metric: str, *, missing: str =
     ``why`` is the reason for a dropped dataset, or the comma-joined learners set aside on a used one.
     """
     learners = list(learners)
-    values, evaluations, rows, ds_ids = _paired_array(meta, learners, metric)
-    k = len(learners)
+    values, evaluations, rows, ds_ids = _paired_array(runs, learners, metric)
     for d, dataset in enumerate(ds_ids):
         lo, hi = rows[d], rows[d + 1]
         block, evs_all = values[lo:hi], evaluations[lo:hi]
@@ -535,83 +554,32 @@ def _paired_blocks(meta, learners: Sequence[str], metric: str, *, missing: str =
             yield dataset, None, None, None, (f"no run of {len(absent)} learner(s) "
                                               f"({', '.join(absent[:3])}{'...' if len(absent) > 3 else ''})")
             continue
-        here = np.flatnonzero(present).tolist()
-        if missing == "auto":
+        cols = np.flatnonzero(present)
+        complete = has[:, cols].all(axis=1)
+        if missing == "auto" and len(cols) > 2 and int(complete.sum()) < 2:
             # learners with few evaluations can leave no split shared by all: set the learner with the
             # fewest evaluations aside (ties: smallest id) until at least 2 splits are shared
+            here = cols.tolist()
             counts = has.sum(axis=0)
             while len(here) > 2 and int(has[:, here].all(axis=1).sum()) < 2:
                 here.remove(min(here, key=lambda j: (int(counts[j]), learners[j])))
-        if len(here) < 2:
-            yield dataset, None, None, None, f"only {len(here)} of the compared learners has runs"
+            cols = np.asarray(here, dtype=np.int64)
+            complete = has[:, cols].all(axis=1)
+        if len(cols) < 2:
+            yield dataset, None, None, None, f"only {len(cols)} of the compared learners has runs"
             continue
-        complete = has[:, here].all(axis=1)
         if int(complete.sum()) < 2:
-            who = "all learners" if len(here) == len(learners) else f"the {len(here)} learners present"
+            who = "all learners" if len(cols) == len(learners) else f"the {len(cols)} learners present"
             yield dataset, None, None, None, f"only {int(complete.sum())} paired evaluation(s) shared by {who}"
             continue
-        evs = tuple((int(r), int(f)) for r, f in evs_all[complete])
-        used = set(here)
-        aside = [l for j, l in enumerate(learners) if present[j] and j not in used]
-        yield (dataset, tuple(learners[j] for j in here), evs, block[complete][:, here].T.copy(), ",".join(aside))
-    for d in sorted(set(meta.dataset_ids) - set(ds_ids)):
+        evs = tuple(map(tuple, evs_all[complete].tolist()))
+        aside = ""
+        if len(cols) < int(present.sum()):
+            used = set(cols.tolist())
+            aside = ",".join(l for j, l in enumerate(learners) if present[j] and j not in used)
+        yield dataset, cols, evs, block[complete][:, cols].T.copy(), aside
+    for d in sorted(set(runs.dataset_ids) - set(ds_ids)):
         yield d, None, None, None, "no successful run of the compared learners"
-
-
-def _sort_rows(*columns: np.ndarray) -> np.ndarray:
-    """``np.lexsort(columns[::-1])`` (first column the primary key), as one stable sort of a combined integer
-    key when the columns are non-negative integers whose ranges fit one (about 3 x faster on 18 M rows)."""
-    key = np.zeros(len(columns[0]), dtype=np.int64)
-    span = 1
-    for col in columns:
-        col = np.asarray(col)
-        if col.size and (col.dtype.kind not in "iu" or int(col.min()) < 0):
-            return np.lexsort(columns[::-1])
-        width = int(col.max()) + 1 if col.size else 1
-        span *= width
-        if span >= 2 ** 62:
-            return np.lexsort(columns[::-1])
-        key = key * width + col
-    return np.argsort(key, kind="stable")
-
-
-def _paired_array(meta, learners: list, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
-    """All datasets' paired runs of ``learners`` at once: ``(values, evaluations, row starts, dataset ids)``.
-
-    ``values`` has one row per (dataset, repeat, fold) with a successful run of one of the learners, sorted,
-    and one column per learner (NaN: no successful run there); the rows of dataset ``ids[d]`` are
-    ``rows[d]:rows[d + 1]``, and ``evaluations`` holds each row's (repeat, fold).  The same table as
-    ``pivot_table(index=[dataset, repeat, fold], columns=learner)`` (which leaves out rows without any
-    value), without pandas.
-    """
-    runs = meta.runs
-    (dc, ds), (lc, ls) = meta.id_codes("dataset"), meta.id_codes("learner")
-    col_of = np.full(len(ls), -1, dtype=np.int64)
-    where = {l: i for i, l in enumerate(ls)}
-    for j, l in enumerate(learners):
-        if l in where:
-            col_of[where[l]] = j
-    col = col_of[lc]
-    if metric not in runs.columns:
-        raise InputError(f"unknown metric {metric!r}")
-    v = runs[metric].to_numpy(dtype=float)
-    keep = ((runs["status"] == "ok").to_numpy()) & (col >= 0) & ~np.isnan(v)
-    v = v[keep]
-    d, col = dc[keep], col[keep]
-    rep, fold = runs["repeat"].to_numpy()[keep], runs["fold"].to_numpy()[keep]
-    order = _sort_rows(d, rep, fold)
-    d, rep, fold, col, v = d[order], rep[order], fold[order], col[order], v[order]
-    new = np.ones(len(d), dtype=bool)
-    new[1:] = (d[1:] != d[:-1]) | (rep[1:] != rep[:-1]) | (fold[1:] != fold[:-1])
-    row = np.cumsum(new) - 1
-    n_rows = int(row[-1]) + 1 if len(row) else 0
-    values = np.full((n_rows, len(learners)), np.nan)
-    values[row, col] = v  # one run per (dataset, learner, repeat, fold): validated
-    starts = np.flatnonzero(new)
-    row_d = d[starts]
-    firsts = np.flatnonzero(np.r_[True, row_d[1:] != row_d[:-1]]) if n_rows else np.zeros(0, dtype=np.int64)
-    evaluations = np.column_stack([rep[starts], fold[starts]]) if n_rows else np.zeros((0, 2), dtype=np.int64)
-    return values, evaluations, np.r_[firsts, n_rows], [ds[i] for i in row_d[firsts]]
 
 
 def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", pairwise: str = "auto",
@@ -622,7 +590,11 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
 
     Parameters
     ----------
-    meta : MetaDataset
+    meta : MetaDataset, FoldRuns, str or path
+        The runs: a :class:`~algorank.metadata.dataset.MetaDataset`, the same runs as arrays
+        (:class:`~algorank.metadata.fold_runs.FoldRuns`: what a large Parquet file is best read as,
+        with :func:`~algorank.metadata.fold_runs.load_fold_runs`), or what ``load_fold_runs`` takes (a
+        file, an embedded set's name).  The result is the same for all of them.
     learners : sequence of str, optional
         Learners to compare (default: all in ``meta``; at least 2).
     cost : str or sequence of str
@@ -667,7 +639,8 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
     check_choice("pairwise", pairwise, PAIRWISE_TESTS)
     check_choice("missing", missing, MISSING_POLICIES)
     workers = _first_pass_threads(n_jobs)
-    all_learners = list(meta.learner_ids)
+    runs = fold_runs_of(meta, columns=run_columns(cost, metric))
+    all_learners = list(runs.learner_ids)
     learners = all_learners if learners is None else resolve_learners(learners, all_learners)
     if len(set(learners)) < 2:
         raise InputError(f"learners must name at least 2 distinct learners; got {learners!r}")
@@ -675,60 +648,62 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
         raise InputError("learners must not repeat a learner")
     labels = sorted(learners)
     k = len(labels)
-    table, user, cost_desc = _cost_table(meta, cost, labels)
+    table, user, cost_desc = _cost_table(runs, cost, labels)
+    position = {l: j for j, l in enumerate(labels)}
+    user_cols = None if user is None else [position[l] for l in user]
+    if table is not None:  # one array, a row per dataset (a pandas lookup per dataset costs seconds at 10,000)
+        cost_row = {d: i for i, d in enumerate(table.index)}
+        table = table.to_numpy(dtype=float)
     dropped: list[tuple[str, str]] = []
     norm_cost: list[np.ndarray] = []
     tests_used: set[str] = set()
-    blocks = _paired_blocks(meta, labels, metric, missing=missing)
-    blocks = progress_bar(blocks, total=len(meta.dataset_ids), desc="MultiTest per dataset", unit="dataset",
+    blocks = _paired_blocks(runs, labels, metric, missing=missing)
+    blocks = progress_bar(blocks, total=len(runs.dataset_ids), desc="MultiTest per dataset", unit="dataset",
                           enabled=progress)
     aside = 0
-    position = {l: j for j, l in enumerate(labels)}
     rank_rows: dict[str, np.ndarray] = {}
     pending: collections.deque = collections.deque()
 
-    def collect(dataset: str, job) -> None:
+    def collect(dataset: str, cols: np.ndarray, job) -> None:
         try:
             desc, order = job.result()
         except InputError as exc:
             raise InputError(f"dataset {dataset!r}: {exc}") from None
         tests_used.add(desc)
         row = np.full(k, np.nan)
-        row[[position[l] for l in order]] = np.arange(1, len(order) + 1, dtype=float)
+        row[cols[order]] = np.arange(1, len(order) + 1, dtype=float)
         rank_rows[dataset] = row
 
     # the compiled passes release the GIL: datasets run on threads, their ranks are kept in dataset order
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
         try:
-            for dataset, here, evs, values, why in blocks:
+            for dataset, cols, evs, values, why in blocks:
                 if values is None:
                     dropped.append((dataset, why))
                     continue
                 aside += len(why.split(",")) if why else 0
-                cols = [position[l] for l in here]
                 if user is not None:
-                    present = set(here)
-                    prior = [l for l in user if l in present]
+                    row_of = {j: i for i, j in enumerate(cols.tolist())}
+                    prior = np.array([row_of[j] for j in user_cols if j in row_of], dtype=np.int64)
                 else:
-                    row = table.loc[dataset].to_numpy(dtype=float)
-                    sub = row[cols]
+                    sub = table[cost_row[dataset], cols]
                     if np.isnan(sub).any():
                         dropped.append((dataset, f"{cost} missing for some learner"))
                         continue
-                    prior = [here[i] for i in _order_by(sub, here)]
+                    prior = np.argsort(sub, kind="stable")  # ties: the learner ids' order (_order_by)
                     mx = sub.max()
                     full = np.full(k, np.nan)
                     full[cols] = sub / mx if mx > 0 else 0.0
                     norm_cost.append(full)
-                pending.append((dataset, pool.submit(
-                    _first_pass_order, values, prior, here, evs, pairwise=pairwise, correction=correction,
+                pending.append((dataset, cols, pool.submit(
+                    _first_pass_order, values, prior, labels, cols, evs, pairwise=pairwise, correction=correction,
                     alpha=alpha, higher_is_better=metric != "log_loss", test_train_ratio=test_train_ratio)))
                 while len(pending) > 2 * workers:
                     collect(*pending.popleft())
             while pending:
                 collect(*pending.popleft())
         finally:
-            for _, job in pending:
+            for *_, job in pending:
                 job.cancel()
     if len(rank_rows) < 2:
         who = f"all {k} learners" if missing == "drop" else "at least 2 of the learners"

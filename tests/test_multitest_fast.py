@@ -49,7 +49,7 @@ def test_statistics_are_the_pairwise_t_tests():
     rng = np.random.default_rng(7)
     x = rng.normal(0.7, 0.05, (6, 8))
     x[3] = x[1]
-    t = fast._statistics(x, 1 / 8)
+    t = fast._statistics(x, 1 / 8)[0]
     for i in range(6):
         for j in range(i + 1, 6):
             d = x[j] - x[i]
@@ -65,12 +65,28 @@ def test_compiled_passes_equal_plain_python():
     rng = np.random.default_rng(3)
     x = rng.normal(0.7, 0.05, (25, 10)).round(3)
     x[4] = x[2] + 0.02
-    t_py = fast._statistics(x, 0.2)
-    t_nb = fast._compiled(fast._statistics)(x, 0.2)
+    t_py = fast._statistics(x, 0.2)[0]
+    t_nb = fast._compiled(fast._statistics)(x, 0.2)[0]
     np.testing.assert_array_equal(t_py, t_nb)
+    for floor in (-np.inf, 0.0, 1.5):  # the pairs kept for the correction: those at or above the floor, row by row
+        _, i, j, v = fast._compiled(fast._statistics)(x, 0.2, floor, False)
+        keep = np.triu(t_py >= floor, 1)
+        np.testing.assert_array_equal(i, np.nonzero(keep)[0])
+        np.testing.assert_array_equal(j, np.nonzero(keep)[1])
+        np.testing.assert_array_equal(v, t_py[keep])
+        assert i.tolist() == fast._statistics(x, 0.2, floor, False)[1].tolist()
+        for level in (1.5, 4.0):
+            if level >= floor:  # the order from the kept pairs is the matrix's order
+                np.testing.assert_array_equal(fast._compiled(fast._order_of)(25, i, j, v, level),
+                                              fast._order(t_py, level))
+    iu = np.triu_indices(25, 1)
     for level in (1.5, 4.0):
-        assert fast._compiled(fast._count)(t_nb, level) == fast._count(t_py, level)
-        np.testing.assert_array_equal(fast._compiled(fast._band)(t_nb, 1.0, level), fast._band(t_py, 1.0, level))
+        counts = fast._compiled(fast._count)(t_nb, 1.0, level)
+        assert counts == fast._count(t_py, 1.0, level)
+        assert counts == (int((t_py[iu] >= 1.0).sum()), int((t_py[iu] >= level).sum()))  # by hand
+        band = fast._compiled(fast._band)(t_nb, 1.0, level, counts[0] - counts[1])
+        np.testing.assert_array_equal(band, fast._band(t_py, 1.0, level, counts[0] - counts[1]))
+        np.testing.assert_array_equal(band, t_py[iu][(t_py[iu] >= 1.0) & (t_py[iu] < level)])  # row by row
         np.testing.assert_array_equal(fast._compiled(fast._order)(t_nb, level), fast._order(t_py, level))
 
 
@@ -164,7 +180,7 @@ def test_duplicate_keys_on_sorted_and_unsorted_tables():
 
 
 def test_row_sort_equals_lexsort():
-    from algorank.recommender.multitest import _sort_rows
+    from algorank.recommender.multitest_pairs import sort_rows as _sort_rows
 
     rng = np.random.default_rng(4)
     d, rep, fold = rng.integers(0, 50, 5000), rng.integers(0, 3, 5000), rng.integers(0, 10, 5000)
