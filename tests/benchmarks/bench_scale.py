@@ -20,8 +20,9 @@ repeat of 10-fold cross-validation: fold accuracies scattered around the cell's 
 around its time; ``synthetic_NxK_fF.parquet``).  Its first pass tests every pair of learners on every
 dataset (``k (k - 1) / 2`` paired t tests per dataset), so its cost grows with datasets x learners**2 x
 folds: ``--multitest-learners K`` (default 40) caps the learners of its sets, and its rows are recorded
-with their own size.  ``lt`` and ``ei`` use their leave-one-dataset-out fast path (prepared once, fitted
-per held-out dataset on arrays).
+with their own size.  ``lt`` and the default ``eiu`` use their leave-one-dataset-out fast path (prepared
+once, fitted per held-out dataset on arrays); they follow a sequential policy over every learner on every
+dataset, so they take minutes from 1,000 x 100 on (give them ``--timeout``).
 
 The summary (medians over the repeats) is printed as a Markdown table with, per command, the growth
 exponent in cells: the slope of log(wall seconds) against log(n k) by least squares over the sizes
@@ -50,7 +51,7 @@ COMMANDS = {
     "tune-p": ["tune-p"],
     "benchmark ar:p=1/16": ["benchmark", "--strategy", "ar:p=1/16"],
     "benchmark lt": ["benchmark", "--strategy", "lt"],
-    "benchmark ei (default)": ["benchmark", "--strategy", "ei"],
+    "benchmark eiu (default)": ["benchmark", "--strategy", "eiu"],
     "multitest": ["multitest"],
     "rank": ["rank"],
 }
