@@ -24,7 +24,6 @@ from algorank.metadata.io import json_dumps
 from algorank.metadata.run_checks import duplicate_rows
 from algorank.recommender.multitest import multi2test
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _random_runs(seed: int, *, n_datasets: int = 7, n_learners: int = 6, folds: int = 5, repeats: int = 1,
@@ -247,8 +246,7 @@ def test_unreadable_and_csv_files_go_to_the_general_loader(tmp_path):
 def test_command_line_bad_file_is_one_line_exit_2(tmp_path):
     path = _write(tmp_path, BAD["duplicate"], "dup")
     run = subprocess.run([sys.executable, "-m", "algorank", "multitest", "--meta", str(path), "--json"],
-                         capture_output=True, text=True, cwd=tmp_path,
-                         env={"PYTHONPATH": str(ROOT.parent), "PATH": "/usr/bin:/bin"})
+                         capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 2 and run.stdout == ""
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: duplicated (dataset, learner, repeat, fold) in rows 3, 4")

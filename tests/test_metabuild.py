@@ -118,6 +118,9 @@ def test_censor_timeouts_hand_computed():
 
 def test_capped_test_is_killed_and_matches_in_process(tmp_path):
     data = load_dataset(str(_tiny_csv(tmp_path / "gamma.csv", n=300, k=2, seed=3)))
+    # the fold server's start counts against a test's cap (its warm-up may not outlast the test): start it
+    # first, with a generous cap, so that 1.5 s is about the folds even where starting takes seconds
+    assert (evaluate_capped(data, [TREE], cap=120, folds=2)["status"] == "ok").all()
     capped = evaluate_capped(data, [TREE, SLOW_ON_FOLDS], cap=1.5, folds=2,
                              allow_modules=["helpers_estimators"])
     slow = capped[capped["learner"] == SLOW_ON_FOLDS]
