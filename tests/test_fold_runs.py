@@ -25,7 +25,6 @@ from algorank.metadata.run_checks import duplicate_rows
 from algorank.recommender.multitest import multi2test
 
 
-
 def _random_runs(seed: int, *, n_datasets: int = 7, n_learners: int = 6, folds: int = 5, repeats: int = 1,
                  shuffle: bool = True) -> pd.DataFrame:
     """Runs with missing cells, missing folds, failed runs, NaN metrics and times, in a shuffled order."""
