@@ -7,7 +7,7 @@ Run on demand (not collected by pytest)::
 For each k it reports the number of exhaustive sets (Bell(k) - 1), the time to
 enumerate them the first time (cold: set partitions as restricted growth strings,
 vectorised with numpy, then cached) and the median time of one post hoc call with
-the sets cached (warm).  Target (issue 4): k = 9 completes in seconds.
+the sets cached (warm).  Target: k = 9 completes in seconds.
 """
 
 from __future__ import annotations

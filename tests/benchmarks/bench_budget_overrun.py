@@ -1,4 +1,4 @@
-"""How far does ``algorank recommend --budget B`` overrun its budget? (issue 16; run on demand)
+"""How far does ``algorank recommend --budget B`` overrun its budget? (run on demand)
 
 Runs the real command line, one process per dataset, exactly as a user would::
 

@@ -9,7 +9,7 @@ Reports, for the embedded LCDB snapshot (248 x 20) and a synthetic meta-dataset
 the median wall time of the sweep over ``--repeats`` runs (from a loaded MetaDataset,
 including the conversion to arrays; and from the arrays alone), the time to build the
 synthetic MetaDataset, the peak traced memory of one sweep (tracemalloc) and the
-process's peak RSS, plus the sweep table.  Targets (issue 3): snapshot well under 1 s,
+process's peak RSS, plus the sweep table.  Targets: snapshot well under 1 s,
 synthetic under 10 s and 2 GB.
 """
 
