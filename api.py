@@ -579,7 +579,8 @@ def multitest(meta=None, *, learners: Sequence[str] | None = None, cost="fit_tim
     from algorank.metadata.fold_runs import load_fold_runs
     from algorank.recommender.multitest import multi2test, run_columns
 
-    return multi2test(load_fold_runs(meta, columns=run_columns(cost)), learners=list(learners) if learners else None, cost=cost, pairwise=pairwise,
+    runs = load_fold_runs(meta, columns=run_columns(cost))
+    return multi2test(runs, learners=list(learners) if learners else None, cost=cost, pairwise=pairwise,
                       correction=correction, posthoc_method=posthoc_method, alpha=alpha,
                       test_train_ratio=test_train_ratio, missing=missing, progress=progress, n_jobs=n_jobs)
 
