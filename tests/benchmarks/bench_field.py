@@ -97,12 +97,15 @@ def _cpu() -> float:
 def code_fingerprint() -> str:
     """A hash of the package's code and embedded meta-data (every ``.py`` outside ``tests/``, every file under
     ``metadata/data``): cached orders are reused only by the code and data that computed them."""
+    def ours(p: Path) -> bool:  # not the tests, a virtual environment, a build or any hidden folder
+        parts = p.relative_to(ROOT).parts
+        return not (parts[0] in ("tests", "build", "docs") or any(x.startswith(".") or x == "__pycache__"
+                                                                  or x.endswith(".egg-info") for x in parts))
+
     h = hashlib.sha1()
-    files = [p for p in ROOT.rglob("*.py") if "tests" not in p.relative_to(ROOT).parts[:1]]
-    files += [p for p in (ROOT / "metadata" / "data").rglob("*") if p.is_file()]
+    files = [p for p in ROOT.rglob("*.py") if ours(p)]
+    files += [p for p in (ROOT / "metadata" / "data").rglob("*") if p.is_file() and ours(p)]
     for p in sorted(set(files)):
-        if "__pycache__" in p.parts or ".git" in p.parts or "egg-info" in str(p):
-            continue
         h.update(str(p.relative_to(ROOT)).encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()[:12]
 
