@@ -191,40 +191,10 @@ def _band(t, low, high, size):
     return band[:b]
 
 
-def _order(t, threshold):
-    """Positions (rows of ``t``) in MultiTest's order: j significantly beats cheaper i when
-    ``t[i, j] >= threshold``; repeatedly the cheapest learner with no remaining such winner."""
-    k = t.shape[0]
-    waiting = np.zeros(k, dtype=np.int64)
-    beats = np.empty((k, k), dtype=np.uint8)  # beats[j, i] (i < j): j significantly beats i, rows contiguous
-    for i in range(k - 1):
-        row = t[i, i + 1:]
-        w = 0
-        for jj in range(k - i - 1):
-            s = row[jj] >= threshold
-            w += s
-            beats[i + 1 + jj, i] = s
-        waiting[i] = w
-    taken = np.zeros(k, dtype=np.bool_)
-    order = np.empty(k, dtype=np.int64)
-    first = 0  # every learner before it is taken
-    for step in range(k):
-        while taken[first]:
-            first += 1
-        c = first
-        while taken[c] or waiting[c] > 0:
-            c += 1
-        order[step] = c
-        taken[c] = True
-        released = beats[c]
-        for i in range(c):
-            waiting[i] -= released[i]
-    return order
-
-
 def _order_of(k, cand_i, cand_j, cand_t, threshold):
-    """:func:`_order` from the pairs with a statistic at or above the level's critical value (all that can
-    be significant): the same order, without the matrix."""
+    """Positions in MultiTest's order from the pairs with a statistic at or above the level's critical value
+    (all that can be significant): j significantly beats cheaper i when its ``cand_t >= threshold``;
+    repeatedly the cheapest learner with no remaining such winner is taken."""
     waiting = np.zeros(k, dtype=np.int64)
     beats = np.zeros((k, k), dtype=np.uint8)  # beats[j, i] (i < j): j significantly beats i, rows contiguous
     for p in range(cand_t.shape[0]):
