@@ -28,6 +28,13 @@ from helpers_processes import (gone as _gone, kill_and_wait, kill_marked as _cle
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork server, /proc")
 
 
+def _run_script(script: str, marker: str, cwd, *, timeout: float) -> str:
+    """Run ``python -c script`` as a marked process; its stdout (it must exit 0)."""
+    out = subprocess.run([sys.executable, "-c", script], env=_env(marker), capture_output=True, text=True,
+                         timeout=timeout, cwd=cwd)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
 
 def _ppid(pid: int) -> int:
     with open(f"/proc/{pid}/stat", "rb") as f:
@@ -74,10 +81,7 @@ print(json.dumps({"forked": forked, "server_parent": server_parent, "me": os.get
 def test_forked_fold_server_runs_openmp_learners_with_the_same_scores(tmp_path):
     marker = uuid.uuid4().hex
     try:
-        out = subprocess.run([sys.executable, "-c", SAME_SCORES], env=_env(marker), capture_output=True, text=True,
-                             timeout=300, cwd=tmp_path)
-        assert out.returncode == 0, out.stderr[-2000:]
-        d = json.loads(out.stdout.strip().splitlines()[-1])
+        d = json.loads(_run_script(SAME_SCORES, marker, tmp_path, timeout=300).strip().splitlines()[-1])
         assert d["forked"] is True
         assert d["server_parent"] == d["me"]  # a fork of the command itself, not a fresh interpreter
         assert d["status"] == ["ok", "ok", "ok"]
@@ -105,10 +109,7 @@ print(fold_fork.fork_fold_server())          # already there: nothing more
 def test_no_fork_outside_a_command_or_beside_another_thread(tmp_path):
     marker = uuid.uuid4().hex
     try:
-        out = subprocess.run([sys.executable, "-c", NOT_FORKED], env=_env(marker), capture_output=True, text=True,
-                             timeout=120, cwd=tmp_path)
-        assert out.returncode == 0, out.stderr[-2000:]
-        assert out.stdout.split() == ["False", "False", "True", "False"]
+        assert _run_script(NOT_FORKED, marker, tmp_path, timeout=120).split() == ["False", "False", "True", "False"]
         assert _gone(marker) == []
     finally:
         _cleanup(marker)
