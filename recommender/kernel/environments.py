@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from algorank.metadata.errors import InputError
-from algorank.recommender.kernel.trace import Observation
+from algorank.recommender.kernel.trace import Observation, limit_of
 
 __all__ = ["MetaArrays", "meta_arrays", "SimulatedEnvironment", "SkipUnavailable", "TIME_KINDS", "require_times",
            "tests_axis"]
@@ -301,8 +301,15 @@ class SimulatedEnvironment:
         """Mean time of an available learner."""
         return self._sec[learner]
 
-    def test(self, learner: str) -> Observation:
+    def test(self, learner: str, *, limit: float | None = None) -> Observation:
         """Look up ``learner``'s result.
+
+        Parameters
+        ----------
+        learner : str
+        limit : float, optional
+            A test whose recorded seconds exceed this is stopped there: it costs ``limit`` seconds, finds
+            nothing and is ``capped`` (status ``"timeout"``).
 
         Raises
         ------
@@ -312,6 +319,9 @@ class SimulatedEnvironment:
         """
         if learner not in self._sec:
             raise InputError(f"learner {learner!r} has no result on dataset {self.dataset!r}; it cannot be tested")
+        if limit is not None and self._sec[learner] > limit:
+            return Observation(learner=learner, accuracy=float("nan"), seconds=float(limit), status="timeout",
+                               message=f"stopped at its limit of {limit:.3g} s", capped=True)
         if learner not in self._acc:  # censored: at least this slow, no model
             return Observation(learner=learner, accuracy=float("nan"), seconds=self._sec[learner], status="timeout",
                                message="timed out in the meta-data (time is a lower bound)")
@@ -349,3 +359,7 @@ class SkipUnavailable:
                 Observation(learner=learner, accuracy=float("nan"), seconds=0.0, status="error",
                             message="no result on this dataset")
             )
+
+    def limit(self, learner: str) -> float:
+        """The wrapped policy's time limit for ``learner`` (``inf`` when it sets none)."""
+        return limit_of(self.policy, learner)

@@ -9,18 +9,20 @@ are computed from traces, whichever environment produced them.
 (:class:`~algorank.recommender.kernel.environments.SimulatedEnvironment`) and live use: ask the
 policy for the next learner, let the environment test it, feed the observation
 back, stop when the policy says so, when nothing is left, or when the budget is
-spent.
+spent.  A policy that sets a time limit per test (``limit``) has it handed to the
+environment, which stops the test there (a *capped* observation).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["Observation", "Trace", "Policy", "Environment", "run_policy"]
+__all__ = ["Observation", "Trace", "Policy", "Environment", "run_policy", "limit_of", "encode"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,9 @@ class Observation:
         ``"ok"``, ``"error"`` or ``"timeout"``.
     message : str
         Why a test failed (empty when it did not).
+    capped : bool
+        The test was stopped at the time limit its policy gave it (:meth:`Policy.limit`): status
+        ``"timeout"``, ``seconds`` what it used.  The policy may test the learner again later.
     """
 
     learner: str
@@ -46,10 +51,15 @@ class Observation:
     seconds: float
     status: str = "ok"
     message: str = ""
+    capped: bool = False
 
 
 class Policy(Protocol):
-    """Chooses the next learner to test from what has been observed so far."""
+    """Chooses the next learner to test from what has been observed so far.
+
+    A policy may also have ``limit(learner) -> float``: the seconds after which the test of the learner it
+    has just chosen is stopped (``inf``: none).  :func:`run_policy` hands a finite limit to the environment.
+    """
 
     def next(self, history: Sequence[Observation]) -> str | None:
         """Return the next learner id, or None to stop."""
@@ -58,8 +68,22 @@ class Policy(Protocol):
 class Environment(Protocol):
     """Tests a learner on one dataset and reports what happened."""
 
-    def test(self, learner: str) -> Observation:
-        """Run (or look up) ``learner`` and return the observation."""
+    def test(self, learner: str, *, limit: float | None = None) -> Observation:
+        """Run (or look up) ``learner`` and return the observation; a test still running after ``limit``
+        seconds is stopped there (``capped``).  An environment that cannot stop tests may have no ``limit``."""
+
+
+def limit_of(policy, learner: str) -> float:
+    """The time limit ``policy`` gives the test of ``learner`` (``inf`` when it sets none)."""
+    limit = getattr(policy, "limit", None)
+    return math.inf if limit is None else float(limit(learner))
+
+
+def encode(trace: "Trace", index) -> tuple[list, list]:
+    """``(columns, charges)`` of a trace: the column of each tested learner (``index[learner]``) and, per test,
+    the seconds charged for a capped test (NaN for any other): what a benchmark stores of a trace."""
+    return ([index[o.learner] for o in trace.observations],
+            [o.seconds if o.capped else math.nan for o in trace.observations])
 
 
 @dataclass(frozen=True)
@@ -184,7 +208,8 @@ def run_policy(
             if learner is None:
                 stopped = "policy"
                 break
-            obs = env.test(learner)
+            limit = limit_of(policy, learner)
+            obs = env.test(learner, limit=limit) if limit < math.inf else env.test(learner)
             history.append(obs)
             spent += obs.seconds
             if on_observation is not None:
