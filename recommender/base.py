@@ -33,6 +33,7 @@ __all__ = ["Strategy", "StrategyBase", "OrderPolicy", "CAPABILITIES", "time_mode
 #: * ``fast_loo``: ``loo_orders(arrays, *, train=None)``, every leave-one-dataset-out order at once;
 #: * ``fast_loo_fit``: ``loo_sequences(meta, scoring, rows, train)``, every leave-one-dataset-out test
 #:   sequence from one preparation of the meta-data, the same as refitting per held-out dataset (ei, lt);
+#:   an int array, or ``(it, charges)`` when a test was capped (:func:`~algorank.recommender.kernel.trace.pack`);
 #: * ``has_dataset_scores``: ``dataset_scores(accuracy, seconds)``, the key of the ideal order;
 #: * ``has_score_ranks``: ``score_ranks(arrays)``, the ranks of ``dataset_scores`` over every dataset's
 #:   testable learners that the strategy already holds for these arrays (``(twice ranks, ranked)`` as
@@ -127,7 +128,8 @@ class Strategy(Protocol):
         """``fast_loo``: every leave-one-dataset-out order at once."""
 
     def loo_sequences(self, meta, scoring, rows, train):
-        """``fast_loo_fit``: every leave-one-dataset-out test sequence, as refitting per dataset would give."""
+        """``fast_loo_fit``: every leave-one-dataset-out test sequence, as refitting per dataset would give (and the
+        charges of capped tests, when there were any)."""
 
     def dataset_scores(self, accuracy, seconds):
         """``has_dataset_scores``: the key of the ideal order on one dataset."""

@@ -28,8 +28,13 @@ and re-plans after every test:
    (the user-facing "time to a near-best model"); once every draw says a near-best learner has
    been found it falls back to expected improvement per second.
 
-Spec: ``ei`` or ``ei:h=1,p=1,shrink=0.1,stop=0,eps=0.01,acq=ei,landmarks=yes,growth=yes`` (+ ``overhead=``/
-``scale=`` of the live time model).  References: OBOE (Yang et al., KDD 2019) and TensorOboe (low-rank completion plus
+5. **Capped tests** (``cap``, off by default): a test still running at ``cap`` times its predicted seconds
+   (at least :data:`CAP_FLOOR`) is stopped and costs what it used; the learner is tested again, without a
+   limit, once every other learner has been tested.  A runtime model that predicts a second for a test
+   that takes hours then loses ``cap`` seconds, not hours.
+
+Spec: ``ei`` or ``ei:h=1,p=1,shrink=0.1,stop=0,eps=0.01,acq=ei,landmarks=yes,growth=yes,cap=inf`` (+
+``overhead=``/``scale=`` of the live time model).  References: OBOE (Yang et al., KDD 2019) and TensorOboe (low-rank completion plus
 runtime models under a time budget); Fusi, Sheth and Elibol (NeurIPS 2018, probabilistic matrix
 factorisation with expected improvement); auto-sklearn 1.0's meta-feature similarity; A3R
 (Abdulrahman et al., MLJ 2018) for the accuracy/time trade-off.
@@ -57,8 +62,10 @@ from algorank.recommender.accuracy_model import AccuracyModel, fit_accuracy_mode
 from algorank.recommender.runtime_model import RuntimeModel, fit_runtime_model, runtime_features
 from algorank.recommender.similarity import feature_center_scale, meta_feature_matrix, similarity_weights
 
-__all__ = ["ConditionedStrategy", "EIPolicy", "LearnerPrediction", "from_spec", "LANDMARKS"]
+__all__ = ["ConditionedStrategy", "EIPolicy", "LearnerPrediction", "from_spec", "LANDMARKS", "CAP_FLOOR"]
 
+#: Seconds below which no capped test is stopped (``cap``).
+CAP_FLOOR = 1.0
 #: Datasets-table columns used as landmarker accuracies when most prior datasets have them.
 LANDMARKS = ("landmark_1nn", "landmark_stump")
 _SQRT_2PI = np.sqrt(2 * np.pi)
@@ -110,6 +117,10 @@ class ConditionedStrategy(StrategyBase):
     growth : bool
         Extrapolate times beyond the meta-data's sizes with LCDB's within-dataset growth
         exponents (:func:`~algorank.metadata.growth.load_growth`) where a learner has one.
+    cap : float
+        Stop a test still running at ``cap`` times its predicted seconds (the point prediction times the
+        live ratio, at least :data:`CAP_FLOOR` seconds); a stopped learner is tested again, without a limit,
+        once every other learner has been tested (``inf``, the default: no limit).
     name : str, optional
         Display name (default: the spec).
     """
@@ -124,13 +135,15 @@ class ConditionedStrategy(StrategyBase):
     predicts = True
     time_model_aware = True
     fast_loo_fit = True
+    #: ``cap`` when the spec does not set it.
+    default_cap = math.inf
 
     def __init__(self, *, h: float = 1.0, p: float = 1.0, shrink: float = 0.1, stop: float = 0.0, eps: float = 0.01,
                  time_kind: str = "fit_time", time_overhead: float = 0.0, time_scale: float = 1.0,
                  landmarks: bool = True, growth: bool = True, acq: str = "ei", draws: int = 512, seed: int = 0,
-                 name: str | None = None) -> None:
+                 cap: float = math.inf, name: str | None = None) -> None:
         for key, value, ok in (("h", h, h > 0), ("p", p, 0 <= p <= 2), ("shrink", shrink, 0 <= shrink <= 1),
-                               ("stop", stop, 0 <= stop < 1), ("eps", eps, 0 <= eps < 1)):
+                               ("stop", stop, 0 <= stop < 1), ("eps", eps, 0 <= eps < 1), ("cap", cap, cap >= 1)):
             if not (isinstance(value, (int, float)) and ok):
                 raise InputError(f"strategy 'ei': {key} out of range; got {value!r}")
         self.h, self.p, self.shrink, self.stop, self.eps = float(h), float(p), float(shrink), float(stop), float(eps)
@@ -143,6 +156,7 @@ class ConditionedStrategy(StrategyBase):
         if not (isinstance(draws, (int, np.integer)) and 16 <= draws <= 100_000):
             raise InputError(f"strategy 'ei': draws must be an integer in [16, 100000]; got {draws!r}")
         self.acq, self.draws, self.seed = acq, int(draws), int(seed)
+        self.cap = float(cap)
         self._name = name
 
     def default_name(self) -> str:
@@ -163,6 +177,8 @@ class ConditionedStrategy(StrategyBase):
                 parts.append(f"draws={self.draws}")
             if self.seed:
                 parts.append(f"seed={self.seed}")
+        if self.cap != self.default_cap:
+            parts.append(f"cap={self.cap:g}")
         return "ei:" + ",".join(parts) + time_model_spec(self.time_model)
 
     def __repr__(self) -> str:
@@ -174,7 +190,7 @@ class ConditionedStrategy(StrategyBase):
         return ConditionedStrategy(h=self.h, p=self.p, shrink=self.shrink, stop=self.stop, eps=self.eps,
                                    time_kind=time_kind or self.time_kind, time_overhead=time_overhead,
                                    time_scale=time_scale, landmarks=self.landmarks, growth=self.growth,
-                                   acq=self.acq, draws=self.draws, seed=self.seed, name=self.name)
+                                   acq=self.acq, draws=self.draws, seed=self.seed, cap=self.cap, name=self.name)
 
     # ------------------------------------------------------------------ fit
     def fit(self, meta) -> "ConditionedStrategy":
@@ -232,11 +248,12 @@ class ConditionedStrategy(StrategyBase):
 
         Returns
         -------
-        int ndarray (n_datasets, n_learners)
-            Tested learner indices (columns of ``scoring``) in order, padded with -1.
+        int ndarray (n_datasets, width), or (it, charges) when a test was capped
+            Tested learner indices (columns of ``scoring``) in order, padded with -1, and the seconds charged
+            for each capped test (:func:`~algorank.recommender.kernel.trace.pack`).
         """
         from algorank.recommender.kernel.environments import SimulatedEnvironment, SkipUnavailable
-        from algorank.recommender.kernel.trace import run_policy
+        from algorank.recommender.kernel.trace import encode, pack, run_policy
 
         arrays = meta_arrays(meta, time_kind=self.time_kind)
         if tuple(arrays.datasets) != tuple(scoring.datasets):
@@ -244,7 +261,7 @@ class ConditionedStrategy(StrategyBase):
         prep = _Prepared.of(meta, arrays, _attempted(meta, list(arrays.datasets), list(arrays.learners)))
         infos = prep.infos()
         index = {l: j for j, l in enumerate(scoring.learners)}
-        seq = np.full(scoring.shape, -1, dtype=np.int64)
+        encoded = {}
         fitted_on = None  # the held-out row the current fit leaves out (-1: none, a row outside ``train``)
         with one_blas_thread():  # hundreds of small products: threads only spin (kernel.threads)
             for d in rows:
@@ -259,9 +276,9 @@ class ConditionedStrategy(StrategyBase):
                 dataset = scoring.datasets[d]
                 env = SimulatedEnvironment(scoring, dataset)
                 trace = run_policy(SkipUnavailable(self.policy(infos[d]), env.available), env, dataset=dataset)
-                idx = [index[o.learner] for o in trace.observations]
-                seq[d, : len(idx)] = idx
-        return seq
+                encoded[int(d)] = encode(trace, index)
+        seq, charges = pack(encoded, *scoring.shape)
+        return seq if charges is None else (seq, charges)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "runtime_"):
@@ -326,6 +343,10 @@ class ConditionedStrategy(StrategyBase):
 class EIPolicy:
     """Re-plans after every test: the learner with the highest ``(1 - p_fail) EI / cost ** p`` goes next.
 
+    With a finite ``cap`` of its strategy, :meth:`limit` gives each test a time limit; a capped test finds
+    nothing, does not enter the live ratio, and its learner is tested again without a limit once every other
+    learner has been tested (in the order they were stopped).
+
     Attributes
     ----------
     stop_reason : str or None
@@ -357,6 +378,8 @@ class EIPolicy:
         self._measured: list = []
         self._predicted: list = []
         self._log_ratios: list = []  # sorted log(measured / predicted) of the valid pairs (observed_ratio)
+        self._capped: list = []  # learners whose test was stopped at its limit, in that order
+        self._retried: set = set()  # ... and tested again since
         self._post = None  # the posterior given _seen, updated one observation at a time
 
     def _absorb(self, history: Sequence) -> None:
@@ -380,8 +403,14 @@ class EIPolicy:
             j = self.index.get(o.learner)
             if j is None:
                 continue
+            if j in self._tried and j in self._capped:
+                self._retried.add(j)
             self._tried.add(j)
             self._tried_mask[j] = True
+            if getattr(o, "capped", False):
+                if j not in self._capped:
+                    self._capped.append(j)
+                continue  # a lower bound found nothing: not a ratio of measured to predicted seconds
             if getattr(o, "status", "ok") == "ok" and o.accuracy == o.accuracy:
                 self._seen.append(j)
                 self._values.append(_gain(o.accuracy, self.majority))
@@ -477,11 +506,21 @@ class EIPolicy:
         q[tested] = 0.0
         return q
 
+    def limit(self, learner: str) -> float:
+        """Seconds after which the test of ``learner`` is stopped: ``cap`` times its predicted seconds (the point
+        prediction times the live ratio of the tests so far), at least :data:`CAP_FLOOR`; ``inf`` without a cap
+        and for a learner whose test was stopped before."""
+        j = self.index.get(learner)
+        if not math.isfinite(self.s.cap) or j is None or j in self._capped:
+            return math.inf
+        return max(self.s.cap * float(self.seconds[j]) * self._ratio(), CAP_FLOOR)
+
     def next(self, history: Sequence) -> str | None:
         score, mean, sd, best = self.scores(history)
         self.last_scores_ = score  # what the choice below was made on (explanations read it)
         if not np.isfinite(score).any():
-            return None
+            again = [j for j in self._capped if j not in self._retried]
+            return self.s.learners_[again[0]] if again else None
         if self.s.stop > 0 and history:
             gap = self.s.eps / max(1.0 - self.majority, 1e-6)
             chance = (1.0 - self.fail) * norm.sf((best + gap - mean) / sd)
@@ -561,7 +600,7 @@ def _attempted(meta, datasets, learners) -> np.ndarray:
 
 def from_spec(params: dict, random_state=None, name: str | None = None) -> ConditionedStrategy:
     """Build from spec parameters (``h``, ``p``, ``shrink``, ``stop``, ``eps``, ``acq``, ``draws``, ``seed``,
-    ``landmarks``, ``growth``, ``overhead``, ``scale``); ``seed`` defaults to an integer ``random_state``."""
+    ``cap``, ``landmarks``, ``growth``, ``overhead``, ``scale``); ``seed`` defaults to an integer ``random_state``."""
     from algorank.recommender.spec import parse_p, pop_number, pop_time_model
 
     h_raw = params.pop("h", None)
@@ -578,7 +617,12 @@ def from_spec(params: dict, random_state=None, name: str | None = None) -> Condi
     default_seed = int(random_state) if isinstance(random_state, (int, np.integer)) and random_state >= 0 else 0
     seed = pop_number(params, "seed", default_seed, strategy="ei", kind=int, rule="an integer >= 0",
                       valid=lambda v: v >= 0)
-    flags = {"acq": acq, "draws": draws, "seed": seed}
+    cap_raw = params.pop("cap", None)
+    cap = math.inf if cap_raw is None or str(cap_raw).strip().lower() in ("inf", "none") else None
+    if cap is None:
+        cap = pop_number({"cap": cap_raw}, "cap", None, strategy="ei", rule="a number >= 1, inf or none",
+                         valid=lambda v: v >= 1)
+    flags = {"acq": acq, "draws": draws, "seed": seed, "cap": cap}
     for key in ("landmarks", "growth"):
         value = str(params.pop(key, "yes")).strip().lower()
         if value not in ("yes", "no"):

@@ -88,7 +88,7 @@ from algorank.recommender.kernel.loss_time import (
     take_rows,
     twice_ranks,
 )
-from algorank.recommender.kernel.trace import run_policy
+from algorank.recommender.kernel.trace import encode, pack, run_policy
 from algorank.metadata.errors import InputError
 from algorank.metadata.progress import progress_bar
 
@@ -174,8 +174,9 @@ class BenchmarkResult(MilSummary):
     spearman_score : ndarray (n_datasets,)
         The same with the ideal order by the strategy's own per-dataset score
         (NaN when the strategy has no ``dataset_scores``).
-    sequences : int ndarray (n_datasets, n_learners)
-        Tested learner indices in order, padded with -1.
+    sequences : int ndarray (n_datasets, width)
+        Tested learner indices in order, padded with -1 (``width`` is the number of learners, or more
+        when a strategy tests a learner again after a capped test; ``traces`` knows which tests were capped).
     seconds, accuracies : ndarray (n_datasets, n_learners)
         Per test (0 / NaN padding); gathered from the scored arrays when read (``traces``
         holds what they are gathered from), so a result does not keep copies of them.
@@ -319,7 +320,7 @@ def _generic_sequences(strategy, meta, arrays: MetaArrays, rows: np.ndarray, tra
             "the generic leave-one-dataset-out path needs a MetaDataset"
         )
     index = {l: j for j, l in enumerate(arrays.learners)}
-    seq = np.full(arrays.shape, -1, dtype=np.int64)
+    encoded = {}
     sees = capability(strategy, "sees_held_out")
     fitted = strategy.fit(meta) if sees else None
     on_all_train = None  # datasets outside the training set (test meta-data) share one fit on all of it
@@ -338,28 +339,36 @@ def _generic_sequences(strategy, meta, arrays: MetaArrays, rows: np.ndarray, tra
                     on_all_train = fitted
         policy = fitted.policy(meta.dataset_info(dataset))
         trace = run_policy(SkipUnavailable(policy, env.available), env, dataset=dataset)
-        idx = [index[o.learner] for o in trace.observations]
-        seq[d, : len(idx)] = idx
-    return seq
+        encoded[int(d)] = encode(trace, index)
+    return pack(encoded, *arrays.shape)
+
+
+def _with_charges(out) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(sequences, charges)`` of what ``loo_sequences`` returned (an array, or both when a test was capped)."""
+    return out if isinstance(out, tuple) else (out, None)
 
 
 def _sequences(strategy, meta, arrays, rows, train, *, fast: bool, progress: bool,
-               time_model=None, scoring: MetaArrays | None = None) -> tuple[np.ndarray, str]:
-    """Test sequences; ``arrays`` are what strategies rank with, ``scoring`` what the tests cost (default the same)."""
+               time_model=None, scoring: MetaArrays | None = None) -> tuple[np.ndarray, str, np.ndarray | None]:
+    """``(sequences, path, charges)``: the test sequences, which path gave them, and the seconds charged for each
+    capped test (None when none was: :func:`~algorank.recommender.kernel.trace.pack`).  ``arrays`` are what
+    strategies rank with, ``scoring`` what the tests cost (default the same)."""
     scoring = arrays if scoring is None else scoring
     if fast and capability(strategy, "fast_loo"):
         # the arrays already carry the (live) test times the strategy ranks with; a strategy that sees the
         # held-out dataset (the oracle) optimises what is scored
         source = scoring if capability(strategy, "sees_held_out") else arrays
-        return _compact(scoring, strategy.loo_orders(source, train=train)), "fast"
+        return _compact(scoring, strategy.loo_orders(source, train=train)), "fast", None
     if time_model is not None and capability(strategy, "time_model_aware"):
         # fitted on the MetaDataset, the strategy must apply the same time model itself
         strategy = strategy.with_time_model(time_overhead=time_model.overhead, time_scale=time_model.scale,
                                             time_kind=_base_time_kind(arrays))
     if fast and capability(strategy, "fast_loo_fit") and not isinstance(meta, MetaArrays) \
             and not capability(strategy, "sees_held_out"):
-        return strategy.loo_sequences(meta, scoring, rows, train), "fast"
-    return _generic_sequences(strategy, meta, scoring, rows, train, progress=progress), "generic"
+        seq, charges = _with_charges(strategy.loo_sequences(meta, scoring, rows, train))
+        return seq, "fast", charges
+    seq, charges = _generic_sequences(strategy, meta, scoring, rows, train, progress=progress)
+    return seq, "generic", charges
 
 
 def _base_time_kind(arrays: MetaArrays) -> str:
@@ -420,35 +429,53 @@ def mean_loss_over_tests(losses: np.ndarray, n_tests: np.ndarray, max_tests: int
 
 @dataclass(frozen=True, eq=False)
 class _Traces:
-    """Where the accuracies and seconds of test sequences are read from: the scored arrays' rows."""
+    """Where the accuracies and seconds of test sequences are read from: the scored arrays' rows, and for a
+    capped test (``charges`` finite at its position) the seconds it was charged and no accuracy."""
 
     acc_source: np.ndarray
     sec_source: np.ndarray
     rows: np.ndarray
+    charges: np.ndarray | None = None
 
     def take(self, idx) -> "_Traces":
-        return _Traces(self.acc_source, self.sec_source, self.rows[np.asarray(idx, dtype=np.int64)])
+        idx = np.asarray(idx, dtype=np.int64)
+        return _Traces(self.acc_source, self.sec_source, self.rows[idx],
+                       None if self.charges is None else self.charges[idx])
 
-    def _gather(self, source: np.ndarray, seq: np.ndarray, pad: float) -> np.ndarray:
+    def _gather(self, source: np.ndarray, seq: np.ndarray, pad: float, *, capped: float | None) -> np.ndarray:
         out = np.empty(seq.shape)
         for c in row_chunks(seq.shape[0], seq.shape[1]):
             s = seq[c]
             valid = s >= 0
-            got = take_rows(source, np.where(valid, s, 0), self.rows[c])
-            out[c] = np.where(valid, got, pad)
+            got = np.where(valid, take_rows(source, np.where(valid, s, 0), self.rows[c]), pad)
+            if self.charges is not None:
+                charge = self.charges[c]
+                got = np.where(np.isfinite(charge), charge if capped is None else capped, got)
+            out[c] = got
         return out
 
     def accuracies(self, seq: np.ndarray) -> np.ndarray:
-        return self._gather(self.acc_source, seq, np.nan)
+        return self._gather(self.acc_source, seq, np.nan, capped=np.nan)
 
     def seconds(self, seq: np.ndarray) -> np.ndarray:
-        return self._gather(self.sec_source, seq, 0.0)
+        return self._gather(self.sec_source, seq, 0.0, capped=None)
+
+
+def _without_capped(s: np.ndarray, charge: np.ndarray, acc: np.ndarray, sec: np.ndarray):
+    """``(s, acc, sec)`` of rows of tests without their capped tests (the others in order, then padding): a
+    learner tested again after a capped test counts once in the rank correlations."""
+    keep = (s >= 0) & ~np.isfinite(charge)
+    moved = np.argsort(~keep, axis=1, kind="stable")
+    gone = np.arange(s.shape[1])[None, :] >= keep.sum(axis=1)[:, None]
+    return (np.where(gone, -1, take_rows(s, moved)), np.where(gone, np.nan, take_rows(acc, moved)),
+            np.where(gone, 0.0, take_rows(sec, moved)))
 
 
 def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin: float, tmax: float, name: str,
-           path: str, axis: str = "time") -> BenchmarkResult:
+           path: str, axis: str = "time", charges: np.ndarray | None = None) -> BenchmarkResult:
     seq = seq[rows]
-    traces = _Traces(arrays.accuracy, arrays.seconds, np.asarray(rows, dtype=np.int64))
+    charges = None if charges is None or not np.isfinite(charges[rows]).any() else charges[rows]
+    traces = _Traces(arrays.accuracy, arrays.seconds, np.asarray(rows, dtype=np.int64), charges)
     best, baseline, kind = _baselines(arrays)
     best, baseline, kind = best[rows], baseline[rows], kind[rows]
     n = len(rows)
@@ -466,6 +493,9 @@ def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin
             mil[c] = mean_loss_over_tests(losses, valid.sum(axis=1), int(tmax))
         else:
             mil[c] = mil_rows(cum, losses, initial, tmin=tmin, tmax=tmax)
+        if charges is not None and np.isfinite(charges[c]).any():
+            s, acc, sec = _without_capped(s, charges[c], acc, sec)
+            valid = s >= 0
         nothing = valid & np.isnan(acc)  # timed-out tests found nothing: last in the ideal order
         twice, ranked, count = _shared(arrays, "ideal_ranks", _ideal_ranks)
         rc = traces.rows[c]
@@ -624,10 +654,10 @@ def _run(strategy, meta, arrays: MetaArrays, rows, train, lo, hi, *, fast: bool,
          time_model, scoring: MetaArrays | None = None, axis: str = "time") -> BenchmarkResult:
     scoring = arrays if scoring is None else scoring
     strategy = _prepare(strategy, lo, hi)
-    seq, path = _sequences(strategy, meta, arrays, rows, train, fast=fast, progress=progress, time_model=time_model,
-                           scoring=scoring)
+    seq, path, charges = _sequences(strategy, meta, arrays, rows, train, fast=fast, progress=progress,
+                                    time_model=time_model, scoring=scoring)
     name = strategy_name(strategy)
-    return _score(strategy, scoring, seq, rows, lo, hi, name, path, axis=axis)
+    return _score(strategy, scoring, seq, rows, lo, hi, name, path, axis=axis, charges=charges)
 
 
 def _split_rows(arrays: MetaArrays, test_datasets) -> tuple[np.ndarray, np.ndarray]:

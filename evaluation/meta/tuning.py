@@ -6,6 +6,7 @@ other knob of any strategy (the peers' portfolio budget, rank threshold, warm st
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -15,7 +16,6 @@ import pandas as pd
 from algorank.evaluation.meta.scoring import (
     _as_arrays,
     _axis_setup,
-    _generic_sequences,
     _prepare,
     _rows,
     _score,
@@ -26,6 +26,7 @@ from algorank.evaluation.meta.scoring import (
 from algorank.metadata.errors import InputError
 from algorank.metadata.progress import progress_bar
 from algorank.recommender.base import capability
+from algorank.recommender.kernel.trace import pack
 
 __all__ = [
     "PAPER_P_GRID",
@@ -202,7 +203,7 @@ def tune_p_nested(
     in_rows[rows] = True
     chosen = np.empty(len(rows))
     outer = np.empty(len(rows))
-    outer_seq = np.full(arrays.shape, -1, dtype=np.int64)
+    outer_rows_of = {}  # held-out row -> (columns, charges) of the chosen P's test sequence
     for i, d in enumerate(progress_bar(rows, total=len(rows), desc="nested P tuning", enabled=progress)):
         train = in_rows.copy()
         train[d] = False
@@ -211,19 +212,21 @@ def tune_p_nested(
         outer_mils = []
         outer_rows = []
         for s in strategies:
-            seq, path = _sequences(s, meta, arrays, inner_rows, train, fast=True, progress=False)
-            if path == "generic":  # row d is not in inner_rows: compute it too
-                seq[d] = _generic_sequences(s, meta, arrays, np.array([d]), train, progress=False)[d]
+            # the inner rows left out one at a time, and the outer row d fitted on all of them (d is not in train)
             both = np.append(inner_rows, d)
-            r = _score(s, arrays, seq, both, lo, hi, "", path)
+            seq, path, charges = _sequences(s, meta, arrays, both, train, fast=True, progress=False)
+            r = _score(s, arrays, seq, both, lo, hi, "", path, charges=charges)
             inner_means.append(float(np.mean(r.mil[:-1])))
             outer_mils.append(float(r.mil[-1]))
-            outer_rows.append(seq[d].copy())
+            cols = seq[d][seq[d] >= 0]
+            outer_rows.append((list(cols), list(charges[d, :len(cols)]) if charges is not None
+                               else [math.nan] * len(cols)))
         k = int(np.argmin(inner_means))
         chosen[i] = grid[k]
         outer[i] = outer_mils[k]
-        outer_seq[d] = outer_rows[k]
-    traces = _score(None, arrays, outer_seq, rows, lo, hi, name, "fast")
+        outer_rows_of[int(d)] = outer_rows[k]
+    outer_seq, outer_charges = pack(outer_rows_of, *arrays.shape)
+    traces = _score(None, arrays, outer_seq, rows, lo, hi, name, "fast", charges=outer_charges)
     return NestedTuneResult(
         grid=grid,
         datasets=tuple(arrays.datasets[d] for d in rows),

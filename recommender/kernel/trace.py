@@ -22,7 +22,7 @@ from typing import Protocol, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["Observation", "Trace", "Policy", "Environment", "run_policy", "limit_of", "encode"]
+__all__ = ["Observation", "Trace", "Policy", "Environment", "run_policy", "limit_of", "encode", "pack"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,29 @@ def encode(trace: "Trace", index) -> tuple[list, list]:
     the seconds charged for a capped test (NaN for any other): what a benchmark stores of a trace."""
     return ([index[o.learner] for o in trace.observations],
             [o.seconds if o.capped else math.nan for o in trace.observations])
+
+
+def pack(encoded, n_rows: int, n_learners: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """The encoded traces of some rows (``{row: (columns, charges)}``, :func:`encode`) as arrays.
+
+    Returns
+    -------
+    sequences : int ndarray (n_rows, width)
+        Tested columns in order, padded with -1; ``width`` is ``n_learners``, or more when a learner was
+        tested twice (capped, then again).
+    charges : float ndarray (n_rows, width) or None
+        Seconds charged for each capped test (NaN elsewhere); None when no test was capped.
+    """
+    width = max([n_learners] + [len(c) for c, _ in encoded.values()])
+    seq = np.full((n_rows, width), -1, dtype=np.int64)
+    charges = None
+    for row, (cols, charge) in encoded.items():
+        seq[row, : len(cols)] = cols
+        if any(c == c for c in charge):
+            if charges is None:
+                charges = np.full((n_rows, width), np.nan)
+            charges[row, : len(charge)] = charge
+    return seq, charges
 
 
 @dataclass(frozen=True)

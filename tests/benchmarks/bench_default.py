@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import math
 import sys
 import time
 from pathlib import Path
@@ -37,6 +38,7 @@ from algorank.evaluation.meta.scoring import _compact, _prepare, _score, _window
 from algorank.evaluation.meta.user_metrics import metrics_report  # noqa: E402
 from algorank.metadata.splits import heldout  # noqa: E402
 from algorank.recommender.base import capability  # noqa: E402
+from algorank.recommender.kernel.trace import pack  # noqa: E402
 from algorank.recommender.registry import parse_strategy  # noqa: E402
 from bench_field import cached_order  # noqa: E402  (this folder is on the path when run as a script)
 
@@ -53,30 +55,30 @@ def _file(folder: Path, dataset: str) -> Path:
     return folder / (hashlib.sha1(dataset.encode()).hexdigest()[:16] + ".json")
 
 
-def sequences(spec: str, meta, arrays, model, kind, rows, lo, hi, *, out: Path, force: bool) -> np.ndarray:
-    """Leave-one-dataset-out learner orders (rows of ``arrays``' learner indices, -1 padded)."""
+def sequences(spec: str, meta, arrays, model, kind, rows, lo, hi, *, out: Path, force: bool):
+    """``(orders, charges)``: leave-one-dataset-out learner orders (rows of ``arrays``' learner indices, -1 padded)
+    and the seconds charged for capped tests (None when none was)."""
     strategy = _prepare(parse_strategy(spec), lo, hi)
     train = np.ones(len(arrays.datasets), dtype=bool)
     if capability(strategy, "fast_loo"):
         source = arrays
-        return _compact(arrays, strategy.loo_orders(source, train=train))
+        return _compact(arrays, strategy.loo_orders(source, train=train)), None
     if capability(strategy, "time_model_aware"):
         strategy = strategy.with_time_model(time_overhead=model.overhead, time_scale=model.scale, time_kind=kind)
     folder = out / spec.replace(":", "_").replace(",", "_").replace("=", "-").replace("/", "-")
     folder.mkdir(parents=True, exist_ok=True)
     index = {l: j for j, l in enumerate(arrays.learners)}
-    seq = np.full(arrays.shape, -1, dtype=np.int64)
+    encoded = {}
     t0 = time.time()
     for k, d in enumerate(rows):
         dataset = arrays.datasets[d]
-        order = cached_order(_file(folder, dataset), spec,
+        order, charges = cached_order(_file(folder, dataset), spec,
                              lambda: strategy.fit(meta.subset(datasets=[x for x in arrays.datasets if x != dataset])),
                              lambda: meta.dataset_info(dataset), arrays, dataset, force=force)
-        idx = [index[l] for l in order]
-        seq[d, : len(idx)] = idx
+        encoded[int(d)] = ([index[l] for l in order], [math.nan if c is None else float(c) for c in charges])
         if k % 25 == 0:
             print(f"  {spec}: {k + 1}/{len(rows)} datasets, {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
-    return seq
+    return pack(encoded, *arrays.shape)
 
 
 def run_set(name: str, specs, *, every: int, out: Path, force: bool):
@@ -89,8 +91,9 @@ def run_set(name: str, specs, *, every: int, out: Path, force: bool):
     specs = [f"ar:p={TUNED_P[name]}" if s == "ar:tuned" else s for s in specs]
     for spec in specs:
         t0 = time.time()
-        seq = sequences(spec, meta, arrays, model, kind, rows, lo, hi, out=out / name, force=force)
-        results.append(_score(parse_strategy(spec), arrays, seq, rows, lo, hi, spec, "loo", axis="time"))
+        seq, charges = sequences(spec, meta, arrays, model, kind, rows, lo, hi, out=out / name, force=force)
+        results.append(_score(parse_strategy(spec), arrays, seq, rows, lo, hi, spec, "loo", axis="time",
+                              charges=charges))
         print(f"{name} {spec}: {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
     report = metrics_report(results, arrays, eps=1.0, budgets=BUDGETS, reference=specs[0], time_axis=words)
     return report, results, len(rows), int(has.sum())

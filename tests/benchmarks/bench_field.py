@@ -50,6 +50,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import resource
 import sys
 import time
@@ -67,7 +68,7 @@ from algorank.evaluation.meta.tuning import KnobSweepResult, knob_spec  # noqa: 
 from algorank.evaluation.meta.user_metrics import metrics_report  # noqa: E402
 from algorank.metadata.splits import heldout  # noqa: E402
 from algorank.recommender.kernel.environments import SimulatedEnvironment, SkipUnavailable  # noqa: E402
-from algorank.recommender.kernel.trace import run_policy  # noqa: E402
+from algorank.recommender.kernel.trace import pack, run_policy  # noqa: E402
 from algorank.recommender.base import capability  # noqa: E402
 from algorank.recommender.registry import parse_strategy  # noqa: E402
 
@@ -114,32 +115,36 @@ def _folder(cache: Path, spec: str) -> Path:
     return cache / spec.replace(":", "_").replace(",", "_").replace("=", "-").replace("/", "-")
 
 
-def cached_order(f: Path, spec: str, fit, info, arrays, dataset: str, *, force: bool = False) -> list[str]:
-    """The learner order of ``spec`` on ``dataset``: read from the cache file ``f`` (unless ``force``), else
-    run in simulation (``fit()``: the fitted strategy, ``info()``: what its policy knows of the dataset) and
-    written to ``f`` atomically, so an interrupted run resumes."""
+def cached_order(f: Path, spec: str, fit, info, arrays, dataset: str, *, force: bool = False) -> tuple[list, list]:
+    """The learner order of ``spec`` on ``dataset`` and the seconds charged for each capped test (None for the
+    others): read from the cache file ``f`` (unless ``force``), else run in simulation (``fit()``: the fitted
+    strategy, ``info()``: what its policy knows of the dataset) and written to ``f`` atomically, so an
+    interrupted run resumes."""
     if f.exists() and not force:
-        return json.loads(f.read_text())["order"]
+        got = json.loads(f.read_text())
+        return got["order"], got.get("charges", [None] * len(got["order"]))
     env = SimulatedEnvironment(arrays, dataset)
     trace = run_policy(SkipUnavailable(fit().policy(info()), env.available), env, dataset=dataset)
+    charges = [o.seconds if o.capped else None for o in trace.observations]
     tmp = f.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"dataset": dataset, "strategy": spec, "order": trace.learners}))
+    tmp.write_text(json.dumps({"dataset": dataset, "strategy": spec, "order": trace.learners, "charges": charges}))
     tmp.replace(f)
-    return trace.learners
+    return trace.learners, charges
 
 
-def sequences(spec, meta_train, arrays, rows, lo, hi, model, kind, *, cache: Path, loo: bool) -> np.ndarray:
-    """Learner orders (rows of ``arrays``' learner indices, -1 padded) of ``spec`` on ``rows``: fitted on
-    the training part without the scored dataset (``loo``) or once on the whole training part."""
+def sequences(spec, meta_train, arrays, rows, lo, hi, model, kind, *, cache: Path, loo: bool):
+    """``(orders, charges)``: learner orders (rows of ``arrays``' learner indices, -1 padded) of ``spec`` on
+    ``rows`` and the seconds charged for capped tests (None when none was), fitted on the training part
+    without the scored dataset (``loo``) or once on the whole training part."""
     strategy = _prepare(parse_strategy(spec), lo, hi)
     if (loo or capability(strategy, "sees_held_out")) and capability(strategy, "fast_loo"):  # the oracle
-        return _compact(arrays, strategy.loo_orders(arrays, train=np.ones(len(arrays.datasets), dtype=bool)))
+        return _compact(arrays, strategy.loo_orders(arrays, train=np.ones(len(arrays.datasets), dtype=bool))), None
     if capability(strategy, "time_model_aware"):
         strategy = strategy.with_time_model(time_overhead=model.overhead, time_scale=model.scale, time_kind=kind)
     folder = _folder(cache, spec)
     folder.mkdir(parents=True, exist_ok=True)
     index = {l: j for j, l in enumerate(arrays.learners)}
-    seq = np.full(arrays.shape, -1, dtype=np.int64)
+    encoded = {}
     fitted_once = None
     names = list(meta_train.datasets["dataset"]) if hasattr(meta_train, "datasets") else None
     for d in rows:
@@ -153,10 +158,9 @@ def sequences(spec, meta_train, arrays, rows, lo, hi, model, kind, *, cache: Pat
             fitted_once = fitted_once or strategy.fit(meta_train)
             return fitted_once
 
-        order = cached_order(f, spec, fit, lambda: arrays_info(meta_all, dataset), arrays, dataset)
-        idx = [index[l] for l in order]
-        seq[d, : len(idx)] = idx
-    return seq
+        order, charges = cached_order(f, spec, fit, lambda: arrays_info(meta_all, dataset), arrays, dataset)
+        encoded[int(d)] = ([index[l] for l in order], [math.nan if c is None else float(c) for c in charges])
+    return pack(encoded, *arrays.shape)
 
 
 meta_all = None  # the whole meta-data (dataset rows for the policies; set in main)
@@ -322,8 +326,8 @@ def main(argv=None) -> int:
 
     def run(spec):
         t0 = _cpu()
-        seq = sequences(spec, train, arrays, rows, lo, hi, model, kind, cache=cache, loo=not args.heldout)
-        res = _score(parse_strategy(spec), arrays, seq, rows, lo, hi, spec, "loo", axis="time")
+        seq, charges = sequences(spec, train, arrays, rows, lo, hi, model, kind, cache=cache, loo=not args.heldout)
+        res = _score(parse_strategy(spec), arrays, seq, rows, lo, hi, spec, "loo", axis="time", charges=charges)
         runtime.append({"strategy": spec, "cpu_s": round(_cpu() - t0, 2)})
         print(f"{args.meta} {mode} {spec}: {runtime[-1]['cpu_s']} CPU s", file=sys.stderr, flush=True)
         return res
