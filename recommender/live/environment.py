@@ -31,7 +31,22 @@ run it in-process:
 
 The per-fold timeout is the budget left divided by the test's folds (at least
 ``min_timeout``, never beyond the deadline), so a learner far slower than the budget
-is abandoned after its first fold instead of using up the budget.  The expected times
+is abandoned after its first fold instead of using up the budget.
+
+A time limit per test.  A policy may give the test of the learner it chose a limit in seconds
+(``limit``, handed over by :func:`~algorank.recommender.kernel.trace.run_policy`; ``None`` or
+``inf``: none, the behaviour above).  The limit acts like a budget of its own for that one test:
+its deadline is the earlier of the end of the budget and ``limit`` seconds after its start (with no
+budget, the limit alone gives one); the rules above that look at the budget left look at
+``min(budget left, limit)`` (a test expected to take more than ``1 / guard`` of its limit runs timed,
+"expected time close to its limit"; the watchdog of a cheap first test never watches past the
+limit), and its per-fold timeout is ``min(budget left, limit)`` divided by its folds (at least
+``min_timeout``).  A test stopped because of its limit (a fold killed at the limit's deadline or at
+the per-fold timeout derived from it, a fold not started after it, or no result by then) becomes a
+*capped* observation: status ``timeout``, the seconds it used, the message ``stopped at its limit of
+... s`` and ``capped=True``, so that the policy may test the learner again later.  A test that
+ran out of budget first is a timeout as before (not capped); a test that finishes, even after its
+limit (an in-process fold cannot be stopped), is an ordinary observation.  The expected times
 (``expected_seconds``, from the meta-data) are calibrated on this dataset as tests
 finish: they are multiplied by the median ratio of measured to expected seconds of
 the tests so far, when that ratio exceeds 1.  Timed folds run in a forked child (see
@@ -56,11 +71,11 @@ from algorank.evaluation.cv.datasets import LoadedDataset
 from algorank.evaluation.cv.evaluator import Evaluator
 from algorank.evaluation.cv.resampling import make_resampler
 from algorank.recommender.kernel.trace import Observation
-from algorank.metadata.checks import check_budget
+from algorank.metadata.checks import MAX_SECONDS, check_budget, check_seconds
 from algorank.metadata.errors import InputError
 from algorank.metadata.metric import METRICS, score_from_runs
 
-__all__ = ["LiveEnvironment", "stop_fold_server"]
+__all__ = ["LiveEnvironment", "check_limit", "stop_fold_server"]
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +101,22 @@ def _larger_than(dataset: LoadedDataset, prior_shape) -> bool:
     features = float(mf.get("n_features", dataset.X.shape[1]))
     max_rows, max_features = (float(v) for v in prior_shape)
     return bool(rows > max_rows or features > max_features)  # NaN limits: never larger
+
+
+def check_limit(limit) -> float | None:
+    """A test's time limit in seconds, or None when there is none (``None``, ``inf``, or beyond
+    :data:`~algorank.metadata.checks.MAX_SECONDS`).
+
+    Raises
+    ------
+    InputError
+        Not a number, NaN, or not positive.
+    """
+    if limit is None:
+        return None
+    if not isinstance(limit, bool) and isinstance(limit, (int, float)) and float(limit) > MAX_SECONDS:
+        return None  # inf: no limit
+    return check_seconds(limit, name="limit")
 
 
 def _first_line(text: str, limit: int = 200) -> str:
@@ -206,9 +237,25 @@ class LiveEnvironment:
         resampler = make_resampler(ev.scheme, cv=ev.cv, n_rows=len(self.dataset.y), train_fraction=ev.train_fraction)
         return resampler.folds_per_repeat * int(ev.repeats or 1)
 
-    def timing_reason(self, learner: str) -> str | None:
-        """Why ``learner``'s next test runs timed (in a child process), or None (in-process)."""
-        if self.budget_seconds is None:
+    def _room(self, limit: float | None) -> float | None:
+        """Seconds a test may take: the budget left, or ``limit`` when that is less (None: neither)."""
+        left = None if self.budget_seconds is None else max(self.budget_seconds - self.spent, 0.0)
+        if limit is None:
+            return left
+        return limit if left is None else min(left, limit)
+
+    def timing_reason(self, learner: str, *, limit: float | None = None) -> str | None:
+        """Why ``learner``'s next test runs timed (in a child process), or None (in-process).
+
+        Parameters
+        ----------
+        learner : str
+            Learner id.
+        limit : float, optional
+            The test's time limit in seconds (None or ``inf``: none).
+        """
+        limit = check_limit(limit)
+        if self.budget_seconds is None and limit is None:
             return None
         if self.tests == 0:
             return "first test"
@@ -217,30 +264,33 @@ class LiveEnvironment:
         expected = self.expected(learner)
         if not math.isfinite(expected):
             return "expected time unknown"
-        if expected * self.guard >= max(self.budget_seconds - self.spent, 0.0):
+        if self.budget_seconds is not None and expected * self.guard >= max(self.budget_seconds - self.spent, 0.0):
             return "expected time close to the budget left"
+        if limit is not None and expected * self.guard >= limit:
+            return "expected time close to its limit"
         if self.fold_slack is not None and expected / self._folds() * self.guard > self.fold_slack:
             return "a fold could run past the deadline"
         return None
 
-    def watch_seconds(self, learner: str) -> float | None:
+    def watch_seconds(self, learner: str, *, limit: float | None = None) -> float | None:
         """Seconds the watchdog gives ``learner``'s test when it runs in-process as a cheap first test, else None.
 
         The first test (nothing measured on this dataset yet) normally runs timed, in fold
         processes.  Starting them costs the fork server's start-up when it is not warm yet (one to
         several seconds on a busy machine), more than a cheap test itself.  So a first test whose
-        expected seconds, :data:`FIRST_TEST_GUARD` times over, still fit in the budget left (and on
-        a dataset no larger than the prior ones, with the default per-fold timeout) runs in-process
-        in a thread instead; the caller waits at most ``max(FIRST_TEST_GUARD x expected,
-        FIRST_TEST_MIN_WATCH)`` seconds (never beyond the budget) and then abandons it: it becomes
-        a timeout, no fold of it starts after that moment, and a fold still running finishes
-        unobserved in its daemon thread.
+        expected seconds, :data:`FIRST_TEST_GUARD` times over, still fit in the budget left and in its
+        ``limit`` (and on a dataset no larger than the prior ones, with the default per-fold timeout)
+        runs in-process in a thread instead; the caller waits at most ``max(FIRST_TEST_GUARD x
+        expected, FIRST_TEST_MIN_WATCH)`` seconds (never beyond the budget or the limit) and then
+        abandons it: it becomes a timeout, no fold of it starts after that moment, and a fold still
+        running finishes unobserved in its daemon thread.
         """
-        if (self.budget_seconds is None or self.tests > 0 or self.beyond_prior or not self.first_in_process
-                or self.evaluator.timeout is not None):
+        limit = check_limit(limit)
+        if ((self.budget_seconds is None and limit is None) or self.tests > 0 or self.beyond_prior
+                or not self.first_in_process or self.evaluator.timeout is not None):
             return None
         expected = self.expected(learner)
-        left = max(self.budget_seconds - self.spent, 0.0)
+        left = self._room(limit)
         if not (math.isfinite(expected) and expected > 0) or expected * FIRST_TEST_GUARD > left:
             return None
         return min(max(FIRST_TEST_GUARD * expected, FIRST_TEST_MIN_WATCH), left)
@@ -276,11 +326,11 @@ class LiveEnvironment:
             raise box["error"]
         return box["result"]
 
-    def _evaluator_for_test(self, learner: str) -> Evaluator:
-        reason = self.timing_reason(learner)
+    def _evaluator_for_test(self, learner: str, limit: float | None = None) -> Evaluator:
+        reason = self.timing_reason(learner, limit=limit)
         if reason is None:
             return self.evaluator
-        left = max(self.budget_seconds - self.spent, self.min_timeout)
+        left = max(self._room(check_limit(limit)), self.min_timeout)
         logger.debug("%s runs timed: %s", learner, reason)
         per_fold = max(left / self._folds(), self.min_timeout)
         if self.evaluator.timeout is not None:
@@ -292,47 +342,85 @@ class LiveEnvironment:
                          train_fraction=ev.train_fraction, allow_modules=ev.allow_modules, threads=ev.threads,
                          model_bytes=ev.model_bytes)
 
-    def test(self, learner: str) -> Observation:
-        """Evaluate ``learner`` and return its observation (failures included, never raised)."""
+    def test(self, learner: str, *, limit: float | None = None) -> Observation:
+        """Evaluate ``learner`` and return its observation (failures included, never raised).
+
+        Parameters
+        ----------
+        learner : str
+            Learner id.
+        limit : float, optional
+            Seconds after which the test is stopped (None or ``inf``: none, only the budget counts); a
+            test stopped because of it is a *capped* observation (module docstring).
+
+        Returns
+        -------
+        Observation
+            ``capped`` when the limit, not the budget, stopped the test.
+
+        Raises
+        ------
+        InputError
+            ``limit`` is not a positive number of seconds.
+        """
+        limit = check_limit(limit)
         start = self._clock()
         if self.origin is None:
             self.origin = start
         self._end = start
         try:
-            return self._test(learner, start)
+            return self._test(learner, start, limit)
         finally:
             self.timeline.append((start - self.origin, self._end - self.origin))
 
-    def _test(self, learner: str, start: float) -> Observation:
+    def _charge(self, start: float) -> float:
+        """End a test that counts (one more measured test): its seconds, added to ``spent``."""
+        self._end = self._clock()
+        seconds = float(self._end - start)
+        self.spent += seconds
+        self.tests += 1
+        return seconds
+
+    @staticmethod
+    def _capped(learner: str, seconds: float, limit: float, detail: str = "") -> Observation:
+        """The observation of a test its limit stopped."""
+        message = f"stopped at its limit of {limit:.3g} s"
+        logger.info("%s: %s%s", learner, message, f" ({detail})" if detail else "")
+        return Observation(learner, float("nan"), seconds, "timeout", message, capped=True)
+
+    def _test(self, learner: str, start: float, limit: float | None) -> Observation:
+        now = time.perf_counter()
         deadline = None
         if self.budget_seconds is not None:
-            deadline = time.perf_counter() + max(self.budget_seconds - self.spent, 0.0)
+            deadline = now + max(self.budget_seconds - self.spent, 0.0)
+        by_limit = limit is not None and (deadline is None or now + limit < deadline)  # the limit ends it first
+        if by_limit:
+            deadline = now + limit
         try:
-            watch = self.watch_seconds(learner)
+            watch = self.watch_seconds(learner, limit=limit)
             if watch is not None:  # a cheap first test: in-process, under a watchdog
+                by_limit = by_limit and watch >= limit  # else the watchdog stops it first
                 result = self._watched(learner, watch, deadline)
                 if result is None:
-                    self._end = self._clock()
-                    seconds = float(self._end - start)
-                    self.spent += seconds
-                    self.tests += 1
+                    seconds = self._charge(start)
                     self.time_ratios.append(max(seconds / max(float(self.expected_seconds[learner]), 1e-9), 1.0))
+                    if by_limit:
+                        return self._capped(learner, seconds, limit, "no result by then")
                     message = (f"fit+predict exceeded the {watch:.3g} s watchdog of a first test run in-process "
                                f"(predicted {self.expected(learner):.3g} s); abandoned")
                     logger.info("%s: %s", learner, message)
                     return Observation(learner, float("nan"), seconds, "timeout", message)
             else:
-                evaluator = self._evaluator_for_test(learner)  # may raise like evaluate (too few rows for the folds)
+                evaluator = self._evaluator_for_test(learner, limit)  # may raise like evaluate (too few rows)
                 if evaluator is not self.evaluator and deadline is not None:
                     # timed: its folds are killed at the deadline, but starting a fold process waits for the
                     # fork server, which may still be starting on a busy machine: never wait past the deadline
                     result = self._watched(learner, max(deadline - time.perf_counter(), 0.0), deadline,
                                            evaluator=evaluator, grace=_TIMED_GRACE)
                     if result is None:
-                        self._end = self._clock()
-                        seconds = float(self._end - start)
-                        self.spent += seconds
-                        self.tests += 1
+                        seconds = self._charge(start)
+                        if by_limit:
+                            return self._capped(learner, seconds, limit, "no result by then")
                         message = "no result by the end of the budget (its fold process had not started or finished)"
                         logger.info("%s: %s", learner, message)
                         return Observation(learner, float("nan"), seconds, "timeout", message)
@@ -343,10 +431,7 @@ class LiveEnvironment:
             seconds = self._end - start
             self.spent += seconds
             return Observation(learner, float("nan"), float(seconds), "error", str(exc))
-        self._end = self._clock()
-        seconds = float(self._end - start)
-        self.spent += seconds
-        self.tests += 1
+        seconds = self._charge(start)
         raw = float(self.expected_seconds.get(learner, math.nan))
         if math.isfinite(raw) and raw > 0:
             self.time_ratios.append(seconds / raw)
@@ -359,6 +444,9 @@ class LiveEnvironment:
             message = _first_line(row.get("message") or "") or (
                 f"{status} on at least one fold" if status != "ok"
                 else f"no {METRICS[self.metric].label}: the learner gives no class scores for it")
+            own = self.evaluator.timeout  # the user's own per-fold timeout: its timeouts are not the limit's
+            if status == "timeout" and by_limit and not (own is not None and f"the {own:g} s timeout" in message):
+                return self._capped(learner, seconds, limit, message)
             logger.info("%s failed (%s): %s", learner, status, message)
             return Observation(learner, float("nan"), seconds, status if status in ("error", "timeout") else "error",
                                message)
