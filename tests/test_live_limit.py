@@ -243,3 +243,52 @@ def test_parallel_tests_on_threads_honour_the_limit(iris):
     _assert_capped(by[slow(30)], slow(30), 1.5)
     assert by[NB].status == "ok" and not by[NB].capped and 0.9 < by[NB].accuracy <= 1.0
     assert len(env.timeline) == 2
+
+
+class _LimitedStrategy:
+    """A strategy object for ``recommend``: its policy hands out ``order`` with the given limits."""
+
+    name = "limited"
+
+    def __init__(self, order, limits):
+        self.order, self.limits = order, limits
+        self.last = None
+
+    def fit(self, meta):
+        return self
+
+    def policy(self, info):
+        self.last = Limited(self.order, self.limits)
+        return self.last
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_recommend_hands_the_limit_through_its_policy_wrappers(iris, n_jobs):
+    import joblib
+
+    from algorank.recommender.live.recommend import recommend
+    from helpers_meta import meta_for
+
+    # a limit of 1 s: the first test's watchdog (at least 1 s) cannot stop it before its limit
+    strategy = _LimitedStrategy([slow(30), NB], {slow(30): 1.0})
+    started = []
+    with joblib.parallel_config(backend="threading"):  # n_jobs=2: threads, no process pool to start
+        r = recommend(iris, strategy=strategy, meta=meta_for([slow(30), NB]), budget_seconds=120, cv=3,
+                      allow_modules=ALLOW, n_jobs=n_jobs, on_start=started.append, refit=False)
+    by = {o.learner: o for o in r.trace.observations}
+    assert set(by) == {slow(30), NB} and sorted(started) == sorted(by)
+    _assert_capped(by[slow(30)], slow(30), 1.0)  # through SkipOverBudget (a budget) and the announcing wrapper
+    assert by[NB].status == "ok" and not by[NB].capped
+    assert slow(30) in strategy.last.asked
+
+
+def test_the_live_policy_wrappers_pass_the_limit_on():
+    from algorank.recommender.live.pacing import SkipOverBudget
+    from algorank.recommender.live.recommend import _Announcing, _SkipRankOnly
+
+    inner = Limited(["a"], {"a": 2.0})
+    for wrapper in (SkipOverBudget(inner, lambda l: 0.1, lambda: 10.0), _SkipRankOnly(inner, ["x"]),
+                    _Announcing(inner, print)):
+        assert wrapper.limit("a") == 2.0 and wrapper.limit("b") == math.inf
+    bare = SkipOverBudget(_SkipRankOnly(object(), ()), lambda l: 0.1, lambda: 10.0)
+    assert bare.limit("a") == math.inf  # a policy that sets no limit: none
