@@ -9,7 +9,11 @@ below the learner's real cost (30 s per fold), with a generous slack over the li
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
+import uuid
 
 import pytest
 
@@ -292,3 +296,30 @@ def test_the_live_policy_wrappers_pass_the_limit_on():
         assert wrapper.limit("a") == 2.0 and wrapper.limit("b") == math.inf
     bare = SkipOverBudget(_SkipRankOnly(object(), ()), lambda l: 0.1, lambda: 10.0)
     assert bare.limit("a") == math.inf  # a policy that sets no limit: none
+
+
+COLD_SERVER = r'''
+import json
+from algorank.evaluation.cv.datasets import load_dataset
+from algorank.recommender.live.environment import LiveEnvironment
+env = LiveEnvironment(load_dataset("sklearn:iris"), cv=3)  # no fold server started: the first timed test starts it
+env.tests = 1  # expected time unknown: timed, 1 s per fold, deadline 1 s after the start of the test
+o = env.test("sklearn.naive_bayes.GaussianNB", limit=1.0)
+print(json.dumps({"status": o.status, "capped": o.capped, "accuracy": o.accuracy}))
+'''
+
+
+def test_the_fold_servers_start_up_does_not_count_against_the_limit(tmp_path):
+    """A fresh fold server takes about 1.4 s to start on this machine, idle: without the wait for it, a 1 s limit
+    capped this 50 ms test."""
+    from helpers_processes import kill_marked, marker_env
+
+    marker = uuid.uuid4().hex
+    try:
+        out = subprocess.run([sys.executable, "-c", COLD_SERVER], env=marker_env(marker), capture_output=True,
+                             text=True, timeout=300, cwd=tmp_path)
+    finally:
+        kill_marked(marker)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["status"] == "ok" and got["capped"] is False and 0.9 < got["accuracy"] <= 1.0, got

@@ -31,7 +31,13 @@ run it in-process:
 
 The per-fold timeout is the budget left divided by the test's folds (at least
 ``min_timeout``, never beyond the deadline), so a learner far slower than the budget
-is abandoned after its first fold instead of using up the budget.
+is abandoned after its first fold instead of using up the budget.  The expected times
+(``expected_seconds``, from the meta-data) are calibrated on this dataset as tests
+finish: they are multiplied by the median ratio of measured to expected seconds of
+the tests so far, when that ratio exceeds 1.  Timed folds run in a forked child (see
+:mod:`algorank.evaluation.cv.evaluator`), which costs some tens of ms per fold, so tests that
+are expected to take less than ``1 / guard`` of the budget left run in-process; even
+then the deadline stops them from starting another fold.
 
 A time limit per test.  A policy may give the test of the learner it chose a limit in seconds
 (``limit``, handed over by :func:`~algorank.recommender.kernel.trace.run_policy`; ``None`` or
@@ -41,18 +47,14 @@ budget, the limit alone gives one); the rules above that look at the budget left
 ``min(budget left, limit)`` (a test expected to take more than ``1 / guard`` of its limit runs timed,
 "expected time close to its limit"; the watchdog of a cheap first test never watches past the
 limit), and its per-fold timeout is ``min(budget left, limit)`` divided by its folds (at least
-``min_timeout``).  A test stopped because of its limit (a fold killed at the limit's deadline or at
-the per-fold timeout derived from it, a fold not started after it, or no result by then) becomes a
-*capped* observation: status ``timeout``, the seconds it used, the message ``stopped at its limit of
-... s`` and ``capped=True``, so that the policy may test the learner again later.  A test that
-ran out of budget first is a timeout as before (not capped); a test that finishes, even after its
-limit (an in-process fold cannot be stopped), is an ordinary observation.  The expected times
-(``expected_seconds``, from the meta-data) are calibrated on this dataset as tests
-finish: they are multiplied by the median ratio of measured to expected seconds of
-the tests so far, when that ratio exceeds 1.  Timed folds run in a forked child (see
-:mod:`algorank.evaluation.cv.evaluator`), which costs some tens of ms per fold, so tests that
-are expected to take less than ``1 / guard`` of the budget left run in-process; even
-then the deadline stops them from starting another fold.
+``min_timeout``); the fold server's start-up, which the first timed test in a process would otherwise
+pay, is waited for before its limit starts (:func:`_await_fold_server`, within the budget).  A test
+stopped because of its limit (a fold killed at the limit's deadline or at the per-fold timeout
+derived from it, a fold not started after it, or no result by then) becomes a *capped* observation:
+status ``timeout``, the seconds it used, the message ``stopped at its limit of ... s`` and
+``capped=True``, so that the policy may test the learner again later.  A test that ran out of
+budget first is a timeout as before (not capped); a test that finishes, even after its limit (an
+in-process fold cannot be stopped), is an ordinary observation.
 """
 
 from __future__ import annotations
@@ -60,13 +62,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import os
 import threading
 import time
 from typing import Callable
 
 import numpy as np
 
-from algorank.evaluation.cv.children import stop_fold_server
+from algorank.evaluation.cv.children import run_with_deadline, stop_fold_server
 from algorank.evaluation.cv.datasets import LoadedDataset
 from algorank.evaluation.cv.evaluator import Evaluator
 from algorank.evaluation.cv.resampling import make_resampler
@@ -122,6 +125,38 @@ def check_limit(limit) -> float | None:
 def _first_line(text: str, limit: int = 200) -> str:
     line = str(text).strip().splitlines()[0] if str(text).strip() else ""
     return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+_READY_SERVER: list = []  # pid of the fold server that has forked a process for this one: its start-up is over
+
+
+def _await_fold_server(until: float | None) -> None:
+    """Wait until the fold server has forked a process for this one (at most until ``until``, a
+    ``time.perf_counter()`` value; None: as long as that takes), so that its start-up is over.
+
+    A fresh fold server imports scikit-learn, a forked one runs its preload at its first use: one to several
+    seconds on a busy machine, which the first timed test would otherwise pay within its time limit.  Once per
+    fold server; best effort (a server that cannot start says so at the test itself).
+    """
+    from multiprocessing import forkserver
+
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    if pid is not None and pid in _READY_SERVER:
+        return
+    box: dict = {}
+
+    def work():
+        try:
+            box["outcome"] = run_with_deadline(os.getpid, (), timeout=None, deadline=until)
+        except Exception:  # noqa: BLE001 - best effort
+            logger.debug("the fold server did not answer", exc_info=True)
+
+    thread = threading.Thread(target=work, name="algorank-fold-server-wait", daemon=True)
+    thread.start()
+    thread.join(None if until is None else max(until - time.perf_counter(), 0.0))
+    outcome = box.get("outcome")
+    if outcome is not None and outcome.status == "done":
+        _READY_SERVER[:] = [getattr(forkserver._forkserver, "_forkserver_pid", None)]
 
 
 def _kill_fold_processes() -> None:
@@ -389,15 +424,19 @@ class LiveEnvironment:
         return Observation(learner, float("nan"), seconds, "timeout", message, capped=True)
 
     def _test(self, learner: str, start: float, limit: float | None) -> Observation:
-        now = time.perf_counter()
         deadline = None
         if self.budget_seconds is not None:
-            deadline = now + max(self.budget_seconds - self.spent, 0.0)
-        by_limit = limit is not None and (deadline is None or now + limit < deadline)  # the limit ends it first
-        if by_limit:
-            deadline = now + limit
+            deadline = time.perf_counter() + max(self.budget_seconds - self.spent, 0.0)
         try:
             watch = self.watch_seconds(learner, limit=limit)
+            # a test not watched gets its evaluator here, which may raise like evaluate (too few rows for the folds)
+            evaluator = None if watch is not None else self._evaluator_for_test(learner, limit)
+            if limit is not None and evaluator is not None and evaluator.timeout is not None:
+                _await_fold_server(deadline)  # the fold server's start-up is not the learner's: not in its limit
+            now = time.perf_counter()
+            by_limit = limit is not None and (deadline is None or now + limit < deadline)  # the limit ends it first
+            if by_limit:
+                deadline = now + limit
             if watch is not None:  # a cheap first test: in-process, under a watchdog
                 by_limit = by_limit and watch >= limit  # else the watchdog stops it first
                 result = self._watched(learner, watch, deadline)
@@ -410,22 +449,20 @@ class LiveEnvironment:
                                f"(predicted {self.expected(learner):.3g} s); abandoned")
                     logger.info("%s: %s", learner, message)
                     return Observation(learner, float("nan"), seconds, "timeout", message)
+            elif evaluator is not self.evaluator and deadline is not None:
+                # timed: its folds are killed at the deadline, but starting a fold process waits for the
+                # fork server, which may still be starting on a busy machine: never wait past the deadline
+                result = self._watched(learner, max(deadline - time.perf_counter(), 0.0), deadline,
+                                       evaluator=evaluator, grace=_TIMED_GRACE)
+                if result is None:
+                    seconds = self._charge(start)
+                    if by_limit:
+                        return self._capped(learner, seconds, limit, "no result by then")
+                    message = "no result by the end of the budget (its fold process had not started or finished)"
+                    logger.info("%s: %s", learner, message)
+                    return Observation(learner, float("nan"), seconds, "timeout", message)
             else:
-                evaluator = self._evaluator_for_test(learner, limit)  # may raise like evaluate (too few rows)
-                if evaluator is not self.evaluator and deadline is not None:
-                    # timed: its folds are killed at the deadline, but starting a fold process waits for the
-                    # fork server, which may still be starting on a busy machine: never wait past the deadline
-                    result = self._watched(learner, max(deadline - time.perf_counter(), 0.0), deadline,
-                                           evaluator=evaluator, grace=_TIMED_GRACE)
-                    if result is None:
-                        seconds = self._charge(start)
-                        if by_limit:
-                            return self._capped(learner, seconds, limit, "no result by then")
-                        message = "no result by the end of the budget (its fold process had not started or finished)"
-                        logger.info("%s: %s", learner, message)
-                        return Observation(learner, float("nan"), seconds, "timeout", message)
-                else:
-                    result = evaluator.evaluate(self.dataset, [learner], deadline=deadline, report_failures=False)
+                result = evaluator.evaluate(self.dataset, [learner], deadline=deadline, report_failures=False)
         except InputError as exc:  # e.g. unknown learner id: record it and go on
             self._end = self._clock()
             seconds = self._end - start
