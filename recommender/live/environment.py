@@ -94,6 +94,9 @@ _WATCH_GRACE = 0.05
 #: Seconds past the deadline the caller waits for a timed test (its fold process is killed at the deadline).
 _TIMED_GRACE = 0.5
 
+#: Longest wait, with no budget, for the fold server's start-up before a timed test under a time limit.
+_SERVER_WAIT = 60.0
+
 
 def _larger_than(dataset: LoadedDataset, prior_shape) -> bool:
     """Whether ``dataset`` has more rows or more features than ``prior_shape`` allows."""
@@ -130,9 +133,9 @@ def _first_line(text: str, limit: int = 200) -> str:
 _READY_SERVER: list = []  # pid of the fold server that has forked a process for this one: its start-up is over
 
 
-def _await_fold_server(until: float | None) -> None:
+def _await_fold_server(until: float) -> None:
     """Wait until the fold server has forked a process for this one (at most until ``until``, a
-    ``time.perf_counter()`` value; None: as long as that takes), so that its start-up is over.
+    ``time.perf_counter()`` value), so that its start-up is over.
 
     A fresh fold server imports scikit-learn, a forked one runs its preload at its first use: one to several
     seconds on a busy machine, which the first timed test would otherwise pay within its time limit.  Once per
@@ -153,7 +156,7 @@ def _await_fold_server(until: float | None) -> None:
 
     thread = threading.Thread(target=work, name="algorank-fold-server-wait", daemon=True)
     thread.start()
-    thread.join(None if until is None else max(until - time.perf_counter(), 0.0))
+    thread.join(max(until - time.perf_counter(), 0.0))
     outcome = box.get("outcome")
     if outcome is not None and outcome.status == "done":
         _READY_SERVER[:] = [getattr(forkserver._forkserver, "_forkserver_pid", None)]
@@ -432,7 +435,8 @@ class LiveEnvironment:
             # a test not watched gets its evaluator here, which may raise like evaluate (too few rows for the folds)
             evaluator = None if watch is not None else self._evaluator_for_test(learner, limit)
             if limit is not None and evaluator is not None and evaluator.timeout is not None:
-                _await_fold_server(deadline)  # the fold server's start-up is not the learner's: not in its limit
+                # the fold server's start-up is not the learner's: not counted in its limit
+                _await_fold_server(deadline if deadline is not None else time.perf_counter() + _SERVER_WAIT)
             now = time.perf_counter()
             by_limit = limit is not None and (deadline is None or now + limit < deadline)  # the limit ends it first
             if by_limit:
