@@ -38,6 +38,23 @@ the tests so far, when that ratio exceeds 1.  Timed folds run in a forked child 
 :mod:`algorank.evaluation.cv.evaluator`), which costs some tens of ms per fold, so tests that
 are expected to take less than ``1 / guard`` of the budget left run in-process; even
 then the deadline stops them from starting another fold.
+
+A time limit per test.  A policy may give the test of the learner it chose a limit in seconds
+(``limit``, handed over by :func:`~algorank.recommender.kernel.trace.run_policy`; ``None`` or
+``inf``: none, the behaviour above).  The limit acts like a budget of its own for that one test:
+its deadline is the earlier of the end of the budget and ``limit`` seconds after its start (with no
+budget, the limit alone gives one); the rules above that look at the budget left look at
+``min(budget left, limit)`` (a test expected to take more than ``1 / guard`` of its limit runs timed,
+"expected time close to its limit"; the watchdog of a cheap first test never watches past the
+limit), and its per-fold timeout is ``min(budget left, limit)`` divided by its folds (at least
+``min_timeout``); the fold server's start-up, which the first timed test in a process would otherwise
+pay, is waited for before its limit starts (:func:`_await_fold_server`, within the budget).  A test
+stopped because of its limit (a fold killed at the limit's deadline or at the per-fold timeout
+derived from it, a fold not started after it, or no result by then) becomes a *capped* observation:
+status ``timeout``, the seconds it used, the message ``stopped at its limit of ... s`` and
+``capped=True``, so that the policy may test the learner again later.  A test that ran out of
+budget first is a timeout as before (not capped); a test that finishes, even after its limit (an
+in-process fold cannot be stopped), is an ordinary observation.
 """
 
 from __future__ import annotations
@@ -45,22 +62,23 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import os
 import threading
 import time
 from typing import Callable
 
 import numpy as np
 
-from algorank.evaluation.cv.children import stop_fold_server
+from algorank.evaluation.cv.children import run_with_deadline, stop_fold_server
 from algorank.evaluation.cv.datasets import LoadedDataset
 from algorank.evaluation.cv.evaluator import Evaluator
 from algorank.evaluation.cv.resampling import make_resampler
 from algorank.recommender.kernel.trace import Observation
-from algorank.metadata.checks import check_budget
+from algorank.metadata.checks import MAX_SECONDS, check_budget, check_seconds
 from algorank.metadata.errors import InputError
 from algorank.metadata.metric import METRICS, score_from_runs
 
-__all__ = ["LiveEnvironment", "stop_fold_server"]
+__all__ = ["LiveEnvironment", "check_limit", "stop_fold_server"]
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +94,9 @@ _WATCH_GRACE = 0.05
 #: Seconds past the deadline the caller waits for a timed test (its fold process is killed at the deadline).
 _TIMED_GRACE = 0.5
 
+#: Longest wait, with no budget, for the fold server's start-up before a timed test under a time limit.
+_SERVER_WAIT = 60.0
+
 
 def _larger_than(dataset: LoadedDataset, prior_shape) -> bool:
     """Whether ``dataset`` has more rows or more features than ``prior_shape`` allows."""
@@ -88,9 +109,57 @@ def _larger_than(dataset: LoadedDataset, prior_shape) -> bool:
     return bool(rows > max_rows or features > max_features)  # NaN limits: never larger
 
 
+def check_limit(limit) -> float | None:
+    """A test's time limit in seconds, or None when there is none (``None``, ``inf``, or beyond
+    :data:`~algorank.metadata.checks.MAX_SECONDS`).
+
+    Raises
+    ------
+    InputError
+        Not a number, NaN, or not positive.
+    """
+    if limit is None:
+        return None
+    if not isinstance(limit, bool) and isinstance(limit, (int, float)) and float(limit) > MAX_SECONDS:
+        return None  # inf: no limit
+    return check_seconds(limit, name="limit")
+
+
 def _first_line(text: str, limit: int = 200) -> str:
     line = str(text).strip().splitlines()[0] if str(text).strip() else ""
     return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+_READY_SERVER: list = []  # pid of the fold server that has forked a process for this one: its start-up is over
+
+
+def _await_fold_server(until: float) -> None:
+    """Wait until the fold server has forked a process for this one (at most until ``until``, a
+    ``time.perf_counter()`` value), so that its start-up is over.
+
+    A fresh fold server imports scikit-learn, a forked one runs its preload at its first use: one to several
+    seconds on a busy machine, which the first timed test would otherwise pay within its time limit.  Once per
+    fold server; best effort (a server that cannot start says so at the test itself).
+    """
+    from multiprocessing import forkserver
+
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    if pid is not None and pid in _READY_SERVER:
+        return
+    box: dict = {}
+
+    def work():
+        try:
+            box["outcome"] = run_with_deadline(os.getpid, (), timeout=None, deadline=until)
+        except Exception:  # noqa: BLE001 - best effort
+            logger.debug("the fold server did not answer", exc_info=True)
+
+    thread = threading.Thread(target=work, name="algorank-fold-server-wait", daemon=True)
+    thread.start()
+    thread.join(max(until - time.perf_counter(), 0.0))
+    outcome = box.get("outcome")
+    if outcome is not None and outcome.status == "done":
+        _READY_SERVER[:] = [getattr(forkserver._forkserver, "_forkserver_pid", None)]
 
 
 def _kill_fold_processes() -> None:
@@ -206,9 +275,25 @@ class LiveEnvironment:
         resampler = make_resampler(ev.scheme, cv=ev.cv, n_rows=len(self.dataset.y), train_fraction=ev.train_fraction)
         return resampler.folds_per_repeat * int(ev.repeats or 1)
 
-    def timing_reason(self, learner: str) -> str | None:
-        """Why ``learner``'s next test runs timed (in a child process), or None (in-process)."""
-        if self.budget_seconds is None:
+    def _room(self, limit: float | None) -> float | None:
+        """Seconds a test may take: the budget left, or ``limit`` when that is less (None: neither)."""
+        left = None if self.budget_seconds is None else max(self.budget_seconds - self.spent, 0.0)
+        if limit is None:
+            return left
+        return limit if left is None else min(left, limit)
+
+    def timing_reason(self, learner: str, *, limit: float | None = None) -> str | None:
+        """Why ``learner``'s next test runs timed (in a child process), or None (in-process).
+
+        Parameters
+        ----------
+        learner : str
+            Learner id.
+        limit : float, optional
+            The test's time limit in seconds (None or ``inf``: none).
+        """
+        limit = check_limit(limit)
+        if self.budget_seconds is None and limit is None:
             return None
         if self.tests == 0:
             return "first test"
@@ -217,30 +302,33 @@ class LiveEnvironment:
         expected = self.expected(learner)
         if not math.isfinite(expected):
             return "expected time unknown"
-        if expected * self.guard >= max(self.budget_seconds - self.spent, 0.0):
+        if self.budget_seconds is not None and expected * self.guard >= max(self.budget_seconds - self.spent, 0.0):
             return "expected time close to the budget left"
+        if limit is not None and expected * self.guard >= limit:
+            return "expected time close to its limit"
         if self.fold_slack is not None and expected / self._folds() * self.guard > self.fold_slack:
             return "a fold could run past the deadline"
         return None
 
-    def watch_seconds(self, learner: str) -> float | None:
+    def watch_seconds(self, learner: str, *, limit: float | None = None) -> float | None:
         """Seconds the watchdog gives ``learner``'s test when it runs in-process as a cheap first test, else None.
 
         The first test (nothing measured on this dataset yet) normally runs timed, in fold
         processes.  Starting them costs the fork server's start-up when it is not warm yet (one to
         several seconds on a busy machine), more than a cheap test itself.  So a first test whose
-        expected seconds, :data:`FIRST_TEST_GUARD` times over, still fit in the budget left (and on
-        a dataset no larger than the prior ones, with the default per-fold timeout) runs in-process
-        in a thread instead; the caller waits at most ``max(FIRST_TEST_GUARD x expected,
-        FIRST_TEST_MIN_WATCH)`` seconds (never beyond the budget) and then abandons it: it becomes
-        a timeout, no fold of it starts after that moment, and a fold still running finishes
-        unobserved in its daemon thread.
+        expected seconds, :data:`FIRST_TEST_GUARD` times over, still fit in the budget left and in its
+        ``limit`` (and on a dataset no larger than the prior ones, with the default per-fold timeout)
+        runs in-process in a thread instead; the caller waits at most ``max(FIRST_TEST_GUARD x
+        expected, FIRST_TEST_MIN_WATCH)`` seconds (never beyond the budget or the limit) and then
+        abandons it: it becomes a timeout, no fold of it starts after that moment, and a fold still
+        running finishes unobserved in its daemon thread.
         """
-        if (self.budget_seconds is None or self.tests > 0 or self.beyond_prior or not self.first_in_process
-                or self.evaluator.timeout is not None):
+        limit = check_limit(limit)
+        if ((self.budget_seconds is None and limit is None) or self.tests > 0 or self.beyond_prior
+                or not self.first_in_process or self.evaluator.timeout is not None):
             return None
         expected = self.expected(learner)
-        left = max(self.budget_seconds - self.spent, 0.0)
+        left = self._room(limit)
         if not (math.isfinite(expected) and expected > 0) or expected * FIRST_TEST_GUARD > left:
             return None
         return min(max(FIRST_TEST_GUARD * expected, FIRST_TEST_MIN_WATCH), left)
@@ -276,11 +364,11 @@ class LiveEnvironment:
             raise box["error"]
         return box["result"]
 
-    def _evaluator_for_test(self, learner: str) -> Evaluator:
-        reason = self.timing_reason(learner)
+    def _evaluator_for_test(self, learner: str, limit: float | None = None) -> Evaluator:
+        reason = self.timing_reason(learner, limit=limit)
         if reason is None:
             return self.evaluator
-        left = max(self.budget_seconds - self.spent, self.min_timeout)
+        left = max(self._room(check_limit(limit)), self.min_timeout)
         logger.debug("%s runs timed: %s", learner, reason)
         per_fold = max(left / self._folds(), self.min_timeout)
         if self.evaluator.timeout is not None:
@@ -292,61 +380,99 @@ class LiveEnvironment:
                          train_fraction=ev.train_fraction, allow_modules=ev.allow_modules, threads=ev.threads,
                          model_bytes=ev.model_bytes)
 
-    def test(self, learner: str) -> Observation:
-        """Evaluate ``learner`` and return its observation (failures included, never raised)."""
+    def test(self, learner: str, *, limit: float | None = None) -> Observation:
+        """Evaluate ``learner`` and return its observation (failures included, never raised).
+
+        Parameters
+        ----------
+        learner : str
+            Learner id.
+        limit : float, optional
+            Seconds after which the test is stopped (None or ``inf``: none, only the budget counts); a
+            test stopped because of it is a *capped* observation (module docstring).
+
+        Returns
+        -------
+        Observation
+            ``capped`` when the limit, not the budget, stopped the test.
+
+        Raises
+        ------
+        InputError
+            ``limit`` is not a positive number of seconds.
+        """
+        limit = check_limit(limit)
         start = self._clock()
         if self.origin is None:
             self.origin = start
         self._end = start
         try:
-            return self._test(learner, start)
+            return self._test(learner, start, limit)
         finally:
             self.timeline.append((start - self.origin, self._end - self.origin))
 
-    def _test(self, learner: str, start: float) -> Observation:
+    def _charge(self, start: float) -> float:
+        """End a test that counts (one more measured test): its seconds, added to ``spent``."""
+        self._end = self._clock()
+        seconds = float(self._end - start)
+        self.spent += seconds
+        self.tests += 1
+        return seconds
+
+    @staticmethod
+    def _capped(learner: str, seconds: float, limit: float, detail: str = "") -> Observation:
+        """The observation of a test its limit stopped."""
+        message = f"stopped at its limit of {limit:.3g} s"
+        logger.info("%s: %s%s", learner, message, f" ({detail})" if detail else "")
+        return Observation(learner, float("nan"), seconds, "timeout", message, capped=True)
+
+    def _test(self, learner: str, start: float, limit: float | None) -> Observation:
         deadline = None
         if self.budget_seconds is not None:
             deadline = time.perf_counter() + max(self.budget_seconds - self.spent, 0.0)
         try:
-            watch = self.watch_seconds(learner)
+            watch = self.watch_seconds(learner, limit=limit)
+            # a test not watched gets its evaluator here, which may raise like evaluate (too few rows for the folds)
+            evaluator = None if watch is not None else self._evaluator_for_test(learner, limit)
+            if limit is not None and evaluator is not None and evaluator.timeout is not None:
+                # the fold server's start-up is not the learner's: not counted in its limit
+                _await_fold_server(deadline if deadline is not None else time.perf_counter() + _SERVER_WAIT)
+            now = time.perf_counter()
+            by_limit = limit is not None and (deadline is None or now + limit < deadline)  # the limit ends it first
+            if by_limit:
+                deadline = now + limit
             if watch is not None:  # a cheap first test: in-process, under a watchdog
+                by_limit = by_limit and watch >= limit  # else the watchdog stops it first
                 result = self._watched(learner, watch, deadline)
                 if result is None:
-                    self._end = self._clock()
-                    seconds = float(self._end - start)
-                    self.spent += seconds
-                    self.tests += 1
+                    seconds = self._charge(start)
                     self.time_ratios.append(max(seconds / max(float(self.expected_seconds[learner]), 1e-9), 1.0))
+                    if by_limit:
+                        return self._capped(learner, seconds, limit, "no result by then")
                     message = (f"fit+predict exceeded the {watch:.3g} s watchdog of a first test run in-process "
                                f"(predicted {self.expected(learner):.3g} s); abandoned")
                     logger.info("%s: %s", learner, message)
                     return Observation(learner, float("nan"), seconds, "timeout", message)
+            elif evaluator is not self.evaluator and deadline is not None:
+                # timed: its folds are killed at the deadline, but starting a fold process waits for the
+                # fork server, which may still be starting on a busy machine: never wait past the deadline
+                result = self._watched(learner, max(deadline - time.perf_counter(), 0.0), deadline,
+                                       evaluator=evaluator, grace=_TIMED_GRACE)
+                if result is None:
+                    seconds = self._charge(start)
+                    if by_limit:
+                        return self._capped(learner, seconds, limit, "no result by then")
+                    message = "no result by the end of the budget (its fold process had not started or finished)"
+                    logger.info("%s: %s", learner, message)
+                    return Observation(learner, float("nan"), seconds, "timeout", message)
             else:
-                evaluator = self._evaluator_for_test(learner)  # may raise like evaluate (too few rows for the folds)
-                if evaluator is not self.evaluator and deadline is not None:
-                    # timed: its folds are killed at the deadline, but starting a fold process waits for the
-                    # fork server, which may still be starting on a busy machine: never wait past the deadline
-                    result = self._watched(learner, max(deadline - time.perf_counter(), 0.0), deadline,
-                                           evaluator=evaluator, grace=_TIMED_GRACE)
-                    if result is None:
-                        self._end = self._clock()
-                        seconds = float(self._end - start)
-                        self.spent += seconds
-                        self.tests += 1
-                        message = "no result by the end of the budget (its fold process had not started or finished)"
-                        logger.info("%s: %s", learner, message)
-                        return Observation(learner, float("nan"), seconds, "timeout", message)
-                else:
-                    result = evaluator.evaluate(self.dataset, [learner], deadline=deadline, report_failures=False)
+                result = evaluator.evaluate(self.dataset, [learner], deadline=deadline, report_failures=False)
         except InputError as exc:  # e.g. unknown learner id: record it and go on
             self._end = self._clock()
             seconds = self._end - start
             self.spent += seconds
             return Observation(learner, float("nan"), float(seconds), "error", str(exc))
-        self._end = self._clock()
-        seconds = float(self._end - start)
-        self.spent += seconds
-        self.tests += 1
+        seconds = self._charge(start)
         raw = float(self.expected_seconds.get(learner, math.nan))
         if math.isfinite(raw) and raw > 0:
             self.time_ratios.append(seconds / raw)
@@ -359,6 +485,9 @@ class LiveEnvironment:
             message = _first_line(row.get("message") or "") or (
                 f"{status} on at least one fold" if status != "ok"
                 else f"no {METRICS[self.metric].label}: the learner gives no class scores for it")
+            own = self.evaluator.timeout  # the user's own per-fold timeout: its timeouts are not the limit's
+            if status == "timeout" and by_limit and not (own is not None and f"the {own:g} s timeout" in message):
+                return self._capped(learner, seconds, limit, message)
             logger.info("%s failed (%s): %s", learner, status, message)
             return Observation(learner, float("nan"), seconds, status if status in ("error", "timeout") else "error",
                                message)

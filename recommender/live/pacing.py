@@ -7,7 +7,8 @@ seconds and moves on to the next one, and the skip is logged and reported
 (``Recommendation.skipped``).  The one exception is the *last chance*: when the policy has
 nothing else left and no test has succeeded yet, the skipped learner with the smallest
 prediction is run after all (under the budget's deadline like every test), because a
-prediction can be wrong and nothing else can give the user a result.
+prediction can be wrong and nothing else can give the user a result.  The time limit the wrapped
+policy gives a test (``limit``) is handed on unchanged.
 
 :class:`UntilDeadline` wraps a policy so that it stops handing out learners at a deadline: the
 dry run that shows the planned order (:func:`~algorank.recommender.live.recommend.plan`) uses it,
@@ -24,7 +25,7 @@ import threading
 import time
 from typing import Callable, Sequence
 
-from algorank.recommender.kernel.trace import Observation
+from algorank.recommender.kernel.trace import Observation, limit_of
 from algorank.metadata.text import escape
 
 __all__ = ["SkipOverBudget", "UntilDeadline", "fit_within", "PLAN_BUDGET_SHARE", "SKIP_MESSAGE", "MAX_CONSECUTIVE_SKIPS"]
@@ -83,6 +84,10 @@ class SkipOverBudget:
         logger.info("%d learners in a row predicted to take longer than the budget left: stopping",
                     MAX_CONSECUTIVE_SKIPS)
         return self._last_chance(history)
+
+    def limit(self, learner: str) -> float:
+        """The wrapped policy's time limit for ``learner``'s test (``inf`` when it sets none)."""
+        return limit_of(self.policy, learner)
 
     def _last_chance(self, history: Sequence):
         succeeded = any(o.status == "ok" and o.accuracy == o.accuracy for o in history)

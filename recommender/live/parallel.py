@@ -28,6 +28,11 @@ end of the budget is abandoned (the loky workers are killed; Dask futures are ca
 reported as a timeout.  No orphans: loky workers end with this process (and are killed on
 abandon or Ctrl-C), fold processes end with their parent.
 
+A time limit per test: a policy with ``limit(learner)`` (:func:`~algorank.recommender.kernel.trace.limit_of`)
+has each finite limit handed to the test of the learner it chose, which honours it as
+:meth:`~algorank.recommender.live.environment.LiveEnvironment.test` does (a *capped* observation when it stops
+the test), in a worker or in this process alike.
+
 Results come in the order the tests finish, which depends on the machine: with ``n_jobs > 1``
 the same seed gives the same scores for the same tests, but not always the same sequence.
 """
@@ -46,7 +51,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from algorank.evaluation.cv.children import forked_fold_server
-from algorank.recommender.kernel.trace import Observation, Trace
+from algorank.recommender.kernel.trace import Observation, Trace, limit_of
 from algorank.metadata.errors import InputError
 from algorank.metadata.text import escape
 
@@ -153,10 +158,11 @@ def warm_pool(n_jobs: int) -> bool:
         return False
 
 
-def _runs_here(env, learner: str) -> bool:
-    """Whether ``env`` would run ``learner``'s test in this process (not timed in fold processes)."""
+def _runs_here(env, learner: str, limit: float | None = None) -> bool:
+    """Whether ``env`` would run ``learner``'s test (time limit ``limit``) in this process (not timed in fold
+    processes)."""
     try:
-        return env.watch_seconds(learner) is not None or env.timing_reason(learner) is None
+        return env.watch_seconds(learner, limit=limit) is not None or env.timing_reason(learner, limit=limit) is None
     except Exception:  # noqa: BLE001 - e.g. too few rows for the folds: the test itself says so
         return True
 
@@ -173,7 +179,8 @@ def _load(source):
 
 
 def _worker_test(source, learner: str, state: dict):
-    """Worker side: one live test of ``learner``, as the main process's environment would run it."""
+    """Worker side: one live test of ``learner``, as the main process's environment would run it (under the
+    time limit ``state["limit"]`` when it is not None)."""
     from algorank.recommender.live.environment import LiveEnvironment
 
     data = _load(source)
@@ -184,7 +191,8 @@ def _worker_test(source, learner: str, state: dict):
     env.tests = 0 if state["always_timed"] else state["tests"]  # 0: "first test", i.e. timed
     env.first_in_process = not state["always_timed"]
     env.time_ratios = list(state["time_ratios"])
-    obs = env.test(learner)
+    limit = state.get("limit")
+    obs = env.test(learner) if limit is None else env.test(learner, limit=limit)
     return obs, env.results.get(learner)
 
 
@@ -385,7 +393,8 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
     Parameters
     ----------
     policy : Policy
-        Gives the next learner from the history (running tests included as stand-ins).
+        Gives the next learner from the history (running tests included as stand-ins); its ``limit(learner)``,
+        when it has one, is the time limit of that learner's test.
     env : LiveEnvironment
         The main process's environment: its settings are those of every test, its calibration
         (``time_ratios``, ``tests``, ``results``, ``timeline``) is updated as results come in.
@@ -422,9 +431,10 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
     def left() -> float | None:
         return None if budget is None else budget - (clock() - begin)
 
-    def state_for(learner: str) -> dict:
+    def state_for(learner: str, limit: float) -> dict:
         return {"evaluator": None if env.evaluator is None else env.evaluator, "cv": int(env.evaluator.cv),
                 "random_state": env.evaluator.random_state, "left": left(),
+                "limit": limit if limit < math.inf else None,
                 "expected": float(env.expected_seconds.get(learner, math.nan)),
                 "allow_modules": tuple(env.evaluator.allow_modules), "metric": env.metric,
                 "prior_shape": getattr(env, "prior_shape", None), "fold_slack": env.fold_slack,
@@ -460,10 +470,10 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
             return n_jobs
         return n_jobs - 1 if pool_ready() else 0
 
-    def local_ok(learner: str) -> bool:
+    def local_ok(learner: str, limit: float) -> bool:
         """Whether the local slot may run ``learner``: yes, unless it would run timed here and the fold server
         is not a cheap fork of this process (a fresh one would start beside the pool: it waits for the pool)."""
-        return forked_fold_server() or _runs_here(env, learner)
+        return forked_fold_server() or _runs_here(env, learner, limit if limit < math.inf else None)
 
     try:
         while True:
@@ -483,8 +493,9 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
                     break
                 if on_start is not None:
                     on_start(learner)
-                state = state_for(learner)
-                if local_free and local_ok(learner):
+                limit = limit_of(policy, learner)  # the policy's time limit for this test (inf: none)
+                state = state_for(learner, limit)
+                if local_free and local_ok(learner, limit):
                     handle = local.submit(learner, state)
                 elif in_pool < pool_slots() or local_free:  # a timed test while the pool starts: queued there
                     handle = pool.submit(learner, state)

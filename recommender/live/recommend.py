@@ -70,7 +70,7 @@ from algorank.recommender.live.similar import similar_datasets
 from algorank.recommender.live.timing import PhaseClock
 from algorank.recommender.kernel.environments import meta_arrays
 from algorank.recommender.kernel.time_model import TimeModel, live_model_for
-from algorank.recommender.kernel.trace import Observation, Trace, run_policy
+from algorank.recommender.kernel.trace import Observation, Trace, limit_of, run_policy
 from algorank.metadata.checks import check_budget, check_folds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable
@@ -552,6 +552,10 @@ class _SkipRankOnly:
                 return learner
             seen.append(Observation(learner, float("nan"), 0.0, "error", "rank-only learner: not run"))
 
+    def limit(self, learner: str) -> float:
+        """The wrapped policy's time limit for ``learner``'s test (``inf`` when it sets none)."""
+        return limit_of(self.policy, learner)
+
 
 class _Announcing:
     """Policy wrapper that reports each learner before it is tested."""
@@ -564,3 +568,7 @@ class _Announcing:
         if learner is not None:
             self.hook(learner)
         return learner
+
+    def limit(self, learner: str) -> float:
+        """The wrapped policy's time limit for ``learner``'s test (``inf`` when it sets none)."""
+        return limit_of(self.policy, learner)
