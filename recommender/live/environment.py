@@ -419,10 +419,13 @@ class LiveEnvironment:
         self.tests += 1
         return seconds
 
-    @staticmethod
-    def _capped(learner: str, seconds: float, limit: float, detail: str = "") -> Observation:
-        """The observation of a test its limit stopped."""
+    def _capped(self, learner: str, seconds: float, limit: float, detail: str = "") -> Observation:
+        """The observation of a test its limit stopped (a fold that ran past its share of the limit, when the
+        test stopped well before the limit itself)."""
         message = f"stopped at its limit of {limit:.3g} s"
+        if seconds < 0.9 * limit:
+            share = max(limit / self._folds(), self.min_timeout)
+            message += f" (a fold ran past its {share:.3g} s share)"
         logger.info("%s: %s%s", learner, message, f" ({detail})" if detail else "")
         return Observation(learner, float("nan"), seconds, "timeout", message, capped=True)
 
