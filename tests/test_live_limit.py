@@ -27,6 +27,7 @@ from algorank.recommender.live.environment import LiveEnvironment, check_limit
 from algorank.recommender.live.parallel import run_parallel
 
 from helpers_meta import slow  # noqa: E402  (tests/ is on the path)
+from test_live_pacing import _RecordingPool as _PacingPool  # noqa: E402
 
 NB = "sklearn.naive_bayes.GaussianNB"
 ALLOW = ["helpers_estimators"]
@@ -207,29 +208,19 @@ def test_run_policy_in_a_live_environment_caps_only_the_limited_test(iris):
     assert fast.learner == NB and fast.status == "ok" and not fast.capped and 0.9 < fast.accuracy <= 1.0
 
 
-class _RecordingPool:
-    """A stand-in worker pool: records what is submitted; each test 'finishes' at once with accuracy 0.5."""
+class _RecordingPool(_PacingPool):
+    """The pacing tests' stand-in pool (each test 'finishes' at once with accuracy 0.5), run as the threading
+    engine, recording the state each test is submitted with."""
 
     kind = "threading"
 
     def __init__(self):
+        super().__init__()
         self.states = []
 
     def submit(self, learner, state):
         self.states.append((learner, state))
-        return learner
-
-    def wait(self, handles, timeout):
-        return [handles[0]]
-
-    def result(self, handle):
-        return Observation(handle, 0.5, 0.1), {"status": "ok"}
-
-    def abort(self, handles):
-        pass
-
-    def close(self):
-        pass
+        return super().submit(learner, state)
 
 
 def test_the_parallel_runner_hands_each_finite_limit_to_its_test(iris, monkeypatch):
