@@ -27,7 +27,8 @@ Two modes:
 ``--extra SPEC`` (repeatable) scores a candidate strategy beside the field with its knobs as given (a row of
 the table, its W/T/L against the default); ``--pooled SPEC`` then writes ``field_pooled_training.md``: the
 sign tests of that candidate against every other strategy on the training datasets of the three sets,
-per set and pooled (it reads the three training tables' ``per_dataset.csv``; nothing is scored)::
+per set and pooled, and the candidate's summed time over the oracle bound's and over the best other sum with
+dataset-bootstrap intervals (it reads the three training tables' ``per_dataset.csv``; nothing is scored)::
 
     python tests/benchmarks/bench_field.py --meta oboe --every 8 --extra eiu
     python tests/benchmarks/bench_field.py --pooled eiu
@@ -229,6 +230,32 @@ def _family(spec: str, meta: str) -> str:
     return name + (":" + ",".join(kept) if kept else "")
 
 
+def bootstrap_sums(spec: str, files: dict, *, draws: int = 10_000, seed: int = 0) -> list:
+    """Lines of a table: per set, ``spec``'s summed time to eps over the oracle bound's, and over the summed time
+    of the other strategy with the smallest sum (``spec``'s own variants, ``spec:...``, are not others), each with
+    a 95 % percentile interval from resampling the datasets (``draws`` resamples, ``seed``): how much of a
+    difference in sums a few datasets could make."""
+    rng = np.random.default_rng(seed)
+    out = [f"**Summed time to 1 point of {spec}, with 95 % intervals from resampling the datasets "
+           f"({draws:,} resamples, seed {seed})**", "",
+           f"| set | datasets | {spec} / oracle bound | other with the smallest sum | {spec} / its sum |",
+           "|---|---|---|---|---|"]
+    for meta, f in files.items():
+        table = pd.read_csv(f, dtype={"dataset": str}).pivot(index="dataset", columns="strategy",
+                                                            values="time_to_eps")
+        others = [c for c in table.columns if c not in (spec, "oracle", "oracle bound")
+                  and not c.startswith(spec + ":")]
+        best = min(others, key=lambda c: table[c].sum())
+        x, bound, y = (table[c].to_numpy(dtype=float) for c in (spec, "oracle bound", best))
+        idx = rng.integers(0, len(x), (draws, len(x)))
+        cells = []
+        for other in (bound, y):
+            lo, hi = np.percentile(x[idx].sum(axis=1) / other[idx].sum(axis=1), [2.5, 97.5])
+            cells.append(f"{x.sum() / other.sum():.2f} ({lo:.2f}–{hi:.2f})")
+        out.append(f"| {meta} | {len(x)} | {cells[0]} | {best} | {cells[1]} |")
+    return out
+
+
 def pooled(spec: str, eps: float = 1.0, *, oboe: str = "field_oboe_training", mode: str = "training") -> str:
     """Sign tests of ``spec``'s time to ``eps`` against every other strategy of the field tables of broad, LCDB
     and OBOE (``mode``: ``training`` or ``heldout``), per set and on their datasets pooled (ties: within 5 % or
@@ -271,6 +298,9 @@ def pooled(spec: str, eps: float = 1.0, *, oboe: str = "field_oboe_training", mo
             cells.append(f"{w}/{t}/{l}")
         p = binomtest(w, w + l).pvalue if w + l else 1.0
         lines.append(f"| {other} | " + " | ".join(cells) + f" | {p:.2g} |")
+    lines += ["", *bootstrap_sums(spec, {m: results / (oboe if m == "oboe" and mode == "training"
+                                                    else f"field_{m}_{mode}") / "per_dataset.csv"
+                                          for m in ("broad", "lcdb", "oboe")})]
     text = "\n".join(lines) + "\n"
     suffix = oboe.removeprefix("field_oboe_training") if mode == "training" else ""
     (results / f"field_pooled_{mode}{suffix}.md").write_text(text, encoding="utf-8")
