@@ -41,3 +41,23 @@ def test_ei_reports_the_score_it_chose_by_and_the_runner_up():
     # the same when the policy keeps no scores of its own
     again = explain_choice(strategy.policy(info), strategy, [], learner)
     assert again["score"] == pytest.approx(d["score"])
+
+
+def test_a_learner_tested_again_after_its_limit_stopped_it_says_so():
+    meta = load_meta("uci")
+    strategy = parse_strategy("eiu:cap=2").fit(meta)
+    raw = strategy.policy(meta.dataset_info(meta.dataset_ids[0]))
+    policy = Explaining(raw, strategy)
+    first = policy.next([])
+    history = [Observation(first, float("nan"), 3.5, "timeout", "stopped at its limit of 3.5 s", capped=True)]
+    while True:
+        learner = policy.next(history)
+        if learner == first or learner is None:
+            break
+        history.append(Observation(learner, 0.6, 0.1))
+    assert learner == first and len(history) == len(strategy.learners_)  # every other learner came first
+    d = policy.decisions[-1]
+    assert d["learner"] == first and np.isnan(d["score"])
+    assert d["text"] == ("tested again without a limit: its test was stopped at 3.5 s, and every other learner "
+                         "has been tested")
+    assert policy.decisions[0]["text"].startswith("highest ")

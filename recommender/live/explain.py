@@ -41,6 +41,11 @@ def explain_choice(policy, strategy, history: Sequence, learner: str) -> dict:
     """
     step = len(history) + 1
     out = {"step": step, "learner": learner, "score": math.nan, "runner_up": None, "runner_up_score": math.nan}
+    stopped = [o for o in history if o.learner == learner and getattr(o, "capped", False)]
+    if stopped:  # the learner's earlier test was stopped at its time limit: this is its second test
+        out["text"] = (f"tested again without a limit: its test was stopped at {stopped[-1].seconds:.3g} s, "
+                       "and every other learner has been tested")
+        return out
     try:
         if hasattr(policy, "scores") and hasattr(strategy, "learners_"):
             last = getattr(policy, "last_scores_", None)  # the scores the choice was made on, when kept
