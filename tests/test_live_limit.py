@@ -318,3 +318,21 @@ def test_the_fold_servers_start_up_does_not_count_against_the_limit(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["status"] == "ok" and got["capped"] is False and 0.9 < got["accuracy"] <= 1.0, got
+
+
+def test_a_learner_stopped_at_its_limit_is_not_started_again_without_the_time_it_proved_it_needs():
+    from algorank.recommender.live.pacing import SkipOverBudget
+
+    class Again:  # tests "a", then "a" again after its capped test, then "b"
+        def next(self, history):
+            done = [o.learner for o in history]
+            return "a" if done.count("a") < 2 else ("b" if "b" not in done else None)
+
+    capped = Observation("a", math.nan, 5.0, "timeout", "stopped at its limit of 5 s", capped=True)
+    left = {"s": 3.0}
+    skipper = SkipOverBudget(Again(), lambda l: 0.5, lambda: left["s"])
+    assert skipper.next([capped]) == "b"  # "a" took at least 5 s before: not with 3 s left
+    assert skipper.skipped == [{"learner": "a", "predicted_seconds": 5.0, "seconds_left": 3.0}]
+    left["s"] = 6.0
+    assert SkipOverBudget(Again(), lambda l: 0.5, lambda: left["s"]).next([capped]) == "a"  # 6 s left: again
+    assert SkipOverBudget(Again(), lambda l: math.nan, lambda: 3.0).next([capped]) == "b"  # unknown: what it used

@@ -45,6 +45,9 @@ MAX_CONSECUTIVE_SKIPS = 50
 class SkipOverBudget:
     """Policy wrapper: never start a test predicted to take longer than the budget left.
 
+    A learner whose earlier test was stopped at its time limit (``capped``) is predicted to take at least
+    the seconds that test used.
+
     Parameters
     ----------
     policy : Policy
@@ -74,6 +77,9 @@ class SkipOverBudget:
             if learner is None:
                 return self._last_chance(history)
             predicted = float(self.expected(learner))
+            stopped = [o.seconds for o in history if o.learner == learner and getattr(o, "capped", False)]
+            if stopped:  # its test was stopped at its limit: it takes at least that long
+                predicted = max(stopped) if not math.isfinite(predicted) else max(predicted, max(stopped))
             left = float(self.left())
             if not (math.isfinite(predicted) and predicted > left):
                 return learner
