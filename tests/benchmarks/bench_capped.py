@@ -77,7 +77,10 @@ class CappedEnvironment:
         if math.isinf(self.cap):
             return math.inf
         p = self.policy
-        predicted = float(p.seconds[p.index[learner]]) * p._ratio()
+        j = p.index[learner]
+        predicted = float(p.seconds[j]) * p._ratio()
+        if self.cap < 0:  # --z: the cap is 10 ** (z x the runtime model's residual spread of this learner)
+            return max(10.0 ** (-self.cap * float(p.s.runtime_.sigma[j])) * predicted, self.floor)
         return max(self.cap * predicted, self.floor)
 
     def test(self, learner: str) -> Observation:
@@ -157,6 +160,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--meta", default="lcdb", choices=("broad", "lcdb", "oboe"))
     ap.add_argument("--caps", nargs="+", type=float, default=[math.inf, 20.0, 10.0, 5.0])
+    ap.add_argument("--z", nargs="*", type=float, default=[],
+                    help="also caps of 10 ** (z x sigma) x predicted, sigma the learner's runtime residual spread "
+                         "in log10 seconds (rows 'z=...')")
     ap.add_argument("--floor", type=float, default=1.0, help="no test is stopped before this many seconds")
     ap.add_argument("--every", type=int, default=1)
     ap.add_argument("--strategy", default="eiu:cap=inf", help="an ei-family spec without a cap of its own")
@@ -168,6 +174,7 @@ def main(argv=None) -> int:
     caps = sorted(set(args.caps), reverse=True)
     if math.inf not in caps:
         caps = [math.inf] + caps
+    caps += [-z for z in args.z if z > 0]  # encoded as negative caps
     res = run(args.meta, caps, every=args.every, floor=args.floor, spec=args.strategy, requeue=args.retry == "requeue")
     bound = res["bound"].sum()
     base = res["times"][math.inf]
@@ -179,7 +186,8 @@ def main(argv=None) -> int:
     for c in caps:
         t = res["times"][c]
         fin = np.isfinite(t)
-        print(f"| {'none' if math.isinf(c) else f'{c:g}'} | {t[fin].sum() / 3600:.3f} h | "
+        label = "none" if math.isinf(c) else (f"z={-c:g}" if c < 0 else f"{c:g}")
+        print(f"| {label} | {t[fin].sum() / 3600:.3f} h | "
               f"{t[fin].sum() / bound:.2f} | {np.median(t):.3g} s | {int((~fin).sum())} | {res['fired'][c]} | "
               f"{'' if math.isinf(c) else wtl(np.where(fin, t, 1e18), np.where(np.isfinite(base), base, 1e18))} |")
     return 0
