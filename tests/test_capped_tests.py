@@ -133,6 +133,8 @@ def test_capped_sequences_agree_between_the_fast_and_the_generic_path(spec, seed
     np.testing.assert_allclose(fast.seconds, generic.seconds, rtol=0, atol=1e-12)
     charges = generic.traces.charges
     assert charges is not None and np.isfinite(charges).sum() >= 2  # caps fired on this meta-data
+    assert fast.capped_tests == generic.capped_tests == np.isfinite(charges).sum()
+    assert generic.summary()["capped_tests"] == generic.capped_tests
     # a stopped learner comes back: some row tests a learner twice
     assert any(len(set(r[r >= 0])) < (r >= 0).sum() for r in generic.sequences)
 
@@ -176,6 +178,7 @@ def test_no_cap_is_the_strategy_as_before_and_bad_caps_are_refused():
     b = leave_one_dataset_out(parse_strategy("ei:cap=inf"), meta)
     np.testing.assert_array_equal(a.sequences, b.sequences)
     assert a.traces.charges is None and b.traces.charges is None
+    assert a.capped_tests == 0 and a.summary()["capped_tests"] == 0
     # eiu stops tests at 50 times their prediction unless told otherwise
     assert parse_strategy("eiu").cap == 50.0 and parse_strategy("eiu").default_name() == "eiu:h=0.7,p=0.75"
     assert parse_strategy("eiu:cap=inf").default_name() == "eiu:h=0.7,p=0.75,cap=inf"
@@ -204,3 +207,17 @@ def test_nested_tuning_with_one_p_is_leave_one_dataset_out(spec):
     np.testing.assert_array_equal(nested.result.sequences, plain.sequences)
     np.testing.assert_allclose(nested.mil, plain.mil, rtol=0, atol=1e-12)
     assert (nested.result.n_tests > 0).all()
+
+
+def test_a_benchmark_reports_how_many_tests_each_strategy_stopped():
+    from algorank.evaluation.meta.benchmark import benchmark_strategies
+
+    meta = _meta(0)
+    tm = TimeModel(overhead=0.3, scale=2.0)
+    suite = benchmark_strategies([parse_strategy("eiu:cap=1"), parse_strategy("eiu:cap=inf")], meta, time_model=tm)
+    capped, plain = suite.results
+    out = suite.to_dict()["strategies"]
+    assert out["eiu:cap=1"]["capped_tests"] == capped.capped_tests == np.isfinite(capped.traces.charges).sum() > 0
+    assert out["eiu:cap=inf"]["capped_tests"] == plain.capped_tests == 0
+    # a stopped test is a test: one more per stop than the learners each dataset tested
+    assert (capped.n_tests - plain.n_tests).sum() == capped.capped_tests

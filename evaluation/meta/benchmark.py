@@ -118,6 +118,7 @@ class BenchmarkSuite:
                     "mean_spearman": r.mean_spearman,
                     "n_datasets": len(r.datasets),
                     "worst_learner_baseline_datasets": int(sum(k == "worst-learner" for k in r.baseline_kind)),
+                    "capped_tests": r.capped_tests,
                     **({"per_dataset": dict(zip(r.datasets, r.mil.tolist()))} if per_dataset else {}),
                     **({"mean_loss_by_tests": r.mean_loss_by_tests().tolist()} if self.axis == "tests" else {}),
                 }

@@ -285,7 +285,14 @@ class BenchmarkResult(MilSummary):
             "worst_learner_baseline_datasets": int(sum(k == "worst-learner" for k in self.baseline_kind)),
             "path": self.path,
             "axis": self.axis,
+            "capped_tests": self.capped_tests,
         }
+
+    @property
+    def capped_tests(self) -> int:
+        """How many tests the strategy stopped at their time limit (each charged what it used)."""
+        charges = self.traces.charges
+        return 0 if charges is None else int(np.isfinite(charges).sum())
 
 
 def _prepare(strategy, tmin, tmax):
