@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from algorank.metadata.errors import InputError
-from algorank.recommender.kernel.trace import Observation, limit_of
+from algorank.recommender.kernel.trace import ForwardsLimit, Observation
 
 __all__ = ["MetaArrays", "meta_arrays", "SimulatedEnvironment", "SkipUnavailable", "TIME_KINDS", "require_times",
            "tests_axis"]
@@ -328,7 +328,7 @@ class SimulatedEnvironment:
         return Observation(learner=learner, accuracy=self._acc[learner], seconds=self._sec[learner])
 
 
-class SkipUnavailable:
+class SkipUnavailable(ForwardsLimit):
     """Wrap a policy so that learners outside ``available`` are skipped, not tested.
 
     The wrapped policy is told about each skipped learner as a failed observation
@@ -359,7 +359,3 @@ class SkipUnavailable:
                 Observation(learner=learner, accuracy=float("nan"), seconds=0.0, status="error",
                             message="no result on this dataset")
             )
-
-    def limit(self, learner: str) -> float:
-        """The wrapped policy's time limit for ``learner`` (``inf`` when it sets none)."""
-        return limit_of(self.policy, learner)

@@ -22,7 +22,7 @@ from typing import Protocol, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["Observation", "Trace", "Policy", "Environment", "run_policy", "limit_of", "encode", "pack"]
+__all__ = ["Observation", "Trace", "Policy", "Environment", "run_policy", "limit_of", "ForwardsLimit", "encode", "pack"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,15 @@ def limit_of(policy, learner: str) -> float:
     """The time limit ``policy`` gives the test of ``learner`` (``inf`` when it sets none)."""
     limit = getattr(policy, "limit", None)
     return math.inf if limit is None else float(limit(learner))
+
+
+class ForwardsLimit:
+    """Mixin of a policy wrapper that keeps the wrapped policy in ``policy``: the test of a learner it hands out
+    has the wrapped policy's time limit."""
+
+    def limit(self, learner: str) -> float:
+        """The wrapped policy's time limit for ``learner``'s test (``inf`` when it sets none)."""
+        return limit_of(self.policy, learner)
 
 
 def encode(trace: "Trace", index) -> tuple[list, list]:

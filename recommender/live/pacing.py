@@ -25,7 +25,7 @@ import threading
 import time
 from typing import Callable, Sequence
 
-from algorank.recommender.kernel.trace import Observation, limit_of
+from algorank.recommender.kernel.trace import ForwardsLimit, Observation
 from algorank.metadata.text import escape
 
 __all__ = ["SkipOverBudget", "UntilDeadline", "fit_within", "PLAN_BUDGET_SHARE", "SKIP_MESSAGE", "MAX_CONSECUTIVE_SKIPS"]
@@ -42,7 +42,7 @@ SKIP_MESSAGE = "not started: predicted to take longer than the budget left"
 MAX_CONSECUTIVE_SKIPS = 50
 
 
-class SkipOverBudget:
+class SkipOverBudget(ForwardsLimit):
     """Policy wrapper: never start a test predicted to take longer than the budget left.
 
     A learner whose earlier test was stopped at its time limit (``capped``) is predicted to take at least
@@ -90,10 +90,6 @@ class SkipOverBudget:
         logger.info("%d learners in a row predicted to take longer than the budget left: stopping",
                     MAX_CONSECUTIVE_SKIPS)
         return self._last_chance(history)
-
-    def limit(self, learner: str) -> float:
-        """The wrapped policy's time limit for ``learner``'s test (``inf`` when it sets none)."""
-        return limit_of(self.policy, learner)
 
     def _last_chance(self, history: Sequence):
         succeeded = any(o.status == "ok" and o.accuracy == o.accuracy for o in history)

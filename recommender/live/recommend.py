@@ -70,7 +70,7 @@ from algorank.recommender.live.similar import similar_datasets
 from algorank.recommender.live.timing import PhaseClock
 from algorank.recommender.kernel.environments import meta_arrays
 from algorank.recommender.kernel.time_model import TimeModel, live_model_for
-from algorank.recommender.kernel.trace import Observation, Trace, limit_of, run_policy
+from algorank.recommender.kernel.trace import ForwardsLimit, Observation, Trace, run_policy
 from algorank.metadata.checks import check_budget, check_folds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable
@@ -534,7 +534,7 @@ def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-class _SkipRankOnly:
+class _SkipRankOnly(ForwardsLimit):
     """Policy wrapper that never hands out a rank-only learner.
 
     The wrapped policy sees each skipped learner as a failed test of zero seconds (so it
@@ -552,12 +552,8 @@ class _SkipRankOnly:
                 return learner
             seen.append(Observation(learner, float("nan"), 0.0, "error", "rank-only learner: not run"))
 
-    def limit(self, learner: str) -> float:
-        """The wrapped policy's time limit for ``learner``'s test (``inf`` when it sets none)."""
-        return limit_of(self.policy, learner)
 
-
-class _Announcing:
+class _Announcing(ForwardsLimit):
     """Policy wrapper that reports each learner before it is tested."""
 
     def __init__(self, policy, hook: Callable) -> None:
@@ -568,7 +564,3 @@ class _Announcing:
         if learner is not None:
             self.hook(learner)
         return learner
-
-    def limit(self, learner: str) -> float:
-        """The wrapped policy's time limit for ``learner``'s test (``inf`` when it sets none)."""
-        return limit_of(self.policy, learner)
