@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import math
 import sys
 import time
 from pathlib import Path
@@ -75,7 +74,7 @@ def sequences(spec: str, meta, arrays, model, kind, rows, lo, hi, *, out: Path, 
         order, charges = cached_order(_file(folder, dataset), spec,
                              lambda: strategy.fit(meta.subset(datasets=[x for x in arrays.datasets if x != dataset])),
                              lambda: meta.dataset_info(dataset), arrays, dataset, force=force)
-        encoded[int(d)] = ([index[l] for l in order], [math.nan if c is None else float(c) for c in charges])
+        encoded[int(d)] = ([index[l] for l in order], charges)
         if k % 25 == 0:
             print(f"  {spec}: {k + 1}/{len(rows)} datasets, {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
     return pack(encoded, *arrays.shape)

@@ -117,20 +117,21 @@ def _folder(cache: Path, spec: str) -> Path:
 
 
 def cached_order(f: Path, spec: str, fit, info, arrays, dataset: str, *, force: bool = False) -> tuple[list, list]:
-    """The learner order of ``spec`` on ``dataset`` and the seconds charged for each capped test (None for the
+    """The learner order of ``spec`` on ``dataset`` and the seconds charged for each capped test (NaN for the
     others): read from the cache file ``f`` (unless ``force``), else run in simulation (``fit()``: the fitted
     strategy, ``info()``: what its policy knows of the dataset) and written to ``f`` atomically, so an
     interrupted run resumes."""
     if f.exists() and not force:
         got = json.loads(f.read_text())
-        return got["order"], got.get("charges", [None] * len(got["order"]))
+        charges = got.get("charges", [None] * len(got["order"]))
+        return got["order"], [math.nan if c is None else float(c) for c in charges]
     env = SimulatedEnvironment(arrays, dataset)
     trace = run_policy(SkipUnavailable(fit().policy(info()), env.available), env, dataset=dataset)
-    charges = [o.seconds if o.capped else None for o in trace.observations]
+    charges = [o.seconds if o.capped else None for o in trace.observations]  # JSON has no NaN: None
     tmp = f.with_suffix(".tmp")
     tmp.write_text(json.dumps({"dataset": dataset, "strategy": spec, "order": trace.learners, "charges": charges}))
     tmp.replace(f)
-    return trace.learners, charges
+    return trace.learners, [math.nan if c is None else c for c in charges]
 
 
 def sequences(spec, meta_train, arrays, rows, lo, hi, model, kind, *, cache: Path, loo: bool):
@@ -160,7 +161,7 @@ def sequences(spec, meta_train, arrays, rows, lo, hi, model, kind, *, cache: Pat
             return fitted_once
 
         order, charges = cached_order(f, spec, fit, lambda: arrays_info(meta_all, dataset), arrays, dataset)
-        encoded[int(d)] = ([index[l] for l in order], [math.nan if c is None else float(c) for c in charges])
+        encoded[int(d)] = ([index[l] for l in order], charges)
     return pack(encoded, *arrays.shape)
 
 
