@@ -77,6 +77,7 @@ from algorank.recommender.kernel.trace import Observation
 from algorank.metadata.checks import MAX_SECONDS, check_budget, check_seconds
 from algorank.metadata.errors import InputError
 from algorank.metadata.metric import METRICS, score_from_runs
+from algorank.metadata.text import escape
 
 __all__ = ["LiveEnvironment", "check_limit", "stop_fold_server"]
 
@@ -426,7 +427,7 @@ class LiveEnvironment:
         if seconds < 0.9 * limit:
             share = max(limit / self._folds(), self.min_timeout)
             message += f" (a fold ran past its {share:.3g} s share)"
-        logger.info("%s: %s%s", learner, message, f" ({detail})" if detail else "")
+        logger.info("%s: %s%s", escape(learner), message, f" ({escape(detail)})" if detail else "")
         return Observation(learner, float("nan"), seconds, "timeout", message, capped=True)
 
     def _test(self, learner: str, start: float, limit: float | None) -> Observation:
