@@ -76,6 +76,8 @@ def test_run_policy_hands_each_limit_to_the_environment_and_keeps_the_charges():
     np.testing.assert_array_equal(trace.seconds, [1.0, 2.0, 3.0, 10.0])
     assert [o.capped for o in trace.observations] == [False, True, False, False]
     assert limit_of(object(), "a") == math.inf
+    assert [r["capped"] for r in trace.to_records()] == [False, True, False, False]
+    assert trace.to_frame()["capped"].tolist() == [False, True, False, False]
     cols, charges = encode(trace, {"a": 0, "b": 1, "c": 2, "t": 3})
     assert cols == [0, 1, 2, 1] and charges[1] == 2.0 and np.isnan([charges[i] for i in (0, 2, 3)]).all()
     seq, ch = pack({0: (cols, charges)}, 2, 4)  # 4 tests of 4 learners: the width stays 4

@@ -160,7 +160,9 @@ class Trace:
         return max(ok, key=lambda o: o.accuracy)  # max keeps the first of equal keys
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per test: learner, accuracy, seconds, cumulative_seconds, status, message."""
+        """One row per test: learner, accuracy, seconds, cumulative_seconds, status, capped, message.
+
+        ``capped`` marks a test stopped at the policy's time limit (status ``timeout``, seconds = what it used)."""
         return pd.DataFrame(
             {
                 "learner": self.learners,
@@ -168,12 +170,13 @@ class Trace:
                 "seconds": self.seconds,
                 "cumulative_seconds": self.cumulative_seconds,
                 "status": [o.status for o in self.observations],
+                "capped": [bool(o.capped) for o in self.observations],
                 "message": [o.message for o in self.observations],
             }
         )
 
     def to_records(self) -> list[dict]:
-        """JSON-friendly list of {learner, accuracy, seconds, cumulative_seconds, status}."""
+        """JSON-friendly list of {learner, accuracy, seconds, cumulative_seconds, status, capped}."""
         cum = self.cumulative_seconds
         return [
             {
@@ -182,6 +185,7 @@ class Trace:
                 "seconds": o.seconds,
                 "cumulative_seconds": float(c),
                 "status": o.status,
+                "capped": bool(o.capped),
             }
             for o, c in zip(self.observations, cum)
         ]
