@@ -12,7 +12,7 @@ Strategies: every peer (``oboe``, ``oboe:design=greedy``, ``portfolio``, ``portf
 (the reference of W/T/L and the sign tests) and the oracle (its order, and the oracle bound of every
 metric as the last row).
 
-Two modes:
+Three modes:
 
 * **training** (default): leave-one-dataset-out on the datasets outside the frozen held-out split of
   ``--meta``; the held-out datasets are removed before anything is fitted.  Every value of every peer's
@@ -23,6 +23,12 @@ Two modes:
 * ``--heldout``: every strategy fitted once on the training part and scored on the frozen held-out split,
   the peers with the knobs in the training run's ``tuned.json`` (run the training mode first).  Record
   every such look in the README.
+* ``--test-meta FILE``: every strategy fitted once on all of ``--meta`` (as ``recommend`` is), the peers with
+  the knobs of the training run's ``tuned.json``, and scored on the datasets of FILE, a collection outside
+  every embedded set (``fresh_rdatasets.py`` builds one).  Results under ``results/field_<meta>_on_<stem>``.
+  Record every such look in the README too::
+
+    python tests/benchmarks/bench_field.py --meta broad --test-meta metadata/data/fresh_rdatasets.parquet
 
 ``--extra SPEC`` (repeatable) scores a candidate strategy beside the field with its knobs as given (a row of
 the table, its W/T/L against the default); ``--pooled SPEC`` then writes ``field_pooled_training.md``: the
@@ -324,20 +330,34 @@ def main(argv=None) -> int:
     ap.add_argument("--pooled-oboe", default="field_oboe_training", metavar="NAME",
                     help="--pooled: the results folder of OBOE's training table (e.g. the one of an --every 1 run "
                          "written with --out)")
+    ap.add_argument("--test-meta", type=Path, default=None, metavar="FILE",
+                    help="score on the datasets of this meta-data file, every strategy fitted once on all of --meta "
+                         "(the peers with the knobs of the training run's tuned.json): a fresh collection such as "
+                         "metadata/data/fresh_rdatasets.parquet (record the look)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
+    if args.test_meta is not None and args.heldout:
+        raise SystemExit("error: give either --heldout or --test-meta, not both")
     if args.pooled:
         text = pooled(args.pooled, args.eps, oboe=args.pooled_oboe, mode="heldout" if args.heldout else "training")
         print(text)
         return 0
-    mode = "heldout" if args.heldout else "training"
+    mode = "heldout" if args.heldout else ("fresh" if args.test_meta is not None else "training")
+    scored_elsewhere = mode != "training"  # fitted once, scored on datasets outside what was fitted on
+    if args.test_meta is not None:
+        mode = f"on_{args.test_meta.stem}"
     out = args.out or ROOT / "tests" / "benchmarks" / "results" / f"field_{args.meta}_{mode}"
     out.mkdir(parents=True, exist_ok=True)
     cache = ROOT / "tests" / "benchmarks" / "results" / ".cache" / f"field_{args.meta}_{mode}" / code_fingerprint()
     meta_all = load_meta(args.meta)
     held = list(heldout(args.meta))
     train = meta_all.exclude(datasets=held)
-    if args.heldout:
+    if args.test_meta is not None:  # fitted on all of --meta, as a user's recommend is
+        from algorank.evaluation.meta.scoring import join_test_meta
+
+        train = meta_all
+        meta_all, held = join_test_meta(train, [load_meta(str(args.test_meta))])
+    if scored_elsewhere:
         scored_meta = meta_all
         tuned_file = out.parent / f"field_{args.meta}_training" / "tuned.json"
         if not tuned_file.exists():
@@ -348,7 +368,7 @@ def main(argv=None) -> int:
     arrays, model, kind, words = time_model_arrays(scored_meta, time_model="live")
     lo, hi = _window(arrays, None, None)
     has = arrays.available.any(axis=1)
-    if args.heldout:
+    if scored_elsewhere:
         is_held = np.isin(np.asarray(arrays.datasets, dtype=object), held)
         rows = np.flatnonzero(has & is_held)
     else:
@@ -357,7 +377,7 @@ def main(argv=None) -> int:
 
     def run(spec):
         t0 = _cpu()
-        seq, charges = sequences(spec, train, arrays, rows, lo, hi, model, kind, cache=cache, loo=not args.heldout)
+        seq, charges = sequences(spec, train, arrays, rows, lo, hi, model, kind, cache=cache, loo=not scored_elsewhere)
         res = _score(parse_strategy(spec), arrays, seq, rows, lo, hi, spec, "loo", axis="time", charges=charges)
         runtime.append({"strategy": spec, "cpu_s": round(_cpu() - t0, 2)})
         print(f"{args.meta} {mode} {spec}: {runtime[-1]['cpu_s']} CPU s", file=sys.stderr, flush=True)
@@ -368,7 +388,7 @@ def main(argv=None) -> int:
     chosen = {}
     for peer, (knob, grid) in KNOBS.items():
         values = tuple(dict.fromkeys(f"{hi:g}" if v == "WINDOW" else v for v in grid))  # the window may be 10 or 60
-        if args.heldout:
+        if scored_elsewhere:
             spec = tuned[peer]
             results.append(run(spec))
             continue
@@ -385,7 +405,7 @@ def main(argv=None) -> int:
     for spec in OURS:
         results.append(run(f"ar:p={TUNED_P[args.meta]}" if spec == "ar:tuned" else spec))
     results.append(run("oracle"))
-    if not args.heldout:
+    if not scored_elsewhere:
         (out / "tuned.json").write_text(json.dumps(chosen, indent=1) + "\n")
         pd.DataFrame(knob_rows).to_csv(out / "knobs.csv", index=False)
     names = [r.strategy for r in results]
@@ -414,8 +434,11 @@ def main(argv=None) -> int:
     frame.to_csv(out / "field.csv", index=False)
     report.per_dataset_table().to_csv(out / "per_dataset.csv", index=False)
     pd.DataFrame(runtime).to_csv(out / "runtime.csv", index=False)
-    n_all = int(has.sum()) if not args.heldout else len(rows)
-    label = (f"frozen held-out split ({len(rows)} datasets, fitted on the {len(meta_all.datasets) - len(held)} "
+    n_all = int(has.sum()) if not scored_elsewhere else len(rows)
+    label = (f"fresh collection {args.test_meta.stem} ({len(rows)} datasets, every strategy fitted on all "
+             f"{len(train.datasets)} datasets of {args.meta}, peers' knobs tuned on its training part)"
+             if args.test_meta is not None else
+             f"frozen held-out split ({len(rows)} datasets, fitted on the {len(meta_all.datasets) - len(held)} "
              f"training datasets, peers' knobs tuned on the training part)" if args.heldout else
              f"training part, in-sample for any tuning ({len(rows)} of {n_all} training datasets scored, "
              f"leave-one-dataset-out within the training part{'' if args.every == 1 else f', every {args.every}th'})")
