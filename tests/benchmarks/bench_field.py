@@ -42,6 +42,7 @@ dataset-bootstrap intervals (it reads the three training tables' ``per_dataset.c
     python tests/benchmarks/bench_field.py --meta oboe --every 1 --extra eiu \\
         --out tests/benchmarks/results/field_oboe_training_all          # all 313 (about 20 CPU minutes)
     python tests/benchmarks/bench_field.py --pooled eiu --pooled-oboe field_oboe_training_all
+    python tests/benchmarks/bench_field.py --pooled eiu --heldout --pooled-also field_broad_on_fresh_rdatasets
 
 Per strategy and dataset the learner order is cached (``results/.cache/field_<meta>_<mode>/<code>/<strategy>/<hash>.json``,
 gitignored; ``<code>`` is a hash of the package's code and embedded meta-data, so a change of either computes
@@ -263,26 +264,34 @@ def bootstrap_sums(spec: str, files: dict, *, draws: int = 10_000, seed: int = 0
     return out
 
 
-def pooled(spec: str, eps: float = 1.0, *, oboe: str = "field_oboe_training", mode: str = "training") -> str:
+def pooled(spec: str, eps: float = 1.0, *, oboe: str = "field_oboe_training", mode: str = "training",
+           also: tuple = ()) -> str:
     """Sign tests of ``spec``'s time to ``eps`` against every other strategy of the field tables of broad, LCDB
     and OBOE (``mode``: ``training`` or ``heldout``), per set and on their datasets pooled (ties: within 5 % or
-    0.05 s, as ``benchmark``'s W/T/L).  ``oboe`` names OBOE's training results folder.  Writes
-    ``field_pooled_<mode>.md`` (``..._<oboe folder's suffix>.md`` for another training folder) next to the
-    tables."""
+    0.05 s, as ``benchmark``'s W/T/L).  ``oboe`` names OBOE's training results folder; ``also`` adds the tables
+    of ``--test-meta`` runs (their results folders, ``field_<meta>_on_<stem>``) as sets named ``<stem>``.
+    Writes ``field_pooled_<mode>.md`` (``..._<oboe folder's suffix>.md`` for another training folder,
+    ``..._with_<stems>.md`` with ``also``) next to the tables."""
     from scipy.stats import binomtest
 
     results = ROOT / "tests" / "benchmarks" / "results"
+    tables = {meta: (meta, oboe if meta == "oboe" and mode == "training" else f"field_{meta}_{mode}")
+              for meta in ("broad", "lcdb", "oboe")}
+    for folder in also:
+        fitted_on, _, stem = folder.removeprefix("field_").partition("_on_")
+        if not stem:
+            raise SystemExit(f"error: {folder!r} is not the results folder of a --test-meta run (field_<meta>_on_<stem>)")
+        tables[stem] = (fitted_on, folder)
     frames = []
-    for meta in ("broad", "lcdb", "oboe"):
-        folder = oboe if meta == "oboe" and mode == "training" else f"field_{meta}_{mode}"
+    for name, (meta, folder) in tables.items():
         f = results / folder / "per_dataset.csv"
         if not f.exists():
             raise SystemExit(f"error: run the {mode} mode of {meta} with --extra {spec} first ({f} is missing)")
         d = pd.read_csv(f, dtype={"dataset": str})
         d = d[~d["strategy"].isin(["oracle", "oracle bound"])]
         d["strategy"] = [s if s == spec else _family(s, meta) for s in d["strategy"]]
-        d["dataset"] = meta + ":" + d["dataset"]
-        d["set"] = meta
+        d["dataset"] = name + ":" + d["dataset"]
+        d["set"] = name
         frames.append(d)
     data = pd.concat(frames)
     table = data.pivot(index="dataset", columns="strategy", values="time_to_eps")
@@ -291,25 +300,27 @@ def pooled(spec: str, eps: float = 1.0, *, oboe: str = "field_oboe_training", mo
         raise SystemExit(f"error: {spec} is not in every {mode} table (run each with --extra {spec})")
     where = ("training parts (leave-one-dataset-out)" if mode == "training"
              else "frozen held-out splits (fitted on the training parts)")
+    if also:
+        where += " and " + ", ".join(f"the {n} collection" for n in list(tables)[3:])
     lines = [f"**{spec} against every other strategy, time to {eps:g} point, {where}: "
              f"wins/ties/losses of {spec} and the sign-test p**", "",
-             "| strategy | broad | lcdb | oboe | pooled | pooled sign p |", "|---|---|---|---|---|---|"]
+             "| strategy | " + " | ".join(tables) + " | pooled | pooled sign p |",
+             "|---|" + "---|" * (len(tables) + 2)]
     for other in sorted(c for c in table.columns if c != spec):
         x, y = table[spec], table[other]
         tie = (x - y).abs() <= np.maximum(0.05, 0.05 * np.minimum(x, y))
         cells = []
-        for part in ("broad", "lcdb", "oboe", None):
+        for part in (*tables, None):
             rows = (sets == part) if part else np.ones(len(x), dtype=bool)
             ok = rows & x.notna() & y.notna()
             w, t, l = int((ok & ~tie & (x < y)).sum()), int((ok & tie).sum()), int((ok & ~tie & (x > y)).sum())
             cells.append(f"{w}/{t}/{l}")
         p = binomtest(w, w + l).pvalue if w + l else 1.0
         lines.append(f"| {other} | " + " | ".join(cells) + f" | {p:.2g} |")
-    lines += ["", *bootstrap_sums(spec, {m: results / (oboe if m == "oboe" and mode == "training"
-                                                    else f"field_{m}_{mode}") / "per_dataset.csv"
-                                          for m in ("broad", "lcdb", "oboe")})]
+    lines += ["", *bootstrap_sums(spec, {n: results / folder / "per_dataset.csv" for n, (_, folder) in tables.items()})]
     text = "\n".join(lines) + "\n"
     suffix = oboe.removeprefix("field_oboe_training") if mode == "training" else ""
+    suffix += "_with_" + "_".join(list(tables)[3:]) if also else ""
     (results / f"field_pooled_{mode}{suffix}.md").write_text(text, encoding="utf-8")
     return text
 
@@ -334,12 +345,16 @@ def main(argv=None) -> int:
                     help="score on the datasets of this meta-data file, every strategy fitted once on all of --meta "
                          "(the peers with the knobs of the training run's tuned.json): a fresh collection such as "
                          "metadata/data/fresh_rdatasets.parquet (record the look)")
+    ap.add_argument("--pooled-also", action="append", default=[], metavar="FOLDER",
+                    help="--pooled: also pool the table of a --test-meta run (its results folder, e.g. "
+                         "field_broad_on_fresh_rdatasets); repeatable")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     if args.test_meta is not None and args.heldout:
         raise SystemExit("error: give either --heldout or --test-meta, not both")
     if args.pooled:
-        text = pooled(args.pooled, args.eps, oboe=args.pooled_oboe, mode="heldout" if args.heldout else "training")
+        text = pooled(args.pooled, args.eps, oboe=args.pooled_oboe, mode="heldout" if args.heldout else "training",
+                      also=tuple(args.pooled_also))
         print(text)
         return 0
     mode = "heldout" if args.heldout else ("fresh" if args.test_meta is not None else "training")
