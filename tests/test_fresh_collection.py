@@ -50,6 +50,7 @@ def test_the_committed_collection_is_the_rule_built_and_outside_every_embedded_s
         pytest.skip(f"the {collection} collection is not assembled")
     record = json.loads(assembled.with_suffix(".json").read_text())
     assert record["sha256"] == file_sha256(assembled)
+    assert record["reserve"] is (collection == "reserve")  # bench_field refuses to score a reserve unasked
     meta = load_meta(str(assembled))
     ids = set(meta.dataset_ids)
     assert ids == {fresh.dataset_id(p, t) for p, t, _ in tasks} - set(record["missing"])

