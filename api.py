@@ -35,8 +35,7 @@ __all__ = ["load_meta", "info", "rank", "recommend", "evaluate", "benchmark", "t
 
 
 def load_meta(source=None, *, default: str = DEFAULT_META) -> MetaDataset:
-    """Load meta-data: an embedded set's name (``"broad"``, ``"uci"``, ``"lcdb"``, ``"oboe"``,
-    ``"rdatasets"``), a file, a MetaDataset, or a list of these.
+    """Load meta-data: an embedded set's name (``"broad"``, ``"uci"``, ``"lcdb"``, ``"oboe"``, ``"rdatasets"``), a file, a MetaDataset, or a list of these.
 
     Parameters
     ----------
