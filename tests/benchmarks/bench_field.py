@@ -277,11 +277,13 @@ def pooled(spec: str, eps: float = 1.0, *, oboe: str = "field_oboe_training", mo
     results = ROOT / "tests" / "benchmarks" / "results"
     tables = {meta: (meta, oboe if meta == "oboe" and mode == "training" else f"field_{meta}_{mode}")
               for meta in ("broad", "lcdb", "oboe")}
+    added = []
     for folder in also:
         fitted_on, _, stem = folder.removeprefix("field_").partition("_on_")
         if not stem:
             raise SystemExit(f"error: {folder!r} is not the results folder of a --test-meta run (field_<meta>_on_<stem>)")
         tables[stem] = (fitted_on, folder)
+        added.append(stem)
     frames = []
     for name, (meta, folder) in tables.items():
         f = results / folder / "per_dataset.csv"
@@ -300,8 +302,8 @@ def pooled(spec: str, eps: float = 1.0, *, oboe: str = "field_oboe_training", mo
         raise SystemExit(f"error: {spec} is not in every {mode} table (run each with --extra {spec})")
     where = ("training parts (leave-one-dataset-out)" if mode == "training"
              else "frozen held-out splits (fitted on the training parts)")
-    if also:
-        where += " and " + ", ".join(f"the {n} collection" for n in list(tables)[3:])
+    if added:
+        where += " and " + ", ".join(f"the {n} collection" for n in added)
     lines = [f"**{spec} against every other strategy, time to {eps:g} point, {where}: "
              f"wins/ties/losses of {spec} and the sign-test p**", "",
              "| strategy | " + " | ".join(tables) + " | pooled | pooled sign p |",
@@ -320,7 +322,7 @@ def pooled(spec: str, eps: float = 1.0, *, oboe: str = "field_oboe_training", mo
     lines += ["", *bootstrap_sums(spec, {n: results / folder / "per_dataset.csv" for n, (_, folder) in tables.items()})]
     text = "\n".join(lines) + "\n"
     suffix = oboe.removeprefix("field_oboe_training") if mode == "training" else ""
-    suffix += "_with_" + "_".join(list(tables)[3:]) if also else ""
+    suffix += "_with_" + "_".join(added) if added else ""
     (results / f"field_pooled_{mode}{suffix}.md").write_text(text, encoding="utf-8")
     return text
 
@@ -365,10 +367,8 @@ def main(argv=None) -> int:
                       also=tuple(args.pooled_also))
         print(text)
         return 0
-    mode = "heldout" if args.heldout else ("fresh" if args.test_meta is not None else "training")
-    scored_elsewhere = mode != "training"  # fitted once, scored on datasets outside what was fitted on
-    if args.test_meta is not None:
-        mode = f"on_{args.test_meta.stem}"
+    scored_elsewhere = args.heldout or args.test_meta is not None  # fitted once, scored on datasets not fitted on
+    mode = "heldout" if args.heldout else (f"on_{args.test_meta.stem}" if args.test_meta is not None else "training")
     out = args.out or ROOT / "tests" / "benchmarks" / "results" / f"field_{args.meta}_{mode}"
     out.mkdir(parents=True, exist_ok=True)
     cache = ROOT / "tests" / "benchmarks" / "results" / ".cache" / f"field_{args.meta}_{mode}" / code_fingerprint()
