@@ -32,8 +32,18 @@ and re-plans after every test:
    (at least :data:`CAP_FLOOR`) is stopped and costs what it used; the learner is tested again, without a
    limit, once every other learner has been tested.  A runtime model that predicts a second for a test
    that takes hours then loses ``cap`` seconds, not hours.
+6. **Screened tests** (``screen``, off by default): once a learner has been tested, every later test
+   stops after its first fold when that fold's accuracy is below the best accuracy so far minus
+   ``screen`` binomial standard errors of one fold (``sqrt(b (1 - b) folds / rows)``, ``b`` the best
+   accuracy, ``folds`` the live test's, ``rows`` the dataset's): racing over folds, as F-race and SMAC's
+   intensification race configurations over instances.  A learner whose mean is below the best so far
+   cannot be the first near-best one, so a correct stop loses nothing; a wrong one is undone because a
+   screened learner, like a capped one, is tested again in full once every other learner has been.  It
+   costs that fold and the test's overhead and conditions nothing.  It needs an environment that can stop
+   a test after its first fold: the simulation of meta-data with several runs per cell (broad, LCDB,
+   the evaluator-built sets; not OBOE, which records one mean per cell).  Live tests run every fold.
 
-Spec: ``ei`` or ``ei:h=1,p=1,shrink=0.1,stop=0,eps=0.01,acq=ei,landmarks=yes,growth=yes,cap=inf`` (+
+Spec: ``ei`` or ``ei:h=1,p=1,shrink=0.1,stop=0,eps=0.01,acq=ei,landmarks=yes,growth=yes,cap=inf,screen=inf`` (+
 ``overhead=``/``scale=`` of the live time model).  References: OBOE (Yang et al., KDD 2019) and TensorOboe (low-rank completion plus
 runtime models under a time budget); Fusi, Sheth and Elibol (NeurIPS 2018, probabilistic matrix
 factorisation with expected improvement); auto-sklearn 1.0's meta-feature similarity; A3R
@@ -121,6 +131,9 @@ class ConditionedStrategy(StrategyBase):
         Stop a test still running at ``cap`` times its predicted seconds (the point prediction times the
         live ratio, at least :data:`CAP_FLOOR` seconds); a stopped learner is tested again, without a limit,
         once every other learner has been tested (``inf``, the default: no limit).
+    screen : float
+        Stop a test after its first fold when that fold scores more than ``screen`` standard errors below the
+        best accuracy so far (module docstring, point 6); ``inf``, the default: never.
     name : str, optional
         Display name (default: the spec).
     """
@@ -141,9 +154,10 @@ class ConditionedStrategy(StrategyBase):
     def __init__(self, *, h: float = 1.0, p: float = 1.0, shrink: float = 0.1, stop: float = 0.0, eps: float = 0.01,
                  time_kind: str = "fit_time", time_overhead: float = 0.0, time_scale: float = 1.0,
                  landmarks: bool = True, growth: bool = True, acq: str = "ei", draws: int = 512, seed: int = 0,
-                 cap: float = math.inf, name: str | None = None) -> None:
+                 cap: float = math.inf, screen: float = math.inf, name: str | None = None) -> None:
         for key, value, ok in (("h", h, h > 0), ("p", p, 0 <= p <= 2), ("shrink", shrink, 0 <= shrink <= 1),
-                               ("stop", stop, 0 <= stop < 1), ("eps", eps, 0 <= eps < 1), ("cap", cap, cap >= 1)):
+                               ("stop", stop, 0 <= stop < 1), ("eps", eps, 0 <= eps < 1), ("cap", cap, cap >= 1),
+                               ("screen", screen, screen >= 0)):
             if not (isinstance(value, (int, float)) and ok):
                 raise InputError(f"strategy 'ei': {key} out of range; got {value!r}")
         self.h, self.p, self.shrink, self.stop, self.eps = float(h), float(p), float(shrink), float(stop), float(eps)
@@ -157,6 +171,7 @@ class ConditionedStrategy(StrategyBase):
             raise InputError(f"strategy 'ei': draws must be an integer in [16, 100000]; got {draws!r}")
         self.acq, self.draws, self.seed = acq, int(draws), int(seed)
         self.cap = float(cap)
+        self.screen = float(screen)
         self._name = name
 
     def default_name(self) -> str:
@@ -179,6 +194,8 @@ class ConditionedStrategy(StrategyBase):
                 parts.append(f"seed={self.seed}")
         if self.cap != self.default_cap:
             parts.append(f"cap={self.cap:g}")
+        if math.isfinite(self.screen):
+            parts.append(f"screen={self.screen:g}")
         return "ei:" + ",".join(parts) + time_model_spec(self.time_model)
 
     def __repr__(self) -> str:
@@ -190,7 +207,8 @@ class ConditionedStrategy(StrategyBase):
         return ConditionedStrategy(h=self.h, p=self.p, shrink=self.shrink, stop=self.stop, eps=self.eps,
                                    time_kind=time_kind or self.time_kind, time_overhead=time_overhead,
                                    time_scale=time_scale, landmarks=self.landmarks, growth=self.growth,
-                                   acq=self.acq, draws=self.draws, seed=self.seed, cap=self.cap, name=self.name)
+                                   acq=self.acq, draws=self.draws, seed=self.seed, cap=self.cap,
+                                   screen=self.screen, name=self.name)
 
     # ------------------------------------------------------------------ fit
     def fit(self, meta) -> "ConditionedStrategy":
@@ -319,7 +337,7 @@ class ConditionedStrategy(StrategyBase):
         maj = _majority(info, self.majority_)
         seen, values = self._landmark_obs(info, maj)
         return info, {"mu": mu, "cov": cov, "fail": self.accuracy_.fail_probability(w)[: len(self.learners_)],
-                      "majority": maj, "given": (seen, values)}
+                      "majority": maj, "given": (seen, values), "rows": _rows(info)}
 
     def policy(self, dataset_info: Mapping | None = None) -> "EIPolicy":
         """The adaptive policy for one new dataset."""
@@ -354,8 +372,9 @@ class EIPolicy:
     """
 
     def __init__(self, strategy: ConditionedStrategy, *, mu, cov, fail, seconds, majority: float,
-                 given=((), ())) -> None:
+                 given=((), ()), rows: float = math.nan) -> None:
         self.s = strategy
+        self.rows = float(rows)
         self.given = (list(given[0]), list(given[1]))
         self.mu, self.cov, self.fail, self.seconds = mu, cov, fail, seconds
         self.majority = majority
@@ -515,6 +534,21 @@ class EIPolicy:
             return math.inf
         return max(self.s.cap * float(self.seconds[j]) * self._ratio(), CAP_FLOOR)
 
+    def screen(self, learner: str) -> float | None:
+        """The accuracy the first fold of ``learner``'s test must reach for the test to go on: the best accuracy
+        found so far minus ``screen`` binomial standard errors of one fold (module docstring, point 6); None
+        without ``screen``, before any learner has a result, when the dataset's rows are unknown, and for a
+        learner whose test was stopped before (tested again in full)."""
+        j = self.index.get(learner)
+        found = [v for k, v in zip(self._seen, self._values) if k < len(self.s.learners_)]
+        if (not math.isfinite(self.s.screen) or j is None or j in self._capped or not found
+                or not (self.rows >= 2)):
+            return None
+        best = float(from_gain(max(found), self.majority))
+        b = min(max(best, 1e-3), 1.0 - 1e-3)
+        folds = max(self.s.time_model.scale, 2.0)
+        return best - self.s.screen * math.sqrt(b * (1.0 - b) * folds / self.rows)
+
     def next(self, history: Sequence) -> str | None:
         score, mean, sd, best = self.scores(history)
         self.last_scores_ = score  # what the choice below was made on (explanations read it)
@@ -576,6 +610,15 @@ def _gain(acc: float, majority: float) -> float:
     return (acc - maj) / (1.0 - maj) if math.isfinite(maj) and maj < 1.0 else acc
 
 
+def _rows(info: Mapping) -> float:
+    """The dataset's rows from its information (NaN when unknown)."""
+    try:
+        rows = float(info.get("n_instances", math.nan))
+    except (TypeError, ValueError):
+        return math.nan
+    return rows if math.isfinite(rows) and rows > 0 else math.nan
+
+
 def _majority(info: Mapping, fallback: float) -> float:
     """The score before any test: ``score_baseline`` (a metric other than accuracy), else the majority fraction."""
     try:
@@ -600,7 +643,7 @@ def _attempted(meta, datasets, learners) -> np.ndarray:
 
 def from_spec(params: dict, random_state=None, name: str | None = None) -> ConditionedStrategy:
     """Build from spec parameters (``h``, ``p``, ``shrink``, ``stop``, ``eps``, ``acq``, ``draws``, ``seed``,
-    ``cap``, ``landmarks``, ``growth``, ``overhead``, ``scale``); ``seed`` defaults to an integer ``random_state``."""
+    ``cap``, ``screen``, ``landmarks``, ``growth``, ``overhead``, ``scale``); ``seed`` defaults to an integer ``random_state``."""
     from algorank.recommender.spec import parse_p, pop_number, pop_time_model
 
     h_raw = params.pop("h", None)
@@ -622,7 +665,12 @@ def from_spec(params: dict, random_state=None, name: str | None = None) -> Condi
     if cap is None:
         cap = pop_number({"cap": cap_raw}, "cap", None, strategy="ei", rule="a number >= 1, inf or none",
                          valid=lambda v: v >= 1)
-    flags = {"acq": acq, "draws": draws, "seed": seed, "cap": cap}
+    screen_raw = params.pop("screen", None)
+    screen = math.inf if screen_raw is None or str(screen_raw).strip().lower() in ("inf", "none") else None
+    if screen is None:
+        screen = pop_number({"screen": screen_raw}, "screen", None, strategy="ei", rule="a number >= 0, inf or none",
+                            valid=lambda v: v >= 0)
+    flags = {"acq": acq, "draws": draws, "seed": seed, "cap": cap, "screen": screen}
     for key in ("landmarks", "growth"):
         value = str(params.pop(key, "yes")).strip().lower()
         if value not in ("yes", "no"):

@@ -91,7 +91,8 @@ class ExpectedTimeStrategy(ConditionedStrategy):
         return ExpectedTimeStrategy(kappa=self.kappa, h=self.h, p=self.p, shrink=self.shrink, stop=self.stop,
                                     eps=self.eps, time_kind=time_kind or self.time_kind, time_overhead=time_overhead,
                                     time_scale=time_scale, landmarks=self.landmarks, growth=self.growth,
-                                    acq=self.acq, draws=self.draws, seed=self.seed, cap=self.cap, name=self.name)
+                                    acq=self.acq, draws=self.draws, seed=self.seed, cap=self.cap,
+                                    screen=self.screen, name=self.name)
 
     def fit(self, meta) -> "ExpectedTimeStrategy":
         """Fit ``ei``'s models, and keep the prior datasets' sizes to average unknown ones over."""
@@ -165,4 +166,5 @@ def from_spec(params: dict, random_state=None, name: str | None = None) -> Expec
     return ExpectedTimeStrategy(kappa=kappa, h=ei.h, p=ei.p, shrink=ei.shrink, stop=ei.stop, eps=ei.eps,
                                 time_kind=ei.time_kind, time_overhead=ei.time_model.overhead,
                                 time_scale=ei.time_model.scale, landmarks=ei.landmarks, growth=ei.growth,
-                                acq=ei.acq, draws=ei.draws, seed=ei.seed, cap=ei.cap, name=name)
+                                acq=ei.acq, draws=ei.draws, seed=ei.seed, cap=ei.cap,
+                                screen=ei.screen, name=name)

@@ -41,7 +41,8 @@ the cost exponent ``p = 0.75`` (``ei``: 1, expected improvement per second).  Th
 intervals are those of the mean model (``ei``'s).
 
 Spec: ``eiu`` or ``eiu:vshrink=0,floor=0,kappa=0.5,h=0.7,p=0.75,cap=50`` (``cap=inf``: no limit) plus any
-other of ``ei``'s parameters (``shrink``, ``stop``, ``eps``, ``acq``, ``landmarks``, ``growth``, ``overhead``, ``scale``);
+other of ``ei``'s parameters (``shrink``, ``stop``, ``eps``, ``acq``, ``screen``, ``landmarks``, ``growth``, ``overhead``,
+``scale``);
 ``floor=none`` conditions on every result, as ``ei`` does.
 
 What was tuned on what: everything here was chosen by leave-one-dataset-out on the training parts
@@ -125,7 +126,8 @@ class UnexplainedStrategy(ConditionedStrategy):
                                    shrink=self.shrink, stop=self.stop, eps=self.eps,
                                    time_kind=time_kind or self.time_kind, time_overhead=time_overhead,
                                    time_scale=time_scale, landmarks=self.landmarks, growth=self.growth,
-                                   acq=self.acq, draws=self.draws, seed=self.seed, cap=self.cap, name=self.name)
+                                   acq=self.acq, draws=self.draws, seed=self.seed, cap=self.cap,
+                                   screen=self.screen, name=self.name)
 
     def policy(self, dataset_info: Mapping | None = None) -> "UnexplainedPolicy":
         """The adaptive policy for one new dataset."""
@@ -197,7 +199,7 @@ class UnexplainedPolicy(EIPolicy):
 
 def from_spec(params: dict, random_state=None, name: str | None = None) -> UnexplainedStrategy:
     """Build from spec parameters ``vshrink``, ``floor`` (a number or ``none``), ``kappa`` and ``ei``'s
-    (``h``, ``p``, ``shrink``, ``stop``, ``eps``, ``acq``, ``draws``, ``seed``, ``cap``, ``landmarks``, ``growth``,
+    (``h``, ``p``, ``shrink``, ``stop``, ``eps``, ``acq``, ``draws``, ``seed``, ``cap``, ``screen``, ``landmarks``, ``growth``,
     ``overhead``, ``scale``)."""
     from algorank.recommender.ei import from_spec as ei_from_spec
     from algorank.recommender.spec import pop_number
@@ -220,4 +222,4 @@ def from_spec(params: dict, random_state=None, name: str | None = None) -> Unexp
                                stop=ei.stop, eps=ei.eps, time_kind=ei.time_kind,
                                time_overhead=ei.time_model.overhead, time_scale=ei.time_model.scale,
                                landmarks=ei.landmarks, growth=ei.growth, acq=ei.acq, draws=ei.draws, seed=ei.seed,
-                               cap=ei.cap, name=name)
+                               cap=ei.cap, screen=ei.screen, name=name)

@@ -36,6 +36,12 @@ worker) with no such overhead, and exceptions (including ``MemoryError``) are st
 as ``error``.  Run sequentially, a learner whose fold timed out is abandoned: its remaining
 folds of that repetition are recorded as ``timeout`` ("not run: ...") without being started.
 
+First-fold screen.  ``evaluate(..., screen={learner: bar})`` runs the first fold of the first
+repetition of each screened learner before any other of its folds; when that fold's accuracy is
+below the learner's bar, the learner's other folds are recorded as ``timeout`` (not run, message
+:data:`NOT_RUN_SCREENED`) without being started, and never stored (they depend on the bar).  The
+adaptive strategies' ``screen=`` rule (:mod:`algorank.recommender.ei`) asks for it.
+
 Deadline.  ``evaluate(..., deadline=t)`` bounds a whole evaluation in wall-clock time
 (the live loop's budget): a fold not started by ``t`` is recorded as ``timeout`` (not
 run), and a timed fold is killed at ``t`` even if its own timeout is longer.
@@ -82,9 +88,13 @@ from algorank.evaluation.cv.resampling import SCHEMES, Resampler, Split, make_re
 from algorank.evaluation.cv.store import FoldRecord, FoldStore, config_key
 
 __all__ = ["Evaluator", "EvaluationResult", "evaluate_fold", "DEFAULT_REPEATS", "write_runs", "start_fold_server",
-           "NOT_RUN_DEADLINE"]
+           "NOT_RUN_DEADLINE", "NOT_RUN_SCREENED"]
 
 logger = logging.getLogger(__name__)
+
+#: Message of the folds a first-fold screen did not run (``evaluate(..., screen=...)``).
+NOT_RUN_SCREENED = "not run: the first fold scored below its bar"
+_NOT_RUN_TIMED_OUT = "not run: an earlier fold of this learner timed out"
 
 #: Repetitions of each scheme under ``stop="fixed"`` when ``repeats`` is not given.
 DEFAULT_REPEATS = {"cv": 1, "5x2": 5, "holdout": 1, "loo": 1, "bootstrap": 10}
@@ -357,7 +367,7 @@ class Evaluator:
 
     # ------------------------------------------------------------------
     def evaluate(self, dataset: LoadedDataset, learners: Sequence[str], *, deadline: float | None = None,
-                 report_failures: bool = True) -> EvaluationResult:
+                 report_failures: bool = True, screen=None) -> EvaluationResult:
         """Evaluate ``learners`` on ``dataset``.
 
         Parameters
@@ -374,6 +384,10 @@ class Evaluator:
         report_failures : bool, default True
             Log one warning naming the learners that failed.  False when the caller reports
             each failure itself (a live test's observation).
+        screen : mapping, optional
+            learner id (as given in ``learners``) -> accuracy bar: that learner's first fold runs
+            first, and when it scores below the bar its other folds are not run (module
+            docstring, "First-fold screen").
 
         Raises
         ------
@@ -387,6 +401,13 @@ class Evaluator:
             raise InputError("learners must be a non-empty list of learner ids")
         recipes = [resolve_learner(lid, allow_modules=self.allow_modules) for lid in learners]
         ids = [r.id for r in recipes]
+        bars = {}
+        for lid, r in zip(learners, recipes):
+            bar = (screen or {}).get(lid)
+            if bar is not None:
+                if isinstance(bar, bool) or not isinstance(bar, (int, float, np.floating)) or math.isnan(bar):
+                    raise InputError(f"screen: the bar of {lid!r} must be a number; got {bar!r}")
+                bars[r.id] = float(bar)
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup:
             raise InputError(f"learners must be distinct; repeated: {', '.join(dup)}")
@@ -408,7 +429,7 @@ class Evaluator:
         try:
             if store is not None:
                 store.register(key, {"dataset": dataset.source, **self.config()})
-            records, states = self._run(dataset, recipes, resampler, y, n_classes, store, key, deadline)
+            records, states = self._run(dataset, recipes, resampler, y, n_classes, store, key, deadline, bars)
         finally:
             if own_store and store is not None:
                 store.close()
@@ -422,7 +443,7 @@ class Evaluator:
             return self.store, False
         return FoldStore(self.store), True
 
-    def _run(self, dataset, recipes, resampler: Resampler, y, n_classes, store, key, deadline=None):
+    def _run(self, dataset, recipes, resampler: Resampler, y, n_classes, store, key, deadline=None, bars=None):
         X, nominal, _ = encode_dataset(dataset)
         records: dict[str, dict] = {r.id: (store.get(key, r.id) if store is not None else {}) for r in recipes}
         states = {r.id: {"rule": self._new_rule(), "active": True, "reason": "", "failed": None}
@@ -441,11 +462,16 @@ class Evaluator:
             while any(s["active"] for s in states.values()):
                 splits = resampler.repetition(repeat, y)
                 active = [r for r in recipes if states[r.id]["active"]]
+                if bars and repeat == 0:  # a screened learner's first fold already in the store may end it now
+                    self._screen(bars, records, splits, [r for r in active if (0, splits[0].fold) in records[r.id]])
                 todo = [(r, s) for r in active for s in splits if (repeat, s.fold) not in records[r.id]]
                 bar.total += len(active) * len(splits)
                 bar.update(len(active) * len(splits) - len(todo))
                 while todo:
-                    for rec, fresh in self._execute(todo, X, y, n_classes, nominal, bootstrap, deadline, claims,
+                    batch = todo
+                    if bars and repeat == 0:  # a screened learner's first fold runs first, alone
+                        batch = [(r, s) for r, s in todo if r.id in bars and s is splits[0]] or todo
+                    for rec, fresh in self._execute(batch, X, y, n_classes, nominal, bootstrap, deadline, claims,
                                                     worker):
                         if rec.status == INTERRUPTED:  # never a result: not stored, the evaluation stops
                             raise KeyboardInterrupt
@@ -455,8 +481,11 @@ class Evaluator:
                             claims.release(rec)
                         records[rec.learner][(rec.repeat, rec.fold)] = rec
                         bar.update(1)
+                    staged = batch is not todo  # the rest of todo has not been tried yet
+                    if staged:
+                        bar.update(self._screen(bars, records, splits, list({r.id: r for r, _ in batch}.values())))
                     todo = [(r, s) for r, s in todo if (repeat, s.fold) not in records[r.id]]
-                    if todo and not claims.wait(todo, deadline):  # held elsewhere past the deadline: not run
+                    if todo and not staged and not claims.wait(todo, deadline):  # held elsewhere past the deadline
                         for r, s in todo:
                             records[r.id][(s.repeat, s.fold)] = failed_fold(r, s, "timeout", NOT_RUN_DEADLINE)
                         todo = []
@@ -471,6 +500,29 @@ class Evaluator:
             if claims is not None:
                 claims.release_all()
         return records, states
+
+    @staticmethod
+    def _screen(bars: dict, records: dict, splits: list, recipes: list) -> int:
+        """Settle the first-fold screen of ``recipes`` (their bars are removed from ``bars``): a learner whose first
+        fold scored below its bar gets its other folds recorded as not run; one whose first fold is missing (held
+        by another process using the same store) runs every fold.  Returns the folds so recorded."""
+        skipped = 0
+        for r in recipes:
+            bar = bars.pop(r.id, None)
+            first = records[r.id].get((0, splits[0].fold))
+            if bar is None or first is None:
+                continue
+            if first.status == "timeout":  # as in a sequential run: a learner whose fold timed out is abandoned
+                message = _NOT_RUN_TIMED_OUT
+            elif first.status == "ok" and first.accuracy < bar:
+                message = NOT_RUN_SCREENED
+            else:
+                continue
+            for s in splits[1:]:
+                if (0, s.fold) not in records[r.id]:
+                    records[r.id][(0, s.fold)] = failed_fold(r, s, "timeout", message)
+                    skipped += 1
+        return skipped
 
     def _execute(self, todo, X, y, n_classes, nominal, bootstrap, deadline=None, claims=None, worker=None):
         """Yield ``(record, fresh)`` for the folds of ``todo`` this process gets to (``fresh``: computed here).
@@ -494,8 +546,7 @@ class Evaluator:
                             yield got, False
                         continue
                 if recipe.id in timed_out:  # the learner is abandoned: its other folds would time out too
-                    yield failed_fold(recipe, split, "timeout",
-                                       "not run: an earlier fold of this learner timed out"), True
+                    yield failed_fold(recipe, split, "timeout", _NOT_RUN_TIMED_OUT), True
                     continue
                 rec = _task(*a, worker=worker)
                 if rec.status == "timeout":

@@ -18,6 +18,7 @@ import pandas as pd
 from algorank.recommender.base import strategy_name
 from algorank.evaluation.meta.comparison import ComparisonResult, compare_strategies, pair_effects
 from algorank.recommender.kernel.environments import tests_axis
+from algorank.recommender.kernel.time_model import live_test_arrays
 from algorank.evaluation.meta.scoring import (
     AXES,
     BenchmarkResult,
@@ -191,7 +192,8 @@ def benchmark_strategies(
     eps = check_eps(eps)
     budgets = check_budgets(budgets)
     arrays = _as_arrays(meta, metric, time_kind)
-    live = time_model.arrays(arrays) if time_model is not None else arrays
+    live = arrays if time_model is None else live_test_arrays(time_model, arrays, meta, metric=metric,
+                                                              time_kind=time_kind)
     _check_axis(live, axis)
     scoring = tests_axis(live) if axis == "tests" else live
     rows, train = _split_rows(scoring, test_datasets)

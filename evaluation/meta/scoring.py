@@ -88,6 +88,7 @@ from algorank.recommender.kernel.loss_time import (
     take_rows,
     twice_ranks,
 )
+from algorank.recommender.kernel.time_model import live_test_arrays
 from algorank.recommender.kernel.trace import encode, pack, run_policy
 from algorank.metadata.errors import InputError
 from algorank.metadata.progress import progress_bar
@@ -647,7 +648,7 @@ def leave_one_dataset_out(
     """
     arrays = _as_arrays(meta, metric, time_kind)
     if time_model is not None:
-        arrays = time_model.arrays(arrays)
+        arrays = live_test_arrays(time_model, arrays, meta, metric=metric, time_kind=time_kind)
     _check_axis(arrays, axis)
     scoring = tests_axis(arrays) if axis == "tests" else arrays
     rows, train = _split_rows(scoring, test_datasets)

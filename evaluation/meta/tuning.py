@@ -26,6 +26,7 @@ from algorank.evaluation.meta.scoring import (
 from algorank.metadata.errors import InputError
 from algorank.metadata.progress import progress_bar
 from algorank.recommender.base import capability
+from algorank.recommender.kernel.time_model import live_test_arrays
 from algorank.recommender.kernel.trace import pack
 
 __all__ = [
@@ -128,7 +129,7 @@ def p_sweep(
     grid = _check_grid(grid, upper)
     arrays = _as_arrays(meta, metric, time_kind)
     if time_model is not None:
-        arrays = time_model.arrays(arrays)
+        arrays = live_test_arrays(time_model, arrays, meta, metric=metric, time_kind=time_kind)
     _, lo, hi = _axis_setup(arrays, "time", tmin, tmax, None)
     def one(strategy):  # a fast_loo_fit strategy (ei, lt) prepares the MetaDataset itself
         on_arrays = fast and time_model is None and not capability(strategy, "fast_loo_fit")
@@ -341,7 +342,7 @@ def knob_sweep(
     strategies = [parse_strategy(s) for s in specs]  # a bad value is an error before any work
     arrays = _as_arrays(meta, metric, time_kind)
     if time_model is not None:
-        arrays = time_model.arrays(arrays)
+        arrays = live_test_arrays(time_model, arrays, meta, metric=metric, time_kind=time_kind)
     _, lo, hi = _axis_setup(arrays, "time", tmin, tmax, None)
     results = tuple(leave_one_dataset_out(s, meta, tmin=lo, tmax=hi, metric=metric, time_kind=time_kind,
                                           time_model=time_model, progress=progress) for s in strategies)

@@ -78,6 +78,11 @@ class MetaArrays:
         What ``accuracy`` and ``seconds`` hold.
     censored : bool ndarray (n_datasets, n_learners), optional
         Timed-out tests: accuracy NaN, ``seconds`` a lower bound (default: none).
+    first_accuracy, first_seconds : ndarray (n_datasets, n_learners), optional
+        The accuracy of each test's first fold and what running only that fold costs, on the axis of
+        ``seconds`` (:func:`~algorank.recommender.kernel.time_model.live_arrays` fills them); NaN where a
+        test has a single run or is not available.  A simulated test can stop after its first fold
+        (:meth:`SimulatedEnvironment.test`'s ``screen``) only where they are given.
     """
 
     datasets: tuple
@@ -88,6 +93,8 @@ class MetaArrays:
     metric: str = "accuracy"
     time_kind: str = "fit_time"
     censored: np.ndarray = field(default=None, repr=False)
+    first_accuracy: np.ndarray | None = field(default=None, repr=False)
+    first_seconds: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.censored is None:
@@ -136,8 +143,10 @@ class MetaArrays:
     def take(self, rows) -> "MetaArrays":
         """The arrays of the datasets at ``rows`` (indices or a boolean mask), in that order."""
         idx = np.flatnonzero(rows) if np.asarray(rows).dtype == bool else np.asarray(rows, dtype=int)
+        first = {} if self.first_accuracy is None else {"first_accuracy": self.first_accuracy[idx],
+                                                         "first_seconds": self.first_seconds[idx]}
         return replace(self, datasets=tuple(self.datasets[i] for i in idx), accuracy=self.accuracy[idx],
-                       seconds=self.seconds[idx], majority=self.majority[idx], censored=self.censored[idx])
+                       seconds=self.seconds[idx], majority=self.majority[idx], censored=self.censored[idx], **first)
 
     @property
     def shape(self) -> tuple:
@@ -285,6 +294,13 @@ class SimulatedEnvironment:
         self._acc = {l: float(arrays.accuracy[i, j]) for j, l in enumerate(arrays.learners) if avail[j]}
         self._sec = {l: float(arrays.seconds[i, j]) for j, l in enumerate(arrays.learners) if testable[j]}
         self.censored = tuple(l for j, l in enumerate(arrays.learners) if testable[j] and not avail[j])
+        self._first = {}  # learner -> (first fold's accuracy, seconds of that fold alone)
+        if arrays.first_accuracy is not None:
+            fa, fs = arrays.first_accuracy[i], arrays.first_seconds[i]
+            self._first = {l: (float(fa[j]), float(fs[j])) for j, l in enumerate(arrays.learners)
+                           if avail[j] and np.isfinite(fa[j]) and np.isfinite(fs[j])}
+        #: Whether a test can stop after its first fold (``screen``): the arrays record first folds.
+        self.screens = bool(self._first)
         self.available = tuple(l for j, l in enumerate(arrays.learners) if testable[j])
         self.best_accuracy = max(self._acc.values())
         maj = float(arrays.majority[i])
@@ -301,7 +317,7 @@ class SimulatedEnvironment:
         """Mean time of an available learner."""
         return self._sec[learner]
 
-    def test(self, learner: str, *, limit: float | None = None) -> Observation:
+    def test(self, learner: str, *, limit: float | None = None, screen: float | None = None) -> Observation:
         """Look up ``learner``'s result.
 
         Parameters
@@ -310,6 +326,10 @@ class SimulatedEnvironment:
         limit : float, optional
             A test whose recorded seconds exceed this is stopped there: it costs ``limit`` seconds, finds
             nothing and is ``capped`` (status ``"timeout"``).
+        screen : float, optional
+            An accuracy bar for the test's first fold: where the arrays record first folds and that fold
+            scored below the bar, the test stops after it (when that fold alone fits in ``limit``), costs what
+            that fold costs, finds nothing and is ``screened`` (and ``capped``, status ``"timeout"``).
 
         Raises
         ------
@@ -319,6 +339,11 @@ class SimulatedEnvironment:
         """
         if learner not in self._sec:
             raise InputError(f"learner {learner!r} has no result on dataset {self.dataset!r}; it cannot be tested")
+        first = self._first.get(learner) if screen is not None else None
+        if first is not None and first[0] < screen and (limit is None or first[1] <= limit):
+            return Observation(learner=learner, accuracy=float("nan"), seconds=first[1], status="timeout",
+                               message=f"stopped after its first fold: accuracy {first[0]:.4f} below the bar "
+                                       f"{screen:.4f}", capped=True, screened=True)
         if limit is not None and self._sec[learner] > limit:
             return Observation(learner=learner, accuracy=float("nan"), seconds=float(limit), status="timeout",
                                message=f"stopped at its limit of {limit:.3g} s", capped=True)

@@ -42,7 +42,8 @@ from algorank.metadata.checks import check_folds
 from algorank.metadata.errors import InputError
 
 __all__ = ["TimeModel", "LIVE_OVERHEAD", "LIVE_FIXED_OVERHEAD", "default_overhead", "calibrate_overhead",
-           "live_time_model", "meta_time_kind", "live_model_for", "live_arrays"]
+           "live_time_model", "meta_time_kind", "live_model_for", "live_arrays",
+           "live_test_arrays", "first_fold_arrays"]
 
 #: Seconds a live 5-fold test costs on top of its 5 fits, predictions included: median ``overhead``
 #: of bench_live_overhead.py over 160 tests on sklearn iris/wine/breast_cancer/digits (two concurrent
@@ -215,4 +216,52 @@ def live_arrays(meta, *, folds: int = 5, overhead: float | None = None, metric: 
     from algorank.recommender.kernel.environments import meta_arrays
 
     model, kind = live_model_for(meta, folds=folds, overhead=overhead)
-    return model.arrays(meta_arrays(meta, metric=metric, time_kind=kind)), model, kind
+    return live_test_arrays(model, meta_arrays(meta, metric=metric, time_kind=kind), meta, metric=metric,
+                            time_kind=kind), model, kind
+
+
+def live_test_arrays(model: TimeModel, arrays, meta, *, metric: str = "accuracy", time_kind: str = "fit_time"):
+    """``model.arrays(arrays)`` with each test's first fold (:func:`first_fold_arrays`, its seconds plus the
+    test's overhead) when a test has several folds (``scale > 1``) and ``meta`` is a MetaDataset with its runs:
+    what a simulated test that stops after its first fold finds and costs.  ``arrays`` are ``meta``'s."""
+    live = model.arrays(arrays)
+    if model.scale <= 1.0 or not hasattr(meta, "runs"):
+        return live
+    acc, sec = first_fold_arrays(meta, live, metric=metric, time_kind=time_kind)
+    return replace(live, first_accuracy=acc, first_seconds=sec + model.overhead)
+
+
+def first_fold_arrays(meta, arrays, *, metric: str = "accuracy", time_kind: str = "fit_time"):
+    """``(accuracy, seconds)`` of each test's first run (the smallest repeat, then fold) on the rows and columns of
+    ``arrays``: what a test that stops after its first fold finds and spends (its meta-data time, without any
+    overhead).  NaN where a cell has fewer than two runs (nothing to stop early: OBOE records one mean per
+    cell), a failed run, or no result in ``arrays``.
+    """
+    import pandas as pd
+
+    runs = meta.runs
+    shape = np.shape(arrays.accuracy)
+    acc, sec = np.full(shape, np.nan), np.full(shape, np.nan)
+    if runs.empty or metric not in runs.columns:
+        return acc, sec
+    t = runs["fit_time"].astype(float)
+    if time_kind == "fit_predict_time" and "predict_time" in runs.columns:
+        t = t + runs["predict_time"].astype(float).fillna(0.0)
+    frame = pd.DataFrame({"dataset": runs["dataset"].astype(str), "learner": runs["learner"].astype(str),
+                          "repeat": runs["repeat"], "fold": runs["fold"], "ok": runs["status"] == "ok",
+                          "value": runs[metric].astype(float), "t": t})
+    cells = frame.groupby(["dataset", "learner"], sort=False)
+    size, all_ok = cells["ok"].transform("size"), cells["ok"].transform("all")
+    first = frame[(size >= 2) & all_ok].sort_values(["dataset", "learner", "repeat", "fold"], kind="stable")
+    first = first.drop_duplicates(["dataset", "learner"], keep="first")
+    rows = {d: i for i, d in enumerate(arrays.datasets)}
+    cols = {l: j for j, l in enumerate(arrays.learners)}
+    i = first["dataset"].map(rows).to_numpy(dtype=float)
+    j = first["learner"].map(cols).to_numpy(dtype=float)
+    keep = np.isfinite(i) & np.isfinite(j)
+    i, j = i[keep].astype(int), j[keep].astype(int)
+    acc[i, j] = first["value"].to_numpy(dtype=float)[keep]
+    sec[i, j] = first["t"].to_numpy(dtype=float)[keep]
+    bad = ~(np.isfinite(acc) & np.isfinite(sec) & np.isfinite(arrays.accuracy) & np.isfinite(arrays.seconds))
+    acc[bad], sec[bad] = np.nan, np.nan
+    return acc, sec

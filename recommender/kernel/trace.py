@@ -10,7 +10,9 @@ are computed from traces, whichever environment produced them.
 policy for the next learner, let the environment test it, feed the observation
 back, stop when the policy says so, when nothing is left, or when the budget is
 spent.  A policy that sets a time limit per test (``limit``) has it handed to the
-environment, which stops the test there (a *capped* observation).
+environment, which stops the test there (a *capped* observation); one that sets a first-fold
+accuracy bar (``screen``) has it handed to an environment that can stop a test after its first
+fold (a *screened* observation, capped too).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from typing import Protocol, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["Observation", "Trace", "Policy", "Environment", "run_policy", "limit_of", "ForwardsLimit", "encode", "pack"]
+__all__ = ["Observation", "Trace", "Policy", "Environment", "run_policy", "limit_of", "screen_of", "ForwardsLimit", "encode",
+           "pack"]
 
 
 @dataclass(frozen=True)
@@ -42,8 +45,12 @@ class Observation:
     message : str
         Why a test failed (empty when it did not).
     capped : bool
-        The test was stopped at the time limit its policy gave it (:meth:`Policy.limit`): status
-        ``"timeout"``, ``seconds`` what it used.  The policy may test the learner again later.
+        The test was stopped early by a rule its policy gave it: at the time limit (:meth:`Policy.limit`), or
+        after its first fold (``screened``).  Status ``"timeout"``, ``seconds`` what it used, accuracy NaN.  The
+        policy may test the learner again later.
+    screened : bool
+        The test was stopped after its first fold because that fold's accuracy was below the bar its policy
+        gave it (:meth:`Policy.screen`); ``capped`` too, and the message gives the fold's accuracy and the bar.
     """
 
     learner: str
@@ -52,6 +59,7 @@ class Observation:
     status: str = "ok"
     message: str = ""
     capped: bool = False
+    screened: bool = False
 
 
 class Policy(Protocol):
@@ -59,6 +67,9 @@ class Policy(Protocol):
 
     A policy may also have ``limit(learner) -> float``: the seconds after which the test of the learner it
     has just chosen is stopped (``inf``: none).  :func:`run_policy` hands a finite limit to the environment.
+    It may also have ``screen(learner) -> float | None``: an accuracy bar for the first fold of that test (the
+    test stops after its first fold when that fold scores below it; None: run every fold).  :func:`run_policy`
+    hands it to an environment that can stop a test after its first fold (``screens`` true).
     """
 
     def next(self, history: Sequence[Observation]) -> str | None:
@@ -70,7 +81,8 @@ class Environment(Protocol):
 
     def test(self, learner: str, *, limit: float | None = None) -> Observation:
         """Run (or look up) ``learner`` and return the observation; a test still running after ``limit``
-        seconds is stopped there (``capped``).  An environment that cannot stop tests may have no ``limit``."""
+        seconds is stopped there (``capped``).  An environment that cannot stop tests may have no ``limit``.
+        One whose ``screens`` is true also takes ``screen``: an accuracy bar for the test's first fold."""
 
 
 def limit_of(policy, learner: str) -> float:
@@ -79,18 +91,30 @@ def limit_of(policy, learner: str) -> float:
     return math.inf if limit is None else float(limit(learner))
 
 
+def screen_of(policy, learner: str) -> float | None:
+    """The first-fold accuracy bar ``policy`` gives the test of ``learner`` (None when it sets none)."""
+    screen = getattr(policy, "screen", None)
+    bar = None if screen is None else screen(learner)
+    return None if bar is None or not math.isfinite(bar) else float(bar)
+
+
 class ForwardsLimit:
     """Mixin of a policy wrapper that keeps the wrapped policy in ``policy``: the test of a learner it hands out
-    has the wrapped policy's time limit."""
+    has the wrapped policy's time limit and first-fold bar."""
 
     def limit(self, learner: str) -> float:
         """The wrapped policy's time limit for ``learner``'s test (``inf`` when it sets none)."""
         return limit_of(self.policy, learner)
 
+    def screen(self, learner: str) -> float | None:
+        """The wrapped policy's first-fold accuracy bar for ``learner``'s test (None when it sets none)."""
+        return screen_of(self.policy, learner)
+
 
 def encode(trace: "Trace", index) -> tuple[list, list]:
     """``(columns, charges)`` of a trace: the column of each tested learner (``index[learner]``) and, per test,
-    the seconds charged for a capped test (NaN for any other): what a benchmark stores of a trace."""
+    the seconds charged for a capped test, screened ones included (NaN for any other): what a benchmark stores
+    of a trace."""
     return ([index[o.learner] for o in trace.observations],
             [o.seconds if o.capped else math.nan for o in trace.observations])
 
@@ -160,9 +184,10 @@ class Trace:
         return max(ok, key=lambda o: o.accuracy)  # max keeps the first of equal keys
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per test: learner, accuracy, seconds, cumulative_seconds, status, capped, message.
+        """One row per test: learner, accuracy, seconds, cumulative_seconds, status, capped, screened, message.
 
-        ``capped`` marks a test stopped at the policy's time limit (status ``timeout``, seconds = what it used)."""
+        ``capped`` marks a test stopped early by its policy's rule (status ``timeout``, seconds = what it used):
+        at its time limit, or after its first fold (``screened``)."""
         return pd.DataFrame(
             {
                 "learner": self.learners,
@@ -171,12 +196,13 @@ class Trace:
                 "cumulative_seconds": self.cumulative_seconds,
                 "status": [o.status for o in self.observations],
                 "capped": [bool(o.capped) for o in self.observations],
+                "screened": [bool(o.screened) for o in self.observations],
                 "message": [o.message for o in self.observations],
             }
         )
 
     def to_records(self) -> list[dict]:
-        """JSON-friendly list of {learner, accuracy, seconds, cumulative_seconds, status, capped}."""
+        """JSON-friendly list of {learner, accuracy, seconds, cumulative_seconds, status, capped, screened}."""
         cum = self.cumulative_seconds
         return [
             {
@@ -186,6 +212,7 @@ class Trace:
                 "cumulative_seconds": float(c),
                 "status": o.status,
                 "capped": bool(o.capped),
+                "screened": bool(o.screened),
             }
             for o, c in zip(self.observations, cum)
         ]
@@ -244,8 +271,15 @@ def run_policy(
             if learner is None:
                 stopped = "policy"
                 break
+            rules = {}
             limit = limit_of(policy, learner)
-            obs = env.test(learner, limit=limit) if limit < math.inf else env.test(learner)
+            if limit < math.inf:
+                rules["limit"] = limit
+            if getattr(env, "screens", False):
+                bar = screen_of(policy, learner)
+                if bar is not None:
+                    rules["screen"] = bar
+            obs = env.test(learner, **rules)
             history.append(obs)
             spent += obs.seconds
             if on_observation is not None:

@@ -71,7 +71,7 @@ import numpy as np
 
 from algorank.evaluation.cv.children import run_with_deadline, stop_fold_server
 from algorank.evaluation.cv.datasets import LoadedDataset
-from algorank.evaluation.cv.evaluator import Evaluator
+from algorank.evaluation.cv.evaluator import NOT_RUN_SCREENED, Evaluator
 from algorank.evaluation.cv.resampling import make_resampler
 from algorank.recommender.kernel.trace import Observation
 from algorank.metadata.checks import MAX_SECONDS, check_budget, check_seconds
@@ -335,7 +335,7 @@ class LiveEnvironment:
         return min(max(FIRST_TEST_GUARD * expected, FIRST_TEST_MIN_WATCH), left)
 
     def _watched(self, learner: str, watch: float, deadline: float | None, *, evaluator: Evaluator | None = None,
-                 grace: float | None = None):
+                 grace: float | None = None, screen=None):
         """Evaluate ``learner`` in a daemon thread; its result, or None when the watchdog fired.
 
         The caller waits until ``watch`` seconds from now (never beyond ``deadline``) plus ``grace``.
@@ -348,7 +348,8 @@ class LiveEnvironment:
 
         def work():
             try:
-                box["result"] = evaluator.evaluate(self.dataset, [learner], deadline=stop, report_failures=False)
+                box["result"] = evaluator.evaluate(self.dataset, [learner], deadline=stop, report_failures=False,
+                                                   screen=screen)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 box["error"] = exc
 
@@ -381,7 +382,13 @@ class LiveEnvironment:
                          train_fraction=ev.train_fraction, allow_modules=ev.allow_modules, threads=ev.threads,
                          model_bytes=ev.model_bytes)
 
-    def test(self, learner: str, *, limit: float | None = None) -> Observation:
+    @property
+    def screens(self) -> bool:
+        """Whether a test can stop after its first fold (:meth:`test`'s ``screen``): the metric is accuracy and a
+        test has more than one fold."""
+        return self.metric == "accuracy" and self._folds() > 1
+
+    def test(self, learner: str, *, limit: float | None = None, screen: float | None = None) -> Observation:
         """Evaluate ``learner`` and return its observation (failures included, never raised).
 
         Parameters
@@ -391,6 +398,10 @@ class LiveEnvironment:
         limit : float, optional
             Seconds after which the test is stopped (None or ``inf``: none, only the budget counts); a
             test stopped because of it is a *capped* observation (module docstring).
+        screen : float, optional
+            An accuracy bar for the test's first fold (:attr:`screens`): the first fold runs first, and when it
+            scores below the bar no other fold runs; the observation is then *screened* (and capped, status
+            ``timeout``, the seconds it used).
 
         Returns
         -------
@@ -403,12 +414,16 @@ class LiveEnvironment:
             ``limit`` is not a positive number of seconds.
         """
         limit = check_limit(limit)
+        if screen is not None and (isinstance(screen, bool) or not isinstance(screen, (int, float))
+                                   or math.isnan(screen)):
+            raise InputError(f"screen must be an accuracy (a number); got {screen!r}")
+        bars = {learner: float(screen)} if screen is not None and self.screens else None
         start = self._clock()
         if self.origin is None:
             self.origin = start
         self._end = start
         try:
-            return self._test(learner, start, limit)
+            return self._test(learner, start, limit, bars)
         finally:
             self.timeline.append((start - self.origin, self._end - self.origin))
 
@@ -430,7 +445,7 @@ class LiveEnvironment:
         logger.info("%s: %s%s", escape(learner), message, f" ({escape(detail)})" if detail else "")
         return Observation(learner, float("nan"), seconds, "timeout", message, capped=True)
 
-    def _test(self, learner: str, start: float, limit: float | None) -> Observation:
+    def _test(self, learner: str, start: float, limit: float | None, bars=None) -> Observation:
         deadline = None
         if self.budget_seconds is not None:
             deadline = time.perf_counter() + max(self.budget_seconds - self.spent, 0.0)
@@ -447,7 +462,7 @@ class LiveEnvironment:
                 deadline = now + limit
             if watch is not None:  # a cheap first test: in-process, under a watchdog
                 by_limit = by_limit and watch >= limit  # else the watchdog stops it first
-                result = self._watched(learner, watch, deadline)
+                result = self._watched(learner, watch, deadline, screen=bars)
                 if result is None:
                     seconds = self._charge(start)
                     self.time_ratios.append(max(seconds / max(float(self.expected_seconds[learner]), 1e-9), 1.0))
@@ -461,7 +476,7 @@ class LiveEnvironment:
                 # timed: its folds are killed at the deadline, but starting a fold process waits for the
                 # fork server, which may still be starting on a busy machine: never wait past the deadline
                 result = self._watched(learner, max(deadline - time.perf_counter(), 0.0), deadline,
-                                       evaluator=evaluator, grace=_TIMED_GRACE)
+                                       evaluator=evaluator, grace=_TIMED_GRACE, screen=bars)
                 if result is None:
                     seconds = self._charge(start)
                     if by_limit:
@@ -470,13 +485,19 @@ class LiveEnvironment:
                     logger.info("%s: %s", learner, message)
                     return Observation(learner, float("nan"), seconds, "timeout", message)
             else:
-                result = evaluator.evaluate(self.dataset, [learner], deadline=deadline, report_failures=False)
+                result = evaluator.evaluate(self.dataset, [learner], deadline=deadline, report_failures=False,
+                                            screen=bars)
         except InputError as exc:  # e.g. unknown learner id: record it and go on
             self._end = self._clock()
             seconds = self._end - start
             self.spent += seconds
             return Observation(learner, float("nan"), float(seconds), "error", str(exc))
         seconds = self._charge(start)
+        if bars and (result.runs["message"] == NOT_RUN_SCREENED).any():  # one fold's time: not a test's ratio
+            first = float(result.runs["accuracy"].dropna().iloc[0])
+            message = f"stopped after its first fold: accuracy {first:.4f} below the bar {bars[learner]:.4f}"
+            logger.info("%s: %s", escape(learner), message)
+            return Observation(learner, float("nan"), seconds, "timeout", message, capped=True, screened=True)
         raw = float(self.expected_seconds.get(learner, math.nan))
         if math.isfinite(raw) and raw > 0:
             self.time_ratios.append(seconds / raw)

@@ -42,6 +42,10 @@ def explain_choice(policy, strategy, history: Sequence, learner: str) -> dict:
     step = len(history) + 1
     out = {"step": step, "learner": learner, "score": math.nan, "runner_up": None, "runner_up_score": math.nan}
     stopped = [o for o in history if o.learner == learner and getattr(o, "capped", False)]
+    if stopped and getattr(stopped[-1], "screened", False):  # stopped after its first fold: tested again in full
+        out["text"] = ("tested again with every fold: its first fold scored below the bar, and every other learner "
+                       "has been tested")
+        return out
     if stopped:  # the learner's earlier test was stopped at its time limit: this is its second test
         out["text"] = (f"tested again without a limit: its test was stopped at {stopped[-1].seconds:.3g} s, "
                        "and every other learner has been tested")

@@ -31,7 +31,10 @@ abandon or Ctrl-C), fold processes end with their parent.
 A time limit per test: a policy with ``limit(learner)`` (:func:`~algorank.recommender.kernel.trace.limit_of`)
 has each finite limit handed to the test of the learner it chose, which honours it as
 :meth:`~algorank.recommender.live.environment.LiveEnvironment.test` does (a *capped* observation when it stops
-the test), in a worker or in this process alike.
+the test), in a worker or in this process alike.  A policy's first-fold bar (``screen``,
+:func:`~algorank.recommender.kernel.trace.screen_of`) is not handed on: while tests run, the policy's
+state holds stand-ins with their predicted accuracies, which must not set a bar, so parallel tests run
+every fold.
 
 Results come in the order the tests finish, which depends on the machine: with ``n_jobs > 1``
 the same seed gives the same scores for the same tests, but not always the same sequence.

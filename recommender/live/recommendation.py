@@ -162,13 +162,14 @@ class Recommendation:
     @property
     def leaderboard(self):
         """The tests in the order they ran: learner, short name, the metric's CV value (a column named
-        after :attr:`metric`), seconds, cumulative seconds, status, capped (stopped at the strategy's time limit and
-        tested again later), message, and the predicted value and seconds."""
+        after :attr:`metric`), seconds, cumulative seconds, status, capped (stopped early by the strategy's rule, at
+        its time limit or after its first fold, and tested again later), screened (stopped after its first fold),
+        message, and the predicted value and seconds."""
         import pandas as pd
 
         m = self.metric
-        cols = ["learner", "short", m, "seconds", "cumulative_seconds", "status", "capped", "message", f"predicted_{m}",
-                "predicted_seconds", "started", "ended"]
+        cols = ["learner", "short", m, "seconds", "cumulative_seconds", "status", "capped", "screened", "message",
+                f"predicted_{m}", "predicted_seconds", "started", "ended"]
         if self.trace is None:
             return pd.DataFrame(columns=cols)
         return pd.DataFrame(self._trace_rows()).reindex(columns=cols)

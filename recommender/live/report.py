@@ -76,7 +76,8 @@ def results_text(rec) -> str:
         return rec.summary
     m = rec.metric
     rows = [(i, r["short"], _acc(r[m]), _acc(r[f"predicted_{m}"]), format_seconds(r["seconds"]),
-             format_seconds(r["predicted_seconds"]), format_seconds(r["cumulative_seconds"]), r["status"])
+             format_seconds(r["predicted_seconds"]), format_seconds(r["cumulative_seconds"]),
+             "screened" if r.get("screened") is True else r["status"])
             for i, r in enumerate(rec.leaderboard.to_dict("records"), 1)]
     table = format_table(["#", "learner", metric_label(m), "predicted", "time", "predicted", "total", "status"], rows,
                          align="rlrrrrrl")
