@@ -173,11 +173,11 @@ class SequentialPosterior:
         self._k = np.empty((8, n))
         self.t = 0
 
-    def add(self, j: int, value: float) -> None:
-        """Condition on one more observed value of cell ``j``."""
+    def add(self, j: int, value: float, noise: float | None = None) -> None:
+        """Condition on one more observed value of cell ``j`` (``noise``: its variance, when not :attr:`noise`)."""
         t = self.t
         col = self.cov0[:, j] - self._k[:t, j] @ self._g[:t] if t else self.cov0[:, j].copy()
-        g = col / (col[j] + self.noise)
+        g = col / (col[j] + (self.noise if noise is None else float(noise)))
         self.mean = self.mean + g * (value - self.mean[j])
         self.var = self.var - g * col
         if t == len(self._g):

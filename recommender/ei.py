@@ -39,9 +39,11 @@ and re-plans after every test:
    intensification race configurations over instances.  A learner whose mean is below the best so far
    cannot be the first near-best one, so a correct stop loses nothing; a wrong one is undone because a
    screened learner, like a capped one, is tested again in full once every other learner has been.  It
-   costs that fold and the test's overhead and conditions nothing.  It needs an environment that can stop
-   a test after its first fold: the simulation of meta-data with several runs per cell (broad, LCDB,
-   the evaluator-built sets; not OBOE, which records one mean per cell).  Live tests run every fold.
+   costs that fold and the test's overhead; the fold's accuracy conditions the other learners as a reading
+   of the learner's accuracy with one fold's binomial variance (never as a result: it is no model).  It
+   needs an environment that can stop a test after its first fold: live sequential tests with the accuracy
+   metric, and the simulation of meta-data with several runs per test (broad, LCDB, the evaluator-built
+   sets; not OBOE, which records one mean per test).  Parallel live tests run every fold.
 
 Spec: ``ei`` or ``ei:h=1,p=1,shrink=0.1,stop=0,eps=0.01,acq=ei,landmarks=yes,growth=yes,cap=inf,screen=inf`` (+
 ``overhead=``/``scale=`` of the live time model).  References: OBOE (Yang et al., KDD 2019) and TensorOboe (low-rank completion plus
@@ -148,8 +150,9 @@ class ConditionedStrategy(StrategyBase):
     predicts = True
     time_model_aware = True
     fast_loo_fit = True
-    #: ``cap`` when the spec does not set it.
+    #: ``cap`` and ``screen`` when the spec does not set them.
     default_cap = math.inf
+    default_screen = math.inf
 
     def __init__(self, *, h: float = 1.0, p: float = 1.0, shrink: float = 0.1, stop: float = 0.0, eps: float = 0.01,
                  time_kind: str = "fit_time", time_overhead: float = 0.0, time_scale: float = 1.0,
@@ -194,7 +197,7 @@ class ConditionedStrategy(StrategyBase):
                 parts.append(f"seed={self.seed}")
         if self.cap != self.default_cap:
             parts.append(f"cap={self.cap:g}")
-        if math.isfinite(self.screen):
+        if self.screen != self.default_screen:
             parts.append(f"screen={self.screen:g}")
         return "ei:" + ",".join(parts) + time_model_spec(self.time_model)
 
@@ -394,6 +397,8 @@ class EIPolicy:
         self._tried_mask = np.zeros(len(self.s.learners_), dtype=bool)
         self._best = max([0.0] + [v for j, v in zip(*self.given) if j < len(self.s.learners_)])
         self._seen, self._values = list(self.given[0]), list(self.given[1])
+        self._noise: list = [None] * len(self._seen)  # per observation: its variance, None for the model's own
+        self._best_accuracy = math.nan  # the best accuracy a learner's (full) test found
         self._measured: list = []
         self._predicted: list = []
         self._log_ratios: list = []  # sorted log(measured / predicted) of the valid pairs (observed_ratio)
@@ -429,12 +434,21 @@ class EIPolicy:
             if getattr(o, "capped", False):
                 if j not in self._capped:
                     self._capped.append(j)
+                fold = getattr(o, "fold_accuracy", None)
+                if getattr(o, "screened", False) and fold is not None and math.isfinite(fold):
+                    noise = self._fold_variance(fold)  # one fold: a noisy reading of the learner's accuracy
+                    if noise is not None:
+                        self._seen.append(j)
+                        self._values.append(_gain(fold, self.majority))
+                        self._noise.append(noise)
                 continue  # a lower bound found nothing: not a ratio of measured to predicted seconds
             if getattr(o, "status", "ok") == "ok" and o.accuracy == o.accuracy:
                 self._seen.append(j)
                 self._values.append(_gain(o.accuracy, self.majority))
+                self._noise.append(None)
                 if j < len(self.s.learners_):
                     self._best = max(self._best, self._values[-1])
+                    self._best_accuracy = float(np.fmax(self._best_accuracy, o.accuracy))
             if o.seconds > 0:
                 m, p = float(o.seconds), float(self.seconds[j])
                 self._measured.append(m)
@@ -458,8 +472,8 @@ class EIPolicy:
         if self._post is None:
             self._post = self.s.accuracy_.posterior(self.mu, self.cov)
         post = self._post
-        for j, v in zip(self._seen[post.t:], self._values[post.t:]):
-            post.add(j, v)
+        for j, v, e in zip(self._seen[post.t:], self._values[post.t:], self._noise[post.t:]):
+            post.add(j, v, e)
         return post
 
     def scores(self, history: Sequence) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
@@ -512,7 +526,7 @@ class EIPolicy:
         tested = np.zeros(m, dtype=bool)
         tested[list(tried)] = True
         ok = np.zeros(m, dtype=bool)
-        observed = {j: val for j, val in zip(seen, values) if j < m}
+        observed = {j: val for j, val, e in zip(seen, values, self._noise) if j < m and e is None}  # full tests
         ok[list(observed)] = True
         draws[ok] = np.array([observed[j] for j in np.flatnonzero(ok)])[:, None]
         failed = np.where(tested[:, None], ~ok[:, None], self._fails)
@@ -540,14 +554,27 @@ class EIPolicy:
         without ``screen``, before any learner has a result, when the dataset's rows are unknown, and for a
         learner whose test was stopped before (tested again in full)."""
         j = self.index.get(learner)
-        found = [v for k, v in zip(self._seen, self._values) if k < len(self.s.learners_)]
-        if (not math.isfinite(self.s.screen) or j is None or j in self._capped or not found
-                or not (self.rows >= 2)):
+        best = self._best_accuracy
+        if not math.isfinite(self.s.screen) or j is None or j in self._capped or not math.isfinite(best):
             return None
-        best = float(from_gain(max(found), self.majority))
-        b = min(max(best, 1e-3), 1.0 - 1e-3)
-        folds = max(self.s.time_model.scale, 2.0)
-        return best - self.s.screen * math.sqrt(b * (1.0 - b) * folds / self.rows)
+        se = self._fold_se(best)
+        return None if se is None else best - self.s.screen * se
+
+    def _fold_se(self, accuracy: float) -> float | None:
+        """Binomial standard error of one fold's accuracy around ``accuracy`` (None when the rows are unknown)."""
+        if not (self.rows >= 2):
+            return None
+        b = min(max(float(accuracy), 1e-3), 1.0 - 1e-3)
+        return math.sqrt(b * (1.0 - b) * max(self.s.time_model.scale, 2.0) / self.rows)
+
+    def _fold_variance(self, accuracy: float) -> float | None:
+        """Variance of one fold's accuracy in gain units (what conditioning on a screened test's fold uses), on top
+        of the model's own observation noise."""
+        se = self._fold_se(accuracy)
+        if se is None:
+            return None
+        scale = 1.0 - self.majority if math.isfinite(self.majority) and self.majority < 1.0 else 1.0
+        return (se / scale) ** 2 + self.s.accuracy_.noise
 
     def next(self, history: Sequence) -> str | None:
         score, mean, sd, best = self.scores(history)

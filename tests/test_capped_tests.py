@@ -144,7 +144,7 @@ def test_capped_sequences_agree_between_the_fast_and_the_generic_path(spec, seed
 def test_a_benchmark_charges_a_capped_test_what_it_used_and_scores_the_trace():
     meta = _meta(0)
     tm = TimeModel(overhead=0.3, scale=2.0)
-    spec = "eiu:cap=1"
+    spec = "eiu:cap=1,screen=inf"  # no test stopped after its first fold: only the cap stops tests here
     result = leave_one_dataset_out(parse_strategy(spec), meta, time_model=tm, fast=False)
     rows = np.flatnonzero(np.isfinite(result.traces.charges).any(axis=1))
     arrays = tm.arrays(meta_arrays(meta))
@@ -216,10 +216,12 @@ def test_a_benchmark_reports_how_many_tests_each_strategy_stopped():
 
     meta = _meta(0)
     tm = TimeModel(overhead=0.3, scale=2.0)
-    suite = benchmark_strategies([parse_strategy("eiu:cap=1"), parse_strategy("eiu:cap=inf")], meta, time_model=tm)
+    suite = benchmark_strategies([parse_strategy("eiu:cap=1,screen=inf"), parse_strategy("eiu:cap=inf,screen=inf")],
+                                 meta, time_model=tm)
     capped, plain = suite.results
     out = suite.to_dict()["strategies"]
-    assert out["eiu:cap=1"]["capped_tests"] == capped.capped_tests == np.isfinite(capped.traces.charges).sum() > 0
-    assert out["eiu:cap=inf"]["capped_tests"] == plain.capped_tests == 0
+    assert out["eiu:cap=1,screen=inf"]["capped_tests"] == capped.capped_tests == \
+        np.isfinite(capped.traces.charges).sum() > 0
+    assert out["eiu:cap=inf,screen=inf"]["capped_tests"] == plain.capped_tests == 0
     # a stopped test is a test: one more per stop than the learners each dataset tested
     assert (capped.n_tests - plain.n_tests).sum() == capped.capped_tests

@@ -76,7 +76,7 @@ def test_the_simulated_environment_stops_a_test_after_a_first_fold_below_the_bar
     assert env.screens
     o = env.test("b", screen=0.89)
     assert (o.learner, o.seconds, o.status, o.capped, o.screened) == ("b", 2.5, "timeout", True, True)
-    assert math.isnan(o.accuracy) and "0.8800" in o.message and "0.8900" in o.message
+    assert math.isnan(o.accuracy) and "0.8800" in o.message and "0.8900" in o.message and o.fold_accuracy == 0.88
     assert env.test("b", screen=0.88) == Observation("b", 0.9, 10.0)  # not below the bar: every fold
     assert env.test("c", screen=0.99) == Observation("c", 0.8, 3.0)  # no first fold recorded: every fold
     assert env.test("b", screen=0.95, limit=2.0).screened is False  # the limit stops it before its first fold ends
@@ -153,7 +153,32 @@ def test_the_bar_is_the_best_accuracy_so_far_less_z_binomial_standard_errors_of_
         rest.append(learner)
         history.append(Observation(learner, 0.6, 1.0))
     assert policy.next(history) == second and policy.screen(second) is None
-    assert _policy("eiu", meta, "d04")[1].screen(first) is None  # off by default
+    assert _policy("eiu:screen=inf", meta, "d04")[1].screen(first) is None  # off
+
+
+def test_a_screened_fold_conditions_the_others_as_a_noisy_reading_and_never_sets_the_best():
+    meta = _meta(1)
+    strategy, policy = _policy("eiu:screen=2", meta, "d05")
+    rows, maj = float(meta.dataset_info("d05")["n_instances"]), policy.majority
+    first = policy.next([])
+    history = [Observation(first, 0.9, 1.0)]
+    second = policy.next(history)
+    fold = maj + 0.6 * (1.0 - maj)  # above the floor (the majority class)
+    history.append(Observation(second, math.nan, 0.2, "timeout", "stopped after its first fold", capped=True,
+                               screened=True, fold_accuracy=fold))
+    policy.next(history)
+    assert policy._best_accuracy == 0.9  # the fold found no model
+    k = len(policy._seen) - 1
+    assert policy._seen[k] == policy.index[second] and policy._values[k] == pytest.approx((fold - maj) / (1 - maj))
+    se = math.sqrt(fold * (1 - fold) * 5.0 / rows)
+    assert policy._noise[k] == pytest.approx((se / (1 - maj)) ** 2 + strategy.accuracy_.noise)
+    # the sequential posterior is the closed-form Gaussian conditioning with a variance per observation
+    seen = np.array(policy._seen)
+    noise = np.array([strategy.accuracy_.noise if e is None else e for e in policy._noise])
+    mu, cov = policy.mu, policy.cov
+    k_ss = cov[np.ix_(seen, seen)] + np.diag(noise)
+    want = mu + cov[:, seen] @ np.linalg.solve(k_ss, np.array(policy._values) - mu[seen])
+    np.testing.assert_allclose(policy._posterior().mean, want, rtol=0, atol=1e-9)
     _, no_rows = _policy("eiu:screen=2", meta, "d04")
     no_rows.rows = math.nan
     no_rows.next([Observation(first, 0.8, 1.0)])
@@ -161,6 +186,8 @@ def test_the_bar_is_the_best_accuracy_so_far_less_z_binomial_standard_errors_of_
 
 
 def test_screen_specs_round_trip_and_bad_values_are_refused():
+    assert parse_strategy("eiu").screen == 2.0 and parse_strategy("eiu").default_name() == "eiu:h=0.7,p=0.75"
+    assert parse_strategy("eiu:screen=inf").default_name() == "eiu:h=0.7,p=0.75,screen=inf"
     assert math.isinf(parse_strategy("ei").screen) and math.isinf(parse_strategy("eiu:screen=inf").screen)
     assert "screen=1.5" in parse_strategy("ei:screen=1.5").default_name()
     assert parse_strategy("eit:screen=1").with_time_model(time_scale=5.0).screen == 1.0
@@ -195,7 +222,7 @@ def test_screened_sequences_agree_between_the_fast_and_the_generic_path_and_are_
                 j = arrays.learners.index(o.learner)
                 assert o.seconds == pytest.approx(arrays.first_seconds[row, j])
                 assert o.seconds < arrays.seconds[row, j]
-    plain = leave_one_dataset_out(parse_strategy("eiu"), meta, time_model=tm)
+    plain = leave_one_dataset_out(parse_strategy("eiu:screen=inf"), meta, time_model=tm)
     assert plain.traces.charges is None or not np.isfinite(plain.traces.charges).any()
 
 
@@ -237,7 +264,7 @@ def test_a_live_test_is_screened_after_its_first_fold_and_other_metrics_run_ever
     assert env.screens
     o = env.test("bernoulli-nb", screen=1.01)
     assert (o.status, o.capped, o.screened) == ("timeout", True, True) and math.isnan(o.accuracy)
-    assert "stopped after its first fold" in o.message and env.time_ratios == []
+    assert "stopped after its first fold" in o.message and env.time_ratios == [] and 0.0 < o.fold_accuracy < 1.0
     ok = env.test("lda", screen=0.0)
     assert ok.status == "ok" and not ok.screened and 0.5 < ok.accuracy <= 1.0
     assert LiveEnvironment(data, cv=5, metric="balanced_accuracy").screens is False

@@ -343,7 +343,7 @@ class SimulatedEnvironment:
         if first is not None and first[0] < screen and (limit is None or first[1] <= limit):
             return Observation(learner=learner, accuracy=float("nan"), seconds=first[1], status="timeout",
                                message=f"stopped after its first fold: accuracy {first[0]:.4f} below the bar "
-                                       f"{screen:.4f}", capped=True, screened=True)
+                                       f"{screen:.4f}", capped=True, screened=True, fold_accuracy=first[0])
         if limit is not None and self._sec[learner] > limit:
             return Observation(learner=learner, accuracy=float("nan"), seconds=float(limit), status="timeout",
                                message=f"stopped at its limit of {limit:.3g} s", capped=True)

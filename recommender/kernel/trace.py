@@ -51,6 +51,8 @@ class Observation:
     screened : bool
         The test was stopped after its first fold because that fold's accuracy was below the bar its policy
         gave it (:meth:`Policy.screen`); ``capped`` too, and the message gives the fold's accuracy and the bar.
+    fold_accuracy : float or None
+        A screened test's first-fold accuracy (None for any other test).
     """
 
     learner: str
@@ -60,6 +62,7 @@ class Observation:
     message: str = ""
     capped: bool = False
     screened: bool = False
+    fold_accuracy: float | None = None
 
 
 class Policy(Protocol):

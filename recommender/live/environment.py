@@ -55,6 +55,14 @@ status ``timeout``, the seconds it used, the message ``stopped at its limit of .
 ``capped=True``, so that the policy may test the learner again later.  A test that ran out of
 budget first is a timeout as before (not capped); a test that finishes, even after its limit (an
 in-process fold cannot be stopped), is an ordinary observation.
+
+A first-fold bar per test.  A policy may also give the test an accuracy bar (``screen``, handed over
+by ``run_policy`` because :attr:`LiveEnvironment.screens` is true: the metric is accuracy and a test
+has several folds).  The evaluator then runs the test's first fold before the others
+(``Evaluator.evaluate(..., screen=...)``); when it scores below the bar no other fold runs and the test
+is a *screened* observation: status ``timeout``, the seconds it used, the fold's accuracy in
+``fold_accuracy``, the message ``stopped after its first fold: accuracy ... below the bar ...``,
+``capped=True`` and ``screened=True``.  Its seconds do not enter the calibration of expected times.
 """
 
 from __future__ import annotations
@@ -497,7 +505,8 @@ class LiveEnvironment:
             first = float(result.runs["accuracy"].dropna().iloc[0])
             message = f"stopped after its first fold: accuracy {first:.4f} below the bar {bars[learner]:.4f}"
             logger.info("%s: %s", escape(learner), message)
-            return Observation(learner, float("nan"), seconds, "timeout", message, capped=True, screened=True)
+            return Observation(learner, float("nan"), seconds, "timeout", message, capped=True, screened=True,
+                               fold_accuracy=first)
         raw = float(self.expected_seconds.get(learner, math.nan))
         if math.isfinite(raw) and raw > 0:
             self.time_ratios.append(seconds / raw)
