@@ -60,6 +60,7 @@ def test_first_fold_arrays_take_each_tests_first_run_and_leave_single_runs_and_f
     assert taken.first_accuracy.shape == (1, len(live.learners)) and taken.first_accuracy[0, col["b"]] == 0.90
     assert live_test_arrays(TimeModel(), arrays, meta).first_accuracy is None
     assert live_test_arrays(model, arrays, arrays).first_accuracy is None  # no runs: nothing to take them from
+    assert live_test_arrays(model, arrays, meta, metric="balanced_accuracy").first_accuracy is None  # as live
 
 
 def _screen_arrays() -> MetaArrays:

@@ -222,10 +222,11 @@ def live_arrays(meta, *, folds: int = 5, overhead: float | None = None, metric: 
 
 def live_test_arrays(model: TimeModel, arrays, meta, *, metric: str = "accuracy", time_kind: str = "fit_time"):
     """``model.arrays(arrays)`` with each test's first fold (:func:`first_fold_arrays`, its seconds plus the
-    test's overhead) when a test has several folds (``scale > 1``) and ``meta`` is a MetaDataset with its runs:
-    what a simulated test that stops after its first fold finds and costs.  ``arrays`` are ``meta``'s."""
+    test's overhead) when a test has several folds (``scale > 1``), the metric is accuracy (the one a live test
+    screens on) and ``meta`` is a MetaDataset with its runs: what a simulated test that stops after its first
+    fold finds and costs.  ``arrays`` are ``meta``'s."""
     live = model.arrays(arrays)
-    if model.scale <= 1.0 or not hasattr(meta, "runs"):
+    if model.scale <= 1.0 or metric != "accuracy" or not hasattr(meta, "runs"):
         return live
     acc, sec = first_fold_arrays(meta, live, metric=metric, time_kind=time_kind)
     return replace(live, first_accuracy=acc, first_seconds=sec + model.overhead)
