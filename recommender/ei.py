@@ -43,7 +43,8 @@ and re-plans after every test:
    of the learner's accuracy with one fold's binomial variance (never as a result: it is no model).  It
    needs an environment that can stop a test after its first fold: live sequential tests with the accuracy
    metric, and the simulation of meta-data with several runs per test (broad, LCDB, the evaluator-built
-   sets; not OBOE, which records one mean per test).  Parallel live tests run every fold.
+   sets; not OBOE, which records one mean per test).  Parallel live tests set the bar from the tests that have
+   finished (the policy's state also holds stand-ins for the running ones).
 
 Spec: ``ei`` or ``ei:h=1,p=1,shrink=0.1,stop=0,eps=0.01,acq=ei,landmarks=yes,growth=yes,cap=inf,screen=inf`` (+
 ``overhead=``/``scale=`` of the live time model).  References: OBOE (Yang et al., KDD 2019) and TensorOboe (low-rank completion plus
@@ -548,13 +549,14 @@ class EIPolicy:
             return math.inf
         return max(self.s.cap * float(self.seconds[j]) * self._ratio(), CAP_FLOOR)
 
-    def screen(self, learner: str) -> float | None:
+    def screen(self, learner: str, *, best: float | None = None) -> float | None:
         """The accuracy the first fold of ``learner``'s test must reach for the test to go on: the best accuracy
-        found so far minus ``screen`` binomial standard errors of one fold (module docstring, point 6); None
-        without ``screen``, before any learner has a result, when the dataset's rows are unknown, and for a
-        learner whose test was stopped before (tested again in full)."""
+        found so far (``best`` when given, else the one this policy has seen) minus ``screen`` binomial standard
+        errors of one fold (module docstring, point 6); None without ``screen``, before any learner has a result,
+        when the dataset's rows are unknown, and for a learner whose test was stopped before (tested again in
+        full)."""
         j = self.index.get(learner)
-        best = self._best_accuracy
+        best = self._best_accuracy if best is None else float(best)
         if not math.isfinite(self.s.screen) or j is None or j in self._capped or not math.isfinite(best):
             return None
         se = self._fold_se(best)

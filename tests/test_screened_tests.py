@@ -272,3 +272,38 @@ def test_a_live_test_is_screened_after_its_first_fold_and_other_metrics_run_ever
     assert LiveEnvironment(data, cv=5, metric="balanced_accuracy").test("lda", screen=1.01).screened is False
     with pytest.raises(InputError, match="screen"):
         env.test("lda", screen="x")
+
+
+class _Screening:
+    """Hands out ``order`` in turn; the bar of every test is the best accuracy it is given plus ``margin``."""
+
+    def __init__(self, order, margin):
+        self.order, self.margin, self.asked = list(order), margin, []
+
+    def next(self, history):
+        seen = {o.learner for o in history}
+        return next((l for l in self.order if l not in seen), None)
+
+    def screen(self, learner, *, best=None):
+        self.asked.append((learner, best))
+        return None if best is None else best + self.margin
+
+
+def test_parallel_tests_take_the_bar_from_the_finished_tests_only(tmp_path):
+    import joblib
+
+    from algorank.recommender.live.parallel import run_parallel
+
+    data = _loaded(tmp_path)
+    env = LiveEnvironment(data, cv=5)
+    policy = _Screening(["lda", "bernoulli-nb", "decision-tree"], margin=0.5)  # a bar above any accuracy
+    with joblib.parallel_config(backend="threading"):
+        trace = run_parallel(policy, env, n_jobs=1, expected={})
+    by = {o.learner: o for o in trace.observations}
+    assert by["lda"].status == "ok" and not by["lda"].screened
+    assert by["bernoulli-nb"].screened and by["decision-tree"].screened  # every fold after the first result
+    assert policy.asked[0] == ("bernoulli-nb", by["lda"].accuracy)  # the finished test's accuracy, no stand-in
+    with joblib.parallel_config(backend="threading"):
+        loose = run_parallel(_Screening(["lda", "bernoulli-nb"], margin=-1.0), LiveEnvironment(data, cv=5),
+                             n_jobs=2, expected={"lda": (0.99, 0.1), "bernoulli-nb": (0.99, 0.1)})
+    assert not any(o.screened for o in loose.observations)  # a bar below any accuracy stops nothing

@@ -24,8 +24,8 @@ from typing import Protocol, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["Observation", "Trace", "Policy", "Environment", "run_policy", "limit_of", "screen_of", "ForwardsLimit", "encode",
-           "pack"]
+__all__ = ["Observation", "Trace", "Policy", "Environment", "run_policy", "limit_of", "screen_of", "ForwardsLimit",
+           "encode", "pack"]
 
 
 @dataclass(frozen=True)
@@ -94,10 +94,14 @@ def limit_of(policy, learner: str) -> float:
     return math.inf if limit is None else float(limit(learner))
 
 
-def screen_of(policy, learner: str) -> float | None:
-    """The first-fold accuracy bar ``policy`` gives the test of ``learner`` (None when it sets none)."""
+def screen_of(policy, learner: str, *, best: float | None = None) -> float | None:
+    """The first-fold accuracy bar ``policy`` gives the test of ``learner`` (None when it sets none); ``best``, when
+    given, is the best accuracy found so far to set it from (parallel tests: the policy's own state then holds
+    stand-ins for the tests still running)."""
     screen = getattr(policy, "screen", None)
-    bar = None if screen is None else screen(learner)
+    if screen is None:
+        return None
+    bar = screen(learner) if best is None else screen(learner, best=best)
     return None if bar is None or not math.isfinite(bar) else float(bar)
 
 
@@ -109,9 +113,9 @@ class ForwardsLimit:
         """The wrapped policy's time limit for ``learner``'s test (``inf`` when it sets none)."""
         return limit_of(self.policy, learner)
 
-    def screen(self, learner: str) -> float | None:
+    def screen(self, learner: str, *, best: float | None = None) -> float | None:
         """The wrapped policy's first-fold accuracy bar for ``learner``'s test (None when it sets none)."""
-        return screen_of(self.policy, learner)
+        return screen_of(self.policy, learner, best=best)
 
 
 def encode(trace: "Trace", index) -> tuple[list, list]:

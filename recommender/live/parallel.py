@@ -31,10 +31,10 @@ abandon or Ctrl-C), fold processes end with their parent.
 A time limit per test: a policy with ``limit(learner)`` (:func:`~algorank.recommender.kernel.trace.limit_of`)
 has each finite limit handed to the test of the learner it chose, which honours it as
 :meth:`~algorank.recommender.live.environment.LiveEnvironment.test` does (a *capped* observation when it stops
-the test), in a worker or in this process alike.  A policy's first-fold bar (``screen``,
-:func:`~algorank.recommender.kernel.trace.screen_of`) is not handed on: while tests run, the policy's
-state holds stand-ins with their predicted accuracies, which must not set a bar, so parallel tests run
-every fold.
+the test), in a worker or in this process alike.  So is a policy's first-fold bar (``screen``,
+:func:`~algorank.recommender.kernel.trace.screen_of`), set from the best accuracy of the tests that have
+finished: while tests run, the policy's state holds stand-ins with their predicted accuracies, which must
+not set a bar.
 
 Results come in the order the tests finish, which depends on the machine: with ``n_jobs > 1``
 the same seed gives the same scores for the same tests, but not always the same sequence.
@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from algorank.evaluation.cv.children import forked_fold_server
-from algorank.recommender.kernel.trace import Observation, Trace, limit_of
+from algorank.recommender.kernel.trace import Observation, Trace, limit_of, screen_of
 from algorank.metadata.errors import InputError
 from algorank.metadata.text import escape
 
@@ -183,7 +183,7 @@ def _load(source):
 
 def _worker_test(source, learner: str, state: dict):
     """Worker side: one live test of ``learner``, as the main process's environment would run it (under the
-    time limit ``state["limit"]`` when it is not None)."""
+    time limit ``state["limit"]`` and the first-fold bar ``state["screen"]`` when they are not None)."""
     from algorank.recommender.live.environment import LiveEnvironment
 
     data = _load(source)
@@ -194,8 +194,8 @@ def _worker_test(source, learner: str, state: dict):
     env.tests = 0 if state["always_timed"] else state["tests"]  # 0: "first test", i.e. timed
     env.first_in_process = not state["always_timed"]
     env.time_ratios = list(state["time_ratios"])
-    limit = state.get("limit")
-    obs = env.test(learner) if limit is None else env.test(learner, limit=limit)
+    rules = {k: state[k] for k in ("limit", "screen") if state.get(k) is not None}
+    obs = env.test(learner, **rules)
     return obs, env.results.get(learner)
 
 
@@ -435,9 +435,11 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
         return None if budget is None else budget - (clock() - begin)
 
     def state_for(learner: str, limit: float) -> dict:
+        found = [o.accuracy for o in history if o.status == "ok" and o.accuracy == o.accuracy]
+        bar = screen_of(policy, learner, best=max(found)) if found and getattr(env, "screens", False) else None
         return {"evaluator": None if env.evaluator is None else env.evaluator, "cv": int(env.evaluator.cv),
                 "random_state": env.evaluator.random_state, "left": left(),
-                "limit": limit if limit < math.inf else None,
+                "limit": limit if limit < math.inf else None, "screen": bar,
                 "expected": float(env.expected_seconds.get(learner, math.nan)),
                 "allow_modules": tuple(env.evaluator.allow_modules), "metric": env.metric,
                 "prior_shape": getattr(env, "prior_shape", None), "fold_slack": env.fold_slack,
