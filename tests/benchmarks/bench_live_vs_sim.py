@@ -43,6 +43,15 @@ server and fold processes; loky workers ended at the command's end are not count
 kept for the recorded looks::
 
     python tests/benchmarks/bench_live_vs_sim.py --split train --every 8 --out train.csv
+
+``--strategy SPEC`` runs that strategy on both sides instead of the default (a column of ``--out``); with
+several strategies in one file ``--report`` also sums, per strategy, the live and simulated time to 1 point
+over the datasets every strategy solved live (e.g. the default against ``eiu:screen=inf``)::
+
+    python tests/benchmarks/bench_live_vs_sim.py --split train --every 8 --budget 10 --out screen.csv
+    python tests/benchmarks/bench_live_vs_sim.py --split train --every 8 --budget 10 --out screen.csv \
+        --strategy eiu:screen=inf
+    python tests/benchmarks/bench_live_vs_sim.py --report --out screen.csv
 """
 
 from __future__ import annotations
@@ -64,7 +73,7 @@ EPS = 0.01
 
 COLUMNS = ["dataset", "budget", "n_jobs", "live_t1", "live_reached", "sim_t1", "sim_reached", "ratio", "wall",
            "first_result", "tests", "best_recorded", "best_live", "stop_reason", "timings", "start", "ratio_tests",
-           "load_avg", "cpu"]
+           "load_avg", "cpu", "strategy"]
 
 
 def heldout(every: int = 1) -> list[str]:
@@ -104,24 +113,21 @@ def files() -> dict:
     return out
 
 
-def simulated(dataset: str, meta) -> tuple[float, bool, float]:
-    """(time to 1 point, reached, best recorded accuracy) of the default strategy replayed on the recorded runs."""
-    from algorank.recommender.kernel.environments import SimulatedEnvironment, SkipUnavailable
-    from algorank.recommender.kernel.trace import Observation, run_policy
+def simulated(dataset: str, meta, spec: str | None = None) -> tuple[float, bool, float]:
+    """(time to 1 point, reached, best recorded accuracy) of the strategy ``spec`` (default: the default strategy)
+    replayed on the recorded runs, each test charged what the live time model says a live test costs (a test
+    stopped after its first fold: that fold and the overhead)."""
+    from algorank.recommender.kernel.environments import SimulatedEnvironment, SkipUnavailable, meta_arrays
+    from algorank.recommender.kernel.time_model import live_test_arrays
+    from algorank.recommender.kernel.trace import run_policy
     from algorank.recommender.live.recommend import DEFAULT_STRATEGY, live_strategy
 
     train = meta.exclude(datasets=[dataset])
-    strat, _, kind, live = live_strategy(DEFAULT_STRATEGY, train, time_model="live", cv=5)
+    strat, _, kind, live = live_strategy(spec or DEFAULT_STRATEGY, train, time_model="live", cv=5)
     strat.fit(train)
     info = meta.dataset_info(dataset)
-    env = SimulatedEnvironment(meta, dataset, time_kind=kind)
-
-    class Charged:  # each test costs what the live time model says a live test costs
-        def test(self, learner):
-            o = env.test(learner)
-            return Observation(o.learner, o.accuracy, float(live.apply(o.seconds)), o.status, o.message)
-
-    trace = run_policy(SkipUnavailable(strat.policy(info), env.available), Charged())
+    env = SimulatedEnvironment(live_test_arrays(live, meta_arrays(meta, time_kind=kind), meta, time_kind=kind), dataset)
+    trace = run_policy(SkipUnavailable(strat.policy(info), env.available), env)
     target = env.best_accuracy - EPS - 1e-9
     spent = 0.0
     for o in trace.observations:
@@ -131,9 +137,10 @@ def simulated(dataset: str, meta) -> tuple[float, bool, float]:
     return spent, False, env.best_accuracy
 
 
-def live(dataset: str, path: Path, target: str | None, *, budget: float, n_jobs: int, best: float) -> dict:
+def live(dataset: str, path: Path, target: str | None, *, budget: float, n_jobs: int, best: float,
+         spec: str | None = None) -> dict:
     cmd = [sys.executable, "-m", "algorank", "recommend", str(path), "--budget", f"{budget:g}", "--exclude-dataset",
-           dataset, "--json", "--quiet", "--n-jobs", str(n_jobs)]
+           dataset, "--json", "--quiet", "--n-jobs", str(n_jobs)] + (["--strategy", spec] if spec else [])
     if target:
         cmd += ["--target", target]
     t0, r0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -164,17 +171,19 @@ def measure(args) -> None:
         prev = pd.read_csv(out)
         if list(prev.columns) != COLUMNS:  # written by an earlier version: same rows, today's columns
             prev.reindex(columns=COLUMNS).to_csv(out, index=False)
-        done = {(str(r.dataset), float(r.budget), int(r.n_jobs)) for r in prev.itertuples()}
+        done = {(str(r.dataset), float(r.budget), int(r.n_jobs), _spec(r.strategy)) for r in prev.reindex(
+            columns=COLUMNS).itertuples()}
     meta = load_meta("broad")
     where = files()
     for dataset in chosen(args):
-        if (dataset, float(args.budget), int(args.n_jobs)) in done:
+        if (dataset, float(args.budget), int(args.n_jobs), _spec(args.strategy)) in done:
             continue
         path, target = where[dataset]
-        sim_t1, sim_reached, best = simulated(dataset, meta)
+        sim_t1, sim_reached, best = simulated(dataset, meta, args.strategy)
         row = {"dataset": dataset, "budget": args.budget, "n_jobs": args.n_jobs, "sim_t1": sim_t1,
-               "sim_reached": sim_reached, "best_recorded": best}
-        row.update(live(dataset, path, target, budget=args.budget, n_jobs=args.n_jobs, best=best))
+               "sim_reached": sim_reached, "best_recorded": best, "strategy": _spec(args.strategy)}
+        row.update(live(dataset, path, target, budget=args.budget, n_jobs=args.n_jobs, best=best,
+                        spec=args.strategy))
         both = row["live_reached"] and sim_reached and sim_t1 > 0
         row["ratio"] = row["live_t1"] / sim_t1 if both else math.nan
         row["ratio_tests"] = (row["live_t1"] - row["start"]) / sim_t1 if both else math.nan
@@ -186,11 +195,17 @@ def measure(args) -> None:
               f"load {row['load_avg']:.1f}", flush=True)
 
 
+def _spec(value) -> str:
+    """The strategy a row was measured with ("": the default strategy; rows written before the column: the same)."""
+    return "" if value is None or value != value else str(value)
+
+
 def report(path: str) -> None:
     import numpy as np
     import pandas as pd
 
     table = pd.read_csv(path).reindex(columns=COLUMNS)  # files written before the two-ratio columns lack them
+    table["strategy"] = [_spec(v) or "default" for v in table["strategy"]]
 
     def spread(r) -> str:
         r = r.dropna()
@@ -199,13 +214,24 @@ def report(path: str) -> None:
         q1, med, q3 = np.percentile(r, [25, 50, 75])
         return f"median {med:.2f} (quartiles {q1:.2f}-{q3:.2f}, range {r.min():.2f}-{r.max():.2f})"
 
-    for (budget, n_jobs), g in table.groupby(["budget", "n_jobs"]):
+    for (spec, budget, n_jobs), g in table.groupby(["strategy", "budget", "n_jobs"]):
         lost = g[(g["sim_reached"]) & (g["sim_t1"] <= 10) & (~g["live_reached"].astype(bool))]
-        print(f"budget {budget:g} s, n_jobs {n_jobs}: {len(g)} datasets, live/simulated time to 1 point from the "
+        print(f"{spec}, budget {budget:g} s, n_jobs {n_jobs}: {len(g)} datasets, summed live time to 1 point "
+              f"{g['live_t1'].sum():.1f} s (simulated {g['sim_t1'].sum():.1f} s), live/simulated time to 1 point from the "
               f"command's start: {spread(g['ratio'])}; from the first test's start: {spread(g['ratio_tests'])}; "
               f"start cost (command start to first test) median {g['start'].median():.2f} s; first result median "
               f"{g['first_result'].median():.2f} s; load average median {g['load_avg'].median():.1f}; solved by the "
               f"simulation within 10 s but not live: {len(lost)} {list(lost['dataset'])}")
+    specs = sorted(table["strategy"].unique())
+    if len(specs) > 1:  # the same datasets, budget and n_jobs under several strategies: live and simulated sums
+        for (budget, n_jobs), g in table.groupby(["budget", "n_jobs"]):
+            live_t = g.pivot_table(index="dataset", columns="strategy", values="live_t1").dropna()
+            sim_t = g.pivot_table(index="dataset", columns="strategy", values="sim_t1").reindex(live_t.index)
+            if len(live_t.columns) > 1 and not live_t.empty:
+                print(f"budget {budget:g} s, n_jobs {n_jobs}, the {len(live_t)} datasets every strategy solved live: "
+                      + ", ".join(f"{c}: live {live_t[c].sum():.1f} s, simulated {sim_t[c].sum():.1f} s"
+                                  for c in live_t.columns))
+    table = table[table["strategy"] == "default"]
     settings = sorted(table["n_jobs"].unique())
     if len(settings) > 1:
         table["after_start"] = table["live_t1"] - table["start"]
@@ -224,6 +250,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--budget", type=float, default=30.0)
     p.add_argument("--n-jobs", type=int, default=1)
+    p.add_argument("--strategy", default=None, metavar="SPEC",
+                   help="the strategy of both sides (default: the default strategy); a column of --out")
     p.add_argument("--split", choices=("heldout", "train"), default="heldout",
                    help="the broad set's frozen held-out datasets (default; the recorded looks) or its training part")
     p.add_argument("--every", type=int, default=1, help="every K-th dataset of the split (alphabetical)")
