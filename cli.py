@@ -143,8 +143,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return _exit_now(130) if argv is None else 130
+    except RuntimeError as exc:  # Ctrl-C inside a class body's __set_name__ (an import) arrives wrapped in one
+        if not _from_interrupt(exc):
+            raise
+        sys.stderr.write("interrupted\n")
+        return _exit_now(130) if argv is None else 130
     except BrokenPipeError:  # e.g. `algorank rank | head`
         return 0
+
+
+def _from_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised by a KeyboardInterrupt (its ``__cause__`` or ``__context__`` chain holds one)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _exit_now(code: int) -> int:

@@ -391,3 +391,27 @@ def test_no_fold_process_or_fold_server_starts_once_the_process_is_ending(tmp_pa
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["refused: the process is ending: no new fold process is started",
                                        "server: None"], out.stdout
+
+
+def test_an_interrupt_wrapped_by_an_import_exits_130_and_other_runtime_errors_are_not_hidden(monkeypatch, capsys):
+    """Ctrl-C inside a class body's ``__set_name__`` (scikit-learn's import builds dataclasses) reaches the command
+    line as a RuntimeError caused by the KeyboardInterrupt (Python 3.11): still "interrupted", exit 130."""
+    import algorank.cli as cli
+
+    def wrapped(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__ on '_Field' instance") from exc
+
+    monkeypatch.setattr(cli, "_run", wrapped)
+    assert cli.main(["info"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
+
+    def broken(args):
+        raise RuntimeError("a bug of ours")
+
+    monkeypatch.setattr(cli, "_run", broken)
+    with pytest.raises(RuntimeError, match="a bug of ours"):
+        cli.main(["info"])
+    assert not cli._from_interrupt(ValueError("x")) and cli._from_interrupt(KeyboardInterrupt())
