@@ -16,7 +16,8 @@ from urllib.parse import urlparse
 
 from algorank.metadata.errors import InputError
 
-__all__ = ["check_seed", "check_folds", "check_url", "check_seconds", "check_budget", "check_n_jobs", "available_cores",
+__all__ = ["check_seed", "check_folds", "check_url", "check_seconds", "check_bar", "check_budget", "check_n_jobs",
+           "available_cores",
            "MAX_SEED", "MAX_SECONDS"]
 
 logger = logging.getLogger(__name__)
@@ -70,6 +71,20 @@ def check_seconds(value, *, name: str = "timeout") -> float:
     if not (math.isfinite(seconds) and 0 < seconds <= MAX_SECONDS):
         raise InputError(message)
     return seconds
+
+
+def check_bar(value, *, name: str = "screen") -> float:
+    """An accuracy bar: a number, not NaN and not a bool (it may lie outside [0, 1]: a bar above 1 stops every test,
+    one below 0 none).
+
+    Raises
+    ------
+    InputError
+        ``{name} must be an accuracy (a number); got ...``
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+        raise InputError(f"{name} must be an accuracy (a number); got {_short(value)}")
+    return float(value)
 
 
 def available_cores() -> int:

@@ -689,16 +689,14 @@ def from_spec(params: dict, random_state=None, name: str | None = None) -> Condi
     default_seed = int(random_state) if isinstance(random_state, (int, np.integer)) and random_state >= 0 else 0
     seed = pop_number(params, "seed", default_seed, strategy="ei", kind=int, rule="an integer >= 0",
                       valid=lambda v: v >= 0)
-    cap_raw = params.pop("cap", None)
-    cap = math.inf if cap_raw is None or str(cap_raw).strip().lower() in ("inf", "none") else None
-    if cap is None:
-        cap = pop_number({"cap": cap_raw}, "cap", None, strategy="ei", rule="a number >= 1, inf or none",
-                         valid=lambda v: v >= 1)
-    screen_raw = params.pop("screen", None)
-    screen = math.inf if screen_raw is None or str(screen_raw).strip().lower() in ("inf", "none") else None
-    if screen is None:
-        screen = pop_number({"screen": screen_raw}, "screen", None, strategy="ei", rule="a number >= 0, inf or none",
-                            valid=lambda v: v >= 0)
+    def pop_or_inf(key: str, least: float) -> float:  # a number >= least; absent, inf or none: no such rule
+        raw = params.pop(key, None)
+        if raw is None or str(raw).strip().lower() in ("inf", "none"):
+            return math.inf
+        return pop_number({key: raw}, key, None, strategy="ei", rule=f"a number >= {least:g}, inf or none",
+                          valid=lambda v: v >= least)
+
+    cap, screen = pop_or_inf("cap", 1.0), pop_or_inf("screen", 0.0)
     flags = {"acq": acq, "draws": draws, "seed": seed, "cap": cap, "screen": screen}
     for key in ("landmarks", "growth"):
         value = str(params.pop(key, "yes")).strip().lower()

@@ -72,7 +72,7 @@ import numpy as np
 import pandas as pd
 
 from algorank.metadata.dataset import MetaDataset
-from algorank.metadata.checks import check_n_jobs, check_seconds, check_seed
+from algorank.metadata.checks import check_bar, check_n_jobs, check_seconds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.io import to_plain
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, short_name
@@ -401,13 +401,8 @@ class Evaluator:
             raise InputError("learners must be a non-empty list of learner ids")
         recipes = [resolve_learner(lid, allow_modules=self.allow_modules) for lid in learners]
         ids = [r.id for r in recipes]
-        bars = {}
-        for lid, r in zip(learners, recipes):
-            bar = (screen or {}).get(lid)
-            if bar is not None:
-                if isinstance(bar, bool) or not isinstance(bar, (int, float, np.floating)) or math.isnan(bar):
-                    raise InputError(f"screen: the bar of {lid!r} must be a number; got {bar!r}")
-                bars[r.id] = float(bar)
+        bars = {r.id: check_bar((screen or {})[lid], name=f"screen: the bar of {lid!r}")
+                for lid, r in zip(learners, recipes) if (screen or {}).get(lid) is not None}
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup:
             raise InputError(f"learners must be distinct; repeated: {', '.join(dup)}")

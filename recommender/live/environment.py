@@ -82,7 +82,7 @@ from algorank.evaluation.cv.datasets import LoadedDataset
 from algorank.evaluation.cv.evaluator import NOT_RUN_SCREENED, Evaluator
 from algorank.evaluation.cv.resampling import make_resampler
 from algorank.recommender.kernel.trace import Observation
-from algorank.metadata.checks import MAX_SECONDS, check_budget, check_seconds
+from algorank.metadata.checks import MAX_SECONDS, check_bar, check_budget, check_seconds
 from algorank.metadata.errors import InputError
 from algorank.metadata.metric import METRICS, score_from_runs
 from algorank.metadata.text import escape
@@ -422,10 +422,8 @@ class LiveEnvironment:
             ``limit`` is not a positive number of seconds.
         """
         limit = check_limit(limit)
-        if screen is not None and (isinstance(screen, bool) or not isinstance(screen, (int, float))
-                                   or math.isnan(screen)):
-            raise InputError(f"screen must be an accuracy (a number); got {screen!r}")
-        bars = {learner: float(screen)} if screen is not None and self.screens else None
+        bar = None if screen is None else check_bar(screen)  # a bad bar is an error even where tests run every fold
+        bars = {learner: bar} if bar is not None and self.screens else None
         start = self._clock()
         if self.origin is None:
             self.origin = start
