@@ -101,6 +101,7 @@ __all__ = [
     "BenchmarkResult",
     "leave_one_dataset_out",
     "join_test_meta",
+    "start_seconds",
 ]
 
 logger = logging.getLogger(__name__)
@@ -444,11 +445,13 @@ class _Traces:
     sec_source: np.ndarray
     rows: np.ndarray
     charges: np.ndarray | None = None
+    start: np.ndarray | None = None  # per row: seconds spent before the first test, added to its seconds
 
     def take(self, idx) -> "_Traces":
         idx = np.asarray(idx, dtype=np.int64)
         return _Traces(self.acc_source, self.sec_source, self.rows[idx],
-                       None if self.charges is None else self.charges[idx])
+                       None if self.charges is None else self.charges[idx],
+                       None if self.start is None else self.start[idx])
 
     def _gather(self, source: np.ndarray, seq: np.ndarray, pad: float, *, capped: float | None) -> np.ndarray:
         out = np.empty(seq.shape)
@@ -466,7 +469,10 @@ class _Traces:
         return self._gather(self.acc_source, seq, np.nan, capped=np.nan)
 
     def seconds(self, seq: np.ndarray) -> np.ndarray:
-        return self._gather(self.sec_source, seq, 0.0, capped=None)
+        out = self._gather(self.sec_source, seq, 0.0, capped=None)
+        if self.start is not None and out.shape[1]:
+            out[:, 0] += np.where(seq[:, 0] >= 0, self.start, 0.0)  # what ran before the first test
+        return out
 
 
 def _without_capped(s: np.ndarray, charge: np.ndarray, acc: np.ndarray, sec: np.ndarray):
@@ -479,11 +485,46 @@ def _without_capped(s: np.ndarray, charge: np.ndarray, acc: np.ndarray, sec: np.
             np.where(gone, 0.0, take_rows(sec, moved)))
 
 
+def start_seconds(strategy, meta, arrays: MetaArrays, train: np.ndarray | None = None) -> np.ndarray | None:
+    """Seconds ``strategy`` spends on each dataset of ``arrays`` before its first test, or None when nothing.
+
+    A strategy that conditions on landmarkers (capability ``conditions_on_landmarks`` with its ``landmarks``
+    option on: ``ei``, ``eiu``, ``eit``) has them measured on the new dataset before it plans, as ``recommend``
+    does (:mod:`~algorank.recommender.live.landmarks`), and a strategy that does not never pays for them.  The
+    simulation charges the dataset's recorded landmarker seconds (``landmark_1nn_time``, ``landmark_stump_time``:
+    the 5 folds on the subsample of at most 2,000 rows that ``recommend`` measures without a budget) for each
+    landmarker the strategy reads: those most ``train`` datasets have (the rule of
+    :meth:`~algorank.recommender.ei.ConditionedStrategy.fit`) and this dataset has.  Meta-data without
+    landmarkers (LCDB, OBOE) charge nothing.
+    """
+    if not capability(strategy, "conditions_on_landmarks") or not getattr(strategy, "landmarks", False) \
+            or isinstance(meta, MetaArrays) or not hasattr(meta, "datasets"):
+        return None
+    from algorank.recommender.ei import LANDMARKS
+
+    table = meta.datasets.set_index("dataset").reindex(list(arrays.datasets))
+    prior = np.ones(len(arrays.datasets), dtype=bool) if train is None else np.asarray(train, dtype=bool)
+    start = np.zeros(len(arrays.datasets))
+    for c in LANDMARKS:
+        if c not in table.columns or f"{c}_time" not in table.columns:
+            continue
+        value = table[c].to_numpy(dtype=float)
+        if not prior.any() or np.isfinite(value[prior]).mean() < 0.5:
+            continue
+        seconds = table[f"{c}_time"].to_numpy(dtype=float)
+        start += np.where(np.isfinite(value) & np.isfinite(seconds) & (seconds > 0), seconds, 0.0)
+    return start if start.any() else None
+
+
 def _score(strategy, arrays: MetaArrays, seq: np.ndarray, rows: np.ndarray, tmin: float, tmax: float, name: str,
-           path: str, axis: str = "time", charges: np.ndarray | None = None) -> BenchmarkResult:
+           path: str, axis: str = "time", charges: np.ndarray | None = None,
+           start: np.ndarray | None = None) -> BenchmarkResult:
+    """Score the test sequences ``seq`` (rows of ``arrays``); ``charges`` the seconds of capped tests, ``start``
+    (per dataset of ``arrays``, :func:`start_seconds`) what ran before the first test, charged on the time axis."""
     seq = seq[rows]
     charges = None if charges is None or not np.isfinite(charges[rows]).any() else charges[rows]
-    traces = _Traces(arrays.accuracy, arrays.seconds, np.asarray(rows, dtype=np.int64), charges)
+    start = None if start is None or axis != "time" else np.asarray(start, dtype=float)[rows]
+    traces = _Traces(arrays.accuracy, arrays.seconds, np.asarray(rows, dtype=np.int64), charges, start)
     best, baseline, kind = _baselines(arrays)
     best, baseline, kind = best[rows], baseline[rows], kind[rows]
     n = len(rows)
@@ -665,7 +706,8 @@ def _run(strategy, meta, arrays: MetaArrays, rows, train, lo, hi, *, fast: bool,
     seq, path, charges = _sequences(strategy, meta, arrays, rows, train, fast=fast, progress=progress,
                                     time_model=time_model, scoring=scoring)
     name = strategy_name(strategy)
-    return _score(strategy, scoring, seq, rows, lo, hi, name, path, axis=axis, charges=charges)
+    return _score(strategy, scoring, seq, rows, lo, hi, name, path, axis=axis, charges=charges,
+                  start=start_seconds(strategy, meta, scoring, train))
 
 
 def _split_rows(arrays: MetaArrays, test_datasets) -> tuple[np.ndarray, np.ndarray]:

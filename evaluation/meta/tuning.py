@@ -20,6 +20,7 @@ from algorank.evaluation.meta.scoring import (
     _rows,
     _score,
     _sequences,
+    start_seconds,
     MilSummary,
     leave_one_dataset_out,
 )
@@ -216,7 +217,8 @@ def tune_p_nested(
             # the inner rows left out one at a time, and the outer row d fitted on all of them (d is not in train)
             both = np.append(inner_rows, d)
             seq, path, charges = _sequences(s, meta, arrays, both, train, fast=True, progress=False)
-            r = _score(s, arrays, seq, both, lo, hi, "", path, charges=charges)
+            r = _score(s, arrays, seq, both, lo, hi, "", path, charges=charges,
+                       start=start_seconds(s, meta, arrays, train))
             inner_means.append(float(np.mean(r.mil[:-1])))
             outer_mils.append(float(r.mil[-1]))
             cols = seq[d][seq[d] >= 0]
@@ -227,7 +229,8 @@ def tune_p_nested(
         outer[i] = outer_mils[k]
         outer_rows_of[int(d)] = outer_rows[k]
     outer_seq, outer_charges = pack(outer_rows_of, *arrays.shape)
-    traces = _score(None, arrays, outer_seq, rows, lo, hi, name, "fast", charges=outer_charges)
+    traces = _score(None, arrays, outer_seq, rows, lo, hi, name, "fast", charges=outer_charges,
+                    start=start_seconds(strategies[0], meta, arrays) if strategies else None)
     return NestedTuneResult(
         grid=grid,
         datasets=tuple(arrays.datasets[d] for d in rows),

@@ -71,7 +71,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from algorank.api import load_meta, time_model_arrays  # noqa: E402
-from algorank.evaluation.meta.scoring import _compact, _prepare, _score, _window  # noqa: E402
+from algorank.evaluation.meta.scoring import _compact, _prepare, _score, _window, start_seconds  # noqa: E402
 from algorank.evaluation.meta.tuning import KnobSweepResult, knob_spec  # noqa: E402
 from algorank.evaluation.meta.user_metrics import metrics_report  # noqa: E402
 from algorank.metadata.splits import heldout  # noqa: E402
@@ -401,7 +401,9 @@ def main(argv=None) -> int:
     def run(spec):
         t0 = _cpu()
         seq, charges = sequences(spec, train, arrays, rows, lo, hi, model, kind, cache=cache, loo=not scored_elsewhere)
-        res = _score(parse_strategy(spec), arrays, seq, rows, lo, hi, spec, "loo", axis="time", charges=charges)
+        strategy = parse_strategy(spec)
+        res = _score(strategy, arrays, seq, rows, lo, hi, spec, "loo", axis="time", charges=charges,
+                     start=start_seconds(strategy, scored_meta, arrays))
         runtime.append({"strategy": spec, "cpu_s": round(_cpu() - t0, 2)})
         print(f"{args.meta} {mode} {spec}: {runtime[-1]['cpu_s']} CPU s", file=sys.stderr, flush=True)
         return res

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from algorank.api import load_meta, time_model_arrays  # noqa: E402
-from algorank.evaluation.meta.scoring import _prepare, _score, _sequences, _window  # noqa: E402
+from algorank.evaluation.meta.scoring import _prepare, _score, _sequences, _window, start_seconds  # noqa: E402
 from algorank.evaluation.meta.user_metrics import metrics_report  # noqa: E402
 from algorank.metadata.splits import heldout  # noqa: E402
 from algorank.recommender.base import capability  # noqa: E402
@@ -51,7 +51,8 @@ def score_set(name: str, grid, *, eps: float = 1.0, base: str = "eiu") -> list[d
             strategy = strategy.with_time_model(time_overhead=model.overhead, time_scale=model.scale, time_kind=kind)
         seq, path, charges = _sequences(strategy, train, arrays, rows, np.ones(len(arrays.datasets), dtype=bool),
                                         fast=True, progress=False)
-        results.append(_score(strategy, arrays, seq, rows, lo, hi, spec, path, axis="time", charges=charges))
+        results.append(_score(strategy, arrays, seq, rows, lo, hi, spec, path, axis="time", charges=charges,
+                              start=start_seconds(strategy, train, arrays)))
         print(f"{name} {spec}: {time.process_time() - t0:.1f} CPU s", file=sys.stderr, flush=True)
     reference = f"{base}:screen=inf" if "inf" in [str(z) for z in grid] else specs[0]
     report = metrics_report(results, arrays, eps=eps, budgets=(1.0, 10.0, 60.0), reference=reference,
