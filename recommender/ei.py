@@ -154,6 +154,8 @@ class ConditionedStrategy(StrategyBase):
     #: ``cap`` and ``screen`` when the spec does not set them.
     default_cap = math.inf
     default_screen = math.inf
+    #: Landmarkers read by default (a subclass may default to none).
+    default_landmarks = True
 
     def __init__(self, *, h: float = 1.0, p: float = 1.0, shrink: float = 0.1, stop: float = 0.0, eps: float = 0.01,
                  time_kind: str = "fit_time", time_overhead: float = 0.0, time_scale: float = 1.0,
@@ -186,8 +188,8 @@ class ConditionedStrategy(StrategyBase):
             parts.append(f"stop={self.stop:g}")
         if self.eps != 0.01:
             parts.append(f"eps={self.eps:g}")
-        if not self.landmarks:
-            parts.append("landmarks=no")
+        if self.landmarks != self.default_landmarks:
+            parts.append("landmarks=yes" if self.landmarks else "landmarks=no")
         if not self.growth:
             parts.append("growth=no")
         if self.acq != "ei":

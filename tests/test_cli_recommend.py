@@ -68,7 +68,9 @@ def test_default_is_ei_on_the_evaluator_built_broad_set(capsys):
     assert sorted(o["learner"] for o in d["order"]) == sorted(learner_ids())
     assert d["strategy"] == DEFAULT_STRATEGY == "eiu"
     assert all(o["accuracy_low"] <= o["expected_accuracy"] <= o["accuracy_high"] for o in d["order"])
-    assert d["dataset_info"]["landmark_1nn"] > 0.5  # the landmarkers were measured on wine
+    assert "landmark_1nn" not in d["dataset_info"]  # the default reads no landmarkers, so none are measured
+    assert cli.main(["recommend", "sklearn:wine", "--dry-run", "--json", "--strategy", "eiu:landmarks=yes"]) == 0
+    assert json.loads(capsys.readouterr().out)["dataset_info"]["landmark_1nn"] > 0.5  # measured on wine
     assert d["time_model"] == f"5 x (fit+predict) + {LIVE_FIXED_OVERHEAD:g} s"
     # every expected test time is at least the fixed overhead, and known for every learner
     assert all(o["expected_seconds"] >= LIVE_FIXED_OVERHEAD for o in d["order"])

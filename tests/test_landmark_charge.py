@@ -47,16 +47,16 @@ def _meta(*, n=12, landmarks=True, missing=()):
 def test_start_seconds_are_the_recorded_landmarker_seconds_of_what_the_strategy_reads():
     meta, _ = _meta(missing=(3,))
     arrays = meta_arrays(meta)
-    start = start_seconds(parse_strategy("eiu"), meta, arrays)
+    start = start_seconds(parse_strategy("eiu:landmarks=yes"), meta, arrays)
     expect = _expected(arrays, missing=(3,))
     assert start[list(arrays.datasets).index("d3")] == 0.0
     assert start == pytest.approx(expect)
     assert start_seconds(parse_strategy("ei"), meta, arrays) == pytest.approx(expect)
     # no landmarkers read: nothing charged
-    for spec in ("eiu:landmarks=no", "lt", "fastest", "ar:p=0", "portfolio"):
+    for spec in ("eiu", "eiu:landmarks=no", "ei:landmarks=no", "lt", "fastest", "ar:p=0", "portfolio"):
         assert start_seconds(parse_strategy(spec), meta, arrays) is None, spec
     plain, _ = _meta(landmarks=False)
-    assert start_seconds(parse_strategy("eiu"), plain, meta_arrays(plain)) is None
+    assert start_seconds(parse_strategy("ei"), plain, meta_arrays(plain)) is None
 
 
 def test_a_landmarker_most_prior_datasets_lack_is_not_read_and_not_charged():
@@ -65,9 +65,10 @@ def test_a_landmarker_most_prior_datasets_lack_is_not_read_and_not_charged():
     table.loc[table.index[:7], "landmark_stump"] = np.nan  # 7 of 12: fewer than half have it
     meta = MetaDataset(meta.runs, table)
     arrays = meta_arrays(meta)
-    start = start_seconds(parse_strategy("eiu"), meta, arrays)
+    start = start_seconds(parse_strategy("eiu:landmarks=yes"), meta, arrays)
     assert start == pytest.approx(_expected(arrays) - 0.125)
-    assert parse_strategy("eiu").fit(meta).landmarks_ == ("landmark_1nn",)  # the rule the strategy fits by
+    assert parse_strategy("eiu:landmarks=yes").fit(meta).landmarks_ == ("landmark_1nn",)  # the rule it fits by
+    assert parse_strategy("eiu").fit(meta).landmarks_ == ()  # the default reads none
 
 
 def test_the_first_test_finishes_after_the_landmarkers_and_every_later_one_too():
@@ -92,3 +93,15 @@ def test_benchmark_and_time_to_eps_charge_it_and_the_tests_axis_does_not():
     assert t["ei"] == pytest.approx(t["ei:landmarks=no"] + start)
     tests = leave_one_dataset_out(parse_strategy("ei"), meta, axis="tests")
     assert tests.seconds[:, 0] == pytest.approx(1.0)  # one unit per test, no start
+
+
+def test_eiu_reads_no_landmarkers_by_default_and_says_so_when_asked_to():
+    default, marks = parse_strategy("eiu"), parse_strategy("eiu:landmarks=yes")
+    assert default.landmarks is False and marks.landmarks is True
+    assert default.default_name() == "eiu:h=0.7,p=0.75"  # the default spec names nothing it does not change
+    assert marks.default_name() == "eiu:h=0.7,p=0.75,landmarks=yes"
+    assert parse_strategy(marks.default_name()).landmarks is True  # the name parses back to the same strategy
+    assert parse_strategy("ei").landmarks is True and parse_strategy("ei").default_name() == "ei:h=1,p=1"
+    # the live time model keeps the choice
+    assert marks.with_time_model(time_overhead=0.07, time_scale=5.0).landmarks is True
+    assert default.with_time_model(time_overhead=0.07, time_scale=5.0).landmarks is False
