@@ -57,6 +57,10 @@ class PortfolioStart(TimedPeer):
 
     needs_window = True
     adaptive = True
+    #: ``ei`` and ``eit`` read the new dataset's landmarkers, so ``recommend`` measures them and the benchmark
+    #: charges them (``landmarks_``, set by :meth:`fit`, names those the model reads).
+    conditions_on_landmarks = True
+    landmarks = True
 
     def __init__(self, *, k: int = 1, then: str = "ei", budget: float | None = None, tmin: float = 1e-3,
                  tmax: float = 100.0, **kw) -> None:
@@ -95,6 +99,7 @@ class PortfolioStart(TimedPeer):
         self.model_ = model.fit(meta)
         self.start_ = tuple(self.portfolio_.order_[: self.k])
         self.learners_ = tuple(self.model_.learners_)
+        self.landmarks_ = tuple(self.model_.landmarks_)
         return self
 
     def policy(self, dataset_info: Mapping | None = None) -> PortfolioStartPolicy:

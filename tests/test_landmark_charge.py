@@ -105,3 +105,11 @@ def test_eiu_reads_no_landmarkers_by_default_and_says_so_when_asked_to():
     # the live time model keeps the choice
     assert marks.with_time_model(time_overhead=0.07, time_scale=5.0).landmarks is True
     assert default.with_time_model(time_overhead=0.07, time_scale=5.0).landmarks is False
+
+
+def test_a_coverage_start_then_ei_pays_for_the_landmarkers_its_model_reads():
+    meta, _ = _meta()
+    arrays = meta_arrays(meta)
+    strategy = parse_strategy("pstart:k=1")
+    assert start_seconds(strategy, meta, arrays) == pytest.approx(_expected(arrays))
+    assert strategy.fit(meta).landmarks_ == ("landmark_1nn", "landmark_stump")  # what recommend would measure

@@ -79,7 +79,7 @@ def test_declared_capabilities_of_the_strategies():
         "pmf": {"adaptive", "time_model_aware"},
         "zeroshot": set(),
         "eit": {"adaptive", "predicts", "time_model_aware", "conditions_on_landmarks"},
-        "pstart": {"needs_window", "adaptive", "time_model_aware"},
+        "pstart": {"needs_window", "adaptive", "time_model_aware", "conditions_on_landmarks"},
         "eiu": {"adaptive", "predicts", "time_model_aware", "conditions_on_landmarks", "fast_loo_fit"},
     }
 
