@@ -14,7 +14,7 @@ meta-data) this alternates, ``--repeats`` times each, two fresh processes:
 It reports the medians and their ratio (the goal: algorank at most 1.5 x the plain script), and the
 median of each of algorank's phases.  Process start is read from ``/proc`` (Linux) in both::
 
-    python tests/benchmarks/bench_first_test.py --repeats 5
+    python tests/benchmarks/bench_first_test.py --repeats 5 [--strategy eiu --strategy eiu:landmarks=yes]
 """
 
 from __future__ import annotations
@@ -60,9 +60,9 @@ print(since_start(), scores.mean())
 '''
 
 
-def algorank_run(file: Path) -> dict:
+def algorank_run(file: Path, strategy: str | None = None) -> dict:
     cmd = [sys.executable, "-m", "algorank", "recommend", str(file), "--budget", "30", "--top", "1", "--json",
-           "--quiet", "--exclude-dataset", file.stem]
+           "--quiet", "--exclude-dataset", file.stem] + ([] if strategy is None else ["--strategy", strategy])
     d = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=120).stdout)
     first = d["trace"][0]
     return {"learner": first["learner"], "first_result": first["ended"], "accuracy": first["accuracy"],
@@ -80,27 +80,36 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--file", default=str(FILE))
     p.add_argument("--target", default="Class")
+    p.add_argument("--strategy", action="append", default=None,
+                   help="strategy of algorank's runs (repeat to alternate several; default: the default strategy)")
     args = p.parse_args()
     file = Path(args.file)
+    strategies = args.strategy or [None]
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "plain_cv.py"
         script.write_text(PLAIN)
-        ours, theirs, phases, learners = [], [], [], set()
+        ours = {s: [] for s in strategies}
+        phases = {s: [] for s in strategies}
+        theirs, learners = [], set()
         for i in range(args.repeats):
-            r = algorank_run(file)
-            learner = r["learner"].split("{")[0]
-            learners.add(r["learner"])
-            ours.append(r["first_result"])
-            phases.append(r["timings"])
+            for strategy in strategies:
+                r = algorank_run(file, strategy)
+                learner = r["learner"].split("{")[0]
+                learners.add(r["learner"])
+                ours[strategy].append(r["first_result"])
+                phases[strategy].append(r["timings"])
+                print(f"run {i + 1}: algorank ({strategy or 'default'}) first result {ours[strategy][-1]:.2f} s "
+                      f"(test started {r['started']:.2f} s; {r['learner']})", flush=True)
             theirs.append(plain_run(script, file, args.target, learner))
-            print(f"run {i + 1}: algorank first result {ours[-1]:.2f} s (test started {r['started']:.2f} s; "
-                  f"{r['learner']}), plain script {theirs[-1]:.2f} s", flush=True)
-    a, b = statistics.median(ours), statistics.median(theirs)
-    print(f"median first result: algorank {a:.2f} s, plain scikit-learn {b:.2f} s, ratio {a / b:.2f} "
-          f"(goal <= 1.5); learners {sorted(learners)}")
-    keys = [k for k in phases[0] if k != "total"]
-    print("algorank median phases: " + ", ".join(f"{k} {statistics.median(ph[k] for ph in phases):.2f} s"
-                                                 for k in keys))
+            print(f"run {i + 1}: plain script {theirs[-1]:.2f} s", flush=True)
+    b = statistics.median(theirs)
+    for strategy in strategies:
+        a = statistics.median(ours[strategy])
+        print(f"median first result: algorank ({strategy or 'default'}) {a:.2f} s, plain scikit-learn {b:.2f} s, "
+              f"ratio {a / b:.2f} (goal <= 1.5); learners {sorted(learners)}")
+        keys = [k for k in phases[strategy][0] if k != "total"]
+        print("  median phases: " + ", ".join(f"{k} {statistics.median(ph[k] for ph in phases[strategy]):.2f} s"
+                                              for k in keys))
 
 
 if __name__ == "__main__":
