@@ -35,16 +35,17 @@ from algorank.recommender.base import capability  # noqa: E402
 from algorank.recommender.registry import parse_strategy  # noqa: E402
 
 
-def score_set(name: str, grid, *, eps: float = 1.0, base: str = "eiu") -> list[dict]:
-    """Rows of the table for one meta-dataset's training part."""
+def training_results(name: str, specs, *, eps: float = 1.0, budgets=(1.0, 10.0, 60.0), reference: str | None = None):
+    """``(report, train, arrays, rows)``: ``specs`` and the oracle scored by leave-one-dataset-out on the training
+    part of ``name`` (the frozen held-out datasets removed first), live test times, landmarkers charged to the
+    strategies that read them; ``report`` their user metrics against ``reference`` (default the first spec)."""
     meta = load_meta(name)
     train = meta.exclude(datasets=list(heldout(name)))
     arrays, model, kind, words = time_model_arrays(train, time_model="live")
     lo, hi = _window(arrays, None, None)
     rows = np.flatnonzero(arrays.available.any(axis=1))
-    specs = [f"{base}:screen={z}" for z in grid]
     results = []
-    for spec in specs + ["oracle"]:
+    for spec in list(specs) + ["oracle"]:
         t0 = time.process_time()
         strategy = _prepare(parse_strategy(spec), lo, hi)
         if capability(strategy, "time_model_aware"):
@@ -54,9 +55,16 @@ def score_set(name: str, grid, *, eps: float = 1.0, base: str = "eiu") -> list[d
         results.append(_score(strategy, arrays, seq, rows, lo, hi, spec, path, axis="time", charges=charges,
                               start=start_seconds(strategy, train, arrays)))
         print(f"{name} {spec}: {time.process_time() - t0:.1f} CPU s", file=sys.stderr, flush=True)
-    reference = f"{base}:screen=inf" if "inf" in [str(z) for z in grid] else specs[0]
-    report = metrics_report(results, arrays, eps=eps, budgets=(1.0, 10.0, 60.0), reference=reference,
+    report = metrics_report(results, arrays, eps=eps, budgets=budgets, reference=reference or specs[0],
                             time_axis=words)
+    return report, train, arrays, rows
+
+
+def score_set(name: str, grid, *, eps: float = 1.0, base: str = "eiu") -> list[dict]:
+    """Rows of the table for one meta-dataset's training part."""
+    specs = [f"{base}:screen={z}" for z in grid]
+    reference = f"{base}:screen=inf" if "inf" in [str(z) for z in grid] else specs[0]
+    report, _, _, rows = training_results(name, specs, eps=eps, reference=reference)
     bound = report.oracle.totals()["time_to_eps_sum"]
     comp = {c.strategy: c for c in report.comparisons if c.metric == "time_to_eps"}
     out = []

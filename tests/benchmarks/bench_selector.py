@@ -51,13 +51,9 @@ from scipy.stats import binomtest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from algorank.api import load_meta, time_model_arrays  # noqa: E402
-from algorank.evaluation.meta.scoring import _prepare, _score, _sequences, _window, start_seconds  # noqa: E402
-from algorank.evaluation.meta.user_metrics import metrics_report  # noqa: E402
-from algorank.metadata.splits import heldout  # noqa: E402
-from algorank.recommender.base import capability  # noqa: E402
-from algorank.recommender.registry import parse_strategy  # noqa: E402
+from bench_screen import training_results  # noqa: E402
 
 #: auto-sklearn 2.0's selector hyperparameters (balanced accuracy) and forest size.
 FOREST = {"n_estimators": 500, "bootstrap": False, "max_depth": 6, "max_features": 1, "min_samples_leaf": 9,
@@ -138,22 +134,7 @@ class PairwiseSelector:
 def candidate_times(name: str, specs, *, eps: float) -> tuple[pd.DataFrame, float, list]:
     """Per training dataset of ``name``: each candidate's time to ``eps`` (leave-one-dataset-out), the oracle
     bound's sum, and the dataset names."""
-    meta = load_meta(name)
-    train = meta.exclude(datasets=list(heldout(name)))
-    arrays, model, kind, words = time_model_arrays(train, time_model="live")
-    lo, hi = _window(arrays, None, None)
-    rows = np.flatnonzero(arrays.available.any(axis=1))
-    results = []
-    for spec in list(specs) + ["oracle"]:
-        strategy = _prepare(parse_strategy(spec), lo, hi)
-        if capability(strategy, "time_model_aware"):
-            strategy = strategy.with_time_model(time_overhead=model.overhead, time_scale=model.scale, time_kind=kind)
-        seq, path, charges = _sequences(strategy, train, arrays, rows, np.ones(len(arrays.datasets), dtype=bool),
-                                        fast=True, progress=False)
-        results.append(_score(strategy, arrays, seq, rows, lo, hi, spec, path, axis="time", charges=charges,
-                              start=start_seconds(strategy, train, arrays)))
-        print(f"{name}: {spec} scored", file=sys.stderr, flush=True)
-    report = metrics_report(results, arrays, eps=eps, budgets=(10.0,), reference=specs[0], time_axis=words)
+    report, train, arrays, rows = training_results(name, specs, eps=eps, budgets=(10.0,))
     names = [arrays.datasets[r] for r in rows]
     times = pd.DataFrame({m.strategy: np.asarray(m.time_to_eps, dtype=float) for m in report.metrics}, index=names)
     table = train.datasets.set_index("dataset")
