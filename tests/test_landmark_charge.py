@@ -91,6 +91,9 @@ def test_benchmark_and_time_to_eps_charge_it_and_the_tests_axis_does_not():
     t = {m.strategy: np.asarray(m.time_to_eps) for m in suite.metrics.metrics}
     start = _expected(meta_arrays(meta))
     assert t["ei"] == pytest.approx(t["ei:landmarks=no"] + start)
+    assert suite.time_model.endswith("; landmarkers charged before the first test of ei")  # the output says so
+    plain = benchmark_strategies([parse_strategy("ei:landmarks=no"), parse_strategy("lt")], meta)
+    assert "landmarkers" not in plain.time_model
     tests = leave_one_dataset_out(parse_strategy("ei"), meta, axis="tests")
     assert tests.seconds[:, 0] == pytest.approx(1.0)  # one unit per test, no start
 

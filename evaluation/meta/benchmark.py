@@ -207,6 +207,9 @@ def benchmark_strategies(
     # the MIL comparison needs two datasets (a single test dataset still gets its metrics)
     comparison = compare_strategies(results, posthoc_method=posthoc_method) if len(results) > 1 and len(rows) > 1 \
         else None
+    charged = [r.strategy for r in results if r.traces.start is not None]
+    if charged and axis == "time":  # say who paid for landmarkers before the first test (scoring.start_seconds)
+        time_words = f"{time_words}; landmarkers charged before the first test of {', '.join(charged)}"
     report = (metrics_report(results, live, eps=eps, budgets=budgets, reference=reference, time_axis=time_words)
               if axis == "time" else None)
     if setting is None:
