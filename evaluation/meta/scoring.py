@@ -489,7 +489,7 @@ def start_seconds(strategy, meta, arrays: MetaArrays, train: np.ndarray | None =
     """Seconds ``strategy`` spends on each dataset of ``arrays`` before its first test, or None when nothing.
 
     A strategy that conditions on landmarkers (capability ``conditions_on_landmarks`` with its ``landmarks``
-    option on: ``ei``, ``eiu``, ``eit``) has them measured on the new dataset before it plans, as ``recommend``
+    option on: ``ei``, ``eit``, ``eiu:landmarks=yes``, ``pstart``) has them measured on the new dataset before it plans, as ``recommend``
     does (:mod:`~algorank.recommender.live.landmarks`), and a strategy that does not never pays for them.  The
     simulation charges the dataset's recorded landmarker seconds (``landmark_1nn_time``, ``landmark_stump_time``:
     the 5 folds on the subsample of at most 2,000 rows that ``recommend`` measures without a budget) for each
