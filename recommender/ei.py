@@ -84,6 +84,12 @@ LANDMARKS = ("landmark_1nn", "landmark_stump")
 _SQRT_2PI = np.sqrt(2 * np.pi)
 
 
+def landmark_columns(table: Mapping) -> tuple[str, ...]:
+    """The landmarker columns (:data:`LANDMARKS`, in that order) that ``table`` (column -> values over the prior
+    datasets) has for at least half of its datasets: the ones a fitted strategy reads."""
+    return tuple(c for c in LANDMARKS if c in table and np.isfinite(np.asarray(table[c], dtype=float)).mean() >= 0.5)
+
+
 @dataclass(frozen=True)
 class LearnerPrediction:
     """What the models expect of one learner on the new dataset (before any test)."""
@@ -233,8 +239,7 @@ class ConditionedStrategy(StrategyBase):
         self.learners_ = tuple(learners)
         self.runtime_: RuntimeModel = fit_runtime_model(seconds, prep.runtime_x, learners, censored=censored,
                                                         growth=load_growth() if self.growth else None)
-        marks = [c for c in LANDMARKS if c in table
-                 and np.isfinite(table[c]).mean() >= 0.5] if self.landmarks else []
+        marks = list(landmark_columns(table)) if self.landmarks else []
         self.landmarks_ = tuple(marks)
         acc, fail, att = arrays.accuracy, failed, attempted
         if marks:

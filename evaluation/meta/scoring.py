@@ -500,17 +500,17 @@ def start_seconds(strategy, meta, arrays: MetaArrays, train: np.ndarray | None =
     if not capability(strategy, "conditions_on_landmarks") or not getattr(strategy, "landmarks", False) \
             or isinstance(meta, MetaArrays) or not hasattr(meta, "datasets"):
         return None
-    from algorank.recommender.ei import LANDMARKS
+    from algorank.recommender.ei import landmark_columns
 
     table = meta.datasets.set_index("dataset").reindex(list(arrays.datasets))
     prior = np.ones(len(arrays.datasets), dtype=bool) if train is None else np.asarray(train, dtype=bool)
+    if not prior.any():
+        return None
     start = np.zeros(len(arrays.datasets))
-    for c in LANDMARKS:
-        if c not in table.columns or f"{c}_time" not in table.columns:
+    for c in landmark_columns(table[prior]):  # the rule the strategy fits by, on the prior datasets
+        if f"{c}_time" not in table.columns:
             continue
         value = table[c].to_numpy(dtype=float)
-        if not prior.any() or np.isfinite(value[prior]).mean() < 0.5:
-            continue
         seconds = table[f"{c}_time"].to_numpy(dtype=float)
         start += np.where(np.isfinite(value) & np.isfinite(seconds) & (seconds > 0), seconds, 0.0)
     return start if start.any() else None
