@@ -19,6 +19,7 @@ from algorank.evaluation.cv.children import start_fold_server
 from algorank.recommender.kernel.trace import Observation
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
+from algorank.metadata.learners import short_name
 from algorank.recommender.live import landmarks as lm
 from algorank.recommender.live.environment import FIRST_TEST_GUARD, FIRST_TEST_MIN_WATCH, LiveEnvironment
 from algorank.recommender.live.pacing import MAX_CONSECUTIVE_SKIPS, SkipOverBudget, UntilDeadline, fit_within
@@ -160,8 +161,18 @@ def test_recommend_reports_a_skipped_learner(iris):
     r = recommend(iris, strategy="ar:p=0", meta=MetaDataset(pd.DataFrame(runs), ds), budget_seconds=20, cv=3)
     assert r.trace.learners == [NB]
     assert [s["learner"] for s in r.skipped] == [TREE] and r.skipped[0]["predicted_seconds"] > 20
-    assert "1 learner(s) not started" in r.summary
+    # nothing else was left: the sentence says why the loop ended, with the prediction and the seconds left
+    left = r.skipped[0]["seconds_left"]
+    assert r.stop_reason == "budget" and 0 < left <= 20
+    assert r.summary.endswith(f"stopped because the 1 learner(s) left were predicted to take longer than the "
+                              f"{left:.3g} s of budget left ({short_name(TREE)} {r.skipped[0]['predicted_seconds']:.3g} s)")
     assert r.to_dict()["skipped"][0]["learner"] == TREE
+    assert "not started" not in r.summary  # said once
+    # a loop that ended for another reason (the requested number of tests) still counts the skip
+    r = recommend(iris, strategy="ar:p=0", meta=MetaDataset(pd.DataFrame(runs), ds), budget_seconds=20, cv=3, top=1)
+    assert r.stop_reason == "top" and [s["learner"] for s in r.skipped] == [TREE]
+    assert r.summary.endswith("stopped because the requested number of learners was tested; "
+                              "1 learner(s) not started (predicted to take longer than the budget left)")
 
 
 # ------------------------------------------------------------------ planning bounded by the budget

@@ -26,6 +26,16 @@ _STOP_TEXT = {
 }
 
 
+
+def _no_fit(left: list) -> str:
+    """Why the loop ended when the learners left were not started: each was predicted to take longer than the
+    budget left (the seconds left at the last skip; the first three learners by name)."""
+    names = ", ".join(f"{short_name(s['learner'])} {s['predicted_seconds']:.3g} s" for s in left[:3])
+    more = f" and {len(left) - 3} more" if len(left) > 3 else ""
+    return (f"the {len(left)} learner(s) left were predicted to take longer than the "
+            f"{left[-1]['seconds_left']:.3g} s of budget left ({names}{more})")
+
+
 @dataclass(frozen=True)
 class PlannedTest:
     """One learner of the planned order, with what the meta-data expects of it.
@@ -259,8 +269,13 @@ class Recommendation:
             budget = f" within the budget of {self.budget_seconds:g} s" if self.budget_seconds else ""
             return (f"no learner finished successfully{budget} (tried: {tried}; {spent:.3g} s); stopped because {why}")
         label = METRICS[self.metric].label
-        skipped = (f"; {len(self.skipped)} learner(s) not started (predicted to take longer than the budget left)"
-                   if self.skipped else "")
+        tested = set(self.trace.learners)
+        left = [s for s in self.skipped if s["learner"] not in tested]
+        skipped = ""
+        if left and self.trace.stopped == "budget":  # the loop ended because what was left did not fit
+            why = _no_fit(left)
+        elif self.skipped:
+            skipped = f"; {len(self.skipped)} learner(s) not started (predicted to take longer than the budget left)"
         return (f"best: {short_name(best.learner)} with {label} {from_score(self.metric, best.accuracy):.4f} "
                 f"after {n} test(s) in "
                 f"{spent:.3g} s; stopped because {why}{skipped}")
