@@ -67,18 +67,19 @@ def _finish(args, result, out=None, code: int = 0) -> int:
 # ---------------------------------------------------------------- the commands
 #: The commands, in ``--help`` order: one line each, naming the module that declares it (:mod:`algorank.commands`).
 COMMANDS: list[str] = [
-    "algorank.commands.info",
-    "algorank.commands.snapshot",
-    "algorank.commands.pull",
-    "algorank.commands.multitest",
-    "algorank.commands.compare",
-    "algorank.commands.export",
+    # the main job first, then the research commands, then the meta-data's own
+    "algorank.commands.recommend",
+    "algorank.commands.evaluate",
     "algorank.commands.rank",
     "algorank.commands.benchmark",
     "algorank.commands.tune_p",
-    "algorank.commands.evaluate",
+    "algorank.commands.compare",
+    "algorank.commands.multitest",
+    "algorank.commands.info",
+    "algorank.commands.pull",
     "algorank.commands.build_meta",
-    "algorank.commands.recommend",
+    "algorank.commands.snapshot",
+    "algorank.commands.export",
 ]
 #: Exit code of ``recommend`` when no learner was tested successfully (budget used up, or every test failed).
 EXIT_NOTHING_TESTED = 3
