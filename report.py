@@ -234,14 +234,14 @@ def recommend_report(result) -> Report:
 
     if result.trace is not None:
         board = result.leaderboard
-        live_reasons = {d["learner"]: d["text"] for d in result.decisions}
+        live_reasons = [d.get("text", "") for d in result.test_decisions()]  # a learner tested twice: each its own
         rows, fails = [], set()
         for i, r in enumerate(board.to_dict("records")):
             if r["status"] != "ok":
                 fails.add(i)
-            rows.append([i + 1, short_name(r["learner"]), r[m], r[f"predicted_{m}"], _seconds(r["seconds"]),
-                         _seconds(r["predicted_seconds"]), _seconds(r["cumulative_seconds"]), r["status"],
-                         r["message"] or live_reasons.get(r["learner"], "")])
+            rows.append([i + 1, short_name(r["learner"]), r[m], r[f"predicted_{m}"], r[f"expected_{m}"],
+                         _seconds(r["seconds"]), _seconds(r["predicted_seconds"]), _seconds(r["cumulative_seconds"]),
+                         r["status"], r["message"] or (live_reasons[i] if i < len(live_reasons) else "")])
         images = []
         if len(board):
             images = [figure_image(plot_recommendation(result.trace, metric=m), alt="best score so far against time",
@@ -252,10 +252,12 @@ def recommend_report(result) -> Report:
                                            "is this curve mirrored).")]
         report.sections.append(Section(
             "The live tests",
-            text=[f"Every test in the order it ran: the measured {label} next to the predicted one, the seconds "
-                  "measured and predicted, and for a failed test its reason (else why it was taken then)."],
-            tables=[Table(["#", "learner", label, "predicted", "time", "predicted time", "total", "status",
-                           "reason"], rows, fail_rows=frozenset(fails))],
+            text=[f"Every test in the order it ran: the measured {label} next to the one the planned order predicted "
+                  "and the one the strategy expected when it chose the test (given the tests before it, for a "
+                  "strategy that conditions on them), the seconds measured and predicted, and for a failed test its "
+                  "reason (else why it was taken then)."],
+            tables=[Table(["#", "learner", label, "predicted", "expected", "time", "predicted time", "total",
+                           "status", "reason"], rows, fail_rows=frozenset(fails))],
             images=images))
 
     timings = dict(result.timings)

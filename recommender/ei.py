@@ -587,7 +587,9 @@ class EIPolicy:
 
     def next(self, history: Sequence) -> str | None:
         score, mean, sd, best = self.scores(history)
-        self.last_scores_ = score  # what the choice below was made on (explanations read it)
+        # what the choice below was made on, and the conditional mean gain of every learner then (explanations and
+        # the results table read them)
+        self.last_scores_, self.last_mean_ = score, mean
         if not np.isfinite(score).any():
             again = [j for j in self._capped if j not in self._retried]
             return self.s.learners_[again[0]] if again else None

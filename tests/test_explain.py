@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -61,3 +63,74 @@ def test_a_learner_tested_again_after_its_limit_stopped_it_says_so():
     assert d["text"] == ("tested again without a limit: its test was stopped at 3.5 s, and every other learner "
                          "has been tested")
     assert policy.decisions[0]["text"].startswith("highest ")
+
+
+def test_the_expected_value_is_the_conditional_mean_the_choice_was_made_on():
+    from algorank.recommender.accuracy_model import from_gain
+
+    meta = load_meta("broad")
+    strategy = parse_strategy("eiu").fit(meta.exclude(datasets=[meta.dataset_ids[0]]))
+    info = meta.dataset_info(meta.dataset_ids[0])
+    policy = Explaining(strategy.policy(info), strategy)
+    first = policy.next([])
+    # before any test: the prior mean, the planned order's expected accuracy of that learner
+    planned = {p.learner: p.accuracy for p in strategy.predictions(info)}
+    assert policy.decisions[0]["expected"] == pytest.approx(planned[first])
+    history = [Observation(first, 0.97, 0.2)]
+    second = policy.next(history)
+    # after it: the mean given that result, as a fresh policy computes it from the same history
+    fresh = strategy.policy(info)
+    mean = fresh.scores(history)[1][list(strategy.learners_).index(second)]
+    assert policy.decisions[1]["expected"] == pytest.approx(float(np.clip(from_gain(mean, fresh.majority), 0, 1)))
+    assert policy.decisions[1]["expected"] != pytest.approx(planned[second], abs=1e-3)  # the result moved it
+    # the same without the policy's kept means
+    assert explain_choice(strategy.policy(info), strategy, history, second)["expected"] == \
+        pytest.approx(policy.decisions[1]["expected"])
+    # a fixed order has no accuracy model: nothing expected at the step
+    ar = parse_strategy("ar:p=0").fit(meta)
+    assert np.isnan(explain_choice(ar.policy({}), ar, [], ar.order_[0])["expected"])
+
+
+def test_the_results_table_shows_what_was_expected_when_each_test_was_chosen():
+    from algorank.api import recommend
+    from algorank.recommender.live.report import results_text
+
+    r = recommend("sklearn:iris", strategy="eiu", meta="uci", budget=20, top=3, cv=3, refit=False)
+    board = r.leaderboard
+    chosen = {d["learner"]: d["expected"] for d in r.decisions}
+    assert board["expected_accuracy"].tolist() == pytest.approx([chosen[l] for l in board["learner"]])
+    planned = {p.learner: p.expected_accuracy for p in r.plan}
+    assert board["expected_accuracy"].iloc[0] == pytest.approx(planned[board["learner"].iloc[0]])
+    assert r.to_dict()["trace"][1]["expected_accuracy"] == pytest.approx(board["expected_accuracy"].iloc[1])
+    text = results_text(r)
+    assert " expected " in text.splitlines()[1] and f"{board['expected_accuracy'].iloc[1]:.4f}" in text
+    # a fixed order expects what it planned
+    r = recommend("sklearn:iris", strategy="ar:p=0", meta="uci", budget=20, top=2, cv=3, refit=False)
+    assert r.leaderboard["expected_accuracy"].tolist() == pytest.approx(r.leaderboard["predicted_accuracy"].tolist())
+
+
+def test_each_test_gets_its_own_decision_when_a_learner_is_tested_twice():
+    from dataclasses import replace
+
+    from algorank.api import recommend
+    from algorank.recommender.kernel.trace import Trace
+
+    r = recommend("sklearn:iris", strategy="eiu", meta="uci", budget=20, top=2, cv=3, refit=False)
+    a, b = r.trace.learners
+    obs = (Observation(a, float("nan"), 0.01, "timeout", "stopped after its first fold", capped=True, screened=True,
+                       fold_accuracy=0.5), Observation(b, 0.9, 0.1), Observation(a, 0.95, 0.1))
+    decisions = ({"learner": a, "expected": 0.8, "text": "first"}, {"learner": b, "expected": 0.85, "text": "second"},
+                 {"learner": a, "expected": math.nan, "text": "again"})
+    twice = replace(r, trace=Trace(dataset=r.dataset, observations=obs, stopped="policy"), decisions=decisions,
+                    test_times=())
+    assert [d["text"] for d in twice.test_decisions()] == ["first", "second", "again"]
+    planned = {p.learner: p.expected_accuracy for p in r.plan}
+    # nothing expected at the retry's step: the planned value stands in
+    assert twice.leaderboard["expected_accuracy"].tolist() == pytest.approx([0.8, 0.85, planned[a]])
+    # the report's table of the live tests: the expected column, and each test's own reason
+    from algorank.report import recommend_report
+
+    table = next(t for sec in recommend_report(twice).sections if sec.title == "The live tests" for t in sec.tables)
+    assert list(table.header[2:5]) == ["accuracy", "predicted", "expected"]
+    assert [row[4] for row in table.rows] == pytest.approx([0.8, 0.85, planned[a]])
+    assert [row[-1] for row in table.rows] == ["stopped after its first fold", "second", "again"]

@@ -18,6 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from algorank.metadata.learners import short_name
+from algorank.recommender.accuracy_model import from_gain
 
 __all__ = ["Explaining", "explain_choice"]
 
@@ -34,13 +35,35 @@ def _order_text(policy, strategy, history, learner) -> str:
     return text
 
 
-def explain_choice(policy, strategy, history: Sequence, learner: str) -> dict:
-    """``{"step", "learner", "score", "runner_up", "runner_up_score", "text"}`` for ``policy`` choosing ``learner``.
+def _expected(policy, strategy, history: Sequence, learner: str) -> float:
+    """The score (accuracy, or the metric's score) the policy expected of ``learner`` when it chose it: the conditional
+    mean of a policy with an accuracy model (``ei``, ``eiu``: conditioned on the tests so far), clipped to [0, 1];
+    NaN for any other policy."""
+    names = getattr(strategy, "learners_", None)
+    if not hasattr(policy, "scores") or not hasattr(policy, "majority") or names is None or learner not in names:
+        return math.nan
+    mean = getattr(policy, "last_mean_", None)  # the means the choice was made on, when kept
+    if mean is None:
+        mean = policy.scores(history)[1]
+    value = float(from_gain(np.asarray(mean, dtype=float)[list(names).index(learner)], policy.majority))
+    return float(np.clip(value, 0.0, 1.0)) if math.isfinite(value) else math.nan
 
-    ``score`` is NaN for policies without scores (fixed orders).
+
+def explain_choice(policy, strategy, history: Sequence, learner: str) -> dict:
+    """``{"step", "learner", "score", "runner_up", "runner_up_score", "expected", "text"}`` for ``policy`` choosing
+    ``learner``.
+
+    ``score`` is NaN for policies without scores (fixed orders); ``expected`` is the score the policy expected of the
+    learner at that step (the conditional mean of ``ei`` and ``eiu``, the tests before it included; NaN for a policy
+    without an accuracy model).
     """
     step = len(history) + 1
-    out = {"step": step, "learner": learner, "score": math.nan, "runner_up": None, "runner_up_score": math.nan}
+    out = {"step": step, "learner": learner, "score": math.nan, "runner_up": None, "runner_up_score": math.nan,
+           "expected": math.nan}
+    try:
+        out["expected"] = _expected(policy, strategy, history, learner)
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        pass
     stopped = [o for o in history if o.learner == learner and getattr(o, "capped", False)]
     if stopped and getattr(stopped[-1], "screened", False):  # stopped after its first fold: tested again in full
         out["text"] = ("tested again with every fold: its first fold scored below the bar, and every other learner "

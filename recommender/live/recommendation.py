@@ -174,12 +174,14 @@ class Recommendation:
         """The tests in the order they ran: learner, short name, the metric's CV value (a column named
         after :attr:`metric`), seconds, cumulative seconds, status, capped (stopped early by the strategy's rule, at
         its time limit or after its first fold, and tested again later), screened (stopped after its first fold),
-        message, and the predicted value and seconds."""
+        message, the predicted value and seconds (the planned order's), and the expected value (what the strategy
+        expected of the test when it chose it: ``ei`` and ``eiu`` condition on the tests before it; a fixed order's
+        is the planned one)."""
         import pandas as pd
 
         m = self.metric
         cols = ["learner", "short", m, "seconds", "cumulative_seconds", "status", "capped", "screened", "message",
-                f"predicted_{m}", "predicted_seconds", "started", "ended"]
+                f"predicted_{m}", f"expected_{m}", "predicted_seconds", "started", "ended"]
         if self.trace is None:
             return pd.DataFrame(columns=cols)
         return pd.DataFrame(self._trace_rows()).reindex(columns=cols)
@@ -188,14 +190,31 @@ class Recommendation:
         """One dict per test with the metric's own values (see :attr:`leaderboard`)."""
         m = self.metric
         predicted = self._predicted()
+        chosen = [d.get("expected", math.nan) for d in self.test_decisions()]
         rows = []
         for i, (r, o) in enumerate(zip(self.trace.to_records(), self.trace.observations)):
             row = {k: v for k, v in r.items() if k != "accuracy"}
             pred_acc, pred_sec = predicted.get(r["learner"], (math.nan, math.nan))
+            c = chosen[i]
+            expected = float(c) if isinstance(c, (int, float)) and math.isfinite(c) else pred_acc
             rows.append({"learner": r["learner"], "short": short_name(r["learner"]), m: from_score(m, r["accuracy"]),
                          **{k: v for k, v in row.items() if k != "learner"}, "message": o.message,
-                         f"predicted_{m}": from_score(m, pred_acc), "predicted_seconds": pred_sec, **self._when(i)})
+                         f"predicted_{m}": from_score(m, pred_acc), f"expected_{m}": from_score(m, expected),
+                         "predicted_seconds": pred_sec, **self._when(i)})
         return rows
+
+    def test_decisions(self) -> list[dict]:
+        """The decision (:attr:`decisions`: why it was taken, what was expected of it) of every test, in the
+        trace's order; ``{}`` where none was recorded.  Each test takes the first decision for its learner not yet
+        taken: a learner tested again has a decision each time."""
+        if self.trace is None:
+            return []
+        pending = list(self.decisions)
+        out = []
+        for o in self.trace.observations:
+            k = next((i for i, d in enumerate(pending) if d.get("learner") == o.learner), None)
+            out.append(dict(pending.pop(k)) if k is not None else {})
+        return out
 
     def plan_rows(self) -> list[dict]:
         """The planned order as dicts with the metric's own values: ``expected_<metric>``, ``<metric>_low``,

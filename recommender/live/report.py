@@ -75,11 +75,12 @@ def results_text(rec) -> str:
     if rec.trace is None:
         return rec.summary
     m = rec.metric
-    rows = [(i, r["short"], _acc(r[m]), _acc(r[f"predicted_{m}"]), format_seconds(r["seconds"]),
+    # "expected": what the strategy expected of the test when it chose it (ei and eiu: given the tests before it)
+    rows = [(i, r["short"], _acc(r[m]), _acc(r[f"expected_{m}"]), format_seconds(r["seconds"]),
              format_seconds(r["predicted_seconds"]), format_seconds(r["cumulative_seconds"]),
              "screened" if r.get("screened") is True else r["status"])
             for i, r in enumerate(rec.leaderboard.to_dict("records"), 1)]
-    table = format_table(["#", "learner", metric_label(m), "predicted", "time", "predicted", "total", "status"], rows,
+    table = format_table(["#", "learner", metric_label(m), "expected", "time", "predicted", "total", "status"], rows,
                          align="rlrrrrrl")
     lines = [f"results on {escape(rec.dataset)} ({rec.cv}-fold stratified CV, strategy {escape(rec.strategy)}, "
              f"test time model {rec.time_model}, metric {_label(m)})", table, "", escape(rec.summary)]
