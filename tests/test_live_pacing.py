@@ -168,6 +168,12 @@ def test_recommend_reports_a_skipped_learner(iris):
                               f"{left:.3g} s of budget left ({short_name(TREE)} {r.skipped[0]['predicted_seconds']:.3g} s)")
     assert r.to_dict()["skipped"][0]["learner"] == TREE
     assert "not started" not in r.summary  # said once
+    # a learner neither tested nor skipped was still left: the budget itself ran out
+    from dataclasses import replace
+
+    more = replace(r, expected={**r.expected, "another": (0.5, 1.0)})
+    assert more.summary.endswith("stopped because the time budget was used up; "
+                                 "1 learner(s) not started (predicted to take longer than the budget left)")
     # a loop that ended for another reason (the requested number of tests) still counts the skip
     r = recommend(iris, strategy="ar:p=0", meta=MetaDataset(pd.DataFrame(runs), ds), budget_seconds=20, cv=3, top=1)
     assert r.stop_reason == "top" and [s["learner"] for s in r.skipped] == [TREE]

@@ -26,7 +26,6 @@ _STOP_TEXT = {
 }
 
 
-
 def _no_fit(left: list) -> str:
     """Why the loop ended when the learners left were not started: each was predicted to take longer than the
     budget left (the seconds left at the last skip; the first three learners by name)."""
@@ -291,7 +290,9 @@ class Recommendation:
         tested = set(self.trace.learners)
         left = [s for s in self.skipped if s["learner"] not in tested]
         skipped = ""
-        if left and self.trace.stopped == "budget":  # the loop ended because what was left did not fit
+        # nothing else was left to start (rank-only learners are never run)
+        ran_out = tested | {s["learner"] for s in left} | set(self.rank_only) >= set(self.expected)
+        if left and self.trace.stopped == "budget" and ran_out:  # the loop ended because what was left did not fit
             why = _no_fit(left)
         elif self.skipped:
             skipped = f"; {len(self.skipped)} learner(s) not started (predicted to take longer than the budget left)"
