@@ -37,7 +37,8 @@ def _value(metric: str, score: float) -> str:
 def plan_text(plan: Sequence, *, metric: str = "accuracy") -> str:
     """The planned order: expected value and test time of each learner (and the interval, p(fail) when modelled)."""
     modelled = any(t.accuracy_low == t.accuracy_low for t in plan)
-    source = "the strategy's models for this dataset" if modelled else "the most similar prior datasets"
+    source = ("the strategy's models for this dataset, before any test: each result updates them" if modelled
+              else "the most similar prior datasets")
     lower_better = metric in METRICS and not METRICS[metric].higher_is_better
     header = ["#", "learner", "exp. " + metric_label(metric), "exp. time"]
     rows = []
