@@ -104,6 +104,10 @@ def test_the_results_table_shows_what_was_expected_when_each_test_was_chosen():
     assert r.to_dict()["trace"][1]["expected_accuracy"] == pytest.approx(board["expected_accuracy"].iloc[1])
     text = results_text(r)
     assert " expected " in text.splitlines()[1] and f"{board['expected_accuracy'].iloc[1]:.4f}" in text
+    # the summary says when the best was found: its test and the seconds of tests until then
+    k = int(board["accuracy"].fillna(-1).to_numpy().argmax())
+    assert f"found by test {k + 1} of 3 ({board['cumulative_seconds'].iloc[k]:.3g} s of the " \
+           f"{board['cumulative_seconds'].iloc[-1]:.3g} s of tests); stopped because" in r.summary
     # a fixed order expects what it planned
     r = recommend("sklearn:iris", strategy="ar:p=0", meta="uci", budget=20, top=2, cv=3, refit=False)
     assert r.leaderboard["expected_accuracy"].tolist() == pytest.approx(r.leaderboard["predicted_accuracy"].tolist())

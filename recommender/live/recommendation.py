@@ -296,9 +296,11 @@ class Recommendation:
             why = _no_fit(left)
         elif self.skipped:
             skipped = f"; {len(self.skipped)} learner(s) not started (predicted to take longer than the budget left)"
-        return (f"best: {short_name(best.learner)} with {label} {from_score(self.metric, best.accuracy):.4f} "
-                f"after {n} test(s) in "
-                f"{spent:.3g} s; stopped because {why}{skipped}")
+        k = next(i for i, o in enumerate(self.trace.observations) if o is best)
+        found = float(self.trace.cumulative_seconds[k])
+        return (f"best: {short_name(best.learner)} with {label} {from_score(self.metric, best.accuracy):.4f}, "
+                f"found by test {k + 1} of {n} ({found:.3g} s of the {spent:.3g} s of tests); "
+                f"stopped because {why}{skipped}")
 
     def to_dict(self) -> dict:
         """JSON-ready: ``order`` (planned), ``trace`` (with predicted vs measured), ``best``, plus context."""
