@@ -14,7 +14,8 @@ HELP = "loss-time benchmark of ordering strategies (leave-one-dataset-out, a fro
 def add_arguments(p) -> None:
     add_common(p, out=True)
     p.add_argument("--strategy", action="append", required=True, metavar="SPEC",
-                   help="ei, ar:p=1/16, ar:p=0, at:p=1/16, lt, random:seed=0, fastest, best-accuracy, oracle, oboe, portfolio, pmf, zeroshot (repeat)")
+                   help="eiu (recommend's default), ei, ar:p=1/16, ar:p=0, at:p=1/16, lt, random:seed=0, fastest, "
+                        "best-accuracy, oracle, oboe, portfolio, pmf, zeroshot (repeat: --strategy eiu --strategy lt)")
     p.add_argument("--test-meta", action="append", default=None, metavar="FILE",
                    help="fit the strategies on --meta and score them on every dataset of this meta-data (file or "
                         "embedded name; repeatable); a dataset in both is an error unless --exclude-dataset")
