@@ -240,8 +240,9 @@ def recommend_report(result) -> Report:
             if r["status"] != "ok":
                 fails.add(i)
             rows.append([i + 1, short_name(r["learner"]), r[m], r[f"predicted_{m}"], r[f"expected_{m}"],
-                         _seconds(r["seconds"]), _seconds(r["predicted_seconds"]), _seconds(r["cumulative_seconds"]),
-                         r["status"], r["message"] or (live_reasons[i] if i < len(live_reasons) else "")])
+                         _seconds(r["seconds"]), _seconds(r["predicted_seconds"]), _seconds(r["expected_seconds"]),
+                         _seconds(r["cumulative_seconds"]), r["status"],
+                         r["message"] or (live_reasons[i] if i < len(live_reasons) else "")])
         images = []
         if len(board):
             images = [figure_image(plot_recommendation(result.trace, metric=m), alt="best score so far against time",
@@ -254,10 +255,10 @@ def recommend_report(result) -> Report:
             "The live tests",
             text=[f"Every test in the order it ran: the measured {label} next to the one the planned order predicted "
                   "and the one the strategy expected when it chose the test (given the tests before it, for a "
-                  "strategy that conditions on them), the seconds measured and predicted, and for a failed test its "
-                  "reason (else why it was taken then)."],
-            tables=[Table(["#", "learner", label, "predicted", "expected", "time", "predicted time", "total",
-                           "status", "reason"], rows, fail_rows=frozenset(fails))],
+                  "strategy that conditions on them), the seconds measured, predicted and expected (the prediction "
+                  "rescaled by the tests before it), and for a failed test its reason (else why it was taken then)."],
+            tables=[Table(["#", "learner", label, "predicted", "expected", "time", "predicted time", "expected time",
+                           "total", "status", "reason"], rows, fail_rows=frozenset(fails))],
             images=images))
 
     timings = dict(result.timings)

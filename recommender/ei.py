@@ -590,6 +590,7 @@ class EIPolicy:
         # what the choice below was made on, and the conditional mean gain of every learner then (explanations and
         # the results table read them)
         self.last_scores_, self.last_mean_ = score, mean
+        self.last_seconds_ = self.seconds * self._ratio()  # the point predictions, rescaled by this dataset's tests
         if not np.isfinite(score).any():
             again = [j for j in self._capped if j not in self._retried]
             return self.s.learners_[again[0]] if again else None

@@ -86,9 +86,16 @@ def test_the_expected_value_is_the_conditional_mean_the_choice_was_made_on():
     # the same without the policy's kept means
     assert explain_choice(strategy.policy(info), strategy, history, second)["expected"] == \
         pytest.approx(policy.decisions[1]["expected"])
+    # the seconds expected: the point prediction, then rescaled by the measured / predicted ratio of the first test
+    names = list(strategy.learners_)
+    point = strategy.policy(info).seconds
+    assert policy.decisions[0]["expected_seconds"] == pytest.approx(point[names.index(first)])
+    ratio = min(max(0.2 / point[names.index(first)], 1 / 20), 20)
+    assert policy.decisions[1]["expected_seconds"] == pytest.approx(point[names.index(second)] * ratio)
     # a fixed order has no accuracy model: nothing expected at the step
     ar = parse_strategy("ar:p=0").fit(meta)
-    assert np.isnan(explain_choice(ar.policy({}), ar, [], ar.order_[0])["expected"])
+    fixed = explain_choice(ar.policy({}), ar, [], ar.order_[0])
+    assert np.isnan(fixed["expected"]) and np.isnan(fixed["expected_seconds"])
 
 
 def test_the_results_table_shows_what_was_expected_when_each_test_was_chosen():
@@ -108,9 +115,13 @@ def test_the_results_table_shows_what_was_expected_when_each_test_was_chosen():
     k = int(board["accuracy"].fillna(-1).to_numpy().argmax())
     assert f"found by test {k + 1} of 3 ({board['cumulative_seconds'].iloc[k]:.3g} s of the " \
            f"{board['cumulative_seconds'].iloc[-1]:.3g} s of tests); stopped because" in r.summary
+    assert board["expected_seconds"].tolist() == pytest.approx(
+        [{d["learner"]: d["expected_seconds"] for d in r.decisions}[l] for l in board["learner"]])
+    assert board["expected_seconds"].iloc[0] == pytest.approx(board["predicted_seconds"].iloc[0])  # nothing measured yet
     # a fixed order expects what it planned
     r = recommend("sklearn:iris", strategy="ar:p=0", meta="uci", budget=20, top=2, cv=3, refit=False)
     assert r.leaderboard["expected_accuracy"].tolist() == pytest.approx(r.leaderboard["predicted_accuracy"].tolist())
+    assert r.leaderboard["expected_seconds"].tolist() == pytest.approx(r.leaderboard["predicted_seconds"].tolist())
 
 
 def test_each_test_gets_its_own_decision_when_a_learner_is_tested_twice():
@@ -135,6 +146,6 @@ def test_each_test_gets_its_own_decision_when_a_learner_is_tested_twice():
     from algorank.report import recommend_report
 
     table = next(t for sec in recommend_report(twice).sections if sec.title == "The live tests" for t in sec.tables)
-    assert list(table.header[2:5]) == ["accuracy", "predicted", "expected"]
+    assert list(table.header[2:8]) == ["accuracy", "predicted", "expected", "time", "predicted time", "expected time"]
     assert [row[4] for row in table.rows] == pytest.approx([0.8, 0.85, planned[a]])
     assert [row[-1] for row in table.rows] == ["stopped after its first fold", "second", "again"]

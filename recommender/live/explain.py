@@ -49,19 +49,32 @@ def _expected(policy, strategy, history: Sequence, learner: str) -> float:
     return float(np.clip(value, 0.0, 1.0)) if math.isfinite(value) else math.nan
 
 
+def _expected_seconds(policy, strategy, learner: str) -> float:
+    """The seconds the policy expected ``learner``'s test to take when it chose it: its point prediction rescaled by
+    the measured / predicted ratio of the tests so far (``ei``, ``eiu``); NaN for any other policy."""
+    names = getattr(strategy, "learners_", None)
+    seconds = getattr(policy, "last_seconds_", None)
+    if seconds is None or names is None or learner not in names:
+        return math.nan
+    value = float(np.asarray(seconds, dtype=float)[list(names).index(learner)])
+    return value if math.isfinite(value) and value > 0 else math.nan
+
+
 def explain_choice(policy, strategy, history: Sequence, learner: str) -> dict:
-    """``{"step", "learner", "score", "runner_up", "runner_up_score", "expected", "text"}`` for ``policy`` choosing
-    ``learner``.
+    """``{"step", "learner", "score", "runner_up", "runner_up_score", "expected", "expected_seconds", "text"}`` for
+    ``policy`` choosing ``learner``.
 
     ``score`` is NaN for policies without scores (fixed orders); ``expected`` is the score the policy expected of the
-    learner at that step (the conditional mean of ``ei`` and ``eiu``, the tests before it included; NaN for a policy
-    without an accuracy model).
+    learner at that step (the conditional mean of ``ei`` and ``eiu``, the tests before it included) and
+    ``expected_seconds`` the seconds it expected the test to take (its prediction rescaled by the tests so far); both
+    NaN for a policy without such models.
     """
     step = len(history) + 1
     out = {"step": step, "learner": learner, "score": math.nan, "runner_up": None, "runner_up_score": math.nan,
-           "expected": math.nan}
+           "expected": math.nan, "expected_seconds": math.nan}
     try:
         out["expected"] = _expected(policy, strategy, history, learner)
+        out["expected_seconds"] = _expected_seconds(policy, strategy, learner)
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         pass
     stopped = [o for o in history if o.learner == learner and getattr(o, "capped", False)]

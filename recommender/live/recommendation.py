@@ -26,6 +26,11 @@ _STOP_TEXT = {
 }
 
 
+def _finite(value, fallback: float) -> float:
+    """``value`` as a float when it is a finite number, else ``fallback``."""
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else fallback
+
+
 def _no_fit(left: list) -> str:
     """Why the loop ended when the learners left were not started: each was predicted to take longer than the
     budget left (the seconds left at the last skip; the first three learners by name)."""
@@ -173,14 +178,14 @@ class Recommendation:
         """The tests in the order they ran: learner, short name, the metric's CV value (a column named
         after :attr:`metric`), seconds, cumulative seconds, status, capped (stopped early by the strategy's rule, at
         its time limit or after its first fold, and tested again later), screened (stopped after its first fold),
-        message, the predicted value and seconds (the planned order's), and the expected value (what the strategy
-        expected of the test when it chose it: ``ei`` and ``eiu`` condition on the tests before it; a fixed order's
-        is the planned one)."""
+        message, the predicted value and seconds (the planned order's), and the expected value and seconds (what the
+        strategy expected of the test when it chose it: ``ei`` and ``eiu`` condition on the tests before it and
+        rescale their time predictions by them; a fixed order's are the planned ones)."""
         import pandas as pd
 
         m = self.metric
         cols = ["learner", "short", m, "seconds", "cumulative_seconds", "status", "capped", "screened", "message",
-                f"predicted_{m}", f"expected_{m}", "predicted_seconds", "started", "ended"]
+                f"predicted_{m}", f"expected_{m}", "predicted_seconds", "expected_seconds", "started", "ended"]
         if self.trace is None:
             return pd.DataFrame(columns=cols)
         return pd.DataFrame(self._trace_rows()).reindex(columns=cols)
@@ -189,17 +194,17 @@ class Recommendation:
         """One dict per test with the metric's own values (see :attr:`leaderboard`)."""
         m = self.metric
         predicted = self._predicted()
-        chosen = [d.get("expected", math.nan) for d in self.test_decisions()]
+        decisions = self.test_decisions()
         rows = []
         for i, (r, o) in enumerate(zip(self.trace.to_records(), self.trace.observations)):
             row = {k: v for k, v in r.items() if k != "accuracy"}
             pred_acc, pred_sec = predicted.get(r["learner"], (math.nan, math.nan))
-            c = chosen[i]
-            expected = float(c) if isinstance(c, (int, float)) and math.isfinite(c) else pred_acc
+            expected = _finite(decisions[i].get("expected"), pred_acc)
             rows.append({"learner": r["learner"], "short": short_name(r["learner"]), m: from_score(m, r["accuracy"]),
                          **{k: v for k, v in row.items() if k != "learner"}, "message": o.message,
                          f"predicted_{m}": from_score(m, pred_acc), f"expected_{m}": from_score(m, expected),
-                         "predicted_seconds": pred_sec, **self._when(i)})
+                         "predicted_seconds": pred_sec,
+                         "expected_seconds": _finite(decisions[i].get("expected_seconds"), pred_sec), **self._when(i)})
         return rows
 
     def test_decisions(self) -> list[dict]:

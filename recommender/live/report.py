@@ -78,10 +78,10 @@ def results_text(rec) -> str:
     m = rec.metric
     # "expected": what the strategy expected of the test when it chose it (ei and eiu: given the tests before it)
     rows = [(i, r["short"], _acc(r[m]), _acc(r[f"expected_{m}"]), format_seconds(r["seconds"]),
-             format_seconds(r["predicted_seconds"]), format_seconds(r["cumulative_seconds"]),
+             format_seconds(r["expected_seconds"]), format_seconds(r["cumulative_seconds"]),
              "screened" if r.get("screened") is True else r["status"])
             for i, r in enumerate(rec.leaderboard.to_dict("records"), 1)]
-    table = format_table(["#", "learner", metric_label(m), "expected", "time", "predicted", "total", "status"], rows,
+    table = format_table(["#", "learner", metric_label(m), "expected", "time", "expected", "total", "status"], rows,
                          align="rlrrrrrl")
     lines = [f"results on {escape(rec.dataset)} ({rec.cv}-fold stratified CV, strategy {escape(rec.strategy)}, "
              f"test time model {rec.time_model}, metric {_label(m)})", table, "", escape(rec.summary)]
