@@ -16,6 +16,7 @@ from algorank.metadata.lcdb import LARGEST_TRAIN_FRACTION, complete_sizes, growt
 from algorank.metadata.growth import GROWTH_FILE, GROWTH_RECORD, growth_path, load_growth
 from algorank.metadata.snapshot import file_sha256, load_snapshot
 from algorank.recommender.runtime_model import fit_runtime_model, runtime_features
+from algorank.recommender.kernel.time_model import LIVE_FIXED_OVERHEAD
 
 
 def _curves_csv(path, laws, sizes=(16, 500, 1000, 2000, 4000, 8000, 16000), datasets=(1, 2, 3)):
@@ -131,8 +132,8 @@ def test_dry_run_predicts_seconds_in_the_ratio_measured_times_show(shared_dir, c
     arr = meta_arrays(meta, time_kind="fit_predict_time")
     cal = meta.datasets.set_index("dataset")["calibration_s"]
 
-    def live(d):
-        return 5 * arr.seconds[arr.row(d)] * cal.median() / cal[d] + 0.07
+    def live(d):  # the time model recommend predicts with
+        return 5 * arr.seconds[arr.row(d)] * cal.median() / cal[d] + LIVE_FIXED_OVERHEAD
 
     measured = live("magic") / live("heart.statlog")
     predicted = np.array([plans["big"][l]["expected_seconds"] / plans["small"][l]["expected_seconds"]

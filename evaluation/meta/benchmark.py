@@ -75,7 +75,7 @@ class BenchmarkSuite:
         Significance test over datasets (None for a single strategy).
     tmin, tmax : float
     time_model : str
-        How test times were obtained, in words (``recorded fit times``, ``live tests, 5 x fit + 0.08 s``).
+        How test times were obtained, in words (``recorded fit times``, ``live tests, 5 x fit + 0.017 s``).
     per_dataset : bool
         Whether :meth:`to_dict` includes the values per dataset by default.
     """
