@@ -35,28 +35,30 @@ def _order_text(policy, strategy, history, learner) -> str:
     return text
 
 
-def _expected(policy, strategy, history: Sequence, learner: str) -> float:
-    """The score (accuracy, or the metric's score) the policy expected of ``learner`` when it chose it: the conditional
-    mean of a policy with an accuracy model (``ei``, ``eiu``: conditioned on the tests so far), clipped to [0, 1];
-    NaN for any other policy."""
-    names = getattr(strategy, "learners_", None)
-    if not hasattr(policy, "scores") or not hasattr(policy, "majority") or names is None or learner not in names:
-        return math.nan
-    mean = getattr(policy, "last_mean_", None)  # the means the choice was made on, when kept
-    if mean is None:
-        mean = policy.scores(history)[1]
-    value = float(from_gain(np.asarray(mean, dtype=float)[list(names).index(learner)], policy.majority))
+def _scored(policy, strategy, history: Sequence):
+    """``(scores, conditional mean gains)`` of every learner that a policy with scores (``ei``, ``eiu``) chose by: the
+    ones it kept (:meth:`~algorank.recommender.ei.EIPolicy.next`), else one call of ``scores(history)``; None for
+    any other policy."""
+    if not hasattr(policy, "scores") or not hasattr(strategy, "learners_"):
+        return None
+    score, mean = getattr(policy, "last_scores_", None), getattr(policy, "last_mean_", None)
+    if score is None or mean is None:
+        score, mean = policy.scores(history)[:2]
+    return np.asarray(score, dtype=float), np.asarray(mean, dtype=float)
+
+
+def _expected(policy, mean: np.ndarray, j: int) -> float:
+    """The score (accuracy, or the metric's score) the policy expected of learner ``j`` when it chose it: its
+    conditional mean gain (the tests so far included) as a score, clipped to [0, 1]."""
+    value = float(from_gain(mean[j], policy.majority))
     return float(np.clip(value, 0.0, 1.0)) if math.isfinite(value) else math.nan
 
 
-def _expected_seconds(policy, strategy, learner: str) -> float:
-    """The seconds the policy expected ``learner``'s test to take when it chose it: its point prediction rescaled by
-    the measured / predicted ratio of the tests so far (``ei``, ``eiu``); NaN for any other policy."""
-    names = getattr(strategy, "learners_", None)
+def _expected_seconds(policy, j: int) -> float:
+    """The seconds the policy expected learner ``j``'s test to take when it chose it: its point prediction rescaled
+    by the measured / predicted ratio of the tests so far (NaN when the policy keeps none)."""
     seconds = getattr(policy, "last_seconds_", None)
-    if seconds is None or names is None or learner not in names:
-        return math.nan
-    value = float(np.asarray(seconds, dtype=float)[list(names).index(learner)])
+    value = math.nan if seconds is None else float(np.asarray(seconds, dtype=float)[j])
     return value if math.isfinite(value) and value > 0 else math.nan
 
 
@@ -72,11 +74,16 @@ def explain_choice(policy, strategy, history: Sequence, learner: str) -> dict:
     step = len(history) + 1
     out = {"step": step, "learner": learner, "score": math.nan, "runner_up": None, "runner_up_score": math.nan,
            "expected": math.nan, "expected_seconds": math.nan}
+    failed = False
     try:
-        out["expected"] = _expected(policy, strategy, history, learner)
-        out["expected_seconds"] = _expected_seconds(policy, strategy, learner)
+        scored = _scored(policy, strategy, history)  # one scoring serves the expectations and the text below
+        if scored is not None:
+            j = list(strategy.learners_).index(learner)
+            if hasattr(policy, "majority"):
+                out["expected"] = _expected(policy, scored[1], j)
+                out["expected_seconds"] = _expected_seconds(policy, j)
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-        pass
+        failed = True
     stopped = [o for o in history if o.learner == learner and getattr(o, "capped", False)]
     if stopped and getattr(stopped[-1], "screened", False):  # stopped after its first fold: tested again in full
         out["text"] = ("tested again with every fold: its first fold scored below the bar, and every other learner "
@@ -86,12 +93,13 @@ def explain_choice(policy, strategy, history: Sequence, learner: str) -> dict:
         out["text"] = (f"tested again without a limit: its test was stopped at {stopped[-1].seconds:.3g} s, "
                        "and every other learner has been tested")
         return out
+    if failed:
+        out["text"] = "chosen by the strategy"
+        return out
     try:
-        if hasattr(policy, "scores") and hasattr(strategy, "learners_"):
-            last = getattr(policy, "last_scores_", None)  # the scores the choice was made on, when kept
-            score = np.asarray(policy.scores(history)[0] if last is None else last, dtype=float)
+        if scored is not None:
+            score = scored[0]
             names = list(strategy.learners_)
-            j = names.index(learner)
             rest = [(score[i], names[i]) for i in range(len(names)) if i != j and np.isfinite(score[i])]
             out["score"] = float(score[j])
             what = ("P(within eps of the best) / seconds^p" if getattr(strategy, "acq", "ei") == "near"

@@ -152,7 +152,7 @@ class Recommendation:
     decisions, plan_decisions : tuple of dict
         Why each learner was taken at its step of the live run and of the planned order
         (:func:`~algorank.recommender.live.explain.explain_choice`: ``step``, ``learner``, ``score``,
-        ``runner_up``, ``runner_up_score``, ``text``).
+        ``runner_up``, ``runner_up_score``, ``expected``, ``expected_seconds``, ``text``).
     cv : int
         Folds of each live test.
     saved_model : str or None
