@@ -28,10 +28,13 @@ from algorank.results import DatasetSelection, ExportResult, RankResult, RecordR
 
 logger = logging.getLogger(__name__)
 
+#: What a user calls.  Process plumbing the command line uses (``process_start``, ``stop_processes``,
+#: ``end_with_this_process``, ``fork_fold_server``), ``parse_repeats`` and ``time_model_arrays`` stay
+#: importable from this module but are not part of the public API.
 __all__ = ["load_meta", "info", "rank", "recommend", "evaluate", "benchmark", "tune_p", "multitest", "compare",
-           "export", "pull", "build_meta", "build_snapshot", "build_oboe", "process_start", "stop_processes", "end_with_this_process", "fork_fold_server", "version", "parse_repeats", "default_store_path",
-           "time_model_arrays", "p_families", "DEFAULT_META", "TuneResult", "RankResult", "ExportResult",
-           "DatasetSelection", "RecordResult"]
+           "export", "pull", "build_meta", "build_snapshot", "build_oboe", "version", "default_store_path",
+           "p_families", "DEFAULT_META", "TuneResult", "RankResult", "ExportResult", "DatasetSelection",
+           "RecordResult"]
 
 
 def load_meta(source=None, *, default: str = DEFAULT_META) -> MetaDataset:
@@ -214,14 +217,15 @@ def parse_repeats(text: str | int | None, stop: str | None) -> tuple[int | None,
         return None, stop or "fixed"
     if isinstance(text, str) and text.strip().lower() == "auto":
         if stop == "fixed":
-            raise InputError("--repeats auto needs an adaptive --stop (rank or ks), not fixed")
+            raise InputError("repeats='auto' needs an adaptive stopping rule, stop='rank' or stop='ks', "
+                             "not stop='fixed'", parameters=("repeats", "stop"))
         return None, stop or "rank"
     try:
         n = int(str(text))
     except ValueError:
         n = 0
     if n < 1:
-        raise InputError(f"--repeats must be a positive integer or 'auto', got {text!r}")
+        raise InputError(f"repeats= must be a positive integer or 'auto', got {text!r}", parameters=("repeats",))
     return n, stop or "fixed"
 
 
@@ -240,9 +244,9 @@ def default_store_path():
 def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str] | None = None, scheme: str = "cv",
              cv: int = 5, repeats: int | str | None = None, stop: str | None = None, threshold: float | None = None,
              min_repeats: int | None = None, max_repeats: int | None = None, timeout: float | None = None,
-             n_jobs: int = 1, store=True, random_state: int = 0, allow_modules: Sequence[str] = (),
+             n_jobs: int = 1, store=None, random_state: int = 0, allow_modules: Sequence[str] = (),
              progress: bool = False):
-    """Evaluate learners on one dataset with repeated cross-validation (resumable through the fold store).
+    """Evaluate learners on one dataset with repeated cross-validation (resumable with a fold store, ``store=``).
 
     Parameters
     ----------
@@ -254,9 +258,10 @@ def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str]
     repeats : int or "auto", optional
         Repetitions (``stop="fixed"``), their maximum (``rank``/``ks``), or ``"auto"``
         (adaptive; ``stop`` defaults to ``rank``), see :func:`parse_repeats`.
-    store : bool, str or path
-        The SQLite fold store that makes a run resumable: True (default) the default store
-        :func:`default_store_path`, a path, or False / None for none.
+    store : bool, str or path, optional
+        The SQLite fold store that makes a run resumable.  None or False (default): nothing is
+        written anywhere; True: the default store, :func:`default_store_path`; or a path.  (The
+        ``algorank evaluate`` command uses the default store unless told ``--no-store``.)
     scheme, cv, stop, threshold, min_repeats, max_repeats, timeout, n_jobs, random_state
         See :class:`algorank.evaluation.cv.evaluator.Evaluator`.
     allow_modules : sequence of str
@@ -483,8 +488,8 @@ def tune_p(meta=None, *, strategy: str = "ar", grid: Sequence[float] | None = No
     fast = capability(make_strategy(values[0]), "fast_loo")
     if nested and not fast:
         raise InputError(f"nested tuning needs a strategy with a fast leave-one-out path (ar, at, lt); "
-                         f"{family!r} refits per dataset: tune it with exclude_heldout and score the choice "
-                         "with benchmark --heldout")
+                         f"{family!r} refits per dataset: tune it with exclude_heldout= and score the choice "
+                         "with benchmark(..., heldout=True)", parameters=("exclude_heldout",))
     data = load_meta(meta)
     excluded = [str(d) for d in exclude_datasets]
     if excluded:
@@ -647,17 +652,18 @@ def export(meta=None, *, aslib=None, out=None, scenario_id: str | None = None, f
     from algorank.metadata.io import check_out_dir, check_out_file, staged_folder, write_error
 
     if aslib is None and out is None:
-        raise InputError("export: give --aslib DIR and/or --out FILE")
+        raise InputError("export needs aslib= (an ASlib scenario folder) and/or out= (a .parquet or .csv file)",
+                         parameters=("aslib", "out"))
     if aslib is not None:
-        check_out_dir(aslib, option="--aslib")
+        check_out_dir(aslib, option="aslib")
     if out is not None:
-        check_out_file(out)
+        check_out_file(out, option="out")
     data = load_meta(meta)
     written: list[str] = []
     if aslib is not None:
         from algorank.metadata.aslib import write_aslib
 
-        with staged_folder(aslib, option="--aslib") as tmp:
+        with staged_folder(aslib, option="aslib") as tmp:
             names = [p.name for p in write_aslib(data, tmp, scenario_id=scenario_id or _folder_name(aslib),
                                                  folds=folds, random_state=random_state)]
         written += [str(_path(aslib) / n) for n in names]
@@ -709,23 +715,18 @@ def pull(*, out, suite: int | str | None = None, tasks: Sequence[int] | None = N
         ``meta`` (a MetaDataset) and ``coverage`` (``to_text()``, ``to_dict()``).
     """
     from algorank.metadata.checks import check_url
-    from algorank.metadata.openml_http import DEFAULT_SERVER, OpenMLUnreachable, RetryPolicy
-    from algorank.metadata.openml_pull import OfflineCacheMiss, pull_openml
+    from algorank.metadata.openml_http import DEFAULT_SERVER, RetryPolicy
+    from algorank.metadata.openml_pull import pull_openml
 
     if server is not None:
-        check_url(server, name="--server")
+        check_url(server, name="server")
     if isinstance(suite, str) and suite.isdigit():
         suite = int(suite)
-    try:
-        return pull_openml(suite=suite, tasks=tasks, tag=tag, flows=flows, top_flows=top_flows, measure=measure,
-                           runtime_measure=runtime_measure, cache_dir=cache_dir, offline=offline,
-                           server=server or DEFAULT_SERVER, page_size=page_size,
-                           retry=RetryPolicy(attempts=retries, backoff=backoff, timeout=timeout), out=out,
-                           progress=progress)
-    except OfflineCacheMiss as exc:  # the library names its parameters; say which flags those are
-        raise InputError(f"{exc} (run it again without --offline)") from exc
-    except OpenMLUnreachable as exc:
-        raise InputError(f"{exc} (--offline, --cache DIR)") from exc
+    return pull_openml(suite=suite, tasks=tasks, tag=tag, flows=flows, top_flows=top_flows, measure=measure,
+                       runtime_measure=runtime_measure, cache_dir=cache_dir, offline=offline,
+                       server=server or DEFAULT_SERVER, page_size=page_size,
+                       retry=RetryPolicy(attempts=retries, backoff=backoff, timeout=timeout), out=out,
+                       progress=progress)
 
 
 def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None = None, cap: float = 120.0,
@@ -763,7 +764,7 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
     try:
         if assemble:
             if assemble_to is not None:
-                check_out_dir(assemble_to, option="--assemble-to")
+                check_out_dir(assemble_to, option="assemble_to")
             with output_folder(assemble_to) if assemble_to is not None else contextlib.nullcontext():
                 record = metabuild.assemble_broad(out_dir, assemble_to, shared_dir=shared_dir)
             return RecordResult(record=record, keys=("file", "sha256", "bytes", "datasets", "learners", "cells",

@@ -184,15 +184,41 @@ def _exit_now(code: int) -> int:
     return code  # pragma: no cover - not reached
 
 
-#: The library names its parameters; a message about one of them names the flag here.
+#: The library names its parameters; a message about one of them names the flag here (the one mapping from
+#: Python parameters to flags; a parameter not listed is its name with ``-`` for ``_``).
 _FLAGS = {"random_state": "--seed", "cv": "--cv", "budget_seconds": "--budget", "top": "--top", "folds": "--folds",
-          "timeout": "--timeout", "n_jobs": "--n-jobs", "alpha": "--alpha", "save_model": "--save-model"}
+          "timeout": "--timeout", "n_jobs": "--n-jobs", "alpha": "--alpha", "save_model": "--save-model",
+          "repeats": "--repeats", "stop": "--stop", "aslib": "--aslib", "out": "--out", "offline": "--offline",
+          "cache_dir": "--cache", "server": "--server", "assemble_to": "--assemble-to", "store": "--store",
+          "exclude_heldout": "--exclude-heldout", "heldout": "--heldout", "test_meta": "--test-meta"}
+
+
+def _flag(name: str) -> str:
+    return _FLAGS.get(name) or "--" + name.replace("_", "-")
+
+
+def _flags_for_parameters(text: str, parameters) -> str:
+    """``name=`` of each parameter an :class:`InputError` names, as its flag: ``repeats='auto'`` -> ``--repeats
+    auto``, ``offline=True`` -> ``--offline``, ``aslib=`` -> ``--aslib`` (only the names the error lists)."""
+    import re
+
+    for name in parameters:
+        def flag(m, f=_flag(name)):
+            if m.group(1):  # name=True: a switch
+                return f
+            if m.group(2):  # name='word': the word as typed on the command line
+                return f"{f} {m.group(2)}"
+            return f + (" " if m.group(3) and (m.group(3).isalnum() or m.group(3) in "'\"") else "")
+
+        text = re.sub(rf"(?<![\w.-]){re.escape(name)}=(?:(True)\b|'([\w./-]+)'|(?=(.?)))", flag, text)
+    return text
 
 
 def _one_line(exc: BaseException) -> str:
     text = " ".join((str(exc).strip() or type(exc).__name__).split())
+    text = _flags_for_parameters(text, getattr(exc, "parameters", ()))
     head, sep, rest = text.partition(" ")
-    flag = _FLAGS.get(head) if rest.startswith(("must ", "(number of folds) must ", "'")) else None
+    flag = _FLAGS.get(head) if rest.startswith(("must ", "(number of folds) must ", "'", "cannot ")) else None
     return escape((flag or head) + sep + rest)
 
 

@@ -15,7 +15,21 @@ class AlgorankError(Exception):
 
 
 class InputError(AlgorankError, ValueError):
-    """Bad input from the user: a wrong parameter, a missing or unreadable file."""
+    """Bad input from the user: a wrong parameter, a missing or unreadable file.
+
+    Parameters
+    ----------
+    *args
+        The message (as for any exception).
+    parameters : sequence of str, optional
+        The Python parameters the message names, written ``name=`` in it (``repeats='auto' needs
+        stop='rank' or stop='ks'``).  A front end that names them otherwise (the command line's
+        ``--flags``) rewrites exactly these; the text stays valid Python wording for everyone else.
+    """
+
+    def __init__(self, *args, parameters=()) -> None:
+        super().__init__(*args)
+        self.parameters = tuple(parameters)
 
 
 class ValidationError(InputError):

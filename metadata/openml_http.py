@@ -241,7 +241,8 @@ def call_with_retries(
         raise OpenMLUnreachable(
             f"cannot reach the OpenML server at {server} ({_connection_reason(last)}) after {policy.attempts} "
             "attempts; "
-            "check the network, or pull offline (offline=True) from a cache (cache_dir) filled by an earlier pull"
+            "check the network, or pull offline (offline=True) from a cache (cache_dir=) filled by an earlier pull",
+            parameters=("offline", "cache_dir"),
         ) from last
     raise OpenMLRequestError(
         f"OpenML kept failing for {what} after {policy.attempts} attempts (last: {_short(last)}); "

@@ -100,7 +100,7 @@ class OfflineCacheMiss(InputError):
     """``offline=True`` and the cache lacks pages; ``missing`` lists every one."""
 
     def __init__(self, message: str, missing: Sequence[str]) -> None:
-        super().__init__(message)
+        super().__init__(message, parameters=("offline",))
         self.missing = tuple(missing)
 
 
@@ -251,7 +251,7 @@ class _Fetcher:
             more = f"; and {len(self.missing) - _MAX_LISTED} more" if len(self.missing) > _MAX_LISTED else ""
             raise OfflineCacheMiss(
                 f"offline: the cache at {self.cache.root} lacks {len(self.missing)} page(s) needed for {stage}: "
-                f"{shown}{more}; pull again without offline to fetch them",
+                f"{shown}{more}; pull again without offline=True to fetch them",
                 self.missing,
             )
 
