@@ -265,6 +265,8 @@ def recommend_report(result) -> Report:
     total = timings.get("total", sum(timings[key] for key, _ in _PHASES if key in timings and timings[key] == timings[key]))
     rows = [[name, _seconds(timings[key]),
              (timings[key] / result.budget_seconds) if result.budget_seconds else math.nan]
+            if key != "refit" or result.model is not None or result.best is None else
+            [f"{name}: not done (--save-model PATH, or refit=True in Python, refits and keeps it)", "-", math.nan]
             for key, name in _PHASES if key in timings]
     rows.append(["total", _seconds(total), (total / result.budget_seconds) if result.budget_seconds else math.nan])
     report.sections.append(Section(

@@ -312,6 +312,9 @@ def _recommendation_text(rec) -> str:
     text = rec.to_text()
     if rec.trace is not None and rec.notes and rec.suggested_metric:
         text += f": try --metric {rec.suggested_metric}"  # the last line is the last note
+    if rec.best is not None and rec.model is None:  # the command keeps a model only when asked where to save it
+        text += ("\nmodel: not kept; add --save-model PATH to refit the best learner on all the data and save it "
+                 "(joblib), or call algorank.recommend(...).model in Python")
     return text + "".join(f"\nwrote {escape(w)}" for w in saved_files(rec))
 
 

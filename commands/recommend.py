@@ -31,8 +31,9 @@ def add_arguments(p) -> None:
                    "of this package named by learner ids (default: scikit-learn only; learner ids are data, never code)")
     p.add_argument("--metric", metavar="NAME", help="rank and test by accuracy, balanced_accuracy, roc_auc, log_loss "
                    "or f1_macro, where the meta-data records it (default: what it ranks by; accuracy for broad)")
-    p.add_argument("--save-model", metavar="PATH", help="save the refitted best learner with joblib (joblib.load; "
-                   "load only files you trust: unpickling runs code)")
+    p.add_argument("--save-model", metavar="PATH", help="refit the best learner on all the data and save it with "
+                   "joblib (joblib.load; load only files you trust: unpickling runs code); without it the command "
+                   "keeps no model")
     p.add_argument("--n-jobs", type=int, default=1, metavar="N", help="tests run at once (default 1; -1: one per CPU)")
     add_common(p, out=True)
 

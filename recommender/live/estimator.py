@@ -15,7 +15,6 @@ import time
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from algorank.evaluation.cv.datasets import as_dataset
@@ -25,10 +24,12 @@ from algorank.metadata.errors import AlgorankError, InputError
 from algorank.metadata.snapshot import DEFAULT_META, load_meta
 from algorank.recommender.live.recommend import recommend
 
-__all__ = ["AlgorankClassifier", "NothingTestedError", "UNTESTED_CHOICES"]
+__all__ = ["AlgorankClassifier", "NothingTestedError", "UNTESTED_CHOICES", "PROBABILITY_CHOICES"]
 
 #: Values of ``AlgorankClassifier(on_untested=...)``.
 UNTESTED_CHOICES = ("raise", "warn")
+#: Values of ``AlgorankClassifier(probability=...)``.
+PROBABILITY_CHOICES = ("native", "calibrate", "require")
 
 
 class NothingTestedError(AlgorankError):
@@ -37,14 +38,27 @@ class NothingTestedError(AlgorankError):
 logger = logging.getLogger(__name__)
 
 
-def _refit_choice(trace, *, folds: int, seconds_left: float) -> str | None:
-    """The most accurate tested learner whose estimated refit fits in ``seconds_left`` (else the cheapest)."""
+def _has_predict_proba(learner: str, *, allow_modules=()) -> bool:
+    """Whether the fitted model of ``learner`` has ``predict_proba`` (read from the unfitted estimator: an SVC
+    without ``probability=True``, a ridge, perceptron or hinge-loss SGD classifier has none)."""
+    try:
+        return hasattr(final_pipeline(resolve_learner(learner, allow_modules=allow_modules), random_state=0),
+                       "predict_proba")
+    except (AlgorankError, ImportError, TypeError, ValueError):  # a learner that cannot be built here is never run
+        return False
+
+
+def _refit_choice(trace, *, folds: int, seconds_left: float, calibrated=frozenset()) -> str | None:
+    """The most accurate tested learner whose estimated refit fits in ``seconds_left`` (else the cheapest).
+
+    A learner in ``calibrated`` is refitted with its calibration: ``folds`` fits on ``(folds - 1) / folds`` of the
+    rows, about what its test cost."""
     if trace is None:
         return None
     ok = [o for o in trace.observations if o.status == "ok" and o.accuracy == o.accuracy]
     if not ok:
         return None
-    cost = {o.learner: o.seconds * folds / (folds - 1) ** 2 for o in ok}
+    cost = {o.learner: o.seconds if o.learner in calibrated else o.seconds * folds / (folds - 1) ** 2 for o in ok}
     best = trace.best()
     fitting = sorted((o for o in ok if cost[o.learner] <= seconds_left), key=lambda o: -o.accuracy)
     chosen = fitting[0] if fitting else min(ok, key=lambda o: cost[o.learner])
@@ -53,6 +67,35 @@ def _refit_choice(trace, *, folds: int, seconds_left: float) -> str | None:
                        "%.3g s) would not fit in the %.3g s left of the budget", chosen.learner, chosen.accuracy,
                        best.learner, best.accuracy, cost[best.learner], max(seconds_left, 0.0))
     return chosen.learner
+
+
+class _available_with_reason:
+    """Like :func:`sklearn.utils.metaestimators.available_if`, but the ``AttributeError`` the check raises reaches
+    the user with its own message (``hasattr`` is False either way)."""
+
+    def __init__(self, check):
+        self.check = check
+
+    def __call__(self, fn):
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+        return self
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.fn
+        try:
+            self.check(obj)
+        except AttributeError:
+            raise
+        except Exception as exc:  # not fitted: no attribute, as scikit-learn's available_if says
+            raise AttributeError(f"This {type(obj).__name__!r} has no attribute {self.name!r}") from exc
+        import types
+
+        return types.MethodType(self.fn, obj)
 
 
 class AlgorankClassifier(ClassifierMixin, BaseEstimator):
@@ -89,11 +132,25 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
     n_jobs : int
         Tests run at once (``-1``: one per CPU) on the engine joblib is configured with (loky
         processes by default; ``joblib.parallel_config(backend="dask")`` for a Dask cluster).
+    probability : {"native", "calibrate", "require"}
+        What :meth:`predict_proba` gives when the chosen learner has no probabilities of its own
+        (an SVC, ridge, perceptron, passive-aggressive or hinge-loss SGD classifier):
+
+        * ``"native"`` (default): nothing is added; ``predict_proba`` then raises an
+          ``AttributeError`` that names the chosen learner and the two options below
+          (``hasattr(clf, "predict_proba")`` is False, as scikit-learn expects);
+        * ``"calibrate"``: such a learner is refitted inside scikit-learn's
+          :class:`~sklearn.calibration.CalibratedClassifierCV` (Platt's sigmoid, on ``cv``
+          stratified folds; Platt 1999), so ``predict_proba`` is always there; the refit then
+          costs about as much as the learner's test, which the budget's refit share accounts for;
+        * ``"require"``: only learners with their own ``predict_proba`` are tested and chosen.
 
     Attributes
     ----------
-    best_estimator_ : sklearn Pipeline
-        The chosen learner with its preprocessing, fitted on all of ``X``.
+    best_estimator_ : sklearn Pipeline or CalibratedClassifierCV
+        The chosen learner with its preprocessing, fitted on all of ``X`` (with
+        ``probability="calibrate"`` and a learner without probabilities, that pipeline inside a
+        fitted :class:`~sklearn.calibration.CalibratedClassifierCV`).
     best_learner_ : str
         Its learner id.
     classes_ : ndarray
@@ -119,7 +176,8 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, budget: float = 30.0, *, strategy: str | None = None, meta=DEFAULT_META, cv: int = 5,
                  top: int | None = None, random_state: int | None = None, allow_modules: tuple = (),
-                 metric: str | None = None, on_untested: str = "raise", n_jobs: int = 1):
+                 metric: str | None = None, on_untested: str = "raise", n_jobs: int = 1,
+                 probability: str = "native"):
         self.budget = budget
         self.strategy = strategy
         self.meta = meta
@@ -130,6 +188,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         self.metric = metric
         self.on_untested = on_untested
         self.n_jobs = n_jobs
+        self.probability = probability
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -153,6 +212,8 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("AlgorankClassifier requires y to be passed, but the target y is None")
         if self.on_untested not in UNTESTED_CHOICES:
             raise InputError(f"on_untested must be one of {', '.join(UNTESTED_CHOICES)}; got {self.on_untested!r}")
+        if self.probability not in PROBABILITY_CHOICES:
+            raise InputError(f"probability must be one of {', '.join(PROBABILITY_CHOICES)}; got {self.probability!r}")
         frame = self._validate(X, reset=True)
         from sklearn.utils.multiclass import check_classification_targets
         from sklearn.utils.validation import column_or_1d
@@ -171,6 +232,11 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         smallest = int(np.bincount(codes).min())
         folds = min(int(self.cv), smallest)
         meta = load_meta(self.meta)  # the loader of every front door: a name, a file, a MetaDataset, a list
+        if self.probability == "require":
+            keep = [l for l in meta.learner_ids if _has_predict_proba(l, allow_modules=self.allow_modules)]
+            if not keep:
+                raise InputError("probability='require': no learner of the meta-data has predict_proba")
+            meta = meta.subset(learners=keep)
         if folds >= 2:
             rec = recommend(data, strategy=self.strategy, meta=meta, refit=False,  # refit below, within the budget
                             budget_seconds=float(self.budget) * (folds - 1) / folds, top=self.top, cv=folds,
@@ -179,7 +245,10 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
             self.recommendation_, self.trace_ = rec, rec.trace
             self.leaderboard_ = rec.leaderboard
             left = float(self.budget) - (time.perf_counter() - started)
-            learner = _refit_choice(rec.trace, folds=folds, seconds_left=left)
+            calibrated = frozenset() if self.probability != "calibrate" else frozenset(
+                o.learner for o in (rec.trace.observations if rec.trace else ())
+                if not _has_predict_proba(o.learner, allow_modules=self.allow_modules))
+            learner = _refit_choice(rec.trace, folds=folds, seconds_left=left, calibrated=calibrated)
             if learner is None:
                 runnable = [p for p in rec.plan if p.learner not in rec.rank_only]
                 if self.on_untested == "raise":
@@ -209,8 +278,19 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         recipe = resolve_learner(learner, allow_modules=self.allow_modules)
         from threadpoolctl import threadpool_limits
 
+        model = final_pipeline(recipe, random_state=seed)
+        if self.probability == "calibrate" and not hasattr(model, "predict_proba"):
+            if smallest >= 2:
+                from sklearn.calibration import CalibratedClassifierCV
+                from sklearn.model_selection import StratifiedKFold
+
+                model = CalibratedClassifierCV(model, method="sigmoid", cv=StratifiedKFold(
+                    min(int(self.cv), smallest), shuffle=True, random_state=seed))
+            else:
+                logger.warning("a class has a single sample: %s cannot be calibrated, so it has no predict_proba",
+                               learner)
         with threadpool_limits(limits=1):  # as in the tests it was chosen by, so its refit time is predictable
-            self.best_estimator_ = final_pipeline(recipe, random_state=seed).fit(frame, codes)
+            self.best_estimator_ = model.fit(frame, codes)
         return self
 
     def predict(self, X):
@@ -221,11 +301,23 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
 
     def _has_proba(self):
         check_is_fitted(self, "best_estimator_")
-        return hasattr(self.best_estimator_, "predict_proba")
+        if hasattr(self.best_estimator_, "predict_proba"):
+            return True
+        from algorank.metadata.learners import short_name
 
-    @available_if(_has_proba)
+        raise AttributeError(
+            f"the chosen learner {short_name(self.best_learner_)} ({self.best_learner_}) has no predict_proba: "
+            "pass probability='calibrate' to calibrate it at refit (CalibratedClassifierCV), or "
+            "probability='require' to test and choose only learners with probabilities")
+
+    @_available_with_reason(_has_proba)
     def predict_proba(self, X):
-        """Class probabilities, columns in the order of :attr:`classes_`."""
+        """Class probabilities, columns in the order of :attr:`classes_`.
+
+        Available when the chosen learner has probabilities of its own, or was calibrated
+        (``probability="calibrate"``); otherwise an ``AttributeError`` names the learner and the
+        options (see ``probability``).
+        """
         proba = self.best_estimator_.predict_proba(self._validate(X, reset=False))
         out = np.zeros((proba.shape[0], len(self.classes_)))
         out[:, np.asarray(self.best_estimator_.classes_, dtype=np.int64)] = proba
