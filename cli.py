@@ -54,7 +54,7 @@ def _finish(args, result, out=None, code: int = 0) -> int:
             d["written"] = saved_files(result) + [str(out / n) for n in names]  # printed first, then written
         print(json_dumps(d))
     else:
-        print(terminal_text(to_text(result)))  # no control character from data reaches the terminal
+        print(terminal_text(to_text(result, verbose=getattr(args, "verbose", False))))  # no raw control character
     if names:
         sys.stdout.flush()
         with output_folder(out) as folder:

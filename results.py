@@ -15,6 +15,7 @@ saved model).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,28 +93,52 @@ class TuneResult:
             d["user_metrics"] = self.metrics.to_dict(per_dataset=per_dataset)
         return d
 
-    def to_text(self) -> str:
-        """The sweep table (best P marked), the nested estimate and the user-facing metrics."""
+    def to_text(self, *, verbose: bool = False) -> str:
+        """The user-facing metrics of every P (and of the nested estimate) against the oracle bound, the best P,
+        a compact comparison with the reference P and what the columns mean; ``verbose`` adds the sweep's MIL
+        table (median, Spearman) and every comparison with its sign test and gap."""
+        from algorank.evaluation.meta import summary_text as st
         from algorank.recommender.kernel.labels import format_p
 
         sweep, nested = self.sweep, self.nested
         label = "AR-A3R" if self.strategy == "ar" and self.spec == "ar" else escape(self.spec)
-        lines = [f"{label} P sweep, leave-one-dataset-out on {len(sweep.results[0].datasets)} datasets "
-                 f"({self.time_model}), MIL window tmin = {sweep.tmin:g} s, tmax = {sweep.tmax:g} s"]
+        head = (f"{label} P sweep, leave-one-dataset-out on {len(sweep.results[0].datasets)} datasets "
+                f"({self.time_model})")
+        lines = [head]
         if self.excluded:
             lines.append(f"left out of all tuning: {len(self.excluded)} datasets (held-out split / "
-                         "--exclude-dataset)")
+                         "excluded datasets)")
+        choice = [f"best P by MIL (chosen on all datasets, so in-sample): {format_p(sweep.best_p)}"]
+        if nested is not None:
+            counts = ", ".join(f"{format_p(p)} on {c}" for p, c in nested.p_counts().items() if c)
+            choice.append(f"nested leave-one-dataset-out (P tuned without the scored dataset, an honest estimate): "
+                          f"mean MIL {nested.mean_mil:.3f}, median {nested.median_mil:.3f}; P chosen: {counts} "
+                          "datasets")
+        if self.metrics is None:  # no user-facing metrics: the sweep table is all there is
+            return "\n".join(lines + [self._sweep_table()] + choice + st.wrap(st.SPEARMAN_WORDS))
+        report, mil = self.metrics, st.window_words(sweep.tmin, sweep.tmax)
+        best = next((r.strategy for p, r in zip(sweep.grid, sweep.results) if p == sweep.best_p), None)
+        labels = {best: f"{best} (best MIL)"} if best is not None else {}
+        lines += ["", st.metrics_table(report, mil_title=mil, labels=labels), ""]
+        for c in choice:
+            lines += st.wrap(c)
+        compared = st.comparison_table(report, mil_title=mil)
+        if compared is not None:
+            lines += ["", f"against the reference {escape(report.reference)}:", compared]
+        lines += [""] + st.metrics_footer(report, window=f"{sweep.tmin:g} s to {sweep.tmax:g} s", verbose=verbose)
+        if verbose:
+            lines += ["", f"MIL over the window tmin = {sweep.tmin:g} s to tmax = {sweep.tmax:g} s "
+                          "(lower is better)", self._sweep_table()] + st.wrap(st.SPEARMAN_WORDS)
+            lines += _metrics_lines(report) + st.wrap(st.GAP_WORDS)
+        return "\n".join(lines)
+
+    def _sweep_table(self) -> str:
+        from algorank.recommender.kernel.labels import format_p
+
+        sweep = self.sweep
         rows = [(format_p(r.p), f"{r.mean_mil:.3f}", f"{r.median_mil:.3f}", f"{r.mean_spearman:.3f}",
                  "<- best" if r.p == sweep.best_p else "") for r in sweep.table().itertuples()]
-        lines.append(format_table(["P", "mean MIL", "median MIL", "Spearman", ""], rows, align="rrrrl"))
-        lines.append(f"best P (chosen on all datasets): {format_p(sweep.best_p)}")
-        if nested is not None:
-            counts = ", ".join(f"{format_p(p)}: {c}" for p, c in nested.p_counts().items() if c)
-            lines.append(f"nested leave-one-dataset-out (P tuned without the scored dataset): mean MIL "
-                         f"{nested.mean_mil:.3f}, median {nested.median_mil:.3f}; P chosen {counts}")
-        if self.metrics is not None:
-            lines += _metrics_lines(self.metrics)
-        return "\n".join(lines)
+        return format_table(["P", "mean MIL", "median MIL", "Spearman", ""], rows, align="rrrrl")
 
 
 @dataclass(frozen=True)
@@ -222,9 +247,37 @@ def _metrics_lines(report) -> list[str]:
     return report.text_lines()
 
 
-def _benchmark_text(suite) -> str:
+def _benchmark_text(suite, *, verbose: bool = False) -> str:
+    """``benchmark``'s text: the user-facing metrics and a compact comparison with the reference first, with the
+    meaning of every column; the MIL table, the tests over datasets and every comparison with ``verbose``."""
+    from algorank.evaluation.meta import summary_text as st
+
     where = (f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets" if suite.n_train is None
              else suite.setting)
+    if suite.axis == "tests" or suite.metrics is None:
+        lines = [_benchmark_detail(suite, where), ""]
+        lines += st.wrap("Lower is better in every column but Spearman. " + st.SPEARMAN_WORDS)
+        return "\n".join(lines + _oracle_note(suite))
+    report, mil = suite.metrics, st.window_words(suite.tmin, suite.tmax)
+    lines = [f"benchmark: {where}; test times: {suite.time_model}", "", st.metrics_table(report, mil_title=mil)]
+    compared = st.comparison_table(report, mil_title=mil)
+    if compared is not None:
+        lines += ["", f"against the reference {escape(report.reference)}:", compared]
+    lines += [""] + st.metrics_footer(report, window=f"{suite.tmin:g} s to {suite.tmax:g} s", verbose=verbose)
+    if verbose:
+        lines += ["", _benchmark_detail(suite, where)] + st.wrap(st.SPEARMAN_WORDS) + _metrics_lines(report)
+        lines += st.wrap(st.GAP_WORDS)
+    return "\n".join(lines + _oracle_note(suite))
+
+
+def _oracle_note(suite) -> list[str]:
+    if any(r.strategy.strip().startswith("oracle") for r in suite.results):
+        return ["note: 'oracle' sees the held-out dataset; it is a lower bound, not a usable strategy"]
+    return []
+
+
+def _benchmark_detail(suite, where: str) -> str:
+    """The MIL table (mean, median, Spearman) and the tests over datasets: the verbose detail."""
     if suite.axis == "tests":
         rows = []
         for r in suite.results:
@@ -238,8 +291,8 @@ def _benchmark_text(suite) -> str:
     else:
         rows = [(r.strategy, f"{r.mean_mil:.3f}", f"{r.median_mil:.3f}", f"{r.mean_spearman:.3f}")
                 for r in suite.results]
-        lines = [f"{where} ({suite.time_model}), MIL window tmin = {suite.tmin:g} s, tmax = {suite.tmax:g} s "
-                 "(loss in accuracy points)",
+        lines = [f"MIL over the window tmin = {suite.tmin:g} s to tmax = {suite.tmax:g} s ({suite.time_model}; "
+                 "loss in accuracy points, lower is better)",
                  format_table(["strategy", "mean MIL", "median MIL", "Spearman"], rows)]
     c = suite.comparison
     if c is not None:
@@ -256,10 +309,6 @@ def _benchmark_text(suite) -> str:
             pairs = [f"  {escape(c.names[i])} vs {escape(c.names[j])}: p = {c.posthoc.adjusted[i, j]:.3g}"
                      for i in range(k) for j in range(i + 1, k) if c.posthoc.significant[i, j]]
             lines.extend(pairs or ["  none"])
-    if suite.metrics is not None:
-        lines += _metrics_lines(suite.metrics)
-    if any(r.strategy.strip().startswith("oracle") for r in suite.results):
-        lines.append("note: 'oracle' sees the held-out dataset; it is a lower bound, not a usable strategy")
     return "\n".join(lines)
 
 
@@ -322,10 +371,21 @@ _TEXT = {"BenchmarkSuite": _benchmark_text, "EvaluationResult": _evaluation_text
          "PullCoverage": _pull_text, "Recommendation": _recommendation_text}
 
 
-def to_text(result) -> str:
-    """The text a command prints for ``result``: ``result.to_text()``, or its renderer here."""
+def to_text(result, *, verbose: bool = False) -> str:
+    """The text a command prints for ``result``: ``result.to_text()``, or its renderer here; ``verbose`` adds the
+    detail of the results that have any (benchmark, tune-p, multitest)."""
+    import inspect
+
     render = _TEXT.get(type(result).__name__)
-    return render(result) if render is not None else result.to_text()
+    if render is None:
+        render = result.to_text
+        if "verbose" not in inspect.signature(render).parameters:
+            return render()
+    elif "verbose" not in inspect.signature(render).parameters:
+        return render(result)
+    else:
+        render = functools.partial(render, result)
+    return render(verbose=bool(verbose))
 
 
 # ---------------------------------------------------------------- files under --out

@@ -4,7 +4,7 @@ split, or other test meta-data).
 
 import sys
 
-from algorank.commands.options import add_common, add_heldout, add_window, add_time_model, add_metrics_options, items, numbers
+from algorank.commands.options import add_common, add_verbose, add_heldout, add_window, add_time_model, add_metrics_options, items, numbers
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -13,6 +13,7 @@ HELP = "loss-time benchmark of ordering strategies (leave-one-dataset-out, a fro
 
 def add_arguments(p) -> None:
     add_common(p, out=True)
+    add_verbose(p, detail="the median MIL, Spearman, the tests over datasets with effect sizes and every comparison")
     p.add_argument("--strategy", action="append", required=True, metavar="SPEC",
                    help="eiu (recommend's default), ei, ar:p=1/16, ar:p=0, at:p=1/16, lt, random:seed=0, fastest, "
                         "best-accuracy, oracle, oboe, portfolio, pmf, zeroshot (repeat: --strategy eiu --strategy lt)")

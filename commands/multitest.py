@@ -1,6 +1,6 @@
 """``algorank multitest``: Multi2Test: cost-conscious learner order with statistics (Ulas et al. 2012)."""
 
-from algorank.commands.options import add_common, items
+from algorank.commands.options import add_common, add_verbose, items
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -9,6 +9,7 @@ HELP = "Multi2Test: cost-conscious learner order with statistics (Ulas et al. 20
 
 def add_arguments(p) -> None:
     add_common(p, out=True)
+    add_verbose(p, detail="every significant pair of the post hoc test")
     p.add_argument("--learners", nargs="+", metavar="ID", help="learners to compare (ids or short names, "
                    "space- or comma-separated; default: all)")
     p.add_argument("--cost", default="fit_time", metavar="KIND|LIST",

@@ -6,7 +6,7 @@ import argparse
 
 from algorank.metadata.errors import InputError
 
-__all__ = ["add_common", "add_window", "add_time_model", "add_metrics_options", "add_heldout", "items", "numbers"]
+__all__ = ["add_common", "add_verbose", "add_window", "add_time_model", "add_metrics_options", "add_heldout", "items", "numbers"]
 
 
 def add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = False) -> None:
@@ -22,6 +22,14 @@ def add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = Fal
         p.add_argument("--out", metavar="DIR", help="write plots and tables to this folder")
         p.set_defaults(out_files=True)
     p.add_argument("--quiet", action="store_true", help="no progress bars or log messages")
+
+
+def add_verbose(p: argparse.ArgumentParser, *, detail: str) -> None:
+    """``--verbose`` after the command too (``algorank benchmark ... --verbose``), the same switch as before it:
+    the result's detail (``detail``) and debug messages.  Its default is suppressed so that it never resets a
+    ``--verbose`` given before the command."""
+    p.add_argument("--verbose", "-v", action="store_true", default=argparse.SUPPRESS,
+                   help=f"also show {detail}, and debug messages")
 
 
 def add_window(p: argparse.ArgumentParser) -> None:

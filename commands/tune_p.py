@@ -4,7 +4,7 @@ MIL (optionally nested).
 
 import sys
 
-from algorank.commands.options import add_common, add_heldout, add_window, add_time_model, add_metrics_options, items, numbers
+from algorank.commands.options import add_common, add_verbose, add_heldout, add_window, add_time_model, add_metrics_options, items, numbers
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -13,6 +13,7 @@ HELP = "sweep the A3R exponent P (or the cost exponent of at, lt, ei) by leave-o
 
 def add_arguments(p) -> None:
     add_common(p, out=True)
+    add_verbose(p, detail="the sweep table (median MIL, Spearman) and every comparison")
     p.add_argument("--strategy", default="ar", metavar="FAMILY",
                    help="whose P is swept: ar (default), at, lt or ei, other knobs fixed after a colon "
                         "(lt:h=inf, ei:h=inf)")
