@@ -88,8 +88,9 @@ class Multi2TestResult:
         k = len(self.labels)
         return [(self.labels[i], self.labels[j]) for i in range(k) for j in range(k) if self.better[i, j]]
 
-    def to_text(self) -> str:
-        """The ``algorank multitest`` report: the tests used, then the order with the reason for each step."""
+    def to_text(self, *, verbose: bool = False) -> str:
+        """The ``algorank multitest`` report: the tests used, the order with the reason for each step, why the
+        order differs from the average ranks, and what the columns mean; ``verbose`` adds every significant pair."""
         from algorank.metadata.text import escape, format_table
 
         fr = self.friedman
@@ -98,21 +99,81 @@ class Multi2TestResult:
         for i, l in enumerate(self.order):
             rec = self.reasons[i] if i < len(self.reasons) else None
             reason = "" if rec is None else (
-                f"significantly more accurate than {short_name(rec['second'])}" if rec["reason"] == "significant"
+                f"significantly better ranked than {short_name(rec['second'])}" if rec["reason"] == "significant"
                 else f"not significantly different from {short_name(rec['second'])}; cheaper"
                 if rec["reason"] == "cost" else rec["text"])
             c = cost.get(l)
             rows.append((i + 1, short_name(l), f"{self.average_ranks[l]:.2f}", "" if c is None else f"{c:.3f}", reason))
         lines = [f"Multi2Test on {fr.n_datasets} datasets ({len(self.dropped)} dropped), cost prior: "
-                 f"{escape(self.cost)}, alpha = {self.alpha:g}",
-                 f"pairwise: {'; '.join(self.pairwise_tests)} ({self.correction})",
-                 f"omnibus: {self.omnibus_method} chi2 = {fr.statistic:.2f}, p = {fr.pvalue:.3g}"
-                 + (f", Kendall's W = {fr.kendall_w:.3f}" if fr.kendall_w == fr.kendall_w else "")
-                 + "; post hoc: " + ("none" if self.posthoc is None else self.posthoc.method), "",
-                 format_table(["#", "learner", "avg rank", "avg cost", "reason for the next step"], rows,
-                              align="rlrrl")]
-        lines += [f"note: {escape(n)}" for n in self.notes]
+                 f"{escape(self.cost)}, alpha = {self.alpha:g}"]
+        lines += _wrap(f"pairwise: {'; '.join(self.pairwise_tests)} ({self.correction})")
+        lines += [f"omnibus: {self.omnibus_method} chi2 = {fr.statistic:.2f}, p = {fr.pvalue:.3g}"
+                  + (f", Kendall's W = {fr.kendall_w:.3f}" if fr.kendall_w == fr.kendall_w else "")
+                  + "; post hoc: " + ("none" if self.posthoc is None else self.posthoc.method), "",
+                  format_table(["#", "learner", "avg rank", "avg cost", "reason for the next step"], rows,
+                               align="rlrrl")]
+        for n in self.notes:
+            lines += _wrap(f"note: {escape(n)}")
+        words = self.order_explanations()
+        words += [
+            "avg rank: the learner's mean position in the MultiTest orders of the single datasets (1 = tried "
+            "first; lower is better), rescaled to 1..k where some learners have no runs. avg cost: its cost divided "
+            "by the costliest learner's on each dataset, averaged (lower is cheaper).",
+            "better ranked: ranked lower (tried earlier) significantly at alpha by the post hoc test on the ranks "
+            "(on the Skillings-Mack rank sums where cells are missing)."]
+        if not verbose:
+            words.append("The verbose view (--verbose; verbose=True in Python) lists every significant pair.")
+        lines.append("")
+        for w in words:
+            lines += _wrap(escape(w))
+        if verbose:
+            lines += ["", "significant pairs of the post hoc test (each learner, then those it is better ranked than):"]
+            for i, l in enumerate(self.labels):
+                worse = [short_name(self.labels[j]) for j in range(len(self.labels)) if self.better[i, j]]
+                if worse:
+                    lines += _wrap(f"  {short_name(l)}: {', '.join(worse)}", indent="    ")
         return "\n".join(lines)
+
+    def order_explanations(self) -> list[str]:
+        """Sentences on why the order is not the order of the average ranks (none when it is).
+
+        The order takes the cheapest remaining learner unless a costlier remaining one is significantly
+        better ranked; a learner that comes after one with a worse average rank either is costlier and not
+        significantly better (the general rule), or waited for a learner the post hoc test found significantly
+        better ranked.  That test compares the Skillings-Mack rank sums (sums over the datasets a learner has
+        runs on), so where cells are missing it can find a learner with fewer datasets significantly worse
+        although its average rank is better: said with the counts."""
+        ranks = self.average_ranks
+        order = list(self.order)
+        if all(ranks[a] <= ranks[b] for a, b in zip(order, order[1:])):
+            return []
+        out = ["The order is not that of the average ranks: each step takes the cheapest remaining learner "
+               "unless a costlier remaining one is significantly better ranked, so a cheaper learner goes before "
+               "a better-ranked one that is not significantly better."]
+        index = {l: i for i, l in enumerate(self.labels)}
+        prior = {l: i for i, l in enumerate(self.prior_order)}
+        observed = self.ranks.notna()
+        n = len(self.ranks)
+        for pos, l in enumerate(order):
+            earlier_worse = [a for a in order[:pos] if ranks[a] > ranks[l] and prior[a] > prior[l]]
+            blockers = [c for c in order[:pos] if self.better[index[c], index[l]]]
+            if not earlier_worse or not blockers:
+                continue
+            text = (f"{short_name(l)} comes {_ordinal(pos + 1)} although it is cheaper than "
+                    f"{', '.join(short_name(a) for a in earlier_worse)} and has a better average rank "
+                    f"({ranks[l]:.2f}): it waits for {', '.join(f'{short_name(c)} ({ranks[c]:.2f})' for c in blockers)}"
+                    ", significantly better ranked by the post hoc test.")
+            odd = [c for c in blockers if ranks[c] > ranks[l]]
+            if odd and self.omnibus_method.startswith("Skillings"):
+                c = max(odd, key=lambda b: ranks[b])  # the plainest contradiction of the average ranks
+                both = observed[l] & observed[c]
+                wins = int((self.ranks.loc[both, l] < self.ranks.loc[both, c]).sum())
+                text += (f" That test compares Skillings-Mack rank sums, which add up over the datasets a learner "
+                         f"has runs on: {short_name(l)} has runs on {int(observed[l].sum())} of {n} datasets, "
+                         f"{short_name(c)} on {int(observed[c].sum())}; on the {int(both.sum())} datasets both "
+                         f"have, {short_name(l)} comes first on {wins}.")
+            out.append(text)
+        return out
 
     def to_dict(self) -> dict:
         """JSON-ready summary (the ``algorank multitest --json`` object)."""
@@ -148,6 +209,16 @@ class Multi2TestResult:
             "dropped": [{"dataset": d, "reason": why} for d, why in self.dropped],
             "notes": list(self.notes),
         }
+
+
+def _wrap(text: str, *, indent: str = "  ") -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width=110, subsequent_indent=indent, break_on_hyphens=False) or [""]
+
+
+def _ordinal(k: int) -> str:
+    return f"{k}{'th' if 10 <= k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
 
 
 def _finite_or_none(v):
