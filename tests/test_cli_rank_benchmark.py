@@ -82,7 +82,11 @@ def test_benchmark_table_prints_window(capsys, small_meta):
     code, out, _ = _run(capsys, "benchmark", "--meta", str(small_meta), "--strategy", "fastest",
                         "--strategy", "random:seed=1")
     assert code == 0
-    assert "tmin = " in out and "tmax = " in out and "Wilcoxon" in out
+    assert "log-time in the window " in out and "Wilcoxon" in out
+    code, out, _ = _run(capsys, "benchmark", "--meta", str(small_meta), "--strategy", "fastest",
+                        "--strategy", "random:seed=1", "--verbose")
+    assert code == 0
+    assert "tmin = " in out and "tmax = " in out and "Wilcoxon signed-rank" in out
 
 
 def test_tune_p_json(capsys, small_meta):
