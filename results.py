@@ -259,7 +259,7 @@ def _benchmark_text(suite, *, verbose: bool = False) -> str:
         lines += st.wrap("Lower is better in every column but Spearman. " + st.SPEARMAN_WORDS)
         return "\n".join(lines + _oracle_note(suite))
     report, mil = suite.metrics, st.window_words(suite.tmin, suite.tmax)
-    lines = [f"benchmark: {where}; test times: {suite.time_model}", "", st.metrics_table(report, mil_title=mil)]
+    lines = [f"benchmark: {where} ({suite.time_model})", "", st.metrics_table(report, mil_title=mil)]
     compared = st.comparison_table(report, mil_title=mil)
     if compared is not None:
         lines += ["", f"against the reference {escape(report.reference)}:", compared]
