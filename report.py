@@ -289,13 +289,23 @@ def benchmark_report(suite) -> Report:
     if suite.axis == "time":
         facts.append(("MIL window", f"{suite.tmin:g} s to {suite.tmax:g} s"))
     report = Report(title="algorank benchmark", subtitle=f"{len(suite.results)} strategies; {where}", facts=facts)
+    from algorank.evaluation.meta.summary_text import SPEARMAN_WORDS
+
     header = ["strategy", "mean MIL" if suite.axis == "time" else "mean loss", "median", "Spearman"]
     rows = [[r.strategy, r.mean_mil, r.median_mil, r.mean_spearman] for r in suite.results]
-    tables = [Table(header, rows, caption="loss in accuracy points (lower is better)")]
-    if suite.metrics is not None:
+    window = (f"MIL over {suite.tmin:g} s to {suite.tmax:g} s" if suite.axis == "time"
+              else f"mean loss over tests 1 to {int(suite.tmax)}")
+    tables = [Table(header, rows, caption=f"{window}, in accuracy points (lower is better). {SPEARMAN_WORDS}")]
+    if suite.metrics is not None:  # the user-facing metrics lead
         summary = suite.metrics.summary_table()
-        tables.append(Table(list(summary.columns), summary.values.tolist(),
-                            caption="user-facing metrics per strategy (and the oracle bound)"))
+        tables.insert(0, Table(list(summary.columns), summary.values.tolist(),
+                               caption=f"user-facing metrics per strategy and the oracle bound; lower is better in "
+                                       f"every column: time_to_eps = seconds of tests until a learner within "
+                                       f"{suite.metrics.eps:g} accuracy point(s) of the dataset's best is found "
+                                       "(sum and median over the datasets), eps_not_reached = datasets where it "
+                                       "never is, loss@B = accuracy points below the best after B seconds, "
+                                       "mil_to_B and mil = mean loss over log-time to B seconds and over the "
+                                       "benchmark's window (means over the datasets)"))
     images = []
     if suite.axis == "time":
         images.append(figure_image(plot_loss_time(suite.results), alt="loss-time curves",
