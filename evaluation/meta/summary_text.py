@@ -84,19 +84,22 @@ def comparison_table(report, *, mil_title: str, labels: dict | None = None) -> s
 def metrics_footer(report, *, window: str, verbose: bool) -> list[str]:
     """The definitions under the two tables (``window``: the MIL window in words)."""
     eps = f"{report.eps:g} accuracy point" + ("" if report.eps == 1 else "s")
+    compared = bool(report.comparisons)
     text = [
-        "Lower is better in every column of the first table. In the comparison, W/T/L counts datasets: more W "
-        "(wins over the reference) is better.",
+        "Lower is better in every column of the first table." + (
+            " In the comparison, W/T/L counts datasets: more W (wins over the reference) is better." if compared
+            else ""),
         f"to near-best: seconds of tests until a learner within {eps} of the dataset's best learner is found "
         "(total over the datasets, and the median); not reached: datasets where it never is (counted with all "
         "their test time).",
         "loss@B: accuracy points below the dataset's best learner after B seconds of tests (mean over the datasets).",
         f"MIL: mean loss over log-time in the window {window} (the area under the loss-time curve; the benchmark's "
         "original score). oracle bound: the best any order can do, knowing every result in advance.",
-        f"W/T/L: datasets where the strategy does better / the same / worse than the reference "
-        f"{escape(report.reference)}; p: Wilcoxon signed-rank test over the datasets (small: unlikely to be "
-        "chance).",
     ]
+    if compared:
+        text.append(f"W/T/L: datasets where the strategy does better / the same / worse than the reference "
+                    f"{escape(report.reference)}; p: Wilcoxon signed-rank test over the datasets (small: unlikely "
+                    "to be chance).")
     if not verbose:
         text.append("The verbose view (--verbose; verbose=True in Python) adds the median MIL, Spearman, the MIL to "
                     "the last budget, the tests over datasets with effect sizes, and every comparison with its sign "
