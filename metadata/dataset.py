@@ -1,4 +1,4 @@
-"""The MetaDataset: prior runs of learners on datasets (DESIGN.md, contract 1).
+"""The MetaDataset: prior runs of learners on datasets.
 
 A :class:`MetaDataset` is one tidy table of *runs* (one row per dataset, learner,
 repeat and fold) plus one table of *datasets* (one row per dataset, with simple

@@ -1,8 +1,10 @@
-"""The README and every ``--help`` text speak to users: no words of how the work was organised
-("seed 004", "issue 15", "this round", "previous round", ...), and the help names the real defaults."""
+"""The README, every ``--help`` text, every docstring and every API error speak to users: no words of how the
+work was organised ("seed 004", "issue 15", "this round", "previous round", ...), no files users cannot see, no
+measured numbers or machine timings in docstrings, and the help names the real defaults."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -13,6 +15,70 @@ from algorank.cli import build_parser
 ROOT = Path(__file__).resolve().parents[1]
 PROCESS_WORDS = re.compile(r"\bseeds? \d{3}\b|\bissues? \d+|\b(this|previous|last|next|earlier) round\b|"
                            r"\bround (one|two|\d+)\b|\bhelpers?\b|\bproduct owner\b|\bsession\b", re.IGNORECASE)
+
+
+#: Words of the work's own records, in docstrings and messages (``helpers`` and ``session`` are ordinary
+#: words in code): seed and issue numbers, rounds, files outside the repository, numbered looks, README sections.
+DOC_WORDS = re.compile(r"\bseeds? \d{3}\b|\bissues? \d+|\b(this|previous|last|next|earlier) round\b|"
+                       r"\bround (one|two|\d+)\b|\bproduct owner\b|DESIGN\.md|METHODS\.md|\blooks? \(\d+\)|"
+                       r"\bdone-when\b|\b(the|see|see the|our) README\b|\(README\b", re.IGNORECASE)
+#: Measured numbers and machine timings: a timing against another, "this machine", "N times faster".
+MEASURED = re.compile(r"\d+(\.\d+)? ?(h|s|ms|min)\)?,? (vs\.?|instead of|against|to|rather than)( about)? \d|"
+                      r"\b(this|the build)( \d-core)? machine\b|\d-core machine|"
+                      r"\d+(\.\d+)? ?(x|×|times) (faster|slower|the oracle)")
+_SKIP = {"tests", "docs", "build", ".pkgroot", ".venv"}
+MODULES = sorted(p for p in ROOT.rglob("*.py") if not (_SKIP & set(p.relative_to(ROOT).parts)) and p.name != "setup.py")
+
+
+def _docstrings(path: Path):
+    """``(line, text)`` of the module's, every class's and every function's docstring, and of ``#:`` comments."""
+    source = path.read_text(encoding="utf-8")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = ast.get_docstring(node, clean=False)
+            if doc:
+                yield getattr(node, "lineno", 1), doc
+    for i, line in enumerate(source.splitlines(), 1):
+        if line.lstrip().startswith("#:"):
+            yield i, line
+
+
+def _raised(path: Path):
+    """``(line, text)`` of the string constants in every ``raise`` of the module (the error messages)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            for sub in ast.walk(node.exc):
+                if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                    yield sub.lineno, sub.value
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_docstrings_speak_to_users(path):
+    words = [(line, m.group(0)) for line, doc in _docstrings(path) for m in DOC_WORDS.finditer(" ".join(doc.split()))]
+    assert words == [], f"{path.relative_to(ROOT)}: internal words in docstrings"
+    measured = [(line, m.group(0)) for line, doc in _docstrings(path) for m in MEASURED.finditer(" ".join(doc.split()))]
+    assert measured == [], f"{path.relative_to(ROOT)}: measured numbers or machine timings in docstrings"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_error_messages_speak_to_users(path):
+    bad = [(line, m.group(0)) for line, text in _raised(path) for m in DOC_WORDS.finditer(text)]
+    assert bad == [], f"{path.relative_to(ROOT)}: internal words in error messages"
+
+
+def test_the_docstring_checks_catch_what_they_are_for(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text('"""Loss curves of seed 004 (DESIGN.md, contract 3)."""\n'
+                 '#: chosen in look (13)\nX = 1\n\n'
+                 'def f():\n    """Faster: 2.1 h vs 6.2 h on this 2-core machine, 3 x faster."""\n'
+                 '    raise ValueError("see issue 5")\n')
+    words = [m.group(0) for _, doc in _docstrings(f) for m in DOC_WORDS.finditer(doc)]
+    assert words == ["seed 004", "DESIGN.md", "look (13)"]
+    assert [m.group(0) for _, doc in _docstrings(f) for m in MEASURED.finditer(doc)] == \
+        ["2.1 h vs 6", "this 2-core machine", "3 x faster"]
+    assert [m.group(0) for _, t in _raised(f) for m in DOC_WORDS.finditer(t)] == ["issue 5"]
+    for fine in ("capped at 120 s", "5 x fit + 0.013 s", "the datasets' README.md names them", "seed 0"):
+        assert not DOC_WORDS.search(fine) and not MEASURED.search(fine), fine
 
 
 def _help_texts() -> dict[str, str]:
