@@ -48,6 +48,13 @@ class TuneResult:
         The family whose P was swept (``ar``, ``at``, ``lt``, ``ei``).
     per_dataset : bool
         Whether :meth:`to_dict` holds the user-facing metrics of every dataset (large on big meta-data).
+
+    Examples
+    --------
+    >>> import algorank
+    >>> t = algorank.tune_p("uci")
+    >>> t.best_p
+    0.25
     """
 
     sweep: object
@@ -133,6 +140,13 @@ class RankResult:
         learner -> mean rank (1 = best).
     coverage : dict
         learner -> datasets it has results on.
+
+    Examples
+    --------
+    >>> import algorank
+    >>> r = algorank.rank("uci")
+    >>> r.to_frame().columns.tolist()
+    ['learner', 'mean_rank', 'datasets']
     """
 
     p: float
@@ -164,7 +178,26 @@ class RankResult:
 
 @dataclass(frozen=True)
 class ExportResult:
-    """What :func:`algorank.api.export` returns: the counts of the exported meta-data and the files written."""
+    """What :func:`algorank.api.export` returns: the counts of the exported meta-data and the files written.
+
+    Attributes
+    ----------
+    datasets, learners, runs : int
+        Counts of the exported meta-data.
+    source : str
+        Where the meta-data came from.
+    written : tuple of str
+        The files written.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import algorank
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     res = algorank.export("uci", out=os.path.join(tmp, "uci.csv"))
+    >>> res.datasets, res.learners, [os.path.basename(w) for w in res.written]
+    (63, 20, ['uci.csv'])
+    """
 
     datasets: int
     learners: int
@@ -183,7 +216,20 @@ class ExportResult:
 
 @dataclass(frozen=True)
 class DatasetSelection:
-    """What :func:`algorank.api.build_meta` returns with ``list_only=True``: the selected datasets, cheapest first."""
+    """What :func:`algorank.api.build_meta` returns with ``list_only=True``: the selected datasets, cheapest first.
+
+    Attributes
+    ----------
+    items : tuple
+        One entry per dataset (``dataset``, ``collection``, ``kind``, ``family``, ``instances``, ``features``,
+        ``source``), cheapest first.
+
+    Examples
+    --------
+    >>> import algorank
+    >>> sel = algorank.build_meta(list_only=True)  # doctest: +SKIP
+    >>> print(sel.to_text())  # doctest: +SKIP
+    """
 
     items: tuple
 
@@ -198,7 +244,22 @@ class DatasetSelection:
 
 @dataclass(frozen=True)
 class RecordResult:
-    """A written record (``build-meta --assemble``, ``snapshot build``, ``snapshot build-oboe``): key -> value."""
+    """A written record of an assembled or rebuilt embedded set: key -> value.
+
+    Attributes
+    ----------
+    record : dict
+        The record as written (counts, checksums, sources).
+    keys : tuple of str
+        The keys :meth:`to_text` shows, in order (default all but the long lists).
+
+    Examples
+    --------
+    >>> from algorank import RecordResult
+    >>> print(RecordResult({"datasets": 151, "learners": 20}).to_text())
+    datasets      151
+    learners      20
+    """
 
     record: dict
     keys: tuple = ()

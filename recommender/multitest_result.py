@@ -53,6 +53,12 @@ class Multi2TestResult:
         Everything the reader must know (fallbacks, dropped datasets).
     missing : str
         The missing-cell policy used (``"auto"`` or ``"drop"``).
+
+    Examples
+    --------
+    >>> import algorank
+    >>> m = algorank.multitest("uci", learners=["knn", "lda", "svc-rbf"])  # doctest: +SKIP
+    >>> m.order, m.average_ranks  # doctest: +SKIP
     """
 
     order: tuple

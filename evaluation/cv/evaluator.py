@@ -230,6 +230,15 @@ class EvaluationResult:
         The evaluation settings.
     dataset_row : dict
         The datasets-table row (name, source, meta-features).
+
+    Examples
+    --------
+    >>> import algorank
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True, as_frame=True)
+    >>> res = algorank.evaluate(X, y=y, learners=["knn", "lda"])  # doctest: +SKIP
+    >>> res.to_meta().describe().learners  # doctest: +SKIP
+    2
     """
 
     dataset: str

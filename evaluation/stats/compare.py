@@ -78,6 +78,13 @@ class LearnerComparison:
     notes : tuple of str
     bayes_results : dict
         ``(a, b) -> BayesianResult`` (with samples, for plots).
+
+    Examples
+    --------
+    >>> import algorank
+    >>> c = algorank.compare("uci", learners=["knn", "lda", "svc-rbf"])
+    >>> min(c.average_ranks, key=c.average_ranks.get)
+    'SVC_rbf'
     """
 
     labels: tuple
