@@ -49,7 +49,7 @@ numpydoc_xref_param_type = False
 # the API's docstrings refer to modules and helpers outside the public reference (``:func:`~algorank.x.y```);
 # those references are for readers of the source and are not resolved into links here
 nitpicky = False
-suppress_warnings = ["myst.xref_missing", "autosummary.import_cycle"]
+suppress_warnings = ["autosummary.import_cycle"]
 
 html_theme = "pydata_sphinx_theme"
 html_title = "algorank"

@@ -20,7 +20,7 @@ PROCESS_WORDS = re.compile(r"\bseeds? \d{3}\b|\bissues? \d+|\b(this|previous|las
 #: Words of the work's own records, in docstrings and messages (``helpers`` and ``session`` are ordinary
 #: words in code): seed and issue numbers, rounds, files outside the repository, numbered looks, README sections.
 DOC_WORDS = re.compile(r"\bseeds? \d{3}\b|\bissues? \d+|\b(this|previous|last|next|earlier) round\b|"
-                       r"\bround (one|two|\d+)\b|\bproduct owner\b|DESIGN\.md|METHODS\.md|\blooks? \(\d+\)|"
+                       r"\bround (one|two|\d+)\b|\bproduct owner\b|(?-i:DESIGN\.md|METHODS\.md)|\blooks? \(\d+\)|"
                        r"\bdone-when\b|\b(the|see|see the|our) README\b|\(README\b", re.IGNORECASE)
 #: Measured numbers and machine timings: a timing against another, "this machine", "N times faster".
 MEASURED = re.compile(r"\d+(\.\d+)? ?(h|s|ms|min)\)?,? (vs\.?|instead of|against|to|rather than)( about)? \d|"
@@ -93,10 +93,30 @@ def _help_texts() -> dict[str, str]:
     return texts
 
 
+#: In the README and the documentation: the machine a number was measured on is named, never "this machine".
+THIS_MACHINE = re.compile(r"\bthis (\d-core |busy |shared )*machine\b|\bdone-when\b", re.IGNORECASE)
+PAGES = [ROOT / "README.md"] + sorted(p for p in (ROOT / "docs").rglob("*.md") if "_build" not in p.parts
+                                      and "generated" not in p.parts)
+
+
 def test_the_readme_has_no_process_words():
     found = [(i, m.group(0)) for i, line in enumerate((ROOT / "README.md").read_text().splitlines(), 1)
              for m in PROCESS_WORDS.finditer(line)]
     assert found == []
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_readme_and_docs_pages_speak_to_users(page):
+    found = [(i, m.group(0)) for i, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+             for pattern in (DOC_WORDS, THIS_MACHINE) for m in pattern.finditer(line)]
+    assert found == [], f"{page.relative_to(ROOT)}: internal words"
+
+
+def test_the_page_check_catches_the_words_it_is_for():
+    assert [m.group(0) for m in THIS_MACHINE.finditer("timed on this 2-core machine; The done-when targets")] == \
+        ["this 2-core machine", "done-when"]
+    assert DOC_WORDS.search("These are look (13): rescored") and not DOC_WORDS.search("see [Methods](methods.md)")
+    assert not THIS_MACHINE.search("a 2-core AMD EPYC machine")
 
 
 @pytest.mark.parametrize("command", sorted(_help_texts()))
