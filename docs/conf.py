@@ -41,7 +41,6 @@ myst_heading_anchors = 4  # GitHub-style anchors for `[text](page.md#a-heading)`
 
 autosummary_generate = True
 autodoc_typehints = "none"  # the numpydoc sections say the types
-autodoc_default_options = {"members": False}
 numpydoc_show_class_members = False  # attributes are listed in each class's docstring
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
@@ -55,3 +54,16 @@ html_theme = "pydata_sphinx_theme"
 html_title = "algorank"
 html_static_path = ["_static"]
 html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
+
+
+def _skip_foreign_members(app, what, name, obj, skip, options):
+    """Leave out members that scikit-learn generates or defines (``set_fit_request``, ``get_params``, ...):
+    their documentation is scikit-learn's."""
+    module = getattr(obj, "__module__", None) or ""
+    if what == "class" and module and not module.startswith("algorank"):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_foreign_members)
