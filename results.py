@@ -69,6 +69,7 @@ class TuneResult:
 
     @property
     def best_p(self) -> float:
+        """The P with the smallest mean MIL of the sweep (chosen on all its datasets)."""
         return self.sweep.best_p
 
     def to_frame(self):
@@ -157,6 +158,7 @@ class RankResult:
     coverage: dict
 
     def to_dict(self) -> dict:
+        """The ranking as plain data (what ``algorank rank --json`` prints)."""
         from algorank.metadata.learners import short_names
 
         return {"p": self.p, "n_datasets": self.n_datasets, "order": list(self.order),
@@ -164,12 +166,14 @@ class RankResult:
                 "coverage": {l: self.coverage[l] for l in self.order}}
 
     def to_frame(self):
+        """One row per learner, best first: ``learner``, ``mean_rank`` (1 = best), ``datasets``."""
         import pandas as pd
 
         return pd.DataFrame({"learner": list(self.order), "mean_rank": [self.scores[l] for l in self.order],
                              "datasets": [self.coverage[l] for l in self.order]})
 
     def to_text(self) -> str:
+        """The ranking as a table (what ``algorank rank`` prints)."""
         rows = [(i, short_name(l), f"{self.scores[l]:.2f}", self.coverage[l]) for i, l in enumerate(self.order, 1)]
         return (f"AR-A3R ranking, P = {escape(self.p_text)} ({self.p:g}), {self.n_datasets} datasets; "
                 f"score = mean rank (1 = best)\n" + format_table(["#", "learner", "mean rank", "datasets"], rows,
@@ -206,10 +210,12 @@ class ExportResult:
     written: tuple = ()
 
     def to_dict(self) -> dict:
+        """The counts and the files written, as plain data (``--json``)."""
         return {"datasets": self.datasets, "learners": self.learners, "runs": self.runs, "source": self.source,
                 "written": list(self.written)}
 
     def to_text(self) -> str:
+        """The counts and the files written, one per line."""
         return "\n".join([f"exported {self.datasets} datasets x {self.learners} learners ({self.runs} runs) from "
                           f"{escape(self.source)}"] + [f"wrote {escape(w)}" for w in self.written])
 
@@ -234,9 +240,11 @@ class DatasetSelection:
     items: tuple
 
     def to_dict(self) -> list:
+        """One dict per selected dataset, cheapest first (``--json``)."""
         return [vars(i) | {"source": i.source} for i in self.items]
 
     def to_text(self) -> str:
+        """The selected datasets as a table, cheapest first."""
         rows = [(i.dataset, i.collection, i.kind, i.family, i.instances, i.features) for i in self.items]
         return (format_table(["dataset", "collection", "kind", "family", "rows", "features"], rows, align="llllrr")
                 + f"\n{len(self.items)} datasets")
@@ -265,9 +273,11 @@ class RecordResult:
     keys: tuple = ()
 
     def to_dict(self) -> dict:
+        """The record as a dict."""
         return dict(self.record)
 
     def to_text(self) -> str:
+        """The record, one ``key value`` line per key of :attr:`keys`."""
         keys = self.keys or tuple(k for k in self.record if k not in ("inputs", "missing"))
         lines = [f"{k:<14}{escape(self.record[k])}" for k in keys if k in self.record]
         missing = self.record.get("missing") or []
