@@ -4,8 +4,8 @@ Each function takes what data scientists hold (a path, a DataFrame with a target
 ``X, y`` arrays, an embedded meta-data name or a :class:`MetaDataset`) and returns a result
 object with ``to_dict()`` and ``to_text()`` (most also ``to_frame()``).  The command line
 (:mod:`algorank.cli`) is a thin shell over exactly these functions, one per command: it prints
-``to_text()``, or ``to_dict()`` as JSON with ``--json``, and writes the result's files under
-``--out`` (:mod:`algorank.results`).
+``to_text()``, or ``to_dict()`` as JSON, and writes the result's files into the output folder the user
+names (:mod:`algorank.results`).
 
 Every function that reads meta-data defaults to the embedded ``broad`` set
 (:data:`DEFAULT_META`), the same for every command, :func:`recommend` and
@@ -228,7 +228,7 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
 
 
 def version() -> str:
-    """``algorank X.Y.Z`` (``algorank --version``)."""
+    """``algorank X.Y.Z``: the name and the installed version."""
     from algorank import __version__
 
     return f"algorank {__version__}"

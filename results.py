@@ -1,13 +1,13 @@
 """Result objects of the commands, their text and their files.
 
-Every :mod:`algorank.api` function returns a result object with ``to_dict()`` (what ``--json``
-prints) and a text form (what the command prints): ``result.to_text()``, or :func:`to_text` for any
+Every :mod:`algorank.api` function returns a result object with ``to_dict()`` (what the command
+prints as JSON) and a text form (what the command prints): ``result.to_text()``, or :func:`to_text` for any
 result.  The result classes defined here are the API's own (:class:`TuneResult`,
 :class:`RankResult`, :class:`ExportResult`, :class:`DatasetSelection`, :class:`RecordResult`);
 the text of the evaluation, benchmark and build results is rendered here too.  Tables go through
 :func:`algorank.metadata.text.format_table`, so columns never run together.
 
-:func:`output_files` names the files a result writes under ``--out``; :func:`write_files` writes
+:func:`output_files` names the files a result writes into an output folder; :func:`write_files` writes
 them (plots with matplotlib's Agg backend, and ``report.html``, :mod:`algorank.report`), each
 atomically.  :func:`saved_files` names what the API call itself wrote elsewhere (``recommend``'s
 saved model).
@@ -158,7 +158,7 @@ class RankResult:
     coverage: dict
 
     def to_dict(self) -> dict:
-        """The ranking as plain data (what ``algorank rank --json`` prints)."""
+        """The ranking as plain data (what the ``rank`` command prints as JSON)."""
         from algorank.metadata.learners import short_names
 
         return {"p": self.p, "n_datasets": self.n_datasets, "order": list(self.order),
@@ -210,7 +210,7 @@ class ExportResult:
     written: tuple = ()
 
     def to_dict(self) -> dict:
-        """The counts and the files written, as plain data (``--json``)."""
+        """The counts and the files written, as plain data."""
         return {"datasets": self.datasets, "learners": self.learners, "runs": self.runs, "source": self.source,
                 "written": list(self.written)}
 
@@ -240,7 +240,7 @@ class DatasetSelection:
     items: tuple
 
     def to_dict(self) -> list:
-        """One dict per selected dataset, cheapest first (``--json``)."""
+        """One dict per selected dataset, cheapest first."""
         return [vars(i) | {"source": i.source} for i in self.items]
 
     def to_text(self) -> str:
@@ -398,7 +398,7 @@ def to_text(result) -> str:
 
 # ---------------------------------------------------------------- files under --out
 def output_files(result) -> list[str]:
-    """Names of the files :func:`write_files` writes for ``result`` (what ``--json`` lists before writing)."""
+    """Names of the files :func:`write_files` writes for ``result`` (what the JSON output lists before writing)."""
     kind = type(result).__name__
     if kind == "Recommendation":
         return [] if result.trace is None else ["trace.csv", "accuracy_vs_time.png", "predicted_vs_realised.png",
@@ -419,7 +419,7 @@ def output_files(result) -> list[str]:
 
 
 def saved_files(result) -> list[str]:
-    """Files the API call itself wrote outside ``--out`` (``recommend``'s saved model): listed first under ``written``."""
+    """Files the API call itself wrote outside the output folder (``recommend``'s saved model): listed first under ``written``."""
     path = getattr(result, "saved_model", None)
     return [str(path)] if path else []
 

@@ -60,6 +60,23 @@ def test_docstrings_speak_to_users(path):
     assert measured == [], f"{path.relative_to(ROOT)}: measured numbers or machine timings in docstrings"
 
 
+#: A command-line flag (``--json``); only the command line (cli.py, commands/) documents its flags.
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
+LIBRARY_MODULES = [p for p in MODULES if p.name not in ("cli.py", "__main__.py") and "commands" not in
+                   p.relative_to(ROOT).parts]
+
+
+@pytest.mark.parametrize("path", LIBRARY_MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_library_docstrings_name_parameters_not_flags(path):
+    flags = [(line, m.group(0)) for line, doc in _docstrings(path) for m in FLAG.finditer(doc)]
+    assert flags == [], f"{path.relative_to(ROOT)}: docstrings name command-line flags"
+
+
+def test_the_flag_check_sees_flags_only():
+    assert FLAG.findall("use ``--json`` or --out DIR") == ["--json", "--out"]
+    assert FLAG.findall("a -- b, x--y, 1e-3, ``n_jobs=-1``, <!-- x -->") == []
+
+
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_error_messages_speak_to_users(path):
     bad = [(line, m.group(0)) for line, text in _raised(path) for m in DOC_WORDS.finditer(text)]

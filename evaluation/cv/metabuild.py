@@ -82,7 +82,7 @@ two machines are put on one scale with :func:`~algorank.evaluation.cv.calibratio
 Parallel and distributed builds
 -------------------------------
 Datasets are independent joblib tasks.  On a bigger machine use ``n_jobs``
-(``algorank build-meta --n-jobs 8``: one dataset per process, each single-threaded).
+(``n_jobs=8``: one dataset per process, each single-threaded).
 On a Dask cluster, run :func:`build_meta` inside joblib's Dask backend; every worker
 needs the shared datasets at the same path and writes to the same ``out_dir`` (a
 shared file system), or give each machine its own ``out_dir`` and copy the files

@@ -158,7 +158,7 @@ class LearnerComparison:
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
-        """The ``algorank compare --json`` object."""
+        """The comparison as plain data (what the ``compare`` command prints as JSON)."""
         fr = self.omnibus
         kw = getattr(fr, "kendall_w", float("nan"))
         out = {
