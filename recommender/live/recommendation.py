@@ -157,6 +157,15 @@ class Recommendation:
         Folds of each live test.
     saved_model : str or None
         Where :func:`algorank.api.recommend` saved the refitted model (``save_model=``), else None.
+
+    Examples
+    --------
+    >>> import algorank
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    >>> rec = algorank.recommend(X, y=y, budget=20)  # doctest: +SKIP
+    >>> rec.best.learner, rec.best.accuracy  # doctest: +SKIP
+    >>> rec.to_frame()  # doctest: +SKIP
     """
 
     dataset: str
