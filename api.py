@@ -304,11 +304,11 @@ def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str]
         20-learner portfolio).
     repeats : int or "auto", optional
         Repetitions (``stop="fixed"``), their maximum (``rank``/``ks``), or ``"auto"``
-        (adaptive; ``stop`` defaults to ``rank``), see :func:`parse_repeats`.
+        (adaptive; ``stop`` defaults to ``rank``, and ``stop="fixed"`` is an error with it).
     store : bool, str or path, optional
         The SQLite fold store that makes a run resumable.  None or False (default): nothing is
         written anywhere; True: the default store, :func:`default_store_path`; or a path.  (The
-        ``algorank evaluate`` command uses the default store unless told ``--no-store``.)
+        command line's ``evaluate`` uses the default store unless told to store nothing.)
     scheme, cv, stop, threshold, min_repeats, max_repeats, timeout, n_jobs, random_state
         See :class:`algorank.evaluation.cv.evaluator.Evaluator`.
     allow_modules : sequence of str

@@ -23,8 +23,8 @@ class InputError(AlgorankError, ValueError):
         The message (as for any exception).
     parameters : sequence of str, optional
         The Python parameters the message names, written ``name=`` in it (``repeats='auto' needs
-        stop='rank' or stop='ks'``).  A front end that names them otherwise (the command line's
-        ``--flags``) rewrites exactly these; the text stays valid Python wording for everyone else.
+        stop='rank' or stop='ks'``).  A front end that names them otherwise (the command line,
+        with its flags) rewrites exactly these; the text stays valid Python wording for everyone else.
     """
 
     def __init__(self, *args, parameters=()) -> None:
