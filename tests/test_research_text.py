@@ -123,3 +123,13 @@ def test_an_order_that_follows_the_average_ranks_needs_no_explanation():
 ])
 def test_verbose_before_or_after_the_command(argv, verbose):
     assert cli.build_parser().parse_args(argv).verbose is verbose
+
+
+def test_the_command_line_prints_the_detail_with_verbose(capsys):
+    argv = ["tune-p", "--meta", "uci", "--p-grid", "1/4", "0", "--quiet"]
+    assert cli.main(argv) == 0
+    default = capsys.readouterr().out
+    assert cli.main([*argv, "--verbose"]) == 0
+    verbose = capsys.readouterr().out
+    assert "<- best" not in default and "<- best" in verbose
+    assert verbose.startswith(default.rstrip("\n").splitlines()[0])
