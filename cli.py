@@ -189,8 +189,15 @@ _FLAGS = {"random_state": "--seed", "cv": "--cv", "budget_seconds": "--budget", 
           "timeout": "--timeout", "n_jobs": "--n-jobs", "alpha": "--alpha", "save_model": "--save-model"}
 
 
+#: Python parameters named inside a message, and the flags the command line says instead.
+_PHRASES = (("task='classification'", "--task classification"), ("task='regression'", "--task regression"),
+            ("keep_columns", "--keep-columns"), ("drop_columns", "--drop-columns"), ("(target=)", "(--target)"))
+
+
 def _one_line(exc: BaseException) -> str:
     text = " ".join((str(exc).strip() or type(exc).__name__).split())
+    for param, flag in _PHRASES:
+        text = text.replace(param, flag)
     head, sep, rest = text.partition(" ")
     flag = _FLAGS.get(head) if rest.startswith(("must ", "(number of folds) must ", "'")) else None
     return escape((flag or head) + sep + rest)

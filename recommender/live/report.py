@@ -85,6 +85,8 @@ def results_text(rec) -> str:
                          align="rlrrrrrl")
     lines = [f"results on {escape(rec.dataset)} ({rec.cv}-fold stratified CV, strategy {escape(rec.strategy)}, "
              f"test time model {rec.time_model}, metric {_label(m)})", table, "", escape(rec.summary)]
+    if rec.task_detection:
+        lines.insert(1, f"task: {escape(rec.task_detection)}")
     lines += [f"warning: {escape(n)}" for n in rec.notes]
     if rec.best is None:
         lines.append("nothing was tested successfully: no learner is recommended")
