@@ -127,12 +127,10 @@ def _date_values(s: pd.Series) -> pd.Series | None:
     iso = text.str.match(_DATE_RE)
     if iso.mean() < DATE_SHARE:
         return None
-    full = s.astype(object).where(s.notna(), None).map(lambda v: None if v is None else str(v).strip())
-    full = full.where(full.map(lambda v: v is not None and bool(_DATE_RE.match(v))), None)
-    parsed = pd.to_datetime(full.str.replace("/", "-", regex=False), errors="coerce", utc=True, format="ISO8601")
+    parsed = _parse_dates(s)
     if parsed.notna().sum() < DATE_SHARE * len(text):
         return None
-    return parsed.dt.tz_localize(None)
+    return parsed
 
 
 def _is_text(text: pd.Series) -> bool:
@@ -173,7 +171,7 @@ def _date_columns(name: str, parsed: pd.Series) -> dict:
     return {
         f"{name}_year": parsed.dt.year.astype(float),
         f"{name}_month": parsed.dt.month.astype(float),
-        f"{name}_dayofweek": parsed.dt.dayofweek.astype(float),
+        f"{name}_dayofweek": parsed.dt.day_of_week.astype(float),
         f"{name}_ordinal": days + _EPOCH_ORDINAL,  # datetime.date.toordinal(): 1970-01-01 is day 719163
     }
 
@@ -301,10 +299,10 @@ def apply_plan(frame: pd.DataFrame, plan) -> pd.DataFrame:
 def _parse_dates(s: pd.Series) -> pd.Series:
     if pd.api.types.is_datetime64_any_dtype(s):
         return pd.to_datetime(s, errors="coerce", utc=True).dt.tz_localize(None)
-    text = s.astype(object).where(s.notna(), None).map(lambda v: None if v is None else str(v).strip())
-    text = text.where(text.map(lambda v: v is not None and bool(_DATE_RE.match(v))), None)
-    return pd.to_datetime(text.str.replace("/", "-", regex=False), errors="coerce", utc=True,
-                          format="ISO8601").dt.tz_localize(None)
+    text = [None if pd.isna(v) else str(v).strip() for v in s.astype(object)]
+    iso = pd.Series([v.replace("/", "-") if v is not None and _DATE_RE.match(v) else None for v in text],
+                    index=s.index, dtype=object)
+    return pd.to_datetime(iso, errors="coerce", utc=True, format="ISO8601").dt.tz_localize(None)
 
 
 def describe_plan(plan) -> list[str]:

@@ -54,6 +54,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from algorank.evaluation.cv.dataset_file import check_dataset_file
 from algorank.evaluation.cv.columns import apply_plan, log_plan, plan_changes, plan_columns
 from algorank.evaluation.cv.task import check_task, numeric_target_task, regression_refusal
 from algorank.metadata.errors import InputError
@@ -328,7 +329,8 @@ def dataset_from_frame(
     X = frame.loc[keep, [c for c in frame.columns if c != target]].reset_index(drop=True)
     if len(y) == 0:
         raise InputError(f"dataset {name!r} has no rows with a target value (target {target!r})")
-    plan = plan_columns(X, keep_columns=keep_columns, drop_columns=drop_columns, rules=column_rules)
+    plan = plan_columns(frame.loc[keep], target=target, keep_columns=keep_columns, drop_columns=drop_columns,
+                        rules=column_rules)
     if plan_changes(plan):
         log_plan(plan, name)
         X = apply_plan(X, plan)
@@ -511,12 +513,7 @@ def _listing(cols, limit: int = 8) -> str:
 
 # ------------------------------------------------------------------ readers
 def _load_file(path: Path, *, target: str | None, **options) -> LoadedDataset:
-    if not path.exists():
-        raise InputError(f"dataset file not found: {str(path)!r}")
-    if path.is_dir():
-        raise InputError(f"dataset path is a directory, not a file: {str(path)!r}")
-    if path.stat().st_size == 0:
-        raise InputError(f"dataset file is empty: {str(path)!r}")
+    check_dataset_file(path)
     suffix = path.suffix.lower()
     name = path.stem
     source = f"file:{path}"
