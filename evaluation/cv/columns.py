@@ -25,8 +25,9 @@ Rules, in this order, for every feature column (the target is never touched):
    median length of at least 20 characters.  Text needs its own features (bag of words,
    embeddings); as a category every comment is its own level.
 4. **id** (``dropped-id``): a non-float column with one distinct value per row (no missing
-   value, at least 3 rows): a text or category column (``Instance_name``), or an integer column
-   whose values are consecutive (a row counter) or whose name says id.  In cross-validation the
+   value, at least :data:`MIN_ID_ROWS` (20) rows unless its name says id): a text or category
+   column (``Instance_name``), or an integer column whose values are consecutive (a row counter)
+   or whose name says id.  In cross-validation the
    value of a test row is never in the training part, so nothing can be learnt from it.  Also
    a column *named* like an id (``id``, ``ID``, ``row_id``, ``customer_id``, ``customerId``,
    ``uuid``, ``index``) when at least half of its values are distinct: a key repeated on a few
@@ -53,13 +54,16 @@ from algorank.metadata.errors import InputError
 from algorank.metadata.text import escape
 
 __all__ = ["ColumnDecision", "plan_columns", "apply_plan", "plan_changes", "describe_plan", "ColumnPlanTransformer",
-           "ACTIONS", "DATE_SHARE", "TEXT_MIN_LENGTH"]
+           "ACTIONS", "DATE_SHARE", "TEXT_MIN_LENGTH", "MIN_ID_ROWS", "is_id_name"]
 
 logger = logging.getLogger(__name__)
 
 #: What can happen to a column (the ``action`` of a :class:`ColumnDecision`).
 ACTIONS = ("kept", "kept-user", "dropped-user", "dropped-id", "dropped-text", "date-expanded",
            "dropped-constant-date")
+#: Fewest rows for a column with one distinct value per row to be an id without a name saying so (on a few rows,
+#: distinct values are no evidence).
+MIN_ID_ROWS = 20
 #: Share of a text column's non-missing values that must be ISO-like dates for it to be a date column.
 DATE_SHARE = 0.95
 #: Median length in characters from which a mostly distinct column of mostly spaced values is free text.
@@ -151,7 +155,7 @@ def _id_reason(name: str, s: pd.Series, n_rows: int) -> str | None:
         return None
     distinct = int(values.astype(object).nunique())
     named = is_id_name(name)
-    if distinct == n_rows and len(values) == n_rows:
+    if distinct == n_rows and len(values) == n_rows and (named or n_rows >= MIN_ID_ROWS):
         if pd.api.types.is_integer_dtype(s):
             v = values.to_numpy(dtype=np.int64)
             if int(v.max()) - int(v.min()) == n_rows - 1:
