@@ -69,6 +69,7 @@ DATE_SHARE = 0.95
 #: Median length in characters from which a mostly distinct column of mostly spaced values is free text.
 TEXT_MIN_LENGTH = 20
 
+_SPACED_RE = re.compile(r"\S\s+\S")
 _EPOCH_ORDINAL = 719163.0  # datetime.date(1970, 1, 1).toordinal()
 _DATE_RE = re.compile(r"^\d{4}[-/]\d{1,2}[-/]\d{1,2}"
                       r"(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}:?\d{2})?)?$")
@@ -147,22 +148,32 @@ def _is_text(text: pd.Series) -> bool:
 
 
 def _id_reason(name: str, s: pd.Series, n_rows: int) -> str | None:
-    """Why ``s`` is an id column (rule 4), or None."""
+    """Why ``s`` is an id column (rule 4), or None.  Cheap tests first: a wide table has thousands of columns."""
     if pd.api.types.is_float_dtype(s) or pd.api.types.is_bool_dtype(s) or n_rows < 3:
+        return None
+    named = is_id_name(name)
+    if pd.api.types.is_integer_dtype(s):
+        if s.isna().any():
+            return None
+        v = s.to_numpy(dtype=np.int64)
+        consecutive = int(v.max()) - int(v.min()) == n_rows - 1
+        if not (named or (consecutive and n_rows >= MIN_ID_ROWS)):
+            return None
+        distinct = int(len(np.unique(v)))
+        if distinct == n_rows:
+            if consecutive and n_rows >= MIN_ID_ROWS:
+                return f"one distinct value per row ({n_rows}), consecutive integers (a row counter)"
+            return f"named like an id, one distinct value per row ({n_rows})"
+        if named and distinct >= 0.5 * n_rows:
+            return f"named like an id, {distinct} distinct values in {n_rows} rows"
+        return None
+    if isinstance(s.dtype, pd.CategoricalDtype) and len(s.cat.categories) < (0.5 * n_rows if named else n_rows):
         return None
     values = s[s.notna()]
     if len(values) == 0:
         return None
     distinct = int(values.astype(object).nunique())
-    named = is_id_name(name)
     if distinct == n_rows and len(values) == n_rows and (named or n_rows >= MIN_ID_ROWS):
-        if pd.api.types.is_integer_dtype(s):
-            v = values.to_numpy(dtype=np.int64)
-            if int(v.max()) - int(v.min()) == n_rows - 1:
-                return f"one distinct value per row ({n_rows}), consecutive integers (a row counter)"
-            if named:
-                return f"named like an id, one distinct value per row ({n_rows})"
-            return None
         return f"one distinct value per row ({n_rows}): a value never seen in training cannot be learnt from"
     if named and distinct >= 0.5 * len(values):
         return f"named like an id, {distinct} distinct values in {len(values)} rows"
@@ -241,18 +252,23 @@ def plan_columns(frame: pd.DataFrame, *, target: str | None = None, keep_columns
         raise InputError(f"drop_columns names the target {escape(target)!r}; choose another target to drop it")
     n_rows = len(frame)
     out = []
+    dtypes = frame.dtypes
+    kinds = {dt: _kind(dt) for dt in set(dtypes)}  # decided once per distinct dtype (tables with 1000s of columns)
+    plain = _plain_columns(frame, [c for c in features if kinds[dtypes[c]] == "int"], n_rows) if rules else set()
     for c in features:
-        s = frame[c]
+        kind = kinds[dtypes[c]]
         if c in drop:
             out.append(ColumnDecision(c, "dropped-user", "named in drop_columns"))
             continue
         if c in keep:
             out.append(ColumnDecision(c, "kept-user", "named in keep_columns", (c,)))
             continue
-        if not rules:
+        if not rules or kind == "number" or c in plain:  # floats, booleans; integers that cannot be ids
             out.append(ColumnDecision(c, "kept", "", (c,)))
             continue
-        parsed = _date_values(s)
+        s = frame[c]
+        sample = _sample(s) if kind == "text" else []
+        parsed = _date_values(s) if kind == "date" or (kind == "text" and _may_be_dates(sample)) else None
         if parsed is not None:
             if parsed.nunique() <= 1:
                 out.append(ColumnDecision(c, "dropped-constant-date", "a date column holding a single date"))
@@ -261,18 +277,72 @@ def plan_columns(frame: pd.DataFrame, *, target: str | None = None, keep_columns
                 out.append(ColumnDecision(c, "date-expanded", "dates or timestamps: year, month, day of week, "
                                           "ordinal day" + (", hour" if len(new) > 4 else ""), new))
             continue
-        text = _text_values(s)
+        text = _text_values(s) if kind == "text" and _may_be_text(sample) else None
         if text is not None and _is_text(text):
             out.append(ColumnDecision(c, "dropped-text", f"free text ({text.nunique()} distinct values, median "
                                       f"{int(text.str.len().median())} characters); keep_columns keeps it as a "
                                       "category"))
             continue
-        reason = _id_reason(c, s, n_rows)
+        unnamed_repeats = kind == "text" and len(set(sample)) < len(sample) and not is_id_name(c)
+        reason = None if unnamed_repeats else _id_reason(c, s, n_rows)  # a repeated value: not one per row
         if reason is not None:
             out.append(ColumnDecision(c, "dropped-id", reason))
             continue
         out.append(ColumnDecision(c, "kept", "", (c,)))
     return tuple(out)
+
+
+def _kind(dtype) -> str:
+    """``number`` (float, bool: never a date, text or id), ``int``, ``date`` (datetime) or ``text`` (anything else)."""
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "date"
+    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_float_dtype(dtype) or pd.api.types.is_complex_dtype(dtype):
+        return "number"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "int"
+    return "text"
+
+
+def _plain_columns(frame: pd.DataFrame, columns: list, n_rows: int) -> set:
+    """The integer ``columns`` that cannot be ids (rule 4), found in one pass over their block: no id-like name, and
+    values that are not consecutive (or too few rows for that to mean anything)."""
+    unnamed = [c for c in columns if not is_id_name(c)]
+    if not unnamed:
+        return set()
+    if n_rows < MIN_ID_ROWS:
+        return set(unnamed)
+    block = frame[unnamed]
+    if any(str(dt) != str(dt).lower() for dt in block.dtypes):  # nullable integers (Int64): one by one
+        return set()
+    values = block.to_numpy(dtype=np.int64)
+    consecutive = values.max(axis=0) - values.min(axis=0) == n_rows - 1
+    return {c for c, k in zip(unnamed, consecutive) if not k}
+
+
+def _sample(s: pd.Series, size: int = 200) -> list:
+    """About ``size`` non-missing values spread over the whole column, as stripped strings (a cheap first look)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):  # its distinct values: a repeated category is no text
+        if len(s.cat.categories) < 0.5 * s.notna().sum():
+            return ["x"] * 2  # no date, no text, a repeated value
+        values = s.cat.categories.to_numpy(dtype=object)
+    else:
+        values = s.to_numpy(dtype=object)
+    step = max(1, len(values) // size)
+    return [str(v).strip() for v in values[::step] if not (v is None or (isinstance(v, float) and v != v)
+                                                           or v is pd.NA or v is pd.NaT)]
+
+
+def _may_be_dates(sample: list) -> bool:
+    """A first look at a sample (rule 2's full test follows): most sampled values are ISO-like dates."""
+    return bool(sample) and sum(bool(_DATE_RE.match(v)) for v in sample) >= 0.8 * len(sample)
+
+
+def _may_be_text(sample: list) -> bool:
+    """A first look at a sample (rule 3's full test follows, on every value): spaced, long values."""
+    if not sample:
+        return False
+    spaced = sum(bool(_SPACED_RE.search(v)) for v in sample) / len(sample)
+    return spaced >= 0.3 and float(np.median([len(v) for v in sample])) >= 0.5 * TEXT_MIN_LENGTH
 
 
 def plan_changes(plan) -> bool:
