@@ -97,11 +97,13 @@ def test_id_rule_keeps_measurements_and_repeated_keys():
         "income": rng.permutation(np.arange(n) * 37 + 1000),  # distinct whole numbers, not consecutive: kept
         "weight": rng.normal(size=n),  # floats are never ids
         "code": [f"c{i}" for i in range(n)],  # a string per row: dropped
-        "rows": np.arange(n) + 5,  # consecutive integers: a row counter, dropped
+        "n": np.arange(n) + 1,  # the row number: dropped
+        "year": np.arange(n) + 1950,  # distinct, consecutive, but not the row number: kept
+        "pick": rng.permutation(n) + 1,  # a permutation of 1..n (a draft number): kept
     })
     actions = {d.column: d.action for d in plan_columns(frame)}
     assert actions == {"store_id": "kept", "customer_id": "dropped-id", "income": "kept", "weight": "kept",
-                       "code": "dropped-id", "rows": "dropped-id"}
+                       "code": "dropped-id", "n": "dropped-id", "year": "kept", "pick": "kept"}
 
 
 def test_dates_with_times_get_an_hour_and_a_single_date_is_dropped():

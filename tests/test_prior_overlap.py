@@ -50,3 +50,16 @@ def test_your_own_evaluate_run_is_recognised_by_its_values(capsys, tmp_path):
     assert cli.main(["recommend", "sklearn:wine", "--meta", str(out / "runs.csv"), "--dry-run", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["prior_match_details"] == [{"dataset": "wine", "by": "values"}]
+
+
+def test_features_count_as_read_or_after_the_column_rules(tmp_path):
+    # meta-data built before the column rules counted flags' 'name' column (one value per row) as a feature
+    rows = [f"n{i},{i % 3},{'ab'[i % 2]}" for i in range(30)]
+    path = tmp_path / "flags.csv"
+    path.write_text("name,x,class\n" + "\n".join(rows) + "\n")
+    d = load_dataset(str(path))
+    assert list(d.X.columns) == ["x"]
+    meta = _meta([{"dataset": "flags", "name": "flags", "n_instances": 30, "n_features": 2, "n_classes": 2}])
+    info = {"name": "flags", **d.meta_features}
+    assert overlap_matches(meta, info) == ()
+    assert [m["dataset"] for m in overlap_matches(meta, info, n_features_read=len(d.columns))] == ["flags"]

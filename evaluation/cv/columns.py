@@ -26,8 +26,9 @@ Rules, in this order, for every feature column (the target is never touched):
    embeddings); as a category every comment is its own level.
 4. **id** (``dropped-id``): a non-float column with one distinct value per row (no missing
    value, at least :data:`MIN_ID_ROWS` (20) rows unless its name says id): a text or category
-   column (``Instance_name``), or an integer column whose values are consecutive (a row counter)
-   or whose name says id.  In cross-validation the
+   column (``Instance_name``), or an integer column that is the row number (0, 1, 2, ... or
+   1, 2, 3, ... in row order) or whose name says id.  A year or a lottery number that happens
+   to be distinct on every row is kept.  In cross-validation the
    value of a test row is never in the training part, so nothing can be learnt from it.  Also
    a column *named* like an id (``id``, ``ID``, ``row_id``, ``customer_id``, ``customerId``,
    ``uuid``, ``index``) when at least half of its values are distinct: a key repeated on a few
@@ -156,13 +157,13 @@ def _id_reason(name: str, s: pd.Series, n_rows: int) -> str | None:
         if s.isna().any():
             return None
         v = s.to_numpy(dtype=np.int64)
-        consecutive = int(v.max()) - int(v.min()) == n_rows - 1
+        consecutive = int(v[0]) in (0, 1) and bool(np.all(np.diff(v) == 1))  # 0, 1, 2, ... or 1, 2, 3, ... in row order
         if not (named or (consecutive and n_rows >= MIN_ID_ROWS)):
             return None
         distinct = int(len(np.unique(v)))
         if distinct == n_rows:
             if consecutive and n_rows >= MIN_ID_ROWS:
-                return f"one distinct value per row ({n_rows}), consecutive integers (a row counter)"
+                return f"the row number ({int(v[0])} to {int(v[-1])} in row order)"
             return f"named like an id, one distinct value per row ({n_rows})"
         if named and distinct >= 0.5 * n_rows:
             return f"named like an id, {distinct} distinct values in {n_rows} rows"
@@ -305,7 +306,7 @@ def _kind(dtype) -> str:
 
 def _plain_columns(frame: pd.DataFrame, columns: list, n_rows: int) -> set:
     """The integer ``columns`` that cannot be ids (rule 4), found in one pass over their block: no id-like name, and
-    values that are not consecutive (or too few rows for that to mean anything)."""
+    values that are not the row number (or too few rows for that to mean anything)."""
     unnamed = [c for c in columns if not is_id_name(c)]
     if not unnamed:
         return set()
@@ -315,8 +316,8 @@ def _plain_columns(frame: pd.DataFrame, columns: list, n_rows: int) -> set:
     if any(str(dt) != str(dt).lower() for dt in block.dtypes):  # nullable integers (Int64): one by one
         return set()
     values = block.to_numpy(dtype=np.int64)
-    consecutive = values.max(axis=0) - values.min(axis=0) == n_rows - 1
-    return {c for c, k in zip(unnamed, consecutive) if not k}
+    counter = np.isin(values[0], (0, 1)) & (values.max(axis=0) - values.min(axis=0) == n_rows - 1)
+    return {c for c, k in zip(unnamed, counter) if not k}  # the candidates are checked one by one
 
 
 def _sample(s: pd.Series, size: int = 200) -> list:

@@ -11,8 +11,9 @@ ranking, and a test of algorank on it is not honest.  A name is weak evidence: a
    evaluate`` and ``build-meta`` record it), the prior dataset matches when the hashes are equal,
    whatever the names;
 2. where it records no hash, only its numbers of rows, features and classes, the prior dataset
-   matches when the name (its id or its name) **and** those three numbers are all equal; a
-   number the meta-data does not record (or that is unknown for the new dataset) never matches.
+   matches when the name (its id or its name) **and** those three numbers are all equal (the
+   features counted after the column rules of :mod:`algorank.evaluation.cv.columns`, or as read);
+   a number the meta-data does not record (or that is unknown for the new dataset) never matches.
 
 Each match says which rule found it (``by``: ``"values"`` or ``"name and shape"``).
 """
@@ -37,7 +38,8 @@ def _number(value) -> float:
         return math.nan
 
 
-def overlap_matches(meta, dataset_info: Mapping, *, fingerprint: str | None = None) -> tuple:
+def overlap_matches(meta, dataset_info: Mapping, *, fingerprint: str | None = None,
+                    n_features_read: int | None = None) -> tuple:
     """Prior datasets of ``meta`` that are the new dataset, by the rule of the module docstring.
 
     Parameters
@@ -48,6 +50,9 @@ def overlap_matches(meta, dataset_info: Mapping, *, fingerprint: str | None = No
         The new dataset's ``name`` (or ``dataset``) and ``n_instances``, ``n_features``, ``n_classes``.
     fingerprint : str, optional
         The hash of the new dataset's values (:meth:`LoadedDataset.fingerprint`).
+    n_features_read : int, optional
+        The number of feature columns as read, before the column rules dropped or expanded some
+        (meta-data built before those rules counted them so): either number matches.
 
     Returns
     -------
@@ -65,7 +70,10 @@ def overlap_matches(meta, dataset_info: Mapping, *, fingerprint: str | None = No
     shape = np.ones(len(table), dtype=bool)
     for key in SHAPE_KEYS:
         recorded = table[key].to_numpy(dtype=float) if key in table else np.full(len(table), np.nan)
-        shape &= recorded == _number(dataset_info.get(key, math.nan))  # NaN never matches
+        same = recorded == _number(dataset_info.get(key, math.nan))  # NaN never matches
+        if key == "n_features" and n_features_read is not None:
+            same |= recorded == _number(n_features_read)
+        shape &= same
     hashed = np.zeros(len(table), dtype=bool)
     same_values = np.zeros(len(table), dtype=bool)
     if "fingerprint" in table:

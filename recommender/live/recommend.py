@@ -368,7 +368,8 @@ def recommend(
         measure_landmarks(info, data, meta, budget=budget, random_state=random_state,
                           left=None if dry_run else clock.left(budget))
         clock.lap("landmark")
-    found = overlap_matches(meta, info, fingerprint=data.fingerprint())
+    found = overlap_matches(meta, info, fingerprint=data.fingerprint(),
+                            n_features_read=len(data.columns) if data.columns else None)
     matches = tuple(m["dataset"] for m in found)
     if matches:
         logger.warning("dataset %s is prior dataset(s) %s of the meta-data, whose results inform this "
