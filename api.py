@@ -157,13 +157,9 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
     n_jobs : int
         Tests run at once (default 1; ``-1``: one per CPU), re-planning as each finishes, on joblib's engine:
         local loky workers by default, a Dask cluster under ``joblib.parallel_config(backend="dask")``.
-    task : {"auto", "classification", "regression"}
-        How a numeric target is read: ``auto`` calls it regression unless its values look like class
-        labels (:mod:`algorank.evaluation.cv.task`); regression is refused with an error naming
-        ``task="classification"``, which reads whole numbers as class labels.
-    keep_columns, drop_columns : sequence of str
-        Feature columns kept as read, or dropped; the others follow the column rules
-        (:mod:`algorank.evaluation.cv.columns`: ids and free text dropped, dates expanded).
+    task, keep_columns, drop_columns : str, sequence of str
+        How a numeric target is read (``"auto"``, ``"classification"``; regression is refused) and the feature
+        columns kept as read or dropped: see :func:`algorank.evaluation.cv.datasets.load_dataset`.
 
     Returns
     -------
@@ -249,13 +245,12 @@ def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str]
              cv: int = 5, repeats: int | str | None = None, stop: str | None = None, threshold: float | None = None,
              min_repeats: int | None = None, max_repeats: int | None = None, timeout: float | None = None,
              n_jobs: int = 1, store=True, random_state: int = 0, allow_modules: Sequence[str] = (),
-             progress: bool = False, task: str = "auto", keep_columns: Sequence[str] = (),
-             drop_columns: Sequence[str] = ()):
+             progress: bool = False, task: str = "auto", keep_columns: Sequence[str] = (), drop_columns=()):
     """Evaluate learners on one dataset with repeated cross-validation (resumable through the fold store).
 
     Parameters
     ----------
-    data, target, y
+    data, target, y, task, keep_columns, drop_columns
         As in :func:`recommend`.
     learners : sequence of str, optional
         Portfolio ids, short names or estimator class paths with JSON parameters (default: the
@@ -272,8 +267,6 @@ def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str]
         Packages besides scikit-learn whose classes learner ids may name.
     progress : bool
         tqdm bar on stderr.
-    task, keep_columns, drop_columns
-        As in :func:`recommend`.
 
     Returns
     -------
@@ -285,15 +278,14 @@ def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str]
     from algorank.metadata.learners import learner_ids
 
     repeats, stop = parse_repeats(repeats, stop)
-    data = as_dataset(data, target, y=y, task=task, keep_columns=keep_columns, drop_columns=drop_columns)
     if store is True:
         store = default_store_path()
     evaluator = Evaluator(scheme=scheme, cv=cv, repeats=repeats, stop=stop, threshold=threshold,
                           min_repeats=min_repeats, max_repeats=max_repeats, timeout=timeout, n_jobs=n_jobs,
                           store=store or None, random_state=random_state, progress=progress,
                           allow_modules=allow_modules)
-    result = evaluator.evaluate(data, list(learners) if learners else learner_ids())
-    return replace(result, task=data.task, task_detection=data.task_detection, columns=tuple(data.columns_dict()))
+    data = as_dataset(data, target, y=y, task=task, keep_columns=keep_columns, drop_columns=drop_columns)
+    return evaluator.evaluate(data, list(learners) if learners else learner_ids())
 
 
 def time_model_arrays(meta: MetaDataset, *, time_model: str = "fit", cv: int = 5, time_overhead: float | None = None):

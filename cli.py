@@ -150,10 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _check_early(args) -> None:
     """Inputs checked before any heavy import: the ``DATASET`` file of a command that reads one."""
-    from algorank.evaluation.cv.dataset_file import check_dataset_file, is_spec
+    from algorank.metadata.io import check_dataset_file, is_dataset_spec
 
     dataset = getattr(args, "dataset", None)
-    if isinstance(dataset, str) and dataset.strip() and not is_spec(dataset):
+    if isinstance(dataset, str) and dataset.strip() and not is_dataset_spec(dataset):
         check_dataset_file(dataset.strip())
 
 

@@ -59,8 +59,5 @@ def run(args):
     untested = result.trace is not None and result.best is None  # the run tested nothing successfully
     code = 130 if result.stop_reason == "interrupted" else EXIT_NOTHING_TESTED if untested else 0
     if result.trace is None and not args.json:
-        from algorank.metadata.text import terminal_text
-
-        print(terminal_text(f"task: {result.task_detection}"))  # the plan was printed while planning
         return None, code  # a dry run: the plan was printed
     return result, code

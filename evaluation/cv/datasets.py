@@ -54,10 +54,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from algorank.evaluation.cv.dataset_file import check_dataset_file
 from algorank.evaluation.cv.columns import apply_plan, log_plan, plan_changes, plan_columns
 from algorank.evaluation.cv.task import check_task, numeric_target_task, regression_refusal
 from algorank.metadata.errors import InputError
+from algorank.metadata.io import check_dataset_file
 from algorank.metadata.text import escape
 
 __all__ = ["LoadedDataset", "load_dataset", "dataset_from_frame", "as_dataset", "check_class_sizes", "SKLEARN_DATASETS",

@@ -659,7 +659,8 @@ class Evaluator:
                "fingerprint": dataset.fingerprint()}  # the content check of a later recommend on the same data
         return EvaluationResult(dataset=dataset.name, runs=runs, summary=summ, failures=failures,
                                 reproducibility=rep, estimates=estimates, store=store_path,
-                                config=self.config(), dataset_row=row)
+                                config=self.config(), dataset_row=row, task=dataset.task,
+                                task_detection=dataset.task_detection, columns=tuple(dataset.columns_dict()))
 
 
 # ====================================================================== output files

@@ -384,6 +384,7 @@ def recommend(
     planned = PlannedOrder(plan(strat, info, expected, top=top, decisions=plan_decisions,
                                 budget=None if dry_run else clock.left(budget), deadline=plan_until))
     planned.metric = metric
+    planned.task_detection = data.task_detection
     neighbours_found = similar_datasets(meta, info, k=5)
     clock.lap("plan")
     if on_plan is not None:

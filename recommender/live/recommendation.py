@@ -76,9 +76,11 @@ class PlannedTest:
 
 
 class PlannedOrder(tuple):
-    """The planned order: a tuple of :class:`PlannedTest`, with ``metric``, the score it expects."""
+    """The planned order: a tuple of :class:`PlannedTest`, with ``metric``, the score it expects, and
+    ``task_detection``, how the target was read."""
 
     metric = "accuracy"
+    task_detection = ""
 
     def to_text(self) -> str:
         """The planned order as a table."""
