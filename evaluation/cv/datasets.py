@@ -500,9 +500,12 @@ def _choose_target(frame: pd.DataFrame, nominal: dict, target: str | None, name:
                        "using the only nominal attribute %r as the target", name, nominal_cols[0])
         return nominal_cols[0]
     hint = f"nominal attributes: {_listing(nominal_cols)}" if nominal_cols else "it has no nominal attribute"
+    task, why = numeric_target_task(frame[columns[-1]])
+    what = (f"numeric ({why}: a regression target? regression is not supported yet)" if task == "regression" else
+            f"numeric ({why})")
     raise InputError(
         f"no nominal target in dataset {name!r}: no attribute is named class/target and the last attribute "
-        f"{columns[-1]!r} is numeric (a regression dataset?); choose one as the target ({hint})"
+        f"{columns[-1]!r} is {what}; choose one as the target ({hint})"
     )
 
 
