@@ -66,3 +66,8 @@ def test_skipped_learners_carry_their_short_name():
     rec = replace(rec, skipped=({"learner": "SVC_rbf", "predicted_seconds": 3.0, "seconds_left": 1.0},))
     skipped = rec.to_dict()["skipped"]
     assert skipped == [{"learner": "SVC_rbf", "predicted_seconds": 3.0, "seconds_left": 1.0, "short": "svc-rbf"}]
+
+
+def test_a_misspelt_target_gets_the_closest_column(capsys):
+    err = _error(capsys, ["recommend", "sklearn:iris", "--target", "targt", "--dry-run"])
+    assert "target 'targt' is not an attribute of dataset 'iris'; did you mean 'target'? attributes:" in err

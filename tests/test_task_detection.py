@@ -43,7 +43,7 @@ def test_diabetes_whole_number_target_is_refused_as_regression_not_run_as_214_cl
                               "rows): regression is not supported yet; pass task='classification' to treat its "
                               "values as class labels")
     forced = load_dataset(str(diabetes_csv), task="classification")  # the old reading, on request
-    assert len(forced.classes) == 214 and forced.task_detection.startswith("classification (task='classification'")
+    assert len(forced.classes) == 214 and forced.task_detection.startswith("classification (as asked: the values")
     frame = pd.read_csv(diabetes_csv)
     from algorank.api import recommend
 
@@ -63,7 +63,8 @@ def test_cli_refuses_with_one_line_and_exit_2_and_task_classification_forces_the
     assert cli.main(["recommend", str(diabetes_csv), "--dry-run", "--json", "--task", "classification"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["task"] == "classification" and out["dataset_info"]["n_classes"] == 214
-    assert "task='classification'" in out["task_detection"]
+    assert out["task_detection"] == ("classification (as asked: the values of the numeric target 'target' read as "
+                                     "class labels)")
     assert cli.main(["recommend", str(diabetes_csv), "--task", "regression", "--dry-run"]) == 2
     assert "regression is not supported yet" in capsys.readouterr().err
 
@@ -85,7 +86,7 @@ def test_labels_stay_classification_and_say_how(tmp_path):
     d = load_dataset(str(path))
     assert d.classes == ("0", "1", "2", "3") and d.task == "classification"
     assert d.task_detection == ("classification (target 'target' is numeric with 4 distinct whole numbers in 40 "
-                                "rows: class labels; task='regression' or 'classification' overrides)")
+                                "rows: class labels; override with --task, task= in Python)")
     nominal = load_dataset("sklearn:iris")
     assert nominal.task_detection == "classification (target 'target' is nominal)"
     with pytest.raises(InputError, match="which is nominal"):
@@ -105,3 +106,16 @@ def test_the_text_output_has_the_task_line(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "task: classification (target 'class' is nominal)" in proc.stdout.splitlines()
+
+
+def test_evaluate_says_the_task_in_its_text_and_json(tmp_path, capsys):
+    path = tmp_path / "codes.csv"
+    pd.DataFrame({"x": np.arange(40.0), "y": [0, 1] * 20}).to_csv(path, index=False)
+    assert cli.main(["evaluate", str(path), "--target", "y", "--learners", "lda", "--cv", "2", "--repeats", "1",
+                     "--no-store", "--quiet"]) == 0
+    assert ("task: classification (target 'y' is numeric with 2 distinct whole numbers in 40 rows: class labels; "
+            "override with --task, task= in Python)") in capsys.readouterr().out.splitlines()
+    assert cli.main(["evaluate", str(path), "--target", "y", "--learners", "lda", "--cv", "2", "--repeats", "1",
+                     "--no-store", "--quiet", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["task"] == "classification" and [c["action"] for c in d["columns"]] == ["kept"]

@@ -309,10 +309,10 @@ def dataset_from_frame(
         if not integral:  # task="classification" on fractional values
             raise InputError(f"target {target!r} of dataset {name!r} has values that are not whole numbers ({why}): "
                              "they cannot be class labels, and regression is not supported yet")
-        task_text = (f"classification (task='classification': the values of the numeric target {target!r} read as "
-                     "class labels)" if task == "classification" else
-                     f"classification (target {target!r} is numeric with {why}; task='regression' or "
-                     "'classification' overrides)")
+        task_text = (f"classification (as asked: the values of the numeric target {target!r} read as class labels)"
+                     if task == "classification" else
+                     f"classification (target {target!r} is numeric with {why}; override with --task, task= in "
+                     "Python)")
         col = values.astype("Int64")
     else:
         if task == "regression":
@@ -487,8 +487,12 @@ def _choose_target(frame: pd.DataFrame, nominal: dict, target: str | None, name:
         folded = [c for c in columns if c.lower() == target.lower()]
         if len(folded) == 1:
             return folded[0]
+        import difflib
+
+        close = difflib.get_close_matches(target, columns, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         raise InputError(
-            f"target {target!r} is not an attribute of dataset {name!r}; attributes: {_listing(columns)}"
+            f"target {target!r} is not an attribute of dataset {name!r}; {hint}attributes: {_listing(columns)}"
         )
     named = [c for c in columns if c.lower() in _TARGET_NAMES]
     if named:
