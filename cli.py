@@ -38,7 +38,7 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(f"{self.prog.split()[-1] if ' ' in self.prog else self.prog}: {_suggest_choice(message)}")
 
     def parse_args(self, args=None, namespace=None):  # noqa: D401 - argparse API
-        """As argparse's, with a did-you-mean for each unrecognized option (the command's options and the global ones)."""
+        """As argparse's, with a did-you-mean for each unrecognized option (the command's and the global ones)."""
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
             sub = getattr(self, "commands", {}).get(getattr(parsed, "command", None))
@@ -52,7 +52,7 @@ def _options(parsers) -> list[str]:
 
 
 def _unrecognized(extras: list, parsers) -> str:
-    """``unrecognized arguments: ...`` with the closest option to each misspelt one (:func:`difflib.get_close_matches`)."""
+    """``unrecognized arguments: ...`` with the closest option to each misspelt one (difflib's close matches)."""
     import difflib
 
     options = {o.lstrip("-"): o for o in _options(parsers)}  # compared without the dashes

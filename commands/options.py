@@ -6,7 +6,8 @@ import argparse
 
 from algorank.metadata.errors import InputError
 
-__all__ = ["add_common", "add_data_options", "add_window", "add_time_model", "add_metrics_options", "add_heldout", "items", "numbers"]
+__all__ = ["add_common", "add_data_options", "add_window", "add_time_model", "add_metrics_options", "add_heldout",
+           "items", "numbers"]
 
 
 def add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = False) -> None:

@@ -54,7 +54,8 @@ def run(args):
                        exclude_datasets=args.exclude_dataset, allow_modules=args.allow_module, metric=args.metric,
                        time_model=args.time_model, time_overhead=args.time_overhead, save_model=args.save_model,
                        n_jobs=args.n_jobs, task=args.task, keep_columns=items(args.keep_columns) or (),
-                       drop_columns=items(args.drop_columns) or (), on_plan=progress.on_plan, on_start=None if args.dry_run else progress.on_start,
+                       drop_columns=items(args.drop_columns) or (), on_plan=progress.on_plan,
+                       on_start=None if args.dry_run else progress.on_start,
                        on_observation=progress.on_observation, started=process_start() if args.started is None else args.started)
     untested = result.trace is not None and result.best is None  # the run tested nothing successfully
     code = 130 if result.stop_reason == "interrupted" else EXIT_NOTHING_TESTED if untested else 0

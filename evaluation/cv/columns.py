@@ -117,7 +117,8 @@ def is_id_name(name: str) -> bool:
 
 def _text_values(s: pd.Series) -> pd.Series | None:
     """The non-missing values of a non-numeric column as strings (None for a numeric or bool column)."""
-    if pd.api.types.is_bool_dtype(s) or (pd.api.types.is_numeric_dtype(s) and not isinstance(s.dtype, pd.CategoricalDtype)):
+    numeric = pd.api.types.is_numeric_dtype(s) and not isinstance(s.dtype, pd.CategoricalDtype)
+    if pd.api.types.is_bool_dtype(s) or numeric:
         return None
     values = s[s.notna()]
     if isinstance(s.dtype, pd.CategoricalDtype):

@@ -472,11 +472,6 @@ def _typed_features(X: pd.DataFrame, nominal: dict) -> pd.DataFrame:
     return out[list(X.columns)] if list(out.columns) != list(X.columns) else out
 
 
-def declared_numeric(nominal: dict, column: str) -> bool:
-    """True when a file format declared ``column`` numeric (ARFF); marker set by the ARFF reader."""
-    return bool(nominal.get(f"__declared_numeric__{column}", False))
-
-
 # ------------------------------------------------------------------ target choice
 def _choose_target(frame: pd.DataFrame, nominal: dict, target: str | None, name: str) -> str:
     columns = list(frame.columns)
@@ -563,14 +558,7 @@ def _read_arff(path: Path) -> tuple[pd.DataFrame, dict]:
     frame = pd.DataFrame(data.get("data") or [], columns=names)
     if frame.empty:
         raise InputError(f"ARFF file {str(path)!r} has no data rows")
-    nominal: dict = {}
-    for a, kind in attributes:
-        is_nominal = isinstance(kind, list) or str(kind).upper() == "STRING"
-        nominal[a] = is_nominal
-        if not is_nominal:
-            nominal[f"__declared_numeric__{a}"] = True
-            if str(kind).upper().startswith("DATE"):
-                frame[a] = pd.to_datetime(frame[a], errors="coerce").astype("int64", errors="ignore")
+    nominal = {a: isinstance(kind, list) or str(kind).upper() == "STRING" for a, kind in attributes}
     return frame, nominal
 
 

@@ -451,7 +451,8 @@ def recommend(
         suggested = "balanced_accuracy" if note else None
     return Recommendation(dataset=data.name, source=data.source, strategy=strategy_name(strat),
                           dataset_info=info, plan=planned, trace=trace, budget_seconds=budget, excluded=excluded,
-                          time_model=used, prior_matches=matches, prior_match_details=found, rank_only=rank_only, model=model, metric=metric,
+                          time_model=used, prior_matches=matches, prior_match_details=found, rank_only=rank_only,
+                          model=model, metric=metric,
                           expected=dict(expected), cv=int(cv), notes=notes, timings=clock.to_dict(),
                           suggested_metric=suggested, similar=neighbours_found, decisions=decisions,
                           plan_decisions=tuple(plan_decisions), test_times=test_times, skipped=skipped,
