@@ -28,9 +28,6 @@ from algorank.results import DatasetSelection, ExportResult, RankResult, RecordR
 
 logger = logging.getLogger(__name__)
 
-#: What a user calls.  Process plumbing the command line uses (``process_start``, ``stop_processes``,
-#: ``end_with_this_process``, ``fork_fold_server``), ``parse_repeats`` and ``time_model_arrays`` stay
-#: importable from this module but are not part of the public API.
 __all__ = ["load_meta", "info", "rank", "recommend", "evaluate", "benchmark", "tune_p", "multitest", "compare",
            "export", "pull", "build_meta", "build_snapshot", "build_oboe", "version", "default_store_path",
            "p_families", "DEFAULT_META", "TuneResult", "RankResult", "ExportResult", "DatasetSelection",
@@ -268,8 +265,8 @@ def parse_repeats(text: str | int | None, stop: str | None) -> tuple[int | None,
         return None, stop or "fixed"
     if isinstance(text, str) and text.strip().lower() == "auto":
         if stop == "fixed":
-            raise InputError("repeats='auto' needs an adaptive stopping rule, stop='rank' or stop='ks', "
-                             "not stop='fixed'", parameters=("repeats", "stop"))
+            raise InputError("repeats='auto' (adaptive) needs stop='rank' or stop='ks', not stop='fixed'",
+                             parameters=("repeats", "stop"))
         return None, stop or "rank"
     try:
         n = int(str(text))
@@ -310,9 +307,8 @@ def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str]
         Repetitions (``stop="fixed"``), their maximum (``rank``/``ks``), or ``"auto"``
         (adaptive; ``stop`` defaults to ``rank``, and ``stop="fixed"`` is an error with it).
     store : bool, str or path, optional
-        The SQLite fold store that makes a run resumable.  None or False (default): nothing is
-        written anywhere; True: the default store, :func:`default_store_path`; or a path.  (The
-        command line's ``evaluate`` uses the default store unless told to store nothing.)
+        SQLite fold store that makes a run resumable: None or False (default) writes nothing; True the
+        default store :func:`default_store_path` (what the command line's ``evaluate`` uses); a path.
     scheme, cv, stop, threshold, min_repeats, max_repeats, timeout, n_jobs, random_state
         See :class:`algorank.evaluation.cv.evaluator.Evaluator`.
     allow_modules : sequence of str
@@ -755,8 +751,7 @@ def export(meta=None, *, aslib=None, out=None, scenario_id: str | None = None, f
     from algorank.metadata.io import check_out_dir, check_out_file, staged_folder, write_error
 
     if aslib is None and out is None:
-        raise InputError("export needs aslib= (an ASlib scenario folder) and/or out= (a .parquet or .csv file)",
-                         parameters=("aslib", "out"))
+        raise InputError("export needs aslib= (a folder) and/or out= (.parquet or .csv)", parameters=("aslib", "out"))
     if aslib is not None:
         check_out_dir(aslib, option="aslib")
     if out is not None:
@@ -835,10 +830,9 @@ def pull(*, out, suite: int | str | None = None, tasks: Sequence[int] | None = N
     if isinstance(suite, str) and suite.isdigit():
         suite = int(suite)
     return pull_openml(suite=suite, tasks=tasks, tag=tag, flows=flows, top_flows=top_flows, measure=measure,
-                       runtime_measure=runtime_measure, cache_dir=cache_dir, offline=offline,
-                       server=server or DEFAULT_SERVER, page_size=page_size,
-                       retry=RetryPolicy(attempts=retries, backoff=backoff, timeout=timeout), out=out,
-                       progress=progress)
+                       runtime_measure=runtime_measure, cache_dir=cache_dir, offline=offline, progress=progress,
+                       server=server or DEFAULT_SERVER, page_size=page_size, out=out,
+                       retry=RetryPolicy(attempts=retries, backoff=backoff, timeout=timeout))
 
 
 def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None = None, cap: float = 120.0,

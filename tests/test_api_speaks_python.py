@@ -59,8 +59,8 @@ def test_api_errors_name_python_parameters(call, names):
 @pytest.mark.parametrize("argv, flags", [
     (["evaluate", "sklearn:iris", "--repeats", "0", "--no-store"], ["--repeats must be a positive integer"]),
     (["evaluate", "sklearn:iris", "--repeats", "auto", "--stop", "fixed", "--no-store"],
-     ["--repeats auto needs an adaptive stopping rule, --stop rank or --stop ks, not --stop fixed"]),
-    (["export", "--meta", "uci"], ["--aslib (an ASlib scenario folder) and/or --out"]),
+     ["--repeats auto (adaptive) needs --stop rank or --stop ks, not --stop fixed"]),
+    (["export", "--meta", "uci"], ["--aslib (a folder) and/or --out (.parquet or .csv)"]),
 ])
 def test_the_command_line_names_its_flags(capsys, argv, flags):
     assert cli.main(argv) == 2

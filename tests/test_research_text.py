@@ -133,3 +133,10 @@ def test_the_command_line_prints_the_detail_with_verbose(capsys):
     verbose = capsys.readouterr().out
     assert "<- best" not in default and "<- best" in verbose
     assert verbose.startswith(default.rstrip("\n").splitlines()[0])
+
+
+def test_compare_says_which_direction_is_better():
+    text = api.compare("uci", learners=["knn", "lda", "logreg"], bayes=False).to_text()
+    flat = " ".join(text.split())
+    assert "avg rank: mean rank by accuracy over the datasets (1 = best; lower is better)" in flat
+    assert "a positive difference favours a (higher accuracy is better)" in flat

@@ -155,6 +155,12 @@ class LearnerComparison:
         if len(self.pairs) > max_pairs:
             lines.append(f"  ... {len(self.pairs) - max_pairs} more pairs in --json")
         lines += [f"note: {escape(n)}" for n in self.notes]
+        import textwrap
+
+        lines += textwrap.wrap(f"avg rank: mean rank by {escape(self.metric)} over the datasets (1 = best; lower "
+                               f"is better); a > b: a ranks significantly better; a - b: a positive difference "
+                               f"favours a (higher {escape(self.metric)} is better)", width=110,
+                               subsequent_indent="  ", break_on_hyphens=False)
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
