@@ -135,7 +135,8 @@ def command_name(module: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (one subcommand per entry of :data:`COMMANDS`)."""
     parser = _Parser(prog="algorank", description="Which learners should I try first on this dataset?")
-    parser.add_argument("--verbose", "-v", action="store_true", help="log debug messages")
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="log debug messages; benchmark, tune-p and multitest also print their detail")
     parser.add_argument("--version", action=_Version, nargs=0, help="print algorank's version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
     parser.commands = {}  # name -> its parser, for the did-you-mean of a misspelt option
