@@ -58,7 +58,7 @@ from algorank.recommender.kernel.trace import Observation, Trace, limit_of, scre
 from algorank.metadata.errors import InputError
 from algorank.metadata.text import escape
 
-__all__ = ["run_parallel", "check_n_jobs", "warm_pool", "GRACE_SECONDS", "WORKER_NICE"]
+__all__ = ["run_parallel", "check_n_jobs", "warm_pool", "stop_pool", "GRACE_SECONDS", "WORKER_NICE"]
 
 logger = logging.getLogger(__name__)
 
@@ -161,6 +161,19 @@ def warm_pool(n_jobs: int) -> bool:
         return False
 
 
+def stop_pool() -> None:
+    """Stop the local worker pool :func:`warm_pool` started, when no test will use it (e.g. the budget ran out
+    before the first test)."""
+    executor = _WARM_EXECUTOR[0] if _WARM_EXECUTOR else None
+    _WARMING.clear()
+    _WARM_EXECUTOR.clear()
+    if executor is not None:
+        try:
+            executor.shutdown(wait=False, kill_workers=True)
+        except Exception:  # pragma: no cover - workers that are gone already
+            logger.debug("could not stop the worker pool", exc_info=True)
+
+
 def _runs_here(env, learner: str, limit: float | None = None) -> bool:
     """Whether ``env`` would run ``learner``'s test (time limit ``limit``) in this process (not timed in fold
     processes)."""
@@ -195,8 +208,9 @@ def _worker_test(source, learner: str, state: dict):
     env.first_in_process = not state["always_timed"]
     env.time_ratios = list(state["time_ratios"])
     rules = {k: state[k] for k in ("limit", "screen") if state.get(k) is not None}
+    started = time.time()
     obs = env.test(learner, **rules)
-    return obs, env.results.get(learner)
+    return obs, env.results.get(learner), (started, time.time())
 
 
 @dataclass
@@ -324,23 +338,31 @@ def _pool(n_jobs: int, data):
     return _FuturesPool(kind, n_jobs - 1 if kind == "loky" else n_jobs, data, backend)
 
 
-class _LocalSlot:
-    """One test at a time in this process, in a daemon thread, beside the loky workers.
+class _LocalSlots:
+    """Tests in this process, each in a daemon thread, beside the loky workers.
 
     This process has imported and warmed up everything a test needs and holds the data already:
     a test here costs no process round trip and no start-up, and a slot here means one worker
-    fewer to start (a CPU second or more each for a fresh interpreter).  Its test runs exactly as a
-    worker's (:func:`_worker_test`, same state).  A test still running at the end of the budget is
-    abandoned like a watched first test: its folds stop at the deadline, it reports nothing.
+    fewer to start (a CPU second or more each for a fresh interpreter).  One slot is this process's
+    own for the whole run; while the workers still start (a fresh interpreter importing
+    scikit-learn), the other slots run here too, so that ``n_jobs`` tests run from the first one.
+    A test runs exactly as a worker's (:func:`_worker_test`, same state).  A test still running at
+    the end of the budget is abandoned like a watched first test: its folds stop at the deadline,
+    it reports nothing.
     """
 
     def __init__(self, data) -> None:
         self.data = data
-        self.future: concurrent.futures.Future | None = None
+        self.futures: list[concurrent.futures.Future] = []
 
-    @property
-    def free(self) -> bool:
-        return self.future is None
+    def __len__(self) -> int:
+        return len(self.futures)
+
+    def owns(self, handle) -> bool:
+        return any(handle is f for f in self.futures)
+
+    def release(self, handle) -> None:
+        self.futures = [f for f in self.futures if f is not handle]
 
     def submit(self, learner: str, state: dict) -> concurrent.futures.Future:
         future: concurrent.futures.Future = concurrent.futures.Future()
@@ -352,13 +374,13 @@ class _LocalSlot:
                 future.set_exception(exc)
 
         threading.Thread(target=work, name="algorank-local-test", daemon=True).start()
-        self.future = future
+        self.futures.append(future)
         return future
 
 
-def _wait_any(local: _LocalSlot | None, pool, handles: list, timeout: float | None) -> list:
-    """Handles (the local future among them) of the tests that finished within ``timeout`` seconds."""
-    mine = [] if local is None or local.free else [local.future]
+def _wait_any(local: _LocalSlots | None, pool, handles: list, timeout: float | None) -> list:
+    """Handles (local futures among them) of the tests that finished within ``timeout`` seconds."""
+    mine = [] if local is None else list(local.futures)
     if not handles:
         done, _ = concurrent.futures.wait(mine, timeout=timeout, return_when=concurrent.futures.FIRST_COMPLETED)
         return list(done)
@@ -370,8 +392,9 @@ def _wait_any(local: _LocalSlot | None, pool, handles: list, timeout: float | No
         return list(done)
     end = None if timeout is None else time.perf_counter() + timeout  # pragma: no cover - other handles: poll
     while True:  # pragma: no cover
-        if mine[0].done():
-            return mine
+        finished = [f for f in mine if f.done()]
+        if finished:
+            return finished
         done = pool.wait(handles, 0.02)
         if done:
             return done
@@ -422,7 +445,7 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
     """
     pool = _pool(n_jobs, env.dataset)
     always_timed = getattr(pool, "kind", "") == "dask"
-    local = _LocalSlot(env.dataset) if getattr(pool, "kind", "") == "loky" else None
+    local = _LocalSlots(env.dataset) if getattr(pool, "kind", "") == "loky" else None
     begin = clock()
     if env.origin is None:
         env.origin = begin
@@ -445,8 +468,14 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
                 "prior_shape": getattr(env, "prior_shape", None), "fold_slack": env.fold_slack,
                 "tests": env.tests, "time_ratios": tuple(env.time_ratios), "always_timed": always_timed}
 
-    def record(learner: str, started: float, obs: Observation, row) -> None:
-        env.timeline.append((started - env.origin, clock() - env.origin))
+    def record(learner: str, started: float, obs: Observation, row, when=None) -> None:
+        """Add a finished test; ``when``: the (start, end) :func:`time.time` values the test itself recorded (a test
+        the pool queued starts when a worker takes it), else from its submission to now."""
+        ended = clock()
+        if when is not None:
+            shift = ended - time.time()  # this clock's reading of a time.time() value
+            started, ended = max(started, when[0] + shift), min(ended, max(when[1] + shift, when[0] + shift))
+        env.timeline.append((started - env.origin, ended - env.origin))
         env.spent += obs.seconds
         if row is not None:
             env.tests += 1
@@ -470,22 +499,29 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
         return getattr(pool, "kind", "") != "loky" or not _WARMING or any(f.done() for f in _WARMING)
 
     def pool_slots() -> int:
-        """Tests the pool may run now: none while a local pool still starts (the local slot runs them)."""
+        """Tests the pool may run now: none while a local pool still starts (this process runs them)."""
         if local is None:
             return n_jobs
         return n_jobs - 1 if pool_ready() else 0
 
+    def local_slots() -> int:
+        """Tests this process may run now: one beside a warm pool, every one while the pool starts."""
+        if local is None:
+            return 0
+        return 1 if pool_ready() else n_jobs
+
     def local_ok(learner: str, limit: float) -> bool:
-        """Whether the local slot may run ``learner``: yes, unless it would run timed here and the fold server
+        """Whether this process may run ``learner``: yes, unless it would run timed here and the fold server
         is not a cheap fork of this process (a fresh one would start beside the pool: it waits for the pool)."""
         return forked_fold_server() or _runs_here(env, learner, limit if limit < math.inf else None)
 
     try:
         while True:
             while not exhausted:
-                in_pool = len(running) - (0 if local is None or local.free else 1)
-                local_free = local is not None and local.free
-                if not local_free and in_pool >= pool_slots():
+                here = 0 if local is None else len(local)
+                in_pool = len(running) - here
+                local_free = here < local_slots()
+                if len(running) >= n_jobs or not local_free and in_pool >= pool_slots():
                     break
                 reason = cannot_start(len(running))
                 if reason is not None:
@@ -510,7 +546,7 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
             if not running:
                 break
             rest = left()
-            pooled = [h for h in running if local is None or h is not local.future]
+            pooled = [h for h in running if local is None or not local.owns(h)]
             done = _wait_any(local, pool, pooled, None if rest is None else max(rest + GRACE_SECONDS, 0.0))
             if not done:  # past the end of the budget and its grace: abandon what still runs
                 pool.abort(pooled)
@@ -519,25 +555,28 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
                                                              "abandoned at the end of the budget"), None)
                 running.clear()
                 if local is not None:
-                    local.future = None  # its thread finishes unobserved
+                    local.futures = []  # their threads finish unobserved
                 stopped = "budget"
                 break
             for handle in done:
                 r = running.pop(handle)
+                when = None
                 try:
-                    if local is not None and handle is local.future:
-                        local.future = None
-                        obs, row = handle.result()
+                    if local is not None and local.owns(handle):
+                        local.release(handle)
+                        out = handle.result()
                     else:
-                        obs, row = pool.result(handle)
+                        out = pool.result(handle)
+                    obs, row = out[:2]
+                    when = out[2] if len(out) > 2 else None
                 except Exception as exc:  # noqa: BLE001 - a worker that died is one failed test
                     obs, row = Observation(r.learner, math.nan, clock() - r.started, "error",
                                            f"the worker failed: {type(exc).__name__}: {exc}".splitlines()[0]), None
-                record(r.learner, r.started, obs, row)
+                record(r.learner, r.started, obs, row, when)
                 if obs.status != "ok":
                     logger.info("%s failed (%s): %s", escape(r.learner), obs.status, escape(obs.message))
     except KeyboardInterrupt:
-        pool.abort([h for h in running if local is None or h is not local.future])
+        pool.abort([h for h in running if local is None or not local.owns(h)])
         stopped = "interrupted"
     finally:
         pool.close()
