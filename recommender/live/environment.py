@@ -265,6 +265,7 @@ class LiveEnvironment:
         self.tests = 0
         self.prior_shape = prior_shape
         self.first_in_process = True  # a cheap first test may run in-process under a watchdog
+        self.sharing = 1  # tests that may run in this process at once (parallel tests): the watchdog waits as long x
         self.beyond_prior = _larger_than(dataset, prior_shape)
         self.origin = None if origin is None else float(origin)
         self.timeline: list[tuple[float, float]] = []
@@ -330,7 +331,9 @@ class LiveEnvironment:
         runs in-process in a thread instead; the caller waits at most ``max(FIRST_TEST_GUARD x
         expected, FIRST_TEST_MIN_WATCH)`` seconds (never beyond the budget or the limit) and then
         abandons it: it becomes a timeout, no fold of it starts after that moment, and a fold still
-        running finishes unobserved in its daemon thread.
+        running finishes unobserved in its daemon thread.  When ``sharing`` tests may run in this
+        process at once (parallel tests, each in a thread), they share its interpreter: the watchdog
+        waits ``sharing`` times as long.
         """
         limit = check_limit(limit)
         if ((self.budget_seconds is None and limit is None) or self.tests > 0 or self.beyond_prior
@@ -340,7 +343,7 @@ class LiveEnvironment:
         left = self._room(limit)
         if not (math.isfinite(expected) and expected > 0) or expected * FIRST_TEST_GUARD > left:
             return None
-        return min(max(FIRST_TEST_GUARD * expected, FIRST_TEST_MIN_WATCH), left)
+        return min(max(FIRST_TEST_GUARD * expected, FIRST_TEST_MIN_WATCH) * max(int(self.sharing), 1), left)
 
     def _watched(self, learner: str, watch: float, deadline: float | None, *, evaluator: Evaluator | None = None,
                  grace: float | None = None, screen=None):

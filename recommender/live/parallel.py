@@ -206,6 +206,7 @@ def _worker_test(source, learner: str, state: dict):
                           prior_shape=state["prior_shape"], fold_slack=state["fold_slack"])
     env.tests = 0 if state["always_timed"] else state["tests"]  # 0: "first test", i.e. timed
     env.first_in_process = not state["always_timed"]
+    env.sharing = int(state.get("sharing", 1))
     env.time_ratios = list(state["time_ratios"])
     rules = {k: state[k] for k in ("limit", "screen") if state.get(k) is not None}
     started = time.time()
@@ -537,6 +538,7 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
                 limit = limit_of(policy, learner)  # the policy's time limit for this test (inf: none)
                 state = state_for(learner, limit)
                 if local_free and local_ok(learner, limit):
+                    state["sharing"] = local_slots()  # tests that may share this process's interpreter with it
                     handle = local.submit(learner, state)
                 elif in_pool < pool_slots() or local_free:  # a timed test while the pool starts: queued there
                     handle = pool.submit(learner, state)
