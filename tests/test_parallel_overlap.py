@@ -88,15 +88,23 @@ def test_while_the_pool_starts_n_jobs_tests_run_here_at_once(monkeypatch):
     assert len(env.timeline) == 3 and all(s < e for s, e in env.timeline)
 
 
-def test_tests_sharing_this_process_get_a_longer_watchdog():
+def test_tests_sharing_this_process_count_their_share_in_the_in_process_rules():
     env = LiveEnvironment(load_dataset("sklearn:iris"), cv=3, budget_seconds=60,
                           expected_seconds={"sklearn.naive_bayes.GaussianNB": 0.01})
     one = env.watch_seconds("sklearn.naive_bayes.GaussianNB")
     assert one == FIRST_TEST_MIN_WATCH
     env.sharing = 3
     assert env.watch_seconds("sklearn.naive_bayes.GaussianNB") == pytest.approx(3 * FIRST_TEST_MIN_WATCH)
-    env.sharing = 1000  # never past the budget
+    env.sharing = 100  # never past the budget
     assert env.watch_seconds("sklearn.naive_bayes.GaussianNB") == pytest.approx(60, abs=1e-6)
+    assert env.timing_reason("sklearn.naive_bayes.GaussianNB") == "first test"
+    env.tests = 1  # no longer the first test: 100 x 0.01 s, four times over, is close to the 60 s left
+    assert env.watch_seconds("sklearn.naive_bayes.GaussianNB") is None
+    assert env.timing_reason("sklearn.naive_bayes.GaussianNB") is None
+    env.sharing = 1600
+    assert env.timing_reason("sklearn.naive_bayes.GaussianNB") == "expected time close to the budget left"
+    env.tests, env.sharing = 0, 400  # 400 x 0.01 s, sixteen times over, is more than the 60 s left: timed
+    assert env.watch_seconds("sklearn.naive_bayes.GaussianNB") is None
 
 
 class _LateStartPool:
@@ -154,3 +162,37 @@ def test_recommend_with_two_jobs_overlaps_from_the_first_test():
     second_start, first_end = _first_overlap(r.test_times)
     assert second_start < first_end
     assert all(0 <= s < e and not math.isnan(e) for s, e in r.test_times)
+
+
+def test_stopping_the_processes_does_not_wait_for_a_thread_starting_a_fold_process(monkeypatch):
+    """At the end of a command, a test thread may hold the lock that guards starting fold processes while it waits
+    for a fold server still starting; the stop kills the server without waiting for that thread (it waited for
+    it, seconds past the budget on a busy machine)."""
+    import threading
+
+    from algorank.evaluation.cv import children
+
+    monkeypatch.setattr(children, "_CLOSED", False)
+    monkeypatch.setattr(children, "_EXECUTORS", [])
+    stops = []
+    monkeypatch.setattr(children, "_kill_fold_servers", lambda: stops.append("killed"))
+    monkeypatch.setattr(children, "stop_fold_server", lambda: stops.append("stopped"))
+    holding, release = threading.Event(), threading.Event()
+
+    def starting_a_fold_process():
+        with children._LOCK:
+            holding.set()
+            release.wait(60)
+
+    thread = threading.Thread(target=starting_a_fold_process, daemon=True)
+    thread.start()
+    assert holding.wait(60)
+    try:
+        children.stop_processes()
+        assert stops == ["killed"] and children._CLOSED  # without the lock; no fold process starts after it
+    finally:
+        release.set()
+        thread.join(60)
+    stops.clear()
+    children.stop_processes()
+    assert stops == ["stopped"]  # the lock free: the orderly stop

@@ -13,7 +13,11 @@ The tests run on the engine joblib is configured with (``joblib.parallel_config`
 * by default, or with ``backend="loky"``: one test at a time in this process (a thread: no round
   trip, no start-up, the data already here) and ``n_jobs - 1`` workers of joblib's loky process
   pool (:func:`joblib.externals.loky.get_reusable_executor`) beside it; the dataset goes to the
-  workers once, as a file the workers map and cache, written at their first test;
+  workers once, as a file the workers map and cache, written at their first test.  The workers are
+  fresh interpreters that import scikit-learn (a CPU second or more each); until one of them is
+  ready, this process runs up to ``n_jobs`` tests at once (threads), so that ``n_jobs`` tests run
+  from the first one; a test that would have to run in fold processes started just for it waits in
+  the pool's queue instead.  Once the pool is ready, this process keeps one slot;
 * ``backend="dask"`` (with a ``dask.distributed`` Client, local or on a cluster): the
   Client's futures; the dataset is scattered to the workers once;
 * ``backend="threading"``: a thread pool in this process (cheap set-up, little parallelism for
@@ -35,6 +39,10 @@ the test), in a worker or in this process alike.  So is a policy's first-fold ba
 :func:`~algorank.recommender.kernel.trace.screen_of`), set from the best accuracy of the tests that have
 finished: while tests run, the policy's state holds stand-ins with their predicted accuracies, which must
 not set a bar.
+
+The start and end of a test (``env.timeline``) are those the test itself recorded where it ran
+(:func:`time.time`, so also on another machine of a cluster, as far as its clock agrees): a test
+queued in a pool still starting starts when a worker takes it, not when it was handed over.
 
 Results come in the order the tests finish, which depends on the machine: with ``n_jobs > 1``
 the same seed gives the same scores for the same tests, but not always the same sequence.
@@ -122,10 +130,9 @@ def warm_pool(n_jobs: int) -> bool:
     Only for the default loky engine, with ``n_jobs - 1`` workers (one test slot is this process);
     Dask clusters are the user's and already running.  The workers start from a thread (loky's
     first submission waits for a worker process to start; the first test need not wait for that).
-    Until one worker has finished its warm-up
-    (imports), :func:`run_parallel` runs tests only in this process's slot, so a slow pool start
-    never delays the first results; a test that would run timed here waits for the pool instead,
-    unless the fold server is a cheap fork of this process.
+    Until one worker has finished its warm-up (imports), :func:`run_parallel` runs up to ``n_jobs``
+    tests in this process, so a slow pool start never delays the first results; a test that would
+    run timed here waits for the pool instead, unless the fold server is a cheap fork of this process.
 
     Returns
     -------
@@ -174,13 +181,17 @@ def stop_pool() -> None:
             logger.debug("could not stop the worker pool", exc_info=True)
 
 
-def _runs_here(env, learner: str, limit: float | None = None) -> bool:
+def _runs_here(env, learner: str, limit: float | None = None, sharing: int = 1) -> bool:
     """Whether ``env`` would run ``learner``'s test (time limit ``limit``) in this process (not timed in fold
-    processes)."""
+    processes), with ``sharing`` tests sharing this process."""
+    before = getattr(env, "sharing", 1)
     try:
+        env.sharing = sharing
         return env.watch_seconds(learner, limit=limit) is not None or env.timing_reason(learner, limit=limit) is None
     except Exception:  # noqa: BLE001 - e.g. too few rows for the folds: the test itself says so
         return True
+    finally:
+        env.sharing = before
 
 
 def _load(source):
@@ -514,7 +525,7 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
     def local_ok(learner: str, limit: float) -> bool:
         """Whether this process may run ``learner``: yes, unless it would run timed here and the fold server
         is not a cheap fork of this process (a fresh one would start beside the pool: it waits for the pool)."""
-        return forked_fold_server() or _runs_here(env, learner, limit if limit < math.inf else None)
+        return forked_fold_server() or _runs_here(env, learner, limit if limit < math.inf else None, local_slots())
 
     try:
         while True:
