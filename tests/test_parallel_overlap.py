@@ -196,3 +196,23 @@ def test_stopping_the_processes_does_not_wait_for_a_thread_starting_a_fold_proce
     stops.clear()
     children.stop_processes()
     assert stops == ["stopped"]  # the lock free: the orderly stop
+
+
+def test_tests_on_threads_are_told_how_many_share_this_process(monkeypatch):
+    class ThreadsPool(_LateStartPool):
+        def __init__(self):
+            super().__init__()
+            self.states = []
+
+        def submit(self, learner, state):
+            self.states.append(dict(state))
+            return super().submit(learner, state)
+
+        def wait(self, handles, timeout):
+            return [handles[0]]
+
+    pool = ThreadsPool()
+    monkeypatch.setattr(parallel, "_pool", lambda n, data: pool)
+    env = LiveEnvironment(load_dataset("sklearn:iris"), cv=3, budget_seconds=None, expected_seconds={})
+    run_parallel(_Order(["a", "b", "c", "d"]), env, n_jobs=3, expected={})
+    assert [s["sharing"] for s in pool.states] == [3, 3, 3, 3]

@@ -552,6 +552,8 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
                     state["sharing"] = local_slots()  # tests that may share this process's interpreter with it
                     handle = local.submit(learner, state)
                 elif in_pool < pool_slots() or local_free:  # a timed test while the pool starts: queued there
+                    if getattr(pool, "kind", "") == "threading":  # threads of this process: they share it
+                        state["sharing"] = n_jobs
                     handle = pool.submit(learner, state)
                 else:  # pragma: no cover - the checks above leave a slot
                     break
