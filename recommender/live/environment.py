@@ -265,6 +265,7 @@ class LiveEnvironment:
         self.tests = 0
         self.prior_shape = prior_shape
         self.first_in_process = True  # a cheap first test may run in-process under a watchdog
+        self.sharing = 1  # tests that may run in this process at once (parallel tests): the watchdog waits as long x
         self.beyond_prior = _larger_than(dataset, prior_shape)
         self.origin = None if origin is None else float(origin)
         self.timeline: list[tuple[float, float]] = []
@@ -277,6 +278,11 @@ class LiveEnvironment:
     def expected(self, learner: str) -> float:
         """Calibrated expected seconds of ``learner``'s test (NaN when unknown)."""
         return float(self.expected_seconds.get(learner, math.nan)) * self.calibration
+
+    def _shared_expected(self, learner: str) -> float:
+        """:meth:`expected`, times the tests sharing this process's interpreter (``sharing``): what the rules
+        that keep a test in-process within the budget compare."""
+        return self.expected(learner) * max(int(self.sharing), 1)
 
     def _folds(self) -> int:
         """Folds of one test: the evaluator's splits per repetition times its repetitions."""
@@ -308,7 +314,7 @@ class LiveEnvironment:
             return "first test"
         if self.beyond_prior:
             return "dataset larger than the prior datasets"
-        expected = self.expected(learner)
+        expected = self._shared_expected(learner)
         if not math.isfinite(expected):
             return "expected time unknown"
         if self.budget_seconds is not None and expected * self.guard >= max(self.budget_seconds - self.spent, 0.0):
@@ -330,17 +336,20 @@ class LiveEnvironment:
         runs in-process in a thread instead; the caller waits at most ``max(FIRST_TEST_GUARD x
         expected, FIRST_TEST_MIN_WATCH)`` seconds (never beyond the budget or the limit) and then
         abandons it: it becomes a timeout, no fold of it starts after that moment, and a fold still
-        running finishes unobserved in its daemon thread.
+        running finishes unobserved in its daemon thread.  When ``sharing`` tests may run in this
+        process at once (parallel tests, each in a thread), they share its interpreter: the expected
+        seconds in these rules, and in those of :meth:`timing_reason`, are ``sharing`` times as many,
+        and so is the least watch.
         """
         limit = check_limit(limit)
         if ((self.budget_seconds is None and limit is None) or self.tests > 0 or self.beyond_prior
                 or not self.first_in_process or self.evaluator.timeout is not None):
             return None
-        expected = self.expected(learner)
+        expected = self._shared_expected(learner)
         left = self._room(limit)
         if not (math.isfinite(expected) and expected > 0) or expected * FIRST_TEST_GUARD > left:
             return None
-        return min(max(FIRST_TEST_GUARD * expected, FIRST_TEST_MIN_WATCH), left)
+        return min(max(FIRST_TEST_GUARD * expected, FIRST_TEST_MIN_WATCH * max(int(self.sharing), 1)), left)
 
     def _watched(self, learner: str, watch: float, deadline: float | None, *, evaluator: Evaluator | None = None,
                  grace: float | None = None, screen=None):

@@ -65,7 +65,7 @@ from algorank.recommender.live.labels import original_labels
 from algorank.recommender.live.overlap import describe_matches, overlap_matches
 from algorank.recommender.live.landmarks import LANDMARK_BUDGET_SHARE, measure_landmarks  # noqa: F401 (re-export)
 from algorank.recommender.live.pacing import PLAN_BUDGET_SHARE, SkipOverBudget, fit_within
-from algorank.recommender.live.parallel import check_n_jobs, run_parallel, warm_pool
+from algorank.recommender.live.parallel import check_n_jobs, run_parallel, stop_pool, warm_pool
 from algorank.recommender.live.recommendation import PlannedOrder, PlannedTest, Recommendation
 from algorank.recommender.live.similar import similar_datasets
 from algorank.recommender.live.timing import PhaseClock
@@ -340,11 +340,17 @@ def recommend(
     strat, used, kind, live = live_strategy(strategy, meta, time_model=time_model, cv=int(cv),
                                             time_overhead=time_overhead, random_state=random_state)
     clock.lap("load")
+    # With several tests at once, the worker processes start now, once the input is known to be good: their
+    # start-up (a fresh interpreter importing scikit-learn) overlaps with fitting the strategy and planning,
+    # and tests run in this process until they are ready (recommender.live.parallel)
+    pool_warming = not dry_run and n_jobs > 1 and warm_pool(n_jobs)
     info = _dataset_info(data)
     allowed = check_allow_modules(allow_modules)[len(DEFAULT_ALLOWED_MODULES):]
 
     def early(why: str, *args) -> Recommendation:  # the budget ran out before the live loop: nothing tested
         logger.warning(why, *args)
+        if pool_warming:
+            stop_pool()
         return Recommendation(dataset=data.name, source=data.source, strategy=strategy_name(strat),
                               dataset_info=info, plan=(), trace=Trace(dataset=data.name, observations=(),
                                                                       stopped="budget"),
@@ -402,12 +408,14 @@ def recommend(
             logger.warning("the budget of %g s was used up before the first test (loading the data and the "
                            "meta-data took %.3g s)", budget, clock.elapsed())
             trace = Trace(dataset=data.name, observations=(), stopped="budget")
+            if pool_warming:
+                stop_pool()
         else:
-            # The parallel workers, or else the fold server, start here: their start-up (a fresh interpreter
-            # importing scikit-learn, a CPU second or more each) overlaps with the first tests, which run in
-            # this process meanwhile; started before the landmarkers and planning, it slowed them down on a
+            # The fold server starts here (or the parallel workers, when they were not started above): its start-up
+            # (a fresh interpreter importing scikit-learn, a CPU second or more) overlaps with the first tests, which
+            # run in this process meanwhile; started before the landmarkers and planning, it slowed them down on a
             # machine with few cores (README "Live against simulated").
-            if not warm_pool(n_jobs) and budget is not None:
+            if not (pool_warming or warm_pool(n_jobs)) and budget is not None:
                 start_fold_server()
             env = LiveEnvironment(data, evaluator, cv=int(cv), random_state=random_state, budget_seconds=left,
                                   expected_seconds={l: v[1] for l, v in expected.items()}, allow_modules=allowed,
