@@ -260,6 +260,25 @@ def _validate_datasets(datasets: pd.DataFrame | None, ids: Sequence[str]) -> pd.
     return datasets[ordered].sort_values("dataset", kind="stable").reset_index(drop=True)
 
 
+def _read_table_csv(path: Path, dtype: dict, *, what: str) -> pd.DataFrame:
+    """A runs or datasets table from CSV, read by column name: the encoding from the file's bytes, a
+    repeated column name an error, and columns without a name (the row index pandas writes unless told
+    ``index=False``) left out."""
+    from .textfile import check_unique_names, decode_error, header_names, text_encoding
+
+    encoding = text_encoding(path, what=what)
+    try:
+        names = header_names(path, sep=",", encoding=encoding)
+        check_unique_names([n for n in names if n.strip()], what=f"{what} {str(path)!r}")
+        # index_col=False: rows with one field more than the header (a trailing comma) never shift the
+        # columns onto an index
+        frame = pd.read_csv(path, dtype=dtype, encoding=encoding, index_col=False)
+    except UnicodeError as exc:
+        raise decode_error(path, exc, encoding, what=what) from None
+    unnamed = [c for c, n in zip(frame.columns, names) if not n.strip()]
+    return frame.drop(columns=unnamed) if unnamed else frame
+
+
 class MetaDataset:
     """Prior runs of learners on datasets, validated on construction.
 
@@ -614,17 +633,17 @@ class MetaDataset:
         stored_source = ""
         try:
             if suffix == ".parquet":
-                runs, codes, meta = read_parquet_runs(path)
+                runs, codes, meta = read_parquet_runs(path, index_names=RUN_COLUMNS + OPTIONAL_RUN_COLUMNS)
                 if _PARQUET_KEY in meta:
                     datasets = pd.read_json(
                         io.StringIO(meta[_PARQUET_KEY].decode()), orient="split", dtype={"dataset": str}
                     )
                 stored_source = meta.get(_SOURCE_KEY, b"").decode()
             elif suffix == ".csv":
-                runs = pd.read_csv(path, dtype={"dataset": str, "learner": str})
+                runs = _read_table_csv(path, {"dataset": str, "learner": str}, what="meta-data file")
                 side = path.with_name(path.stem + ".datasets.csv")
                 if side.is_file():
-                    datasets = pd.read_csv(side, dtype={"dataset": str})
+                    datasets = _read_table_csv(side, {"dataset": str}, what="datasets file")
             else:
                 raise InputError(f"cannot read meta-data from {str(path)!r}: expected a .parquet or .csv file")
         except InputError:
