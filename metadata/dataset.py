@@ -269,7 +269,7 @@ def _read_table_csv(path: Path, dtype: dict, *, what: str) -> pd.DataFrame:
     encoding = text_encoding(path, what=what)
     try:
         names = header_names(path, sep=",", encoding=encoding)
-        check_unique_names([n for n in names if n.strip()], what=f"{what} {str(path)!r}")
+        check_unique_names(names, what=f"{what} {str(path)!r}")
         # index_col=False: rows with one field more than the header (a trailing comma) never shift the
         # columns onto an index
         frame = pd.read_csv(path, dtype=dtype, encoding=encoding, index_col=False)

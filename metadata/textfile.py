@@ -78,8 +78,8 @@ def text_encoding(path: str | os.PathLike, *, what: str = "file") -> str:
 def decode_error(path: str | os.PathLike, exc: UnicodeError, encoding: str, *, what: str = "file") -> InputError:
     """One-line error for a file that does not decode in ``encoding``."""
     where = ""
-    if isinstance(exc, UnicodeDecodeError):
-        where = f" (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})" if exc.start < len(exc.object) else ""
+    if isinstance(exc, UnicodeDecodeError) and exc.start < len(exc.object):
+        where = f" (a byte 0x{exc.object[exc.start]:02x})"  # no offset: readers decode a block at a time
     return InputError(f"{what} {escape(str(path))!r} is not {encoding.upper().replace('-SIG', '')} text{where}: "
                       f"save it as UTF-8")
 
@@ -87,14 +87,16 @@ def decode_error(path: str | os.PathLike, exc: UnicodeError, encoding: str, *, w
 def check_unique_names(names: Sequence, *, what: str) -> None:
     """Refuse a header in which a column name occurs more than once, naming the names and their columns.
 
+    Empty names are not compared (pandas names such a column ``Unnamed: N``).
+
     Raises
     ------
     InputError
         ``"<what> has duplicated column names: 'class' (columns 5 and 6)"``; columns count from 1.
     """
     names = [str(n) for n in names]
-    counts = Counter(names)
-    dups = [n for n in dict.fromkeys(names) if counts[n] > 1]
+    counts = Counter(n for n in names if n.strip())  # nameless columns: the reader names each its own way
+    dups = [n for n in counts if counts[n] > 1]
     if not dups:
         return
     parts = []
