@@ -125,3 +125,19 @@ def test_runs_csv_in_utf16(tmp_path):
     meta = MetaDataset.load(path)
     assert meta.dataset_ids == ["d1", "dé"]
     assert meta.matrix().loc["dé", "q"] == 0.75
+
+
+def test_written_row_index_is_not_a_feature(tmp_path, caplog):
+    """``df.sort_values("class").to_csv(p)`` writes the row numbers as a nameless first column: in a file
+    sorted by class they would give the label away."""
+    frame = _frame().sort_values("class")
+    path = tmp_path / "sorted.csv"
+    frame.to_csv(path)
+    with caplog.at_level("WARNING"):
+        data = load_dataset(str(path))
+    assert list(data.X.columns) == ["x0", "x1", "name"]
+    assert "column 1 has no name and holds distinct whole numbers" in caplog.text
+    # a nameless column of measurements stays a feature
+    text = frame.to_csv(index=False).replace("x0,", ",", 1)
+    path.write_text(text)
+    assert list(load_dataset(str(path)).X.columns) == ["Unnamed: 0", "x1", "name"]

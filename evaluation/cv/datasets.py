@@ -478,7 +478,24 @@ def _read_csv(path: Path, *, sep: str) -> pd.DataFrame:
         if isinstance(exc, InputError):
             raise
         raise InputError(f"cannot parse CSV file {str(path)!r}: {type(exc).__name__}: {exc}") from exc
-    return frame
+    return _without_row_index(frame, names, path)
+
+
+def _without_row_index(frame: pd.DataFrame, names: list, path: Path) -> pd.DataFrame:
+    """Leave out a column without a name that holds distinct whole numbers: the row index pandas writes by
+    default (``df.to_csv(path)``).  Row numbers are no feature, and in a file sorted by class they give the
+    label away."""
+    drop = []
+    for i, (column, name) in enumerate(zip(frame.columns, names)):
+        if name.strip():
+            continue
+        values = pd.to_numeric(frame[column], errors="coerce")
+        whole = values.notna().all() and bool(np.all(values == np.floor(values)))
+        if whole and values.is_unique:
+            drop.append(column)
+            logger.warning("dataset file %s: column %d has no name and holds distinct whole numbers (a row index, "
+                           "as pandas writes one by default): left out, not a feature", escape(str(path)), i + 1)
+    return frame.drop(columns=drop) if drop else frame
 
 
 def _read_arff(path: Path) -> tuple[pd.DataFrame, dict]:
