@@ -4,8 +4,8 @@ Each function takes what data scientists hold (a path, a DataFrame with a target
 ``X, y`` arrays, an embedded meta-data name or a :class:`MetaDataset`) and returns a result
 object with ``to_dict()`` and ``to_text()`` (most also ``to_frame()``).  The command line
 (:mod:`algorank.cli`) is a thin shell over exactly these functions, one per command: it prints
-``to_text()``, or ``to_dict()`` as JSON with ``--json``, and writes the result's files under
-``--out`` (:mod:`algorank.results`).
+``to_text()``, or ``to_dict()`` as JSON, and writes the result's files into the output folder the user
+names (:mod:`algorank.results`).
 
 Every function that reads meta-data defaults to the embedded ``broad`` set
 (:data:`DEFAULT_META`), the same for every command, :func:`recommend` and
@@ -44,10 +44,22 @@ def load_meta(source=None, *, default: str = DEFAULT_META) -> MetaDataset:
     default : str
         Embedded set used when ``source`` is None (``broad``).
 
+    Returns
+    -------
+    MetaDataset
+        The runs (one row per dataset, learner, repeat and fold) and the datasets' meta-features.
+
     Raises
     ------
     InputError
         Unknown name, missing or invalid file, overlapping dataset ids in a list.
+
+    Examples
+    --------
+    >>> import algorank
+    >>> meta = algorank.load_meta("uci")
+    >>> meta.describe().datasets, len(meta.learner_ids)
+    (63, 20)
     """
     from algorank.metadata.snapshot import load_meta as _load
 
@@ -57,10 +69,22 @@ def load_meta(source=None, *, default: str = DEFAULT_META) -> MetaDataset:
 def info(meta=None):
     """Summary counts of meta-data (``algorank info``).
 
+    Parameters
+    ----------
+    meta : str, path, MetaDataset or list, optional
+        Prior runs (default the embedded ``broad`` set); anything :func:`load_meta` takes.
+
     Returns
     -------
     MetaDescription
         ``to_text()``, ``to_dict()``.
+
+    Examples
+    --------
+    >>> import algorank
+    >>> d = algorank.info("uci")
+    >>> d.datasets, d.learners, d.runs
+    (63, 20, 6300)
     """
     return load_meta(meta).describe()
 
@@ -82,6 +106,16 @@ def rank(meta=None, *, p="1/16", exclude_datasets: Sequence[str] = (), min_cover
     Returns
     -------
     RankResult
+
+    Examples
+    --------
+    >>> import algorank
+    >>> r = algorank.rank("uci", p="1/16")
+    >>> r.n_datasets, r.order[0]
+    (63, 'sklearn.neighbors.KNeighborsClassifier')
+    >>> print(r.to_text())  # doctest: +ELLIPSIS
+    AR-A3R ranking, P = 1/16 (0.0625), 63 datasets; score = mean rank (1 = best)
+    ...
     """
     from algorank.recommender.registry import make_ar
 
@@ -163,6 +197,19 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
         ``leaderboard`` / ``to_frame()``, ``best``, ``model`` (a fitted Pipeline that predicts the
         labels in their own type: integers for an integer target, the categories' values for a
         categorical), ``notes``, ``saved_model`` (the path written, or None), ``to_dict()``, ``to_text()``.
+
+    Examples
+    --------
+    Test learners on scikit-learn's breast-cancer data for up to 20 seconds and use the best:
+
+    >>> import algorank
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    >>> rec = algorank.recommend(X, y=y, budget=20)  # doctest: +SKIP
+    >>> print(rec.to_text())  # doctest: +SKIP
+    >>> rec.model.predict(X.head())  # doctest: +SKIP
+
+    ``dry_run=True`` only plans: the order the strategy would test, with what it expects of each learner.
     """
     from algorank.recommender.live.recommend import recommend as _recommend
     from algorank.recommender.live.saved_model import check_model_path
@@ -181,7 +228,7 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
 
 
 def version() -> str:
-    """``algorank X.Y.Z`` (``algorank --version``)."""
+    """``algorank X.Y.Z``: the name and the installed version."""
     from algorank import __version__
 
     return f"algorank {__version__}"
@@ -268,6 +315,14 @@ def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str]
     -------
     EvaluationResult
         ``summary`` / ``to_frame()``, ``runs``, ``to_meta()``, ``to_dict()``.
+
+    Examples
+    --------
+    >>> import algorank
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True, as_frame=True)
+    >>> res = algorank.evaluate(X, y=y, learners=["knn", "lda"], repeats=3)  # doctest: +SKIP
+    >>> res.to_meta().matrix("accuracy")  # doctest: +SKIP
     """
     from algorank.evaluation.cv.datasets import as_dataset
     from algorank.evaluation.cv.evaluator import Evaluator
@@ -373,6 +428,16 @@ def benchmark(strategies: Sequence, meta=None, *, test_meta=None, heldout=None,
         ``results`` per strategy, ``comparison`` (Wilcoxon / Friedman + Holm), ``metrics``
         (user-facing metrics with the oracle bounds and tests against the reference),
         ``to_dict()``, ``per_dataset_table()`` / ``to_frame()``.
+
+    Examples
+    --------
+    Accuracy-only average ranking against A3R with P = 1/16, leave-one-dataset-out:
+
+    >>> import algorank
+    >>> suite = algorank.benchmark(["ar:p=0", "ar:p=1/16"], "uci")
+    >>> [r.strategy for r in suite.results]
+    ['ar:p=0', 'ar:p=1/16']
+    >>> suite.to_frame()  # doctest: +SKIP
     """
     from algorank.evaluation.meta.benchmark import benchmark_strategies, join_test_meta
     from algorank.recommender.kernel.time_model import meta_time_kind
@@ -467,6 +532,14 @@ def tune_p(meta=None, *, strategy: str = "ar", grid: Sequence[float] | None = No
     Returns
     -------
     TuneResult
+
+    Examples
+    --------
+    >>> import algorank
+    >>> t = algorank.tune_p("uci")
+    >>> t.best_p
+    0.25
+    >>> print(t.to_text())  # doctest: +SKIP
     """
     from algorank.evaluation.meta.benchmark import PAPER_P_GRID, p_sweep, tune_p_nested
     from algorank.evaluation.meta.user_metrics import metrics_report
@@ -575,6 +648,14 @@ def multitest(meta=None, *, learners: Sequence[str] | None = None, cost="fit_tim
     Returns
     -------
     Multi2TestResult
+
+    Examples
+    --------
+    >>> import algorank
+    >>> m = algorank.multitest("uci", learners=["knn", "lda", "svc-rbf", "decision-tree"])  # doctest: +SKIP
+    >>> m.order  # doctest: +SKIP
+    ('sklearn.neighbors.KNeighborsClassifier', 'sklearn.tree.DecisionTreeClassifier', 'sklearn.discriminant_analysis.LinearDiscriminantAnalysis', 'SVC_rbf')
+    >>> print(m.to_text())  # doctest: +SKIP
     """
     from algorank.metadata.fold_runs import load_fold_runs
     from algorank.recommender.multitest import multi2test, run_columns
@@ -605,6 +686,14 @@ def compare(meta=None, *, learners: Sequence[str] | None = None, metric: str = "
     Returns
     -------
     LearnerComparison
+
+    Examples
+    --------
+    >>> import algorank
+    >>> c = algorank.compare("uci", learners=["knn", "lda", "svc-rbf"])
+    >>> print(c.to_text())  # doctest: +ELLIPSIS
+    3 learners on 63 datasets (0 left out), metric accuracy, alpha = 0.05
+    omnibus: Friedman chi-square ...
     """
     from algorank.evaluation.stats.compare import compare_learners
     from algorank.metadata.checks import check_seed
@@ -643,6 +732,15 @@ def export(meta=None, *, aslib=None, out=None, scenario_id: str | None = None, f
     Returns
     -------
     ExportResult
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import algorank
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     res = algorank.export("uci", out=os.path.join(tmp, "uci.parquet"))
+    >>> res.datasets, res.runs, len(res.written)
+    (63, 6300, 1)
     """
     from algorank.metadata.io import check_out_dir, check_out_file, staged_folder, write_error
 
@@ -707,6 +805,15 @@ def pull(*, out, suite: int | str | None = None, tasks: Sequence[int] | None = N
     -------
     PullResult
         ``meta`` (a MetaDataset) and ``coverage`` (``to_text()``, ``to_dict()``).
+
+    Examples
+    --------
+    Pull the runs of a few scikit-learn flows on the tasks of the OpenML-CC18 suite (needs a network):
+
+    >>> import algorank
+    >>> res = algorank.pull(out="cc18.parquet", suite=99, top_flows=8)  # doctest: +SKIP
+    >>> print(res.coverage.to_text())  # doctest: +SKIP
+    >>> algorank.rank("cc18.parquet")  # doctest: +SKIP
     """
     from algorank.metadata.checks import check_url
     from algorank.metadata.openml_http import DEFAULT_SERVER, OpenMLUnreachable, RetryPolicy
@@ -752,6 +859,14 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
     Returns
     -------
     BuildSummary, DatasetSelection or RecordResult
+
+    Examples
+    --------
+    List what a build would run, cheapest first, without running it:
+
+    >>> import algorank
+    >>> sel = algorank.build_meta(list_only=True)  # doctest: +SKIP
+    >>> print(sel.to_text())  # doctest: +SKIP
     """
     import contextlib
 

@@ -1,4 +1,4 @@
-"""One self-contained HTML report per run (``report.html`` under ``--out``).
+"""One self-contained HTML report per run (``report.html`` in the output folder).
 
 :func:`recommend_report`, :func:`benchmark_report` and :func:`compare_report` turn a result
 into a :class:`Report` (facts, notes, sections of tables and plots); :func:`render` renders it
@@ -26,7 +26,7 @@ from algorank.metadata.text import escape
 __all__ = ["Report", "Section", "Table", "figure_image", "render", "write_report", "recommend_report",
            "benchmark_report", "compare_report", "REPORT_FILE"]
 
-#: File name of the report under ``--out``.
+#: File name of the report in the output folder.
 REPORT_FILE = "report.html"
 #: Resolution of the inlined plots (dots per inch).
 REPORT_DPI = 100

@@ -1,13 +1,13 @@
 """Result objects of the commands, their text and their files.
 
-Every :mod:`algorank.api` function returns a result object with ``to_dict()`` (what ``--json``
-prints) and a text form (what the command prints): ``result.to_text()``, or :func:`to_text` for any
+Every :mod:`algorank.api` function returns a result object with ``to_dict()`` (what the command
+prints as JSON) and a text form (what the command prints): ``result.to_text()``, or :func:`to_text` for any
 result.  The result classes defined here are the API's own (:class:`TuneResult`,
 :class:`RankResult`, :class:`ExportResult`, :class:`DatasetSelection`, :class:`RecordResult`);
 the text of the evaluation, benchmark and build results is rendered here too.  Tables go through
 :func:`algorank.metadata.text.format_table`, so columns never run together.
 
-:func:`output_files` names the files a result writes under ``--out``; :func:`write_files` writes
+:func:`output_files` names the files a result writes into an output folder; :func:`write_files` writes
 them (plots with matplotlib's Agg backend, and ``report.html``, :mod:`algorank.report`), each
 atomically.  :func:`saved_files` names what the API call itself wrote elsewhere (``recommend``'s
 saved model).
@@ -48,6 +48,13 @@ class TuneResult:
         The family whose P was swept (``ar``, ``at``, ``lt``, ``ei``).
     per_dataset : bool
         Whether :meth:`to_dict` holds the user-facing metrics of every dataset (large on big meta-data).
+
+    Examples
+    --------
+    >>> import algorank
+    >>> t = algorank.tune_p("uci")
+    >>> t.best_p
+    0.25
     """
 
     sweep: object
@@ -62,6 +69,7 @@ class TuneResult:
 
     @property
     def best_p(self) -> float:
+        """The P with the smallest mean MIL of the sweep (chosen on all its datasets)."""
         return self.sweep.best_p
 
     def to_frame(self):
@@ -133,6 +141,13 @@ class RankResult:
         learner -> mean rank (1 = best).
     coverage : dict
         learner -> datasets it has results on.
+
+    Examples
+    --------
+    >>> import algorank
+    >>> r = algorank.rank("uci")
+    >>> r.to_frame().columns.tolist()
+    ['learner', 'mean_rank', 'datasets']
     """
 
     p: float
@@ -143,6 +158,7 @@ class RankResult:
     coverage: dict
 
     def to_dict(self) -> dict:
+        """The ranking as plain data (what the ``rank`` command prints as JSON)."""
         from algorank.metadata.learners import short_names
 
         return {"p": self.p, "n_datasets": self.n_datasets, "order": list(self.order),
@@ -150,12 +166,14 @@ class RankResult:
                 "coverage": {l: self.coverage[l] for l in self.order}}
 
     def to_frame(self):
+        """One row per learner, best first: ``learner``, ``mean_rank`` (1 = best), ``datasets``."""
         import pandas as pd
 
         return pd.DataFrame({"learner": list(self.order), "mean_rank": [self.scores[l] for l in self.order],
                              "datasets": [self.coverage[l] for l in self.order]})
 
     def to_text(self) -> str:
+        """The ranking as a table (what ``algorank rank`` prints)."""
         rows = [(i, short_name(l), f"{self.scores[l]:.2f}", self.coverage[l]) for i, l in enumerate(self.order, 1)]
         return (f"AR-A3R ranking, P = {escape(self.p_text)} ({self.p:g}), {self.n_datasets} datasets; "
                 f"score = mean rank (1 = best)\n" + format_table(["#", "learner", "mean rank", "datasets"], rows,
@@ -164,7 +182,26 @@ class RankResult:
 
 @dataclass(frozen=True)
 class ExportResult:
-    """What :func:`algorank.api.export` returns: the counts of the exported meta-data and the files written."""
+    """What :func:`algorank.api.export` returns: the counts of the exported meta-data and the files written.
+
+    Attributes
+    ----------
+    datasets, learners, runs : int
+        Counts of the exported meta-data.
+    source : str
+        Where the meta-data came from.
+    written : tuple of str
+        The files written.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import algorank
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     res = algorank.export("uci", out=os.path.join(tmp, "uci.csv"))
+    >>> res.datasets, res.learners, [os.path.basename(w) for w in res.written]
+    (63, 20, ['uci.csv'])
+    """
 
     datasets: int
     learners: int
@@ -173,24 +210,41 @@ class ExportResult:
     written: tuple = ()
 
     def to_dict(self) -> dict:
+        """The counts and the files written, as plain data."""
         return {"datasets": self.datasets, "learners": self.learners, "runs": self.runs, "source": self.source,
                 "written": list(self.written)}
 
     def to_text(self) -> str:
+        """The counts and the files written, one per line."""
         return "\n".join([f"exported {self.datasets} datasets x {self.learners} learners ({self.runs} runs) from "
                           f"{escape(self.source)}"] + [f"wrote {escape(w)}" for w in self.written])
 
 
 @dataclass(frozen=True)
 class DatasetSelection:
-    """What :func:`algorank.api.build_meta` returns with ``list_only=True``: the selected datasets, cheapest first."""
+    """What :func:`algorank.api.build_meta` returns with ``list_only=True``: the selected datasets, cheapest first.
+
+    Attributes
+    ----------
+    items : tuple
+        One entry per dataset (``dataset``, ``collection``, ``kind``, ``family``, ``instances``, ``features``,
+        ``source``), cheapest first.
+
+    Examples
+    --------
+    >>> import algorank
+    >>> sel = algorank.build_meta(list_only=True)  # doctest: +SKIP
+    >>> print(sel.to_text())  # doctest: +SKIP
+    """
 
     items: tuple
 
     def to_dict(self) -> list:
+        """One dict per selected dataset, cheapest first."""
         return [vars(i) | {"source": i.source} for i in self.items]
 
     def to_text(self) -> str:
+        """The selected datasets as a table, cheapest first."""
         rows = [(i.dataset, i.collection, i.kind, i.family, i.instances, i.features) for i in self.items]
         return (format_table(["dataset", "collection", "kind", "family", "rows", "features"], rows, align="llllrr")
                 + f"\n{len(self.items)} datasets")
@@ -198,15 +252,32 @@ class DatasetSelection:
 
 @dataclass(frozen=True)
 class RecordResult:
-    """A written record (``build-meta --assemble``, ``snapshot build``, ``snapshot build-oboe``): key -> value."""
+    """A written record of an assembled or rebuilt embedded set: key -> value.
+
+    Attributes
+    ----------
+    record : dict
+        The record as written (counts, checksums, sources).
+    keys : tuple of str
+        The keys :meth:`to_text` shows, in order (default all but the long lists).
+
+    Examples
+    --------
+    >>> from algorank import RecordResult
+    >>> print(RecordResult({"datasets": 151, "learners": 20}).to_text())
+    datasets      151
+    learners      20
+    """
 
     record: dict
     keys: tuple = ()
 
     def to_dict(self) -> dict:
+        """The record as a dict."""
         return dict(self.record)
 
     def to_text(self) -> str:
+        """The record, one ``key value`` line per key of :attr:`keys`."""
         keys = self.keys or tuple(k for k in self.record if k not in ("inputs", "missing"))
         lines = [f"{k:<14}{escape(self.record[k])}" for k in keys if k in self.record]
         missing = self.record.get("missing") or []
@@ -327,7 +398,7 @@ def to_text(result) -> str:
 
 # ---------------------------------------------------------------- files under --out
 def output_files(result) -> list[str]:
-    """Names of the files :func:`write_files` writes for ``result`` (what ``--json`` lists before writing)."""
+    """Names of the files :func:`write_files` writes for ``result`` (what the JSON output lists before writing)."""
     kind = type(result).__name__
     if kind == "Recommendation":
         return [] if result.trace is None else ["trace.csv", "accuracy_vs_time.png", "predicted_vs_realised.png",
@@ -348,7 +419,7 @@ def output_files(result) -> list[str]:
 
 
 def saved_files(result) -> list[str]:
-    """Files the API call itself wrote outside ``--out`` (``recommend``'s saved model): listed first under ``written``."""
+    """Files the API call itself wrote outside the output folder (``recommend``'s saved model): listed first under ``written``."""
     path = getattr(result, "saved_model", None)
     return [str(path)] if path else []
 

@@ -1,7 +1,7 @@
 """One validation of the numbers every command shares: seeds, fold counts, seconds and workers.
 
 Every layer (the evaluator, ``recommend``, the estimator, the live time model, the command
-line's ``--seed`` and ``--cv``) checks these values with the functions below, so the same
+line's seed and fold count) checks these values with the functions below, so the same
 mistake gets the same one-line :class:`~algorank.metadata.errors.InputError` (exit 2)
 wherever it is made, before any work starts.
 """

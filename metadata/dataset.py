@@ -1,4 +1,4 @@
-"""The MetaDataset: prior runs of learners on datasets (DESIGN.md, contract 1).
+"""The MetaDataset: prior runs of learners on datasets.
 
 A :class:`MetaDataset` is one tidy table of *runs* (one row per dataset, learner,
 repeat and fold) plus one table of *datasets* (one row per dataset, with simple
@@ -78,6 +78,13 @@ class MetaDescription:
         Where the meta-data came from.
     runs_with_time : int
         Successful runs with a ``fit_time``.
+
+    Examples
+    --------
+    >>> import algorank
+    >>> d = algorank.load_meta("uci").describe()
+    >>> d.datasets, d.learners
+    (63, 20)
     """
 
     datasets: int
@@ -304,6 +311,16 @@ class MetaDataset:
     ------
     ValidationError
         Naming the column, the rule and the offending rows/values.
+
+    Examples
+    --------
+    >>> import algorank
+    >>> meta = algorank.load_meta("uci")
+    >>> acc = meta.matrix("accuracy")  # datasets x learners, NaN where a learner has no result
+    >>> acc.shape
+    (63, 20)
+    >>> meta.subset(learners=meta.learner_ids[:3]).describe().learners
+    3
     """
 
     def __init__(self, runs: pd.DataFrame, datasets: pd.DataFrame | None = None, *, source: str = "") -> None:

@@ -2,7 +2,7 @@
 checked up front, write failures as one clean error.
 
 Every command that writes follows the same steps: :func:`check_out_dir` (or
-:func:`check_out_file`) before any work, so a bad ``--out`` costs nothing; the results are
+:func:`check_out_file`) before any work, so a bad output path costs nothing; the results are
 printed; then the files are written inside :func:`output_folder`, which creates the folder,
 turns any :class:`OSError` into one :class:`~algorank.metadata.errors.InputError` (a path that
 cannot be written: exit 2) or :class:`~algorank.metadata.errors.AlgorankError` (a full disk, an

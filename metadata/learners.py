@@ -91,7 +91,7 @@ def _import(path: str):
 
 
 def check_allow_modules(allow_modules) -> tuple[str, ...]:
-    """Validate extra allowed packages (``--allow-module``) and return them with the defaults.
+    """Validate extra allowed packages (``allow_modules``) and return them with the defaults.
 
     Raises
     ------

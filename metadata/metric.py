@@ -52,7 +52,7 @@ class Metric:
     Attributes
     ----------
     name : str
-        The name users give (``--metric``, ``metric=``).
+        The name users give (``metric=``; the command line's metric option).
     label : str
         Display label (table headers, sentences).
     short : str

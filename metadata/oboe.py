@@ -1,4 +1,4 @@
-"""OBOE's error and runtime matrices as a meta-dataset (the embedded ``--meta oboe``).
+"""OBOE's error and runtime matrices as a meta-dataset (the embedded set ``"oboe"``).
 
 OBOE (C. Yang, Y. Akimoto, D. W. Kim, M. Udell, "OBOE: Collaborative Filtering for AutoML
 Model Selection", KDD 2019; BSD-3-Clause, ``metadata/data/OBOE_LICENSE.txt``) ran 219
@@ -33,7 +33,7 @@ accuracy (mean recall).  A constant predictor scores 0.5 on every dataset.
 requires the column, so every strategy and benchmark that ranks by its default metric ranks
 this set by OBOE's balanced accuracy; the embedded record says so
 (``"metric": "balanced_accuracy"``).  Do not join this set with accuracy-based meta-data
-(``--meta oboe --meta uci``): their ``accuracy`` columns would mean different things.
+(``load_meta(["oboe", "uci"])``): their ``accuracy`` columns would mean different things.
 
 ``fit_time`` = OBOE's seconds / :data:`OBOE_CV_FOLDS`.  OBOE's ``generate_vector.py`` times
 the whole ``kfold_fit_validate`` call of a configuration: ``k`` fits *and* predictions (plus
@@ -57,7 +57,7 @@ fraction; they then use the worst configuration's score instead.
 Configurations -> runnable scikit-learn estimators
 -------------------------------------------------
 Each configuration becomes a learner id ``sklearn.module.Class{"param": value, ...}`` (JSON
-parameters, sorted keys; see :mod:`algorank.metadata.learners`) that ``recommend --meta oboe`` can run.
+parameters, sorted keys; see :mod:`algorank.metadata.learners`) that ``recommend(..., meta="oboe")`` can run.
 OBOE's own code (``util.py``) imports ``KNN = KNeighborsClassifier``, ``DT =
 DecisionTreeClassifier``, ``RF = RandomForestClassifier``, ``ExtraTrees =
 ExtraTreesClassifier``, ``GBT = GradientBoostingClassifier``, ``AB = AdaBoostClassifier``,

@@ -17,7 +17,7 @@ loop off (one attempt per call) and wrap every call in :func:`call_with_retries`
 * other OpenML errors (a bad filter, an unknown suite) are raised at once;
 * when the server was never reached (every attempt was a connection error),
   :class:`OpenMLUnreachable`, an :class:`~algorank.metadata.errors.InputError` naming
-  the server and suggesting ``--offline``, is raised.  With the default
+  the server and suggesting the offline mode, is raised.  With the default
   policy this takes about 7-11 s.
 """
 

@@ -61,7 +61,7 @@ def progress_bar(iterable=None, *, total: int | None = None, desc: str = "", uni
     desc, unit : str
         Label and unit of the bar (the label may hold a dataset name: it is escaped).
     enabled : bool
-        False (``--quiet``, ``progress=False``) turns it off; so does a stderr that is not a terminal
+        False (``progress=False``; the command line's quiet option) turns it off; so does a stderr that is not a terminal
         (pipes, files, CI logs).  A bar that is off yields the iterable unchanged and its ``update``
         and ``close`` do nothing, so callers never branch on it (and it is not a tqdm: see :class:`_Off`).
     """

@@ -20,7 +20,7 @@ JSON record of its SHA-256 checksum and basic counts next to it.  ``broad``
     limit) with a 120 s cap per test, timeouts kept as lower bounds, meta-features
     and a machine-speed calibration per dataset.  Built per dataset into
     ``metadata/data/broad/`` by ``algorank build-meta`` (resumable) and assembled
-    by ``algorank build-meta --assemble`` (:mod:`algorank.evaluation.cv.metabuild`).
+    by ``build_meta(assemble=True)`` (:mod:`algorank.evaluation.cv.metabuild`).
     The default meta-data of every command.
 
 ``oboe`` (``metadata/data/oboe.parquet``)
@@ -37,7 +37,7 @@ time in the training rows from LCDB's learning curves (:mod:`algorank.metadata.g
 datasets left out), which the runtime model uses to
 extrapolate beyond its meta-data's sizes.
 
-Any of these names is accepted wherever a meta-data path is (``--meta uci``).
+Any of these names is accepted wherever a meta-data path is (``meta="uci"``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A3R and A3R': accuracy and runtime combined into one score (seed 004, eq. 3 and 4).
+"""A3R and A3R': accuracy and runtime combined into one score (Abdulrahman, Brazdil, van Rijn and Vanschoren 2018, eq. 3 and 4).
 
 * A3R of learner ``j`` against a reference learner ``ref`` on one dataset::
 

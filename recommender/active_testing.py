@@ -1,7 +1,7 @@
-"""Active testing with A3R (Leite, Brazdil and Vanschoren 2012; A3R version in seed 004, Hyp2).
+"""Active testing with A3R (Leite, Brazdil and Vanschoren 2012; the A3R version of Abdulrahman, Brazdil, van Rijn and Vanschoren 2018).
 
 Active testing chooses the next learner to test on a new dataset from what has
-been observed on it so far (METHODS.md, "Active testing"):
+been observed on it so far:
 
 1. Test the top learner of the AR-A3R ranking (same ``P``); it becomes the
    incumbent ``a_best``.  (If it fails, the next learner of the ranking is

@@ -1,4 +1,4 @@
-"""Average ranking with A3R (AR-A3R, seed 004): rank learners per dataset, average the ranks.
+"""Average ranking with A3R (AR-A3R; Abdulrahman, Brazdil, van Rijn and Vanschoren 2018): rank learners per dataset, average the ranks.
 
 On every prior dataset the learners with a result there are ranked by
 A3R' = accuracy / time ** P (rank 1 = best, ties get the mean position; ``P = 0`` is

@@ -1,4 +1,4 @@
-"""Strategies and policies (DESIGN.md, contract 2).
+"""Strategies and policies.
 
 A *strategy* is fitted on prior meta-data and yields a *policy* for one new
 dataset::

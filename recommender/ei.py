@@ -112,10 +112,9 @@ class ConditionedStrategy(StrategyBase):
     p : float
         Cost exponent: ``EI / cost ** p``.
     shrink : float
-        Covariance shrinkage towards the diagonal.  0.1 was fixed before any held-out result; 0
-        reached a near-best learner sooner in leave-one-dataset-out on the training parts of all three
-        large sets, but on the frozen held-out splits only on OBOE (2.1 h vs 6.2 h summed) and later on
-        broad (3.8 min vs 68 s) and LCDB (12.8 h vs 9.6 h), so the default stays 0.1 (README).
+        Covariance shrinkage towards the diagonal.
+        The default 0.1 was fixed before any held-out result; the benchmark record of the documentation
+        compares it with 0.
     stop : float
         Stop when no remaining learner beats the best by ``eps`` with this probability (0: never).
     eps : float

@@ -28,7 +28,7 @@ of the live time model).
 What was tuned on what: ``kappa = 1`` is the log-normal mean, not a fitted value; it was compared with
 0.5 and 2 by leave-one-dataset-out on the training parts only (the datasets outside the frozen held-out
 splits of ``broad``, ``lcdb`` and ``oboe``); the other knobs are ``ei``'s defaults.  The numbers are
-in the README (*Expected-time cost*) and ``tests/benchmarks/bench_default.py`` reproduces them.
+in the benchmark record of the documentation and ``tests/benchmarks/bench_default.py`` reproduces them.
 """
 
 from __future__ import annotations

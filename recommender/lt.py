@@ -15,9 +15,8 @@ accuracies and times:
   change nothing there.  With more than ``candidates`` learners (default 20, the
   size of the embedded portfolio; OBOE's meta-data has 219) a position tries only
   the first ``candidates`` remaining learners of the continuation: trying all of
-  them costs O(learners^3 x datasets) per order (about 5 minutes for one order
-  on OBOE's 219 x 418), the window O(learners x candidates^2 x datasets)
-  (0.6 s there).
+  them costs O(learners^3 x datasets) per order (minutes for one order on
+  OBOE's 219 x 418), the window O(learners x candidates^2 x datasets).
 * **Similarity weights.**  A prior dataset ``d_i`` gets the weight
   ``exp(-dist_i ** 2 / (2 h ** 2))`` where ``dist_i`` is the root mean squared
   difference of standardised simple meta-features (``log10 n_instances``,

@@ -19,7 +19,7 @@ __all__ = ["paired_array", "sort_rows"]
 
 def sort_rows(*columns: np.ndarray) -> np.ndarray:
     """``np.lexsort(columns[::-1])`` (first column the primary key), as one stable sort of a combined integer
-    key when the columns are non-negative integers whose ranges fit one (about 3 x faster on 18 M rows)."""
+    key when the columns are non-negative integers whose ranges fit one (faster on many rows)."""
     key = np.zeros(len(columns[0]), dtype=np.int64)
     span = 1
     for col in columns:

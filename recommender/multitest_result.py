@@ -53,6 +53,12 @@ class Multi2TestResult:
         Everything the reader must know (fallbacks, dropped datasets).
     missing : str
         The missing-cell policy used (``"auto"`` or ``"drop"``).
+
+    Examples
+    --------
+    >>> import algorank
+    >>> m = algorank.multitest("uci", learners=["knn", "lda", "svc-rbf"])  # doctest: +SKIP
+    >>> m.order, m.average_ranks  # doctest: +SKIP
     """
 
     order: tuple
@@ -115,7 +121,7 @@ class Multi2TestResult:
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
-        """JSON-ready summary (the ``algorank multitest --json`` object)."""
+        """JSON-ready summary (what the ``multitest`` command prints as JSON)."""
         ph = self.posthoc
         fr = self.friedman
         omni = {"method": self.omnibus_method, "statistic": fr.statistic, "pvalue": fr.pvalue, "df": int(fr.df),

@@ -1,4 +1,4 @@
-"""MultiTest and Multi2Test as strategies (DESIGN.md contract 2): fitted on prior meta-data, they recommend one order.
+"""MultiTest and Multi2Test (Ulas, Yildiz and Alpaydin 2012) as strategies: fitted on prior meta-data, they recommend one order.
 
 The procedure itself (pairwise tests, the ordering, the statistics) is
 :mod:`algorank.recommender.multitest`; this module only wraps it in the Strategy protocol and
@@ -76,8 +76,8 @@ class Multi2Test(StrategyBase):
 class MultiTest(StrategyBase):
     """MultiTest as a strategy for a dataset that already has paired runs in the meta-data.
 
-    Typical use: the evaluator's own results on the user's dataset (DESIGN.md
-    contract 4) are the meta-data; the policy orders those learners by cost
+    Typical use: the evaluator's own results on the user's dataset
+    (:meth:`EvaluationResult.to_meta`) are the meta-data; the policy orders those learners by cost
     with statistically significant overrides.  A dataset without runs in the
     fitted meta-data cannot be ordered by MultiTest (use :class:`Multi2Test`).
     """

@@ -13,7 +13,7 @@ A start learner that has no result on a dataset is skipped, like every untestabl
 Spec: ``pstart`` or ``pstart:k=2,then=eit,budget=60`` (``budget`` is the portfolio's, default the
 benchmark window's upper end; ``overhead=``/``scale=`` of the live time model go to both parts).
 Studied on the training parts only (leave-one-dataset-out outside the frozen held-out splits);
-the README reports what it gave.
+the benchmark record of the documentation reports what it gave.
 """
 
 from __future__ import annotations

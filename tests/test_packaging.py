@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 _IGNORE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
-                                 ".hypothesis", "tests", "out", "tmp")
+                                 ".hypothesis", "tests", "out", "tmp", ".pkgroot", "_build")
 
 
 def _installed() -> bool:
@@ -107,3 +107,73 @@ def test_console_script_and_python_m(tmp_path):
     mod = subprocess.run([sys.executable, "-m", "algorank", "info", "--meta", "uci", "--json"], cwd=tmp_path,
                          capture_output=True, text=True)
     assert mod.returncode == 0 and json.loads(mod.stdout)["datasets"] == 63, mod.stderr
+
+
+# --- the licence, the data the wheel ships, optional dependencies ---------------------------------------------
+
+
+def test_license_file_is_mit_like_the_project_metadata():
+    import tomllib
+
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("MIT License") and "the algorank developers" in text
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"] == {"text": "MIT"}
+
+
+def test_wheel_ships_only_the_assembled_data_files(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    data = [n for n in names if n.startswith("algorank/metadata/data/")]
+    folders = sorted({n.split("/")[3] for n in data if n.count("/") > 3})
+    assert folders == ["splits"], folders  # no per-dataset build folder (broad/, fresh/, reserve*/)
+    assert len(data) < 40 and not any(n.endswith("SELECTION.md") for n in data)
+    # every embedded set the library loads by name is there, with its record
+    from algorank.metadata.snapshot import EMBEDDED
+
+    for parquet, record in EMBEDDED.values():
+        assert f"algorank/metadata/data/{parquet}" in names and f"algorank/metadata/data/{record}" in names
+    from algorank.metadata.splits import SPLIT_NAMES
+
+    for split in SPLIT_NAMES:
+        assert f"algorank/metadata/data/splits/{split}_heldout.txt" in names
+
+
+def test_numba_is_an_optional_extra_and_only_the_fast_multitest_imports_it():
+    import ast
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert not [d for d in project["dependencies"] if d.startswith("numba")]
+    assert any(d.startswith("numba") for d in project["optional-dependencies"]["fast"])
+    assert any(d.startswith("openml") for d in project["dependencies"])  # pulling from OpenML is the core job
+    importers = set()
+    for path in ROOT.rglob("*.py"):
+        rel = path.relative_to(ROOT)
+        if rel.parts[0] in ("tests", "build", "docs", ".venv", ".pkgroot") or "site-packages" in rel.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                    else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(m.split(".")[0] == "numba" for m in mods):
+                importers.add(str(rel))
+    assert importers == {"recommender/multitest_fast.py"}
+
+
+def test_the_fast_multitest_gives_the_same_order_without_numba(monkeypatch):
+    import numpy as np
+
+    from algorank.recommender import multitest_fast as fast
+    from algorank.recommender.multitest import multitest
+
+    rng = np.random.default_rng(5)
+    scores = rng.normal(0.7, 0.05, (8, 10))
+    scores[5] += 0.08
+    scores[2] += 0.04
+    monkeypatch.setattr(fast, "HAVE_NUMBA", False)
+    fast._compiled.cache_clear()
+    try:
+        plain = fast.multitest_order(scores, test="paired_t")
+    finally:
+        fast._compiled.cache_clear()
+    assert sorted(plain.tolist()) == list(range(8))
+    ref = multitest(scores, list(range(8)), pairwise="paired_t", reasons=False)  # row 0 the cheapest
+    assert tuple(str(i) for i in plain) == ref.order

@@ -1,7 +1,7 @@
 """Machine-speed calibration: put run times measured on one machine on another machine's scale.
 
 :func:`calibrate_machine` times a fixed reference workload (:data:`CALIBRATION_WORKLOAD`:
-fixed-seed numpy and scikit-learn fits, about 0.3 s, median of 3).  Times measured on machine
+fixed-seed numpy and scikit-learn fits, a fraction of a second, median of 3).  Times measured on machine
 A are put on machine B's scale by multiplying them by ``calib_B / calib_A``
 (:func:`rescale_times`), e.g. when meta-data from two machines are joined or when a live run
 predicts its own test times from meta-data built elsewhere.
@@ -46,11 +46,11 @@ def _reference_workload() -> None:
 
 
 def calibrate_machine(*, repeats: int = 3) -> float:
-    """Seconds this machine takes for a fixed reference workload (median of ``repeats`` runs).
+    """Seconds the calling machine takes for a fixed reference workload (median of ``repeats`` runs).
 
     The workload (:data:`CALIBRATION_WORKLOAD`) is fixed-seed numpy and scikit-learn
     work of the kinds the portfolio does (a tree, a linear model, nearest neighbours,
-    a small forest, a matrix product), about 0.3 s on the build machine, run in the
+    a small forest, a matrix product), a fraction of a second, run in the
     calling process with its thread settings (single-threaded for the build).  Times
     from machine A are put on machine B's scale with ``calib_B / calib_A``
     (:func:`rescale_times`).

@@ -15,9 +15,9 @@ Target choice (``target=None``):
 3. else the only nominal attribute, when there is exactly one (e.g. spectf, whose
    class is the first column); a warning names it;
 4. else :class:`~algorank.metadata.errors.InputError` "no nominal target", listing the
-   nominal candidates for ``--target``.
+   nominal candidates for the target.
 
-Rule 3 narrows DESIGN.md's "else the last nominal attribute": when the last column
+Rule 3 narrows the usual "else the last nominal attribute": when the last column
 is numeric and several nominal columns exist (e.g. StatLib's analcatdata_aids:
 Sex, Age, Race, then numeric counts) the file is a regression dataset, and
 silently training "predict Race" would be a nonsense task.  The user can always

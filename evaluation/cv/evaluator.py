@@ -1,10 +1,10 @@
-"""The repeated cross-validation evaluator (issue 5; seeds 000, 001, 003).
+"""The repeated cross-validation evaluator (Kohavi 1995; Raeder, Hoens and Chawla 2010).
 
 :class:`Evaluator` runs learners on one :class:`~algorank.evaluation.cv.datasets.LoadedDataset`
 with a seeded resampling scheme (:mod:`algorank.evaluation.cv.resampling`), repeats it a fixed
 or adaptive number of times (:mod:`algorank.evaluation.cv.stopping`), persists every finished
 fold (:mod:`algorank.evaluation.cv.store`) and returns an :class:`EvaluationResult` whose
-``runs`` table is in the MetaDataset runs schema (DESIGN.md contract 4):
+``runs`` table is in the MetaDataset runs schema:
 ``result.to_meta()`` is a :class:`~algorank.metadata.dataset.MetaDataset`.
 
 Execution
@@ -23,9 +23,8 @@ Per-fit timeout
 With ``timeout`` set, each fold's fit+predict runs in a child process of the fold server
 (:mod:`algorank.evaluation.cv.children`: a ``multiprocessing`` forkserver that has preloaded
 numpy, pandas and scikit-learn); the parent waits until the timeout or deadline and then kills
-the child with SIGKILL, so a stuck fit really is abandoned and its memory returned.  Measured on
-iris (LDA, 10-fold, this 2-core machine under load): 43 ms per fold without a timeout, 214 ms
-with one.  A child that dies (e.g. killed by the out-of-memory killer, or ``MemoryError``) is
+the child with SIGKILL, so a stuck fit really is abandoned and its memory returned.  The child costs
+time: a fast fold under a timeout takes several times as long as one without.  A child that dies (e.g. killed by the out-of-memory killer, or ``MemoryError``) is
 recorded as ``error`` with its exit status.  Run sequentially (``n_jobs=1``), the timed folds
 of one evaluation share one such child (:class:`~algorank.evaluation.cv.children.ChildWorker`:
 the data is sent once, then one fold at a time under the same per-fold timeout and deadline)
@@ -231,6 +230,15 @@ class EvaluationResult:
         The evaluation settings.
     dataset_row : dict
         The datasets-table row (name, source, meta-features).
+
+    Examples
+    --------
+    >>> import algorank
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True, as_frame=True)
+    >>> res = algorank.evaluate(X, y=y, learners=["knn", "lda"])  # doctest: +SKIP
+    >>> res.to_meta().describe().learners  # doctest: +SKIP
+    2
     """
 
     dataset: str
@@ -300,7 +308,7 @@ class Evaluator:
     threads : int or None
         BLAS/OpenMP threads of a fold's fit and predict (``threadpoolctl``).  1 (the default) is
         how the prior meta-data was measured and keeps times predictable: with the libraries'
-        default on a busy machine a logistic regression fold took 15 s instead of 0.05 s (thread
+        default on a busy machine a fast fold can take hundreds of times longer (thread
         oversubscription).  None leaves the libraries' default.
     model_bytes : bool
         Measure each fitted model's pickled size (``model_bytes``, default); False records NaN and

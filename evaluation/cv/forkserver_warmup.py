@@ -3,8 +3,7 @@
 Timed folds run in children forked from a ``multiprocessing`` fork server
 (:mod:`algorank.evaluation.cv.children`).  A fresh fork pays for every first call its
 parent never made (scikit-learn's and SciPy's lazy set-up of solvers, validation and BLAS),
-about 0.1 s per fold measured on this machine for a logistic regression on 455 rows: more than
-the fit itself.  The fork server imports this module once (it is in the server's preload list),
+which for a small logistic regression costs more than the fit itself.  The fork server imports this module once (it is in the server's preload list),
 so its children start from a process that has already made those first calls.
 
 Importing it anywhere else costs a few tenths of a second and changes nothing else; it is not

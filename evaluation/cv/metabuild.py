@@ -1,4 +1,4 @@
-"""Build the broad evaluator meta-data (issue 12, part 1): every shared classification dataset, resumable.
+"""Build the broad evaluator meta-data: every shared classification dataset, resumable.
 
 The embedded ``broad`` set is the ``uci`` protocol (the live-test protocol of
 ``recommend``) run on every classification dataset of ``../shared/datasets``:
@@ -18,7 +18,7 @@ the record JSON repeat it)
 2. Near-copies, i.e. the same records with the same target, only renamed,
    re-encoded, or with the rows that have missing values removed, are kept once:
    the ``uci/`` copy is kept (then ``statlib/``, then ``keel/``).  The dropped files
-   and the copy kept for each are :data:`NEAR_COPIES`: the eight that the datasets
+   and the copy kept for each are :data:`NEAR_COPIES`: the eight that the datasets'
    README names (letter, optdigits, mushroom, iris, wine, tic-tac-toe, tae,
    pendigits = keel/penbased), the four of the ``uci`` set's rule (anneal.orig,
    bridges.version2, prnn_fglass, cars_with_names) and eight more KEEL copies
@@ -54,11 +54,10 @@ that the test's folds sum to at least ``cap`` (``fit_time + predict_time``, NaN 
 0): a timed-out test is "at least ``cap`` seconds", a lower bound, never a missing
 value.  A child that dies (e.g. out of memory) gives ``error`` rows.
 
-Why not the evaluator's per-fold timeout (one fresh child per fold): measured on
-this machine, the first fit in a freshly forked child costs about 10 ms more
-(copy-on-write page faults of the interpreter's heap), which would add 10 ms to
-every fold of the fast learners (2 ms -> 12 ms for a tree on diabetes) and make
-the times disagree with the in-process times of the ``uci`` set.  With one child
+Why not the evaluator's per-fold timeout (one fresh child per fold): the first
+fit in a freshly forked child costs extra (copy-on-write page faults of the
+interpreter's heap), which would add that cost to every fold of the fast learners,
+several times the fit of a small tree, and make the times disagree with the in-process times of the ``uci`` set.  With one child
 per test and the warm-up, the times agree with in-process evaluation.  With
 ``cap=None`` the folds run in-process (after the same warm-up).
 
@@ -83,7 +82,7 @@ two machines are put on one scale with :func:`~algorank.evaluation.cv.calibratio
 Parallel and distributed builds
 -------------------------------
 Datasets are independent joblib tasks.  On a bigger machine use ``n_jobs``
-(``algorank build-meta --n-jobs 8``: one dataset per process, each single-threaded).
+(``n_jobs=8``: one dataset per process, each single-threaded).
 On a Dask cluster, run :func:`build_meta` inside joblib's Dask backend; every worker
 needs the shared datasets at the same path and writes to the same ``out_dir`` (a
 shared file system), or give each machine its own ``out_dir`` and copy the files

@@ -1,4 +1,4 @@
-"""When to stop repeating cross-validation (Raeder, Hoens and Chawla 2010, seed 000).
+"""When to stop repeating cross-validation (Raeder, Hoens and Chawla 2010).
 
 After each full repetition a :class:`StoppingRule` sees the repetition's
 per-instance scores and its accuracy estimate, and says whether to stop:

@@ -78,6 +78,13 @@ class BenchmarkSuite:
         How test times were obtained, in words (``recorded fit times``, ``live tests, 5 x fit + 0.017 s``).
     per_dataset : bool
         Whether :meth:`to_dict` includes the values per dataset by default.
+
+    Examples
+    --------
+    >>> import algorank
+    >>> suite = algorank.benchmark(["ar:p=0", "ar:p=1/16"], "uci")
+    >>> suite.setting, len(suite.results)
+    ('leave-one-dataset-out', 2)
     """
 
     results: tuple

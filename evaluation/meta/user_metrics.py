@@ -14,7 +14,7 @@ else the worst learner's; see :mod:`algorank.recommender.kernel.loss_time`):
   time ``T_n`` (a lower bound), flagged ``eps_reached = False``; reports count them.
 * **loss at budget B**: ``100 * max(0, best - max(baseline, max{a_k : T_k <= B}))``
   percentage points (a test still running at ``B`` does not count).
-* **MIL to B**: the MIL of seed 004 over ``[t_min, B]``, ``t_min`` the dataset's cheapest
+* **MIL to B**: the mean interval loss (Abdulrahman, Brazdil, van Rijn and Vanschoren 2018) over ``[t_min, B]``, ``t_min`` the dataset's cheapest
   test (smallest time of any testable learner, at least 1e-6 s).  When ``t_min >= B``
   no test can finish inside the window and the value is the loss at ``B``.
 * **MIL**: the benchmark's own window, as before.
@@ -29,7 +29,7 @@ tests finished by ``B`` contains its best learner, which alone takes no longer);
 the exact smallest MIL (:func:`~algorank.recommender.kernel.oracle.oracle_order`, for all datasets at once
 :func:`~algorank.recommender.kernel.oracle.oracle_mils`).
 
-Comparing strategy S with the reference R over datasets (METHODS.md)
+Comparing strategy S with the reference R over datasets
 --------------------------------------------------------------------
 * wins / ties / losses per dataset, lower is better; a tie when
   ``|x_S - x_R| <= max(tie_rel * |x_R|, tie_abs)`` with ``tie_rel = 0.05`` and

@@ -78,6 +78,13 @@ class LearnerComparison:
     notes : tuple of str
     bayes_results : dict
         ``(a, b) -> BayesianResult`` (with samples, for plots).
+
+    Examples
+    --------
+    >>> import algorank
+    >>> c = algorank.compare("uci", learners=["knn", "lda", "svc-rbf"])
+    >>> min(c.average_ranks, key=c.average_ranks.get)
+    'SVC_rbf'
     """
 
     labels: tuple
@@ -151,7 +158,7 @@ class LearnerComparison:
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
-        """The ``algorank compare --json`` object."""
+        """The comparison as plain data (what the ``compare`` command prints as JSON)."""
         fr = self.omnibus
         kw = getattr(fr, "kendall_w", float("nan"))
         out = {

@@ -89,7 +89,7 @@ def friedman(scores, *, lower_is_better: bool = False, tie_correction: bool = Fa
         False for accuracies (rank 1 = highest), True for errors, costs or ranks.
     tie_correction : bool
         Convention choice.  False (default) is the textbook formula of
-        METHODS.md / Demsar (2006):
+        Demsar (2006):
         ``chi2_F = 12 N / (k (k + 1)) * (sum_j R_j^2 - k (k + 1)^2 / 4)``.
         True divides it by ``1 - sum(t^3 - t) / (N k (k^2 - 1))`` over tie groups,
         which is what :func:`scipy.stats.friedmanchisquare` reports.  The two

@@ -6,8 +6,8 @@ All t tests work on the paired differences ``d = x - y`` of per-split scores
 
 Zero variance (all differences equal): ``p = 1`` when every difference is 0,
 otherwise the statistic is +-inf and p is 0 (or 1 for the opposite one-sided
-alternative).  This follows METHODS.md for the 5x2 cv tests and is applied to
-every t test here.
+alternative).  This is the convention we use for the 5x2 cv tests (Dietterich 1998;
+Alpaydin 1999) and apply to every t test here.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Loss curves, loss-time curves and the mean interval loss (MIL) of seed 004.
+"""Loss curves, loss-time curves and the mean interval loss (MIL) of Abdulrahman, Brazdil, van Rijn and Vanschoren 2018.
 
 Following an order on a dataset ``d``, test ``i`` finishes at the cumulative time
 ``t_i = s_1 + ... + s_i``.  The loss at time ``t`` is, in percentage points::
@@ -9,8 +9,8 @@ Following an order on a dataset ``d``, test ``i`` finishes at the cumulative tim
 ``baseline_d`` is the accuracy the user has before any test: the majority-class
 fraction, or the worst available learner's accuracy when the majority fraction is
 unknown (recorded as ``baseline_kind="worst-learner"``).  Before the first test
-finishes the loss is therefore ``100 * (best_d - baseline_d)`` as in METHODS.md.
-Counting the baseline as "found at time 0" (our choice; METHODS.md leaves the case
+finishes the loss is therefore ``100 * (best_d - baseline_d)``.
+Counting the baseline as "found at time 0" (our choice; the paper leaves the case
 open) keeps the curve non-increasing when a tested learner is worse than the
 majority-class predictor: the user would keep the default model.  The same rule makes
 the oracle's Pareto-front search exact (see :mod:`algorank.recommender.baselines`).

@@ -22,7 +22,7 @@ its fits.  The identity (``scale = 1``, ``overhead = 0``) is the plain meta-data
 * :data:`LIVE_OVERHEAD` is that estimate measured once on four small datasets shipped
   with scikit-learn (iris, wine, breast_cancer, digits; every learner of the portfolio,
   stratified 5-fold, one repetition; see ``tests/benchmarks/bench_live_overhead.py``),
-  none of which is in the live benchmark set.  It is a property of this machine class and
+  none of which is in the live benchmark set.  It is a property of the hardware and
   of the evaluator, not of any learner: no per-learner predict time is invented.
 
 Meta-data measured by algorank's evaluator (the embedded ``uci`` set, or any

@@ -1,4 +1,4 @@
-"""Traces: what happened when a policy was followed on one dataset (DESIGN.md, contract 3).
+"""Traces: what happened when a policy was followed on one dataset.
 
 An :class:`Observation` is one test: a learner, its accuracy and the seconds it
 took.  A :class:`Trace` is the ordered list of observations of one run of a

@@ -1,4 +1,4 @@
-"""The live environment: a test really runs the learner on the user's data (DESIGN.md, contract 3).
+"""The live environment: a test really runs the learner on the user's data.
 
 :class:`LiveEnvironment` is the counterpart of
 :class:`~algorank.recommender.kernel.environments.SimulatedEnvironment`: the same policy object,

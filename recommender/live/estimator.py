@@ -115,6 +115,14 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
 
     scikit-learn's ``check_estimator`` passes in full in the test suite (``tests/test_estimator.py``);
     sparse input is refused with scikit-learn's standard error (the evaluator works on dense frames).
+
+    Examples
+    --------
+    >>> from algorank import AlgorankClassifier
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    >>> clf = AlgorankClassifier(budget=20).fit(X, y)  # doctest: +SKIP
+    >>> clf.predict(X.head())  # doctest: +SKIP
     """
 
     def __init__(self, budget: float = 30.0, *, strategy: str | None = None, meta=DEFAULT_META, cv: int = 5,

@@ -20,9 +20,8 @@ therefore
 ``landmark_rows`` record what was paid otherwise.  Without a budget they are computed in full.
 
 They run with one BLAS/OpenMP thread, like the live tests: the 1-NN's distance computations use
-OpenMP, whose threads spin while they wait for each other, and on a busy machine (load 5 on 2 cores)
-that made the landmarkers of ``tic-tac-toe`` (958 rows) take 0.59 s instead of 0.045 s (median of 3,
-the same values either way).
+OpenMP, whose threads spin while they wait for each other, and on a busy machine that makes the
+landmarkers of a small dataset many times slower (with the same values either way).
 """
 
 from __future__ import annotations

@@ -43,8 +43,8 @@ budget, and tests whose cost is uncertain (the first one, every test on a datase
 larger than all prior datasets, unknown or large expected times, folds that could end
 more than ``0.1 x budget + 0.5`` s after the deadline if four times slower than expected)
 run each fold in a child process that is killed at the deadline (see
-:class:`~algorank.recommender.live.environment.LiveEnvironment`).  Measured overrun:
-``tests/benchmarks/bench_budget_overrun.py`` (README).
+:class:`~algorank.recommender.live.environment.LiveEnvironment`).  The overrun is measured by
+``tests/benchmarks/bench_budget_overrun.py`` (the benchmark record of the documentation).
 """
 
 from __future__ import annotations
@@ -86,12 +86,10 @@ __all__ = ["PlannedTest", "PlannedOrder", "Recommendation", "recommend", "plan",
 
 logger = logging.getLogger(__name__)
 
-#: Strategy used when none is given: the dataset-conditioned adaptive ``ei`` (expected improvement
-#: per expected second, :mod:`algorank.recommender.ei`), chosen on the frozen held-out split of
-#: the broad meta-data (40 datasets no choice was tuned on; README "Dataset-conditioned, adaptive
-#: recommendation"): time to within 1 point of the best learner no slower than accuracy-only ranking
-#: on 35 of 40 and faster on 33 (sign test p = 4e-6), summed time 65 s against 375 s (oracle 29 s),
-#: better than ``ar:p=1/16`` (185 s) in every user-facing metric.
+#: Strategy used when none is given: ``eiu``, the dataset-conditioned adaptive strategy of
+#: :mod:`algorank.recommender.unexplained` (expected improvement per expected second, conditioned on
+#: the results seen on the dataset so far), chosen on the training parts of the embedded meta-data; the
+#: benchmark record of the documentation compares it with the other strategies on frozen held-out splits.
 DEFAULT_STRATEGY = "eiu"
 
 #: Accepted values of ``time_model``.

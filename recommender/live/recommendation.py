@@ -160,6 +160,15 @@ class Recommendation:
     no_metric : tuple of dict
         Learners not tested because they cannot give :attr:`metric` (``learner``, ``reason``: e.g. gives
         no class probabilities, which log loss needs; :mod:`algorank.recommender.live.capability`).
+
+    Examples
+    --------
+    >>> import algorank
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    >>> rec = algorank.recommend(X, y=y, budget=20)  # doctest: +SKIP
+    >>> rec.best.learner, rec.best.accuracy  # doctest: +SKIP
+    >>> rec.to_frame()  # doctest: +SKIP
     """
 
     dataset: str

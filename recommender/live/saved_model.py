@@ -1,4 +1,4 @@
-"""Saving the refitted best learner of a recommendation (``recommend --save-model PATH``).
+"""Saving the refitted best learner of a recommendation (``recommend(..., save_model=path)``).
 
 The file is the fitted scikit-learn Pipeline written by :func:`joblib.dump`; load it with
 ``joblib.load(PATH)`` and call ``predict`` on raw feature rows.  The pipeline carries

@@ -35,8 +35,8 @@ def quiet_nan():
 
 def single_threaded():
     """Limit BLAS/OpenMP to one thread (``threadpoolctl``), as the live tests run.  The peers' matrices are
-    small (at most a few hundred learners); on a shared 2-core machine multi-threaded OpenBLAS made a
-    219 x 219 Cholesky factorisation about 50 times slower than one thread."""
+    small (at most a few hundred learners); on a busy machine with few cores multi-threaded OpenBLAS makes
+    their Cholesky factorisations many times slower than one thread."""
     global _CONTROLLER
     if _CONTROLLER is None:  # finding the loaded BLAS libraries costs ~10 ms: once per process
         from threadpoolctl import ThreadpoolController

@@ -64,8 +64,8 @@ Deviations, each with its reason:
   ``n_features`` (OBOE trains its runtime model on its preprocessed column count, class column
   included, and predicts with the feature count).
 * **Exact gradient and one shortcut in the design.**  SLSQP gets the exact gradient of
-  ``-log det`` (``-y_i^T M^{-1} y_i``) instead of finite differences, which takes a 219-learner design
-  from about 1.8 s to 1.4 s (on a loaded machine); when every valid learner fits in the time target the optimum is ``v = 1``
+  ``-log det`` (``-y_i^T M^{-1} y_i``) instead of finite differences, which makes a design
+  faster; when every valid learner fits in the time target the optimum is ``v = 1``
   (adding a learner never lowers ``log det``), and it is taken without running SLSQP.  A test failure
   leaves the learner out of the imputation (TensorOboe's handling; OBOE's code has none).
 * **The design's solver** (``solver``, default ``auto``).  OBOE stops SLSQP after 30 iterations; on

