@@ -11,7 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
-from algorank.recommender.kernel.labels import format_p, literal_text, log_time_axis
+from algorank.metadata.text import literal_text
+from algorank.recommender.kernel.labels import format_p, log_time_axis
 
 __all__ = ["plot_loss_time", "plot_mil_boxplots", "plot_loss_by_tests", "log_time_axis"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["format_p", "log_time_axis", "literal_text"]
+__all__ = ["format_p", "log_time_axis"]
 
 
 def format_p(p: float) -> str:
@@ -41,17 +41,3 @@ def log_time_axis(ax, *, label: str = "time (s, log scale)") -> None:
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(label)
 
-
-def literal_text(ax) -> None:
-    """Show the title, axis labels, texts and legend of ``ax`` as written, never as matplotlib mathtext.
-
-    Dataset names, learner ids and strategy names come from data: ``prices_$5_vs_$10.csv`` holds two
-    dollar signs, which matplotlib would parse as a formula (and fail on when drawing).  Call it after
-    the texts are made; tick labels (numbers we format) are left alone.
-    """
-    texts = [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
-    legend = ax.get_legend()
-    if legend is not None:
-        texts += [*legend.get_texts(), legend.get_title()]
-    for text in texts:
-        text.set_parse_math(False)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from algorank.recommender.kernel.labels import literal_text, log_time_axis
+from algorank.recommender.kernel.labels import log_time_axis
 from algorank.metadata.metric import METRICS, from_score
+from algorank.metadata.text import literal_text
 
 __all__ = ["plot_recommendation", "plot_predicted_vs_realised"]
 
