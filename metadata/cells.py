@@ -104,6 +104,9 @@ def _is_string(t) -> bool:
 def _data_columns(schema, index_names: Sequence[str]) -> dict:
     """``{field name: column name}`` of the Parquet columns that hold data, in file order: every field
     but a stored pandas index, except index levels named in ``index_names`` that no data column carries."""
+    from .textfile import check_unique_names
+
+    check_unique_names(schema.names, what="the Parquet file")
     pandas_meta = schema.pandas_metadata or {}
     stored = [c for c in pandas_meta.get("index_columns", []) if isinstance(c, str)]  # dicts: RangeIndex, no field
     level_names = {c.get("field_name"): c.get("name") for c in pandas_meta.get("columns", [])

@@ -191,3 +191,17 @@ def test_any_layout_same_results(order, kind, columns, categorical, narrow_ints,
             want = base_runs().assign(note=[f"n{i}" for i in range(18)]).sort_values(KEY)
             assert got["note"].tolist() == want["note"].tolist()
         check_same(p, tmp, ps=("1/16",))
+
+
+def test_parquet_duplicated_column_names_refused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    runs = base_runs()
+    arrays = [pa.array(runs[c]) for c in runs.columns] + [pa.array(runs["accuracy"][::-1].to_numpy())]
+    p = tmp_path / "runs.parquet"
+    pq.write_table(pa.Table.from_arrays(arrays, names=list(runs.columns) + ["accuracy"]), p)
+    with pytest.raises(Exception, match=r"duplicated column names: 'accuracy' \(columns 5 and 9\)"):
+        MetaDataset.load(p)
+    with pytest.raises(Exception, match=r"duplicated column names: 'accuracy'"):
+        load_fold_runs(str(p))
