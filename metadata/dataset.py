@@ -165,11 +165,23 @@ def _known_ids(ids: Iterable, known, kind: str) -> list[str]:
     return ids
 
 
+def _unique_columns(frame: pd.DataFrame, what: str) -> None:
+    """A column name given twice is an error: a lookup by name would get two columns."""
+    if not frame.columns.is_unique:
+        from .textfile import check_unique_names
+
+        try:
+            check_unique_names(list(frame.columns), what=what)
+        except InputError as exc:
+            raise ValidationError(str(exc)) from None
+
+
 def _validate_runs(runs: pd.DataFrame, codes: dict | None = None) -> tuple[pd.DataFrame, dict]:
     """The validated runs table and the :func:`~algorank.metadata.cells.sorted_codes` of its dataset and
     learner columns (``codes``: those already known, e.g. read with the table)."""
     if not isinstance(runs, pd.DataFrame):
         raise ValidationError(f"runs must be a pandas DataFrame, got {type(runs).__name__}")
+    _unique_columns(runs, "runs table")
     missing = [c for c in RUN_COLUMNS if c not in runs.columns]
     # predict_time and status have natural defaults; the others are required.
     runs = runs.copy(deep=False)  # copy-on-write: the caller's frame is never changed, and nothing is copied
@@ -232,6 +244,7 @@ def _validate_datasets(datasets: pd.DataFrame | None, ids: Sequence[str]) -> pd.
         datasets = pd.DataFrame({"dataset": list(ids)})
     if not isinstance(datasets, pd.DataFrame):
         raise ValidationError(f"datasets must be a pandas DataFrame, got {type(datasets).__name__}")
+    _unique_columns(datasets, "datasets table")
     if "dataset" not in datasets.columns:
         raise ValidationError("datasets table is missing required column: dataset")
     datasets = datasets.copy().reset_index(drop=True)

@@ -205,3 +205,10 @@ def test_parquet_duplicated_column_names_refused(tmp_path):
         MetaDataset.load(p)
     with pytest.raises(Exception, match=r"duplicated column names: 'accuracy'"):
         load_fold_runs(str(p))
+
+
+def test_frame_with_repeated_column_refused():
+    runs = base_runs()
+    twice = pd.concat([runs, runs[["accuracy"]]], axis=1)
+    with pytest.raises(Exception, match=r"runs table has duplicated column names: 'accuracy' \(columns 5 and 9\)"):
+        MetaDataset(twice)
