@@ -28,7 +28,7 @@ rescale all predictions by the median measured/predicted ratio of the tests so f
 (:func:`observed_ratio`).
 
 **A physical range.**  Fitted on a few datasets, six coefficients can extrapolate to any number of
-seconds (``1e+49`` s for a linear discriminant on 150 rows).  Every prediction is therefore clamped,
+seconds, even on a dataset as small as those they were fitted on.  Every prediction is therefore clamped,
 in log10 units, to the learner's observed times widened by a factor of :data:`CLAMP_MARGIN` (10)
 either way and scaled by how far the dataset lies outside the meta-data's sizes:
 
