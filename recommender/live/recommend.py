@@ -398,6 +398,10 @@ def recommend(
         logger.warning("%d learner(s) of the meta-data are rank-only (neither portfolio ids nor scikit-learn estimator "
                        "classes of an allowed package): ranked, never run: %s", len(rank_only),
                        ", ".join(_clip(l) for l in rank_only[:5]) + (", ..." if len(rank_only) > 5 else ""))
+    from algorank.recommender.live.capability import SkipWithoutMetric, learners_without_metric
+
+    no_metric = learners_without_metric([l for l in meta.learner_ids if l not in set(rank_only)], metric,
+                                        allow_modules=allowed)
     trace = None
     decisions: tuple = ()
     test_times: tuple = ()
@@ -425,6 +429,8 @@ def recommend(
             policy = explaining
             if rank_only:
                 policy = _SkipRankOnly(policy, rank_only)
+            if no_metric:
+                policy = SkipWithoutMetric(policy, no_metric)
             loop_start = time.perf_counter()
             skipper = None
             if left is not None:
@@ -463,7 +469,8 @@ def recommend(
                           suggested_metric=suggested, similar=neighbours_found, decisions=decisions,
                           plan_decisions=tuple(plan_decisions), test_times=test_times, skipped=skipped,
                           n_jobs=n_jobs, task=data.task, task_detection=data.task_detection,
-                          columns=tuple(data.columns_dict()))
+                          columns=tuple(data.columns_dict()),
+                          no_metric=tuple({"learner": l, "reason": r} for l, r in no_metric.items()))
 
 
 def _prior_shape(meta) -> tuple[float, float]:

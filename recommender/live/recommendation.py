@@ -169,6 +169,9 @@ class Recommendation:
     columns : tuple of dict
         What was done to each feature column as read (``column``, ``action``, ``reason``,
         ``new_columns``; :mod:`algorank.evaluation.cv.columns`).
+    no_metric : tuple of dict
+        Learners not tested because they cannot give :attr:`metric` (``learner``, ``reason``: e.g. gives
+        no class probabilities, which log loss needs; :mod:`algorank.recommender.live.capability`).
 
     Examples
     --------
@@ -286,6 +289,7 @@ class Recommendation:
     decisions: tuple = field(default=(), compare=False)
     plan_decisions: tuple = field(default=(), compare=False)
     saved_model: str | None = field(default=None, compare=False)
+    no_metric: tuple = field(default=(), compare=False)
 
     def to_text(self) -> str:
         """The results table and the summary (a dry run: the planned order)."""
@@ -315,13 +319,15 @@ class Recommendation:
         if best is None:
             tried = ", ".join(short_name(o.learner) for o in self.trace.observations) or "nothing"
             budget = f" within the budget of {self.budget_seconds:g} s" if self.budget_seconds else ""
-            return (f"no learner finished successfully{budget} (tried: {tried}; {spent:.3g} s); stopped because {why}")
+            return (f"no learner finished successfully{budget} (tried: {tried}; {spent:.3g} s); stopped because {why}"
+                    f"{self._no_metric_text()}")
         label = METRICS[self.metric].label
         tested = set(self.trace.learners)
         left = [s for s in self.skipped if s["learner"] not in tested]
         skipped = ""
         # nothing else was left to start (rank-only learners are never run)
-        ran_out = tested | {s["learner"] for s in left} | set(self.rank_only) >= set(self.expected)
+        unable = {u["learner"] for u in self.no_metric}
+        ran_out = tested | {s["learner"] for s in left} | set(self.rank_only) | unable >= set(self.expected)
         if left and self.trace.stopped == "budget" and ran_out:  # the loop ended because what was left did not fit
             why = _no_fit(left)
         elif self.skipped:
@@ -330,7 +336,19 @@ class Recommendation:
         found = float(self.trace.cumulative_seconds[k])
         return (f"best: {short_name(best.learner)} with {label} {from_score(self.metric, best.accuracy):.4f}, "
                 f"found by test {k + 1} of {n} ({found:.3g} s of the {spent:.3g} s of tests); "
-                f"stopped because {why}{skipped}")
+                f"stopped because {why}{skipped}{self._no_metric_text()}")
+
+    def _no_metric_text(self) -> str:
+        """``; N learner(s) not tested: they give no class probabilities, which log loss needs (svc-rbf, ...)``."""
+        if not self.no_metric:
+            return ""
+        from algorank.recommender.live.capability import NEEDS
+
+        names = [short_name(u["learner"]) for u in self.no_metric]
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        what = NEEDS.get(self.metric, ("the scores it needs",))[0]
+        return (f"; {len(names)} learner(s) not tested: they give no {what}, which "
+                f"{METRICS[self.metric].label} needs ({shown})")
 
     def to_dict(self) -> dict:
         """JSON-ready: ``order`` (planned), ``trace`` (with predicted vs measured), ``best``, plus context."""
@@ -367,4 +385,5 @@ class Recommendation:
             "similar_datasets": [dict(d) for d in self.similar],
             "decisions": [dict(d) for d in self.decisions],
             "saved_model": self.saved_model,
+            "not_tested": [dict(u) for u in self.no_metric],
         }
