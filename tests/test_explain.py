@@ -60,8 +60,8 @@ def test_a_learner_tested_again_after_its_limit_stopped_it_says_so():
     assert learner == first and len(history) == len(strategy.learners_)  # every other learner came first
     d = policy.decisions[-1]
     assert d["learner"] == first and np.isnan(d["score"])
-    assert d["text"] == ("tested again without a limit: its test was stopped at 3.5 s, and every other learner "
-                         "has been tested")
+    assert d["text"] == ("re-test with no limit but the budget's: its first test stopped at 3.5 s (the limit the "
+                         "strategy gave it); every other learner has been tested")
     assert policy.decisions[0]["text"].startswith("highest ")
 
 

@@ -235,6 +235,8 @@ class LiveEnvironment:
         Measured / expected seconds of the finished tests with a known expectation.
     timeline : list of (float, float)
         Start and end of every test (in :meth:`test` call order), seconds since ``origin``.
+    paces : dict
+        learner -> seconds a full test needs at the pace its stopped tests showed (:meth:`needs`).
     """
 
     def __init__(self, dataset: LoadedDataset, evaluator: Evaluator | None = None, *, cv: int = 5,
@@ -268,6 +270,8 @@ class LiveEnvironment:
         self.beyond_prior = _larger_than(dataset, prior_shape)
         self.origin = None if origin is None else float(origin)
         self.timeline: list[tuple[float, float]] = []
+        self.paces: dict[str, float] = {}
+        self._done = 0
 
     @property
     def calibration(self) -> float:
@@ -428,10 +432,25 @@ class LiveEnvironment:
         if self.origin is None:
             self.origin = start
         self._end = start
+        self._done = 0
         try:
-            return self._test(learner, start, limit, bars)
+            o = self._test(learner, start, limit, bars)
         finally:
             self.timeline.append((start - self.origin, self._end - self.origin))
+        if o.status == "timeout":  # stopped: how long a full test needs at the pace it showed
+            running = 0 if o.screened else 1  # a screened test ran its first fold only; else a fold was cut short
+            need = float(o.seconds) * self._folds() / max(self._done + running, 1)
+            self.paces[learner] = max(need, self.paces.get(learner, 0.0))
+        return o
+
+    def needs(self, learner: str) -> float:
+        """Seconds a full test of ``learner`` needs at the pace its stopped tests showed (NaN when none stopped).
+
+        A test stopped after ``k`` finished folds, one more cut short, used ``s`` seconds: a full test of ``folds``
+        folds needs at least ``s x folds / (k + 1)``; a screened test ran its first fold only: ``s x folds``.  Never
+        less than the seconds the stopped test used.
+        """
+        return float(self.paces.get(learner, math.nan))
 
     def _charge(self, start: float) -> float:
         """End a test that counts (one more measured test): its seconds, added to ``spent``."""
@@ -499,6 +518,8 @@ class LiveEnvironment:
             self.spent += seconds
             return Observation(learner, float("nan"), float(seconds), "error", str(exc))
         seconds = self._charge(start)
+        if "accuracy" in result.runs:
+            self._done = int(np.isfinite(result.runs["accuracy"].to_numpy(dtype=float)).sum())
         if bars and (result.runs["message"] == NOT_RUN_SCREENED).any():  # one fold's time: not a test's ratio
             first = float(result.runs["accuracy"].dropna().iloc[0])
             message = f"stopped after its first fold: accuracy {first:.4f} below the bar {bars[learner]:.4f}"

@@ -19,6 +19,7 @@ import numpy as np
 
 from algorank.metadata.learners import short_name
 from algorank.recommender.accuracy_model import from_gain
+from algorank.recommender.live.outcome import retest_reason
 
 __all__ = ["Explaining", "explain_choice"]
 
@@ -85,13 +86,11 @@ def explain_choice(policy, strategy, history: Sequence, learner: str) -> dict:
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         failed = True
     stopped = [o for o in history if o.learner == learner and getattr(o, "capped", False)]
-    if stopped and getattr(stopped[-1], "screened", False):  # stopped after its first fold: tested again in full
-        out["text"] = ("tested again with every fold: its first fold scored below the bar, and every other learner "
-                       "has been tested")
-        return out
-    if stopped:  # the learner's earlier test was stopped at its time limit: this is its second test
-        out["text"] = (f"tested again without a limit: its test was stopped at {stopped[-1].seconds:.3g} s, "
-                       "and every other learner has been tested")
+    if stopped:  # stopped after its first fold or at its time limit: this is its second test
+        why = retest_reason(stopped)
+        if not getattr(stopped[-1], "screened", False):
+            why = why.replace("a longer limit", "no limit but the budget's")
+        out["text"] = f"{why}; every other learner has been tested"
         return out
     if failed:
         out["text"] = "chosen by the strategy"

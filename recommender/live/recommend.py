@@ -63,7 +63,7 @@ from algorank.recommender.live.environment import LiveEnvironment
 from algorank.recommender.live.explain import Explaining
 from algorank.recommender.live.labels import original_labels
 from algorank.recommender.live.landmarks import LANDMARK_BUDGET_SHARE, measure_landmarks  # noqa: F401 (re-export)
-from algorank.recommender.live.pacing import PLAN_BUDGET_SHARE, SkipOverBudget, fit_within
+from algorank.recommender.live.pacing import PLAN_BUDGET_SHARE, RetryStopped, SkipOverBudget, fit_within
 from algorank.recommender.live.parallel import check_n_jobs, run_parallel, warm_pool
 from algorank.recommender.live.recommendation import PlannedOrder, PlannedTest, Recommendation
 from algorank.recommender.live.similar import similar_datasets
@@ -392,6 +392,7 @@ def recommend(
     decisions: tuple = ()
     test_times: tuple = ()
     skipped: tuple = ()
+    not_retried: tuple = ()
     if not dry_run:
         left = clock.left(budget)
         if left is not None and left <= 0:
@@ -415,9 +416,10 @@ def recommend(
                 policy = _SkipRankOnly(policy, rank_only)
             loop_start = time.perf_counter()
             skipper = None
+            remaining = None if left is None else (lambda: left - (time.perf_counter() - loop_start))
             if left is not None:
-                skipper = policy = SkipOverBudget(policy, env.expected,
-                                                  lambda: left - (time.perf_counter() - loop_start))
+                skipper = policy = SkipOverBudget(policy, env.expected, remaining, needs=env.needs)
+            retry = policy = RetryStopped(policy, env.needs, remaining or (lambda: None), folds=env._folds())
             if n_jobs > 1:
                 trace = run_parallel(policy, env, n_jobs=n_jobs, expected=expected, dataset=data.name, budget=left,
                                      max_tests=top, on_start=on_start, on_observation=on_observation)
@@ -426,7 +428,9 @@ def recommend(
                     policy = _Announcing(policy, on_start)
                 trace = run_policy(policy, env, dataset=data.name, budget=left, max_tests=top,
                                    on_observation=on_observation, keep_on_interrupt=True)
-            decisions = tuple(d for d in explaining.decisions if d["learner"] in set(trace.learners))
+            decisions = tuple(sorted((d for d in list(explaining.decisions) + list(retry.decisions)
+                                      if d["learner"] in set(trace.learners)), key=lambda d: d["step"]))
+            not_retried = tuple(dict(d) for d in retry.declined)
             test_times = tuple(env.timeline)
             skipped = () if skipper is None else tuple(skipper.skipped)
             if skipped and trace.stopped == "policy":  # what was left did not fit in the budget
@@ -449,7 +453,7 @@ def recommend(
                           expected=dict(expected), cv=int(cv), notes=notes, timings=clock.to_dict(),
                           suggested_metric=suggested, similar=neighbours_found, decisions=decisions,
                           plan_decisions=tuple(plan_decisions), test_times=test_times, skipped=skipped,
-                          n_jobs=n_jobs)
+                          n_jobs=n_jobs, not_retried=not_retried)
 
 
 def _prior_shape(meta) -> tuple[float, float]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from algorank.metadata.learners import short_name
 from algorank.metadata.metric import METRICS, from_score
 from algorank.recommender.kernel.trace import Observation, Trace
+from algorank.recommender.live.outcome import earlier_tests, outcome, retest_reason
 
 __all__ = ["PlannedTest", "PlannedOrder", "Recommendation"]
 
@@ -38,6 +39,19 @@ def _no_fit(left: list) -> str:
     more = f" and {len(left) - 3} more" if len(left) > 3 else ""
     return (f"the {len(left)} learner(s) left were predicted to take longer than the "
             f"{left[-1]['seconds_left']:.3g} s of budget left ({names}{more})")
+
+
+def _not_retested(stopped: list, declined) -> str:
+    """Which learners stopped at their limit were not tested again, and why (their need against the seconds left)."""
+    why = {d["learner"]: d for d in declined}
+    parts = []
+    for l in stopped[:3]:
+        d = why.get(l)
+        parts.append(short_name(l) if d is None else
+                     f"{short_name(l)} needs about {d['needed_seconds']:.3g} s at its measured pace, "
+                     f"{d['seconds_left']:.3g} s were left")
+    more = f" and {len(stopped) - 3} more" if len(stopped) > 3 else ""
+    return f"stopped at its limit and not tested again: {'; '.join(parts)}{more}"
 
 
 @dataclass(frozen=True)
@@ -157,6 +171,10 @@ class Recommendation:
         Folds of each live test.
     saved_model : str or None
         Where :func:`algorank.api.recommend` saved the refitted model (``save_model=``), else None.
+    not_retried : tuple of dict
+        Learners stopped at their limit and not tested again because the budget left was less than the pace of
+        their first test said a full test needs (``learner``, ``needed_seconds``, ``seconds_left``;
+        :class:`~algorank.recommender.live.pacing.RetryStopped`).
     """
 
     dataset: str
@@ -176,16 +194,20 @@ class Recommendation:
     @property
     def leaderboard(self):
         """The tests in the order they ran: learner, short name, the metric's CV value (a column named
-        after :attr:`metric`), seconds, cumulative seconds, status, capped (stopped early by the strategy's rule, at
+        after :attr:`metric`), seconds, cumulative seconds, status (how the test ended, one of
+        :data:`~algorank.recommender.live.outcome.OUTCOMES`: ``ok``, ``screened``, ``stopped at its limit``,
+        ``error``), capped (stopped early by the strategy's rule, at
         its time limit or after its first fold, and tested again later), screened (stopped after its first fold),
-        message, the predicted value and seconds (the planned order's), and the expected value and seconds (what the
+        message, test (1 for a learner's first test, 2 for its second), why (why the strategy took it then; for a
+        second test, why it runs again), the predicted value and seconds (the planned order's), and the expected value and seconds (what the
         strategy expected of the test when it chose it: ``ei`` and ``eiu`` condition on the tests before it and
         rescale their time predictions by them; a fixed order's are the planned ones)."""
         import pandas as pd
 
         m = self.metric
         cols = ["learner", "short", m, "seconds", "cumulative_seconds", "status", "capped", "screened", "message",
-                f"predicted_{m}", f"expected_{m}", "predicted_seconds", "expected_seconds", "started", "ended"]
+                "test", "why", f"predicted_{m}", f"expected_{m}", "predicted_seconds", "expected_seconds", "started",
+                "ended"]
         if self.trace is None:
             return pd.DataFrame(columns=cols)
         return pd.DataFrame(self._trace_rows()).reindex(columns=cols)
@@ -196,8 +218,13 @@ class Recommendation:
         predicted = self._predicted()
         decisions = self.test_decisions()
         rows = []
-        for i, (r, o) in enumerate(zip(self.trace.to_records(), self.trace.observations)):
+        observations = list(self.trace.observations)
+        for i, (r, o) in enumerate(zip(self.trace.to_records(), observations)):
             row = {k: v for k, v in r.items() if k != "accuracy"}
+            row["status"] = outcome(o)  # the same word as the progress line, the table and the report
+            earlier = earlier_tests(observations, i)
+            row["test"] = len(earlier) + 1
+            row["why"] = (decisions[i].get("text") or retest_reason(earlier)) if earlier else decisions[i].get("text", "")
             pred_acc, pred_sec = predicted.get(r["learner"], (math.nan, math.nan))
             expected = _finite(decisions[i].get("expected"), pred_acc)
             rows.append({"learner": r["learner"], "short": short_name(r["learner"]), m: from_score(m, r["accuracy"]),
@@ -261,6 +288,7 @@ class Recommendation:
     decisions: tuple = field(default=(), compare=False)
     plan_decisions: tuple = field(default=(), compare=False)
     saved_model: str | None = field(default=None, compare=False)
+    not_retried: tuple = field(default=(), compare=False)
 
     def to_text(self) -> str:
         """The results table and the summary (a dry run: the planned order)."""
@@ -301,11 +329,25 @@ class Recommendation:
             why = _no_fit(left)
         elif self.skipped:
             skipped = f"; {len(self.skipped)} learner(s) not started (predicted to take longer than the budget left)"
+        stopped = self._stopped_not_retested()
+        if stopped and self.trace.stopped in ("policy", "exhausted"):
+            why = (f"every recommended learner was tested, but {len(stopped)} stopped at its limit and was not "
+                   f"tested again")
+        if stopped:
+            skipped += "; " + _not_retested(stopped, self.not_retried)
         k = next(i for i, o in enumerate(self.trace.observations) if o is best)
         found = float(self.trace.cumulative_seconds[k])
         return (f"best: {short_name(best.learner)} with {label} {from_score(self.metric, best.accuracy):.4f}, "
                 f"found by test {k + 1} of {n} ({found:.3g} s of the {spent:.3g} s of tests); "
                 f"stopped because {why}{skipped}")
+
+    def _stopped_not_retested(self) -> list:
+        """Learners whose tests all stopped at their limit (screened ones excepted), in the order of their last test."""
+        tests: dict = {}
+        for o in self.trace.observations:
+            tests.setdefault(o.learner, []).append(o)
+        return [l for l, ts in tests.items()
+                if not any(t.status == "ok" for t in ts) and outcome(ts[-1]) == "stopped at its limit"]
 
     def to_dict(self) -> dict:
         """JSON-ready: ``order`` (planned), ``trace`` (with predicted vs measured), ``best``, plus context."""
@@ -326,6 +368,7 @@ class Recommendation:
             "order": self.plan_rows(),
             "trace": [] if self.trace is None else self._trace_rows(),
             "skipped": [dict(s) for s in self.skipped],
+            "not_retried": [dict(s) for s in self.not_retried],
             "n_jobs": self.n_jobs,
             "best": None if best is None else {"learner": best.learner, "short": short_name(best.learner),
                                                m: from_score(m, best.accuracy)},
