@@ -66,6 +66,7 @@ from algorank.recommender.live.landmarks import LANDMARK_BUDGET_SHARE, measure_l
 from algorank.recommender.live.pacing import PLAN_BUDGET_SHARE, RetryStopped, SkipOverBudget, fit_within
 from algorank.recommender.live.parallel import check_n_jobs, run_parallel, warm_pool
 from algorank.recommender.live.recommendation import PlannedOrder, PlannedTest, Recommendation
+from algorank.recommender.live.prior import relative_prior_for
 from algorank.recommender.live.similar import similar_datasets
 from algorank.recommender.live.timing import PhaseClock
 from algorank.recommender.kernel.environments import meta_arrays
@@ -379,7 +380,10 @@ def recommend(
     planned = PlannedOrder(plan(strat, info, expected, top=top, decisions=plan_decisions,
                                 budget=None if dry_run else clock.left(budget), deadline=plan_until))
     planned.metric = metric
-    neighbours_found = similar_datasets(meta, info, k=5)
+    prior = relative_prior_for(meta, strat)  # what the plan shows: gaps to the best learner, calibrated
+    relative = prior.predict(info)
+    planned.relative, planned.best = relative["gaps"], relative["best"]
+    neighbours_found = similar_datasets(meta, info, k=5, prior=prior)
     clock.lap("plan")
     if on_plan is not None:
         on_plan(planned)
@@ -453,7 +457,7 @@ def recommend(
                           expected=dict(expected), cv=int(cv), notes=notes, timings=clock.to_dict(),
                           suggested_metric=suggested, similar=neighbours_found, decisions=decisions,
                           plan_decisions=tuple(plan_decisions), test_times=test_times, skipped=skipped,
-                          n_jobs=n_jobs, not_retried=not_retried)
+                          n_jobs=n_jobs, not_retried=not_retried, relative_prior=relative)
 
 
 def _prior_shape(meta) -> tuple[float, float]:

@@ -90,15 +90,19 @@ class PlannedTest:
 
 
 class PlannedOrder(tuple):
-    """The planned order: a tuple of :class:`PlannedTest`, with ``metric``, the score it expects."""
+    """The planned order: a tuple of :class:`PlannedTest`, with ``metric``, the score it expects, and what the
+    meta-data expects relative to the best learner: ``relative`` (learner -> (gap, low, high)) and ``best`` (the
+    expected best score, low, high); see :mod:`algorank.recommender.live.prior`."""
 
     metric = "accuracy"
+    relative: dict = {}
+    best: tuple = (math.nan, math.nan, math.nan)
 
     def to_text(self) -> str:
         """The planned order as a table."""
         from algorank.recommender.live.report import plan_text
 
-        return plan_text(self, metric=self.metric)
+        return plan_text(self, metric=self.metric, relative=self.relative, best=self.best)
 
 
 @dataclass(frozen=True)
@@ -171,6 +175,11 @@ class Recommendation:
         Folds of each live test.
     saved_model : str or None
         Where :func:`algorank.api.recommend` saved the refitted model (``save_model=``), else None.
+    relative_prior : dict
+        What the meta-data expects before any test, relative to the best learner
+        (:meth:`~algorank.recommender.live.prior.RelativePrior.predict`): ``gaps`` (learner -> expected score minus
+        the best learner's, with a 90 % interval, at most 0) and ``best`` (the expected best score, with a 90 %
+        interval).
     not_retried : tuple of dict
         Learners stopped at their limit and not tested again because the budget left was less than the pace of
         their first test said a full test needs (``learner``, ``needed_seconds``, ``seconds_left``;
@@ -249,17 +258,22 @@ class Recommendation:
 
     def plan_rows(self) -> list[dict]:
         """The planned order as dicts with the metric's own values: ``expected_<metric>``, ``<metric>_low``,
-        ``<metric>_high`` (the 90 % interval), ``expected_seconds``, ``fail_probability``."""
+        ``<metric>_high`` (the 90 % interval of the strategy's model), ``expected_seconds``, ``fail_probability``, and
+        ``expected_gap``, ``gap_low``, ``gap_high``: the expected score minus the best learner's, with its 90 %
+        interval (:attr:`relative_prior`; NaN where unknown)."""
         m = self.metric
         lower_better = not METRICS[m].higher_is_better
+        gaps = dict(self.relative_prior.get("gaps", {})) if self.relative_prior else {}
         out = []
         for p in self.plan:
             low, high = from_score(m, p.accuracy_low), from_score(m, p.accuracy_high)
             if lower_better:
                 low, high = high, low
+            gap = gaps.get(p.learner, (math.nan, math.nan, math.nan))
             out.append({"learner": p.learner, "short": short_name(p.learner),
                         f"expected_{m}": from_score(m, p.expected_accuracy), "expected_seconds": p.expected_seconds,
-                        f"{m}_low": low, f"{m}_high": high, "fail_probability": p.fail_probability})
+                        f"{m}_low": low, f"{m}_high": high, "fail_probability": p.fail_probability,
+                        "expected_gap": gap[0], "gap_low": gap[1], "gap_high": gap[2]})
         return out
 
     def _when(self, i: int) -> dict:
@@ -289,12 +303,16 @@ class Recommendation:
     plan_decisions: tuple = field(default=(), compare=False)
     saved_model: str | None = field(default=None, compare=False)
     not_retried: tuple = field(default=(), compare=False)
+    relative_prior: dict = field(default_factory=dict, compare=False)
 
     def to_text(self) -> str:
         """The results table and the summary (a dry run: the planned order)."""
         from algorank.recommender.live.report import plan_text, results_text
 
-        return plan_text(self.plan, metric=self.metric) if self.trace is None else results_text(self)
+        if self.trace is None:
+            return plan_text(self.plan, metric=self.metric, relative=self.relative_prior.get("gaps"),
+                             best=self.relative_prior.get("best"))
+        return results_text(self)
 
     @property
     def best(self) -> Observation | None:
@@ -379,6 +397,8 @@ class Recommendation:
             "suggested_metric": self.suggested_metric,
             "timings": dict(self.timings),
             "similar_datasets": [dict(d) for d in self.similar],
+            "expected_best": (None if not self.relative_prior else
+                              dict(zip(("score", "low", "high"), self.relative_prior.get("best", ())))),
             "decisions": [dict(d) for d in self.decisions],
             "saved_model": self.saved_model,
         }

@@ -35,8 +35,44 @@ def _value(metric: str, score: float) -> str:
     return _acc(from_score(metric, score))
 
 
-def plan_text(plan: Sequence, *, metric: str = "accuracy") -> str:
-    """The planned order: expected value and test time of each learner (and the interval, p(fail) when modelled)."""
+def _points(gap: float) -> str:
+    """A gap to the best learner (a score difference, at most 0) in points."""
+    if gap != gap:
+        return "n/a"
+    value = 100.0 * gap
+    return "0.0" if abs(value) < 0.05 else f"{value:.1f}"
+
+
+def relative_shown(metric: str, relative) -> bool:
+    """Whether the plan shows gaps to the best learner in points (a metric whose score is its value)."""
+    return bool(relative) and metric in METRICS and METRICS[metric].higher_is_better
+
+
+def plan_text(plan: Sequence, *, metric: str = "accuracy", relative=None, best=None) -> str:
+    """The planned order: expected value and test time of each learner (and the interval, p(fail) when modelled).
+
+    With ``relative`` (learner -> (gap, low, high): the expected score minus the best learner's,
+    :mod:`~algorank.recommender.live.prior`) and a metric whose score is its value, the table shows that gap in
+    points with its 90 % interval instead of absolute values, and ``best`` (score, low, high) is said once above it:
+    how far apart the learners are can be told from prior datasets much better than how hard this dataset is.
+    """
+    if relative_shown(metric, relative):
+        rel = dict(relative)
+        header = ["#", "learner", "vs best (points)", "90% interval", "exp. time", "p(fail)"]
+        rows = []
+        for i, t in enumerate(plan, 1):
+            g = rel.get(t.learner, (float("nan"),) * 3)
+            rows.append([i, short_name(t.learner), _points(g[0]),
+                         "" if g[1] != g[1] else f"[{_points(g[1])}, {_points(g[2])}]",
+                         format_seconds(t.expected_seconds),
+                         "" if t.fail_probability != t.fail_probability else f"{t.fail_probability:.2f}"])
+        head = (f"planned order ({len(plan)} learners; before any test, from the most similar prior datasets: "
+                f"each learner's expected {_label(metric)} minus the best learner's, in points, and its test time)")
+        b = tuple(best) if best is not None else ()
+        if len(b) == 3 and b[0] == b[0]:
+            head += (f"\nthe best learner is expected to reach {_label(metric)} {b[0]:.2f} "
+                     f"(90% interval [{b[1]:.2f}, {b[2]:.2f}])")
+        return head + "\n" + format_table(header, rows, align="rlrrrr")
     modelled = any(t.accuracy_low == t.accuracy_low for t in plan)
     source = ("the strategy's models for this dataset, before any test: each result updates them" if modelled
               else "the most similar prior datasets")
@@ -133,7 +169,8 @@ class Progress:
 
     def on_plan(self, plan) -> None:
         self.width, self.metric = progress_width(plan), getattr(plan, "metric", "accuracy")
-        self._write(self.plan_stream, plan_text(plan, metric=self.metric) + ("\n" if self.gap else ""))
+        self._write(self.plan_stream, plan_text(plan, metric=self.metric, relative=getattr(plan, "relative", None),
+                                                best=getattr(plan, "best", None)) + ("\n" if self.gap else ""))
 
     def on_start(self, learner: str) -> None:
         self._write(self.test_stream, start_line(learner, earlier=self.seen.get(learner, ())))
