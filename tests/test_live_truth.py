@@ -158,14 +158,14 @@ def test_recommend_tests_a_stopped_learner_again_with_a_longer_limit_and_finds_i
         def fit(self, meta):
             return self
 
-        def policy(self, info):  # the slow learner first, under a 1 s limit it cannot meet (3 folds of 0.6 s)
-            return _Order([slow(0.6), NB], {slow(0.6): 1.0})
+        def policy(self, info):  # the slow learner first, under a 1 s limit it cannot meet (3 folds of 0.4 s)
+            return _Order([slow(0.4), NB], {slow(0.4): 1.0})
 
     started = []
-    r = recommend(iris, strategy=Strategy(), meta=meta_for([slow(0.6), NB]), budget_seconds=60, cv=3,
+    r = recommend(iris, strategy=Strategy(), meta=meta_for([slow(0.4), NB]), budget_seconds=60, cv=3,
                   allow_modules=ALLOW, on_start=started.append, refit=False)
-    tests = [o for o in r.trace.observations if o.learner == slow(0.6)]
-    assert started == [slow(0.6), NB, slow(0.6)]
+    tests = [o for o in r.trace.observations if o.learner == slow(0.4)]
+    assert started == [slow(0.4), NB, slow(0.4)]
     assert [outcome(t) for t in tests] == ["stopped at its limit", "ok"] and tests[1].accuracy == pytest.approx(1 / 3,
                                                                                                            abs=0.05)
     trace = r.to_dict()["trace"]

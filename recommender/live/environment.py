@@ -271,7 +271,7 @@ class LiveEnvironment:
         self.origin = None if origin is None else float(origin)
         self.timeline: list[tuple[float, float]] = []
         self.paces: dict[str, float] = {}
-        self._done = 0
+        self._done: int | None = None
 
     @property
     def calibration(self) -> float:
@@ -432,14 +432,16 @@ class LiveEnvironment:
         if self.origin is None:
             self.origin = start
         self._end = start
-        self._done = 0
+        self._done = None  # folds that finished, once the evaluator's result is back
         try:
             o = self._test(learner, start, limit, bars)
         finally:
             self.timeline.append((start - self.origin, self._end - self.origin))
         if o.status == "timeout":  # stopped: how long a full test needs at the pace it showed
             running = 0 if o.screened else 1  # a screened test ran its first fold only; else a fold was cut short
-            need = float(o.seconds) * self._folds() / max(self._done + running, 1)
+            need = float(o.seconds)  # no fold came back: only what it used is known
+            if self._done is not None:
+                need = float(o.seconds) * self._folds() / max(self._done + running, 1)
             self.paces[learner] = max(need, self.paces.get(learner, 0.0))
         return o
 
@@ -447,8 +449,9 @@ class LiveEnvironment:
         """Seconds a full test of ``learner`` needs at the pace its stopped tests showed (NaN when none stopped).
 
         A test stopped after ``k`` finished folds, one more cut short, used ``s`` seconds: a full test of ``folds``
-        folds needs at least ``s x folds / (k + 1)``; a screened test ran its first fold only: ``s x folds``.  Never
-        less than the seconds the stopped test used.
+        folds needs at least ``s x folds / (k + 1)``; a screened test ran its first fold only: ``s x folds``; a test
+        abandoned before any of its folds came back (a watchdog, the end of its limit with no result): ``s``, all
+        that is known.  Never less than the seconds the stopped test used.
         """
         return float(self.paces.get(learner, math.nan))
 

@@ -75,6 +75,9 @@ def explain_choice(policy, strategy, history: Sequence, learner: str) -> dict:
     step = len(history) + 1
     out = {"step": step, "learner": learner, "score": math.nan, "runner_up": None, "runner_up_score": math.nan,
            "expected": math.nan, "expected_seconds": math.nan}
+    cost = getattr(strategy, "p", None)
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost):
+        out["p"] = float(cost)  # the cost exponent of the score, for the formula's explanation
     failed = False
     try:
         scored = _scored(policy, strategy, history)  # one scoring serves the expectations and the text below
@@ -101,8 +104,9 @@ def explain_choice(policy, strategy, history: Sequence, learner: str) -> dict:
             names = list(strategy.learners_)
             rest = [(score[i], names[i]) for i in range(len(names)) if i != j and np.isfinite(score[i])]
             out["score"] = float(score[j])
-            what = ("P(within eps of the best) / seconds^p" if getattr(strategy, "acq", "ei") == "near"
-                    else "(1 - p(fail)) x expected improvement / seconds^p")
+            p = f"{out['p']:g}" if "p" in out else "p"  # the strategy's cost exponent, not a bare letter
+            what = (f"P(within eps of the best) / seconds^{p}" if getattr(strategy, "acq", "ei") == "near"
+                    else f"(1 - p(fail)) x expected improvement / seconds^{p}")
             text = f"highest {what}: {score[j]:.3g}"
             if rest:
                 s2, l2 = max(rest)
