@@ -47,7 +47,8 @@ budget, the limit alone gives one); the rules above that look at the budget left
 ``min(budget left, limit)`` (a test expected to take more than ``1 / guard`` of its limit runs timed,
 "expected time close to its limit"; the watchdog of a cheap first test never watches past the
 limit), and its per-fold timeout is ``min(budget left, limit)`` divided by its folds (at least
-``min_timeout``); the fold server's start-up, which the first timed test in a process would otherwise
+``min_timeout``; a learner tested again after a stopped test gets the whole of it per fold, so that a
+re-test never stops a fold sooner than the first test did); the fold server's start-up, which the first timed test in a process would otherwise
 pay, is waited for before its limit starts (:func:`_await_fold_server`, within the budget).  A test
 stopped because of its limit (a fold killed at the limit's deadline or at the per-fold timeout
 derived from it, a fold not started after it, or no result by then) becomes a *capped* observation:
@@ -385,6 +386,8 @@ class LiveEnvironment:
         left = max(self._room(check_limit(limit)), self.min_timeout)
         logger.debug("%s runs timed: %s", learner, reason)
         per_fold = max(left / self._folds(), self.min_timeout)
+        if learner in self.paces:  # tested again after a stop: its folds may use the whole room, not a share of it
+            per_fold = left
         if self.evaluator.timeout is not None:
             per_fold = min(per_fold, self.evaluator.timeout)
         ev = self.evaluator
@@ -467,7 +470,7 @@ class LiveEnvironment:
         """The observation of a test its limit stopped (a fold that ran past its share of the limit, when the
         test stopped well before the limit itself)."""
         message = f"stopped at its limit of {limit:.3g} s"
-        if seconds < 0.9 * limit:
+        if seconds < 0.9 * limit and learner not in self.paces:
             share = max(limit / self._folds(), self.min_timeout)
             message += f" (a fold ran past its {share:.3g} s share)"
         logger.info("%s: %s%s", escape(learner), message, f" ({escape(detail)})" if detail else "")
