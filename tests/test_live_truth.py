@@ -182,6 +182,11 @@ def test_the_stop_sentence_names_a_learner_stopped_at_its_limit_and_not_tested_a
                                 "was not tested again; stopped at its limit and not tested again: mlp needs about "
                                 "12.8 s at its measured pace, 4 s were left")
     assert json.loads(json.dumps(rec.to_dict()))["not_retried"][0]["learner"] == MLP
+    # nothing succeeded: the same sentence after the list of what was tried
+    rec = _rec([stopped], not_retried=({"learner": MLP, "needed_seconds": 12.75, "seconds_left": 4.0},))
+    assert rec.summary.endswith("stopped because every recommended learner was tested, but 1 stopped at its limit "
+                                "and was not tested again; stopped at its limit and not tested again: mlp needs "
+                                "about 12.8 s at its measured pace, 4 s were left")
     # once tested again with a result, nothing is left unsaid
     rec = _rec([Observation(NB, 0.9, 0.5), stopped, Observation(MLP, 0.95, 10.0)])
     assert rec.summary.endswith("stopped because every recommended learner was tested")

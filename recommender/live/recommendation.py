@@ -336,7 +336,13 @@ class Recommendation:
         if best is None:
             tried = ", ".join(short_name(o.learner) for o in self.trace.observations) or "nothing"
             budget = f" within the budget of {self.budget_seconds:g} s" if self.budget_seconds else ""
-            return (f"no learner finished successfully{budget} (tried: {tried}; {spent:.3g} s); stopped because {why}")
+            stopped = self._stopped_not_retested()
+            if stopped and self.trace.stopped in ("policy", "exhausted"):
+                why = (f"every recommended learner was tested, but {len(stopped)} stopped at its limit and was not "
+                       "tested again")
+            more = f"; {_not_retested(stopped, self.not_retried)}" if stopped else ""
+            return (f"no learner finished successfully{budget} (tried: {tried}; {spent:.3g} s); stopped because {why}"
+                    f"{more}")
         label = METRICS[self.metric].label
         tested = set(self.trace.learners)
         left = [s for s in self.skipped if s["learner"] not in tested]
