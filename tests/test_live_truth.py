@@ -169,7 +169,8 @@ def test_recommend_tests_a_stopped_learner_again_with_a_longer_limit_and_finds_i
     assert [outcome(t) for t in tests] == ["stopped at its limit", "ok"] and tests[1].accuracy == pytest.approx(1 / 3,
                                                                                                            abs=0.05)
     trace = r.to_dict()["trace"]
-    assert trace[2]["test"] == 2 and trace[2]["why"].startswith("re-test with a longer limit: its first test stopped at")
+    assert trace[2]["test"] == 2
+    assert trace[2]["why"].startswith("re-test with a longer limit: its first test stopped at")
     assert r.not_retried == () and "every recommended learner was tested" in r.summary
     assert "not tested again" not in r.summary
 

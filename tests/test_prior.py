@@ -52,7 +52,8 @@ def test_gaps_are_weighted_medians_and_intervals_are_loo_residual_quantiles():
     pred = prior.predict({"n_instances": 300, "n_features": 5, "n_classes": 2, "majority_fraction": 0.6})
     assert pred["gaps"]["a"] == pytest.approx((-0.02, -0.02, -0.02))
     g, lo, hi = pred["gaps"]["b"]
-    assert g == pytest.approx(-0.10) and lo == pytest.approx(-0.10 + prior.gap_residuals[0, 1]) and hi == pytest.approx(-0.10)
+    assert g == pytest.approx(-0.10) and hi == pytest.approx(-0.10)
+    assert lo == pytest.approx(-0.10 + prior.gap_residuals[0, 1])
     # the best score: the majority fraction plus the median gain times what is left above it
     assert pred["best"] == pytest.approx((0.6 + 0.8 * 0.4,) * 3)
     # unknown majority: no absolute number

@@ -48,8 +48,8 @@ budget, the limit alone gives one); the rules above that look at the budget left
 "expected time close to its limit"; the watchdog of a cheap first test never watches past the
 limit), and its per-fold timeout is ``min(budget left, limit)`` divided by its folds (at least
 ``min_timeout``; a learner tested again after a stopped test gets the whole of it per fold, so that a
-re-test never stops a fold sooner than the first test did); the fold server's start-up, which the first timed test in a process would otherwise
-pay, is waited for before its limit starts (:func:`_await_fold_server`, within the budget).  A test
+re-test never stops a fold sooner than the first test did); the fold server's start-up, which the first
+timed test in a process would otherwise pay, is waited for before its limit starts (:func:`_await_fold_server`, within the budget).  A test
 stopped because of its limit (a fold killed at the limit's deadline or at the per-fold timeout
 derived from it, a fold not started after it, or no result by then) becomes a *capped* observation:
 status ``timeout``, the seconds it used, the message ``stopped at its limit of ... s`` and

@@ -30,7 +30,8 @@ import numpy as np
 from algorank.recommender.kernel.trace import ForwardsLimit, Observation
 from algorank.metadata.text import escape
 
-__all__ = ["SkipOverBudget", "RetryStopped", "UntilDeadline", "fit_within", "PLAN_BUDGET_SHARE", "SKIP_MESSAGE", "MAX_CONSECUTIVE_SKIPS"]
+__all__ = ["SkipOverBudget", "RetryStopped", "UntilDeadline", "fit_within", "PLAN_BUDGET_SHARE", "SKIP_MESSAGE",
+           "MAX_CONSECUTIVE_SKIPS"]
 
 logger = logging.getLogger(__name__)
 

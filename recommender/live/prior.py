@@ -11,8 +11,8 @@ Prediction.  Each prior dataset gets the similarity weight the strategy uses
 a learner's expected gap is the weighted median of its gaps on the prior datasets; the best score is the majority
 fraction plus the weighted median of the best learner's gain over the majority class, times ``1 - majority``.
 
-Intervals.  Each prior dataset (at most :data:`MAX_HELD_OUT`, fewer on large meta-data, evenly spread) is predicted from the others
-(leave-one-dataset-out), and the 5 % and 95 % quantiles
+Intervals.  Each prior dataset (at most :data:`MAX_HELD_OUT`, fewer on large meta-data, evenly spread) is
+predicted from the others (leave-one-dataset-out), and the 5 % and 95 % quantiles
 of those residuals, per learner, are added to the prediction (the empirical-quantile, or jackknife, prediction
 interval: Barber, Candès, Ramdas and Tibshirani, *Predictive inference with the jackknife+*, Annals of Statistics
 2021).  Their coverage on datasets left out of the meta-data is checked by ``tests/benchmarks/

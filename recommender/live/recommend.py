@@ -75,7 +75,8 @@ from algorank.recommender.kernel.trace import ForwardsLimit, Observation, Trace,
 from algorank.metadata.checks import check_budget, check_folds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable
-from algorank.metadata.metric import BASELINE_COLUMN, baseline_warning, check_metric, labels_baseline, meta_for_metric
+from algorank.metadata.metric import (METRICS, BASELINE_COLUMN, baseline_warning, check_metric, labels_baseline,
+                                      meta_for_metric)
 from algorank.metadata.snapshot import DEFAULT_META, load_meta
 from algorank.recommender.base import capability, strategy_name
 from algorank.recommender.registry import parse_strategy
@@ -381,8 +382,10 @@ def recommend(
                                 budget=None if dry_run else clock.left(budget), deadline=plan_until))
     planned.metric = metric
     prior = relative_prior_for(meta, strat)  # what the plan shows: gaps to the best learner, calibrated
-    relative = prior.predict(info)
-    planned.relative, planned.best = relative["gaps"], relative["best"]
+    relative = {}
+    if METRICS[metric].higher_is_better:  # a score that is the metric's own value (not log loss's exp(-loss))
+        relative = prior.predict(info)
+        planned.relative, planned.best = relative["gaps"], relative["best"]
     neighbours_found = similar_datasets(meta, info, k=5, prior=prior)
     clock.lap("plan")
     if on_plan is not None:

@@ -205,11 +205,11 @@ class Recommendation:
         """The tests in the order they ran: learner, short name, the metric's CV value (a column named
         after :attr:`metric`), seconds, cumulative seconds, status (how the test ended, one of
         :data:`~algorank.recommender.live.outcome.OUTCOMES`: ``ok``, ``screened``, ``stopped at its limit``,
-        ``error``), capped (stopped early by the strategy's rule, at
-        its time limit or after its first fold, and tested again later), screened (stopped after its first fold),
-        message, test (1 for a learner's first test, 2 for its second), why (why the strategy took it then; for a
-        second test, why it runs again), the predicted value and seconds (the planned order's), and the expected value and seconds (what the
-        strategy expected of the test when it chose it: ``ei`` and ``eiu`` condition on the tests before it and
+        ``error``), capped (stopped early by the strategy's rule, at its time limit or after its first fold, and
+        tested again later), screened (stopped after its first fold), message, test (1 for a learner's first test,
+        2 for its second), why (why the strategy took it then; for a second test, why it runs again), the
+        predicted value and seconds (the planned order's), and the expected value and seconds (what the strategy
+        expected of the test when it chose it: ``ei`` and ``eiu`` condition on the tests before it and
         rescale their time predictions by them; a fixed order's are the planned ones)."""
         import pandas as pd
 
@@ -233,7 +233,8 @@ class Recommendation:
             row["status"] = outcome(o)  # the same word as the progress line, the table and the report
             earlier = earlier_tests(observations, i)
             row["test"] = len(earlier) + 1
-            row["why"] = (decisions[i].get("text") or retest_reason(earlier)) if earlier else decisions[i].get("text", "")
+            said = decisions[i].get("text", "")
+            row["why"] = (said or retest_reason(earlier)) if earlier else said
             pred_acc, pred_sec = predicted.get(r["learner"], (math.nan, math.nan))
             expected = _finite(decisions[i].get("expected"), pred_acc)
             rows.append({"learner": r["learner"], "short": short_name(r["learner"]), m: from_score(m, r["accuracy"]),
