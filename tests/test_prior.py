@@ -101,3 +101,17 @@ def test_the_plan_shows_gaps_in_points_and_the_best_once():
     # a metric whose score is not its value (log loss): the absolute table as before
     assert "vs best" not in plan_text(plan, metric="log_loss", relative={"x": (0.0, 0.0, 0.0)})
     assert "vs best" not in plan_text(plan, metric="accuracy")
+
+
+@pytest.mark.slow
+def test_on_broad_left_out_datasets_fall_inside_the_90_percent_intervals_about_90_percent_of_the_time():
+    """The calibration the documentation reports, checked: leave-one-dataset-out on the embedded broad meta-data."""
+    from algorank.metadata.snapshot import load_meta
+    from algorank.recommender.live.prior import check_calibration
+    from algorank.recommender.live.recommend import live_strategy
+
+    meta = load_meta("broad")
+    check = check_calibration(meta, live_strategy("eiu", meta)[0])
+    assert check["h"] == 0.7 and check["gap_cells"] > 2000 and check["best_datasets"] > 100
+    assert 0.80 <= check["gap_coverage"] <= 0.95 and 0.80 <= check["best_coverage"] <= 0.95, check
+    assert check["gap_mae"] < 0.5 * check["best_mae"]  # the gap is told far better than the absolute best score

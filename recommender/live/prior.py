@@ -33,7 +33,8 @@ import numpy as np
 
 from algorank.recommender.similarity import feature_center_scale, meta_feature_matrix, similarity_weights
 
-__all__ = ["RelativePrior", "fit_relative_prior", "relative_prior_for", "strategy_bandwidth", "LEVEL"]
+__all__ = ["RelativePrior", "fit_relative_prior", "relative_prior_for", "strategy_bandwidth", "check_calibration",
+           "LEVEL"]
 
 #: Two-sided level of the intervals.
 LEVEL = 0.90
@@ -212,3 +213,49 @@ def relative_prior_for(meta, strategy=None) -> RelativePrior:
     rows = [dict(r) for r in table.to_dict("records")]
     return fit_relative_prior(arrays.accuracy, arrays.majority, meta_feature_matrix(rows), arrays.learners,
                               arrays.datasets, h=strategy_bandwidth(strategy))
+
+
+def check_calibration(meta, strategy=None) -> dict:
+    """Leave-one-dataset-out check of :class:`RelativePrior` on ``meta``: each dataset is predicted by a prior fitted
+    on the others (with ``strategy``'s bandwidth).
+
+    Returns
+    -------
+    dict
+        ``gap_mae`` and ``gap_coverage`` (mean absolute error of the gap to the best learner, and the share of the
+        true gaps inside their 90 % interval, over every (dataset, learner) with a result; ``gap_cells`` of them),
+        ``best_mae``, ``best_coverage``, ``best_datasets`` (the same for the best score of each dataset), ``h``.
+    """
+    from algorank.recommender.kernel.environments import meta_arrays
+
+    arrays = meta_arrays(meta)
+    acc, maj = arrays.accuracy, arrays.majority
+    table = meta.datasets.set_index("dataset").reindex(list(arrays.datasets))
+    infos = [dict(r) for r in table.to_dict("records")]
+    feats = meta_feature_matrix(infos)
+    h = strategy_bandwidth(strategy)
+    n = len(acc)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        best = np.nanmax(acc, axis=1)
+    gap_err, gap_in, best_err, best_in = [], [], [], []
+    for d in range(n):
+        keep = np.arange(n) != d
+        prior = fit_relative_prior(acc[keep], maj[keep], feats[keep], arrays.learners,
+                                   [arrays.datasets[i] for i in np.flatnonzero(keep)], h=h)
+        pred = prior.predict(infos[d])
+        for j, learner in enumerate(arrays.learners):
+            if np.isfinite(acc[d, j]) and learner in pred["gaps"]:
+                g, lo, hi = pred["gaps"][learner]
+                truth = acc[d, j] - best[d]
+                gap_err.append(abs(g - truth))
+                gap_in.append(lo - 1e-12 <= truth <= hi + 1e-12)
+        b, lo, hi = pred["best"]
+        if np.isfinite(b) and np.isfinite(best[d]):
+            best_err.append(abs(b - best[d]))
+            best_in.append(lo - 1e-12 <= best[d] <= hi + 1e-12)
+    mean = lambda x: float(np.mean(x)) if len(x) else math.nan  # noqa: E731
+    return {"gap_mae": mean(gap_err), "gap_coverage": mean(gap_in), "gap_cells": len(gap_err),
+            "best_mae": mean(best_err), "best_coverage": mean(best_in), "best_datasets": len(best_err), "h": h}

@@ -28,9 +28,8 @@ def main(argv=None) -> None:
     from algorank.metadata.snapshot import load_meta
     from algorank.recommender.ei import _attempted, _Prepared
     from algorank.recommender.kernel.environments import meta_arrays
-    from algorank.recommender.live.prior import LEVEL, fit_relative_prior, strategy_bandwidth
+    from algorank.recommender.live.prior import LEVEL, check_calibration, strategy_bandwidth
     from algorank.recommender.live.recommend import live_strategy
-    from algorank.recommender.similarity import meta_feature_matrix
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--meta", default="broad")
@@ -40,36 +39,16 @@ def main(argv=None) -> None:
     meta = load_meta(args.meta)
     strat = live_strategy(args.strategy, meta)[0]
     h = strategy_bandwidth(strat)
+    check = check_calibration(meta, strat)
     arrays = meta_arrays(meta)
-    acc, maj = arrays.accuracy, arrays.majority
+    n, m = arrays.accuracy.shape
     table = meta.datasets.set_index("dataset").reindex(list(arrays.datasets))
     infos = [dict(r, dataset=d) for d, r in zip(arrays.datasets, table.to_dict("records"))]
-    feats = meta_feature_matrix(infos)
-    n, m = acc.shape
-    with np.errstate(all="ignore"):
-        best = np.nanmax(acc, axis=1)
-    gap_err, gap_in, best_err, best_in = [], [], [], []
-    for d in range(n):
-        keep = np.arange(n) != d
-        prior = fit_relative_prior(acc[keep], maj[keep], feats[keep], arrays.learners,
-                                   [arrays.datasets[i] for i in np.flatnonzero(keep)], h=h)
-        pred = prior.predict(infos[d])
-        for j, l in enumerate(arrays.learners):
-            if not np.isfinite(acc[d, j]) or l not in pred["gaps"]:
-                continue
-            g, lo, hi = pred["gaps"][l]
-            truth = acc[d, j] - best[d]
-            gap_err.append(abs(g - truth))
-            gap_in.append(lo - 1e-12 <= truth <= hi + 1e-12)
-        b, lo, hi = pred["best"]
-        if np.isfinite(b) and np.isfinite(best[d]):
-            best_err.append(abs(b - best[d]))
-            best_in.append(lo - 1e-12 <= best[d] <= hi + 1e-12)
     # the strategy's own absolute predictions, left out the same way
-    prep = _Prepared.of(meta, meta_arrays(meta, time_kind=strat.time_kind),
-                        _attempted(meta, list(arrays.datasets), list(arrays.learners)))
     own_err, own_in = [], []
-    if hasattr(strat, "_fit_prepared") and hasattr(strat, "predictions"):
+    if hasattr(strat, "_fit_prepared") and hasattr(strat, "predictions"):  # ei and its family
+        prep = _Prepared.of(meta, meta_arrays(meta, time_kind=strat.time_kind),
+                            _attempted(meta, list(arrays.datasets), list(arrays.learners)))
         sa = prep.arrays
         for d in range(n):
             strat._fit_prepared(prep.take(np.flatnonzero(np.arange(n) != d)))
@@ -81,10 +60,10 @@ def main(argv=None) -> None:
                 own_in.append(p.accuracy_low <= sa.accuracy[d, j] <= p.accuracy_high)
     print(f"meta-data {args.meta}: {n} datasets, {m} learners; strategy {args.strategy} (bandwidth h = {h:g}); "
           f"{100 * LEVEL:.0f} % intervals; leave-one-dataset-out")
-    print(f"gap to the best learner: MAE {100 * np.mean(gap_err):.2f} points, coverage {100 * np.mean(gap_in):.1f} % "
-          f"({len(gap_err)} cells)")
-    print(f"best score of the dataset: MAE {100 * np.mean(best_err):.2f} points, coverage "
-          f"{100 * np.mean(best_in):.1f} % ({len(best_err)} datasets)")
+    print(f"gap to the best learner: MAE {100 * check['gap_mae']:.2f} points, coverage "
+          f"{100 * check['gap_coverage']:.1f} % ({check['gap_cells']} cells)")
+    print(f"best score of the dataset: MAE {100 * check['best_mae']:.2f} points, coverage "
+          f"{100 * check['best_coverage']:.1f} % ({check['best_datasets']} datasets)")
     if own_err:
         print(f"strategy's own absolute expected accuracy: MAE {100 * np.mean(own_err):.2f} points, coverage "
               f"{100 * np.mean(own_in):.1f} % ({len(own_err)} cells)")
