@@ -32,9 +32,17 @@ sets ``overhead=``, ``scale=`` or ``time=`` itself is used as given, and
 given.  The default strategy's P is the one nested leave-one-dataset-out picks on the
 default meta-data under this time model (``tests/benchmarks/bench_live_time_p.py``).
 
+What the plan shows.  Before any test, the plan also carries what the meta-data expects relative to
+the best learner (:mod:`algorank.recommender.live.prior`: each learner's expected gap to the best one,
+and the expected best score, with 90 % intervals from leave-one-dataset-out residuals), weighted by the
+strategy's own similarity; the most similar prior datasets shown are the ones that weigh most there.
+
 Stopping.  The loop stops when the policy says so (nothing left), after ``top``
 tests, when ``budget_seconds`` of wall-clock time are spent, or on Ctrl-C
-(``stop_reason="interrupted"``, the best so far is returned).
+(``stop_reason="interrupted"``, the best so far is returned).  Before it stops because nothing is
+left, a learner whose test was stopped at its limit is tested again when the budget left allows the
+pace that test showed (:class:`~algorank.recommender.live.pacing.RetryStopped`); one that could not be
+is named in the summary (``Recommendation.not_retried``).
 
 The budget is a promise.  It counts from the call (or from ``started``, e.g. the
 start of the command), so loading the data and the meta-data is paid from it too;
