@@ -42,8 +42,9 @@ def answer_lines(rec) -> list[str]:
                      f"joblib.load('{rec.saved_model}').predict(X_new) gives predictions for new rows with the same "
                      "columns (load only files you trust).")
     elif rec.model is not None:
-        lines.append("To use it: in Python, the result's model is the learner refitted on all the data: "
-                     "result.model.predict(X_new) for new rows with the same columns.")
+        lines.append("To use it: the learner was refitted on all the data; in Python, result.model.predict(X_new) "
+                     "gives predictions for new rows with the same columns; to keep it in a file, run with "
+                     "--save-model model.joblib (save_model= in Python).")
     else:
         lines.append("To use it: run the command again with --save-model model.joblib (in Python, the result of "
                      "algorank.recommend(..., refit=True) has it as .model), then "
