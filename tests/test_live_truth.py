@@ -219,3 +219,41 @@ def test_a_re_test_is_not_started_with_less_time_left_than_its_first_fold_took()
     assert skip.skipped == [{"learner": svc, "predicted_seconds": 27.0, "seconds_left": 3.9}]
     skip = SkipOverBudget(Again(), lambda l: 0.5, lambda: 30.0, needs={svc: 27.0}.get)
     assert skip.next([first]) == svc
+
+
+# ------------------------------------------------------------------ one plain sentence per decision
+def test_each_decision_is_one_plain_sentence_and_the_answer_says_how_to_use_the_model():
+    from algorank.recommender.live.story import answer_lines, decision_sentences, formula_text, leaderboard_rows
+
+    obs = [Observation(NB, 0.90, 0.05), Observation(KNN, 0.93, 0.08), Observation(MLP, 0.91, 0.5), _screened(),
+           Observation(KNN, 0.95, 0.4)]
+    obs[3] = _screened(learner="sklearn.svm.SVC", seconds=0.2)
+    obs[4] = Observation("sklearn.svm.SVC", 0.95, 0.4)
+    decisions = ({"learner": NB, "expected": 0.6, "expected_seconds": 0.04, "p": 0.75, "text": "highest ..."},
+                 {"learner": KNN, "expected": 0.92, "expected_seconds": 0.1, "p": 0.75, "text": "highest ..."},
+                 {"learner": MLP, "expected": 0.885, "expected_seconds": 0.6, "p": 0.75, "text": "highest ..."},
+                 {"learner": "sklearn.svm.SVC", "expected": 0.94, "expected_seconds": 0.3, "p": 0.75, "text": "h"},
+                 {"learner": "sklearn.svm.SVC", "expected": math.nan, "text": ""})
+    rec = _rec(obs, decisions=decisions)
+    lines = decision_sentences(rec)
+    assert lines[0] == (f"{NB} was tested first: with nothing measured yet, it promised the most expected gain "
+                        "over the majority class for the time it costs in a test expected to take 40 ms; it scored "
+                        "0.9000 in 50 ms.")
+    assert " was tested next because it was expected to beat the best so far (0.9000) by 2.0 points in a test " \
+           "expected to take 100 ms; it scored 0.9300 in 80 ms." in lines[1]
+    assert "expected 4.5 points below the best so far (0.9300), but with the best chance left of beating it" in lines[2]
+    assert lines[3].endswith("it was screened: stopped after its first fold: accuracy 0.9211 below the bar 0.9491 "
+                             "(200 ms).")
+    assert "was tested again (re-test with every fold: its first test stopped after its first fold (accuracy " \
+           "0.9211)" in lines[4] and lines[4].endswith("it scored 0.9500 in 400 ms.")
+    assert "seconds^0.75" in formula_text(rec) and "cost exponent 0.75" in formula_text(rec)
+    board = leaderboard_rows(rec)
+    assert [(r["rank"], r["learner"], r["tests"]) for r in board] == [
+        (1, "sklearn.svm.SVC", 2), (2, KNN, 1), (3, MLP, 1), (4, NB, 1)]
+    answer = answer_lines(rec)
+    assert answer[0] == ("Best model: sklearn.svm.SVC, accuracy 0.9500 in 5-fold "
+                         "cross-validation (higher is better), found by test 5 of 5 after 1.23 s of tests.")
+    assert "--save-model model.joblib" in answer[1]
+    from dataclasses import replace
+
+    assert "joblib.load('m.joblib')" in answer_lines(replace(rec, saved_model="m.joblib"))[1]

@@ -33,7 +33,9 @@ def answer_lines(rec) -> list[str]:
     obs = list(rec.trace.observations)
     k = next(i for i, o in enumerate(obs) if o is best)
     found = float(rec.trace.cumulative_seconds[k])
-    lines = [f"Best model: {short_name(best.learner)} ({best.learner}), {label} "
+    name = short_name(best.learner)
+    name = name if name == best.learner else f"{name} ({best.learner})"
+    lines = [f"Best model: {name}, {label} "
              f"{from_score(m, best.accuracy):.4f} in {rec.cv}-fold cross-validation "
              f"({'higher' if METRICS[m].higher_is_better else 'lower'} is better), found by test {k + 1} of "
              f"{len(obs)} after {format_seconds(found)} of tests."]
