@@ -542,7 +542,9 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
                 believed = history + [_stand_in(r.learner, expected) for r in running.values()]
                 learner = policy.next(believed)
                 if learner is None:
-                    exhausted = True
+                    # nothing to start now; while tests run, ask again when one ends (its result may call for a
+                    # re-test, e.g. of a learner stopped at its limit)
+                    exhausted = not running
                     break
                 if on_start is not None:
                     on_start(learner)

@@ -32,9 +32,17 @@ sets ``overhead=``, ``scale=`` or ``time=`` itself is used as given, and
 given.  The default strategy's P is the one nested leave-one-dataset-out picks on the
 default meta-data under this time model (``tests/benchmarks/bench_live_time_p.py``).
 
+What the plan shows.  Before any test, the plan also carries what the meta-data expects relative to
+the best learner (:mod:`algorank.recommender.live.prior`: each learner's expected gap to the best one,
+and the expected best score, with 90 % intervals from leave-one-dataset-out residuals), weighted by the
+strategy's own similarity; the most similar prior datasets shown are the ones that weigh most there.
+
 Stopping.  The loop stops when the policy says so (nothing left), after ``top``
 tests, when ``budget_seconds`` of wall-clock time are spent, or on Ctrl-C
-(``stop_reason="interrupted"``, the best so far is returned).
+(``stop_reason="interrupted"``, the best so far is returned).  Before it stops because nothing is
+left, a learner whose test was stopped at its limit is tested again when the budget left allows the
+pace that test showed (:class:`~algorank.recommender.live.pacing.RetryStopped`); one that could not be
+is named in the summary (``Recommendation.not_retried``).
 
 The budget is a promise.  It counts from the call (or from ``started``, e.g. the
 start of the command), so loading the data and the meta-data is paid from it too;
@@ -64,9 +72,10 @@ from algorank.recommender.live.explain import Explaining
 from algorank.recommender.live.labels import original_labels
 from algorank.recommender.live.overlap import describe_matches, overlap_matches
 from algorank.recommender.live.landmarks import LANDMARK_BUDGET_SHARE, measure_landmarks  # noqa: F401 (re-export)
-from algorank.recommender.live.pacing import PLAN_BUDGET_SHARE, SkipOverBudget, fit_within
+from algorank.recommender.live.pacing import PLAN_BUDGET_SHARE, RetryStopped, SkipOverBudget, fit_within
 from algorank.recommender.live.parallel import check_n_jobs, run_parallel, stop_pool, warm_pool
 from algorank.recommender.live.recommendation import PlannedOrder, PlannedTest, Recommendation
+from algorank.recommender.live.prior import relative_prior_for
 from algorank.recommender.live.similar import similar_datasets
 from algorank.recommender.live.timing import PhaseClock
 from algorank.recommender.kernel.environments import meta_arrays
@@ -75,7 +84,8 @@ from algorank.recommender.kernel.trace import ForwardsLimit, Observation, Trace,
 from algorank.metadata.checks import check_budget, check_folds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable
-from algorank.metadata.metric import BASELINE_COLUMN, baseline_warning, check_metric, labels_baseline, meta_for_metric
+from algorank.metadata.metric import (METRICS, BASELINE_COLUMN, baseline_warning, check_metric, labels_baseline,
+                                      meta_for_metric)
 from algorank.metadata.snapshot import DEFAULT_META, load_meta
 from algorank.recommender.base import capability, strategy_name
 from algorank.recommender.registry import parse_strategy
@@ -389,7 +399,12 @@ def recommend(
                                 budget=None if dry_run else clock.left(budget), deadline=plan_until))
     planned.metric = metric
     planned.task_detection = data.task_detection
-    neighbours_found = similar_datasets(meta, info, k=5)
+    prior = relative_prior_for(meta, strat)  # what the plan shows: gaps to the best learner, calibrated
+    relative = {}
+    if METRICS[metric].higher_is_better:  # a score that is the metric's own value (not log loss's exp(-loss))
+        relative = prior.predict(info)
+        planned.relative, planned.best = relative["gaps"], relative["best"]
+    neighbours_found = similar_datasets(meta, info, k=5, prior=prior)
     clock.lap("plan")
     if on_plan is not None:
         on_plan(planned)
@@ -406,6 +421,7 @@ def recommend(
     decisions: tuple = ()
     test_times: tuple = ()
     skipped: tuple = ()
+    not_retried: tuple = ()
     if not dry_run:
         left = clock.left(budget)
         if left is not None and left <= 0:
@@ -433,9 +449,10 @@ def recommend(
                 policy = SkipWithoutMetric(policy, no_metric)
             loop_start = time.perf_counter()
             skipper = None
+            remaining = None if left is None else (lambda: left - (time.perf_counter() - loop_start))
             if left is not None:
-                skipper = policy = SkipOverBudget(policy, env.expected,
-                                                  lambda: left - (time.perf_counter() - loop_start))
+                skipper = policy = SkipOverBudget(policy, env.expected, remaining, needs=env.needs)
+            retry = policy = RetryStopped(policy, env.needs, remaining or (lambda: None), folds=env._folds())
             if n_jobs > 1:
                 trace = run_parallel(policy, env, n_jobs=n_jobs, expected=expected, dataset=data.name, budget=left,
                                      max_tests=top, on_start=on_start, on_observation=on_observation)
@@ -444,7 +461,9 @@ def recommend(
                     policy = _Announcing(policy, on_start)
                 trace = run_policy(policy, env, dataset=data.name, budget=left, max_tests=top,
                                    on_observation=on_observation, keep_on_interrupt=True)
-            decisions = tuple(d for d in explaining.decisions if d["learner"] in set(trace.learners))
+            decisions = tuple(sorted((d for d in list(explaining.decisions) + list(retry.decisions)
+                                      if d["learner"] in set(trace.learners)), key=lambda d: d["step"]))
+            not_retried = tuple(dict(d) for d in retry.declined)
             test_times = tuple(env.timeline)
             skipped = () if skipper is None else tuple(skipper.skipped)
             if skipped and trace.stopped == "policy":  # what was left did not fit in the budget
@@ -470,7 +489,8 @@ def recommend(
                           plan_decisions=tuple(plan_decisions), test_times=test_times, skipped=skipped,
                           n_jobs=n_jobs, task=data.task, task_detection=data.task_detection,
                           columns=tuple(data.columns_dict()),
-                          no_metric=tuple({"learner": l, "reason": r} for l, r in no_metric.items()))
+                          no_metric=tuple({"learner": l, "reason": r} for l, r in no_metric.items()),
+                          not_retried=not_retried, relative_prior=relative)
 
 
 def _prior_shape(meta) -> tuple[float, float]:
