@@ -23,7 +23,7 @@ from typing import Sequence
 from algorank.metadata.learners import short_name
 from algorank.metadata.text import escape
 
-__all__ = ["Report", "Section", "Table", "figure_image", "render", "write_report", "recommend_report",
+__all__ = ["Report", "Section", "Table", "Details", "figure_image", "render", "write_report", "recommend_report",
            "benchmark_report", "compare_report", "REPORT_FILE"]
 
 #: File name of the report in the output folder.
@@ -45,6 +45,7 @@ class Table:
     rows: list
     caption: str = ""
     fail_rows: frozenset = frozenset()
+    key: str = ""  # the table's id in the page (letters, digits and dashes)
 
 
 @dataclass
@@ -55,6 +56,19 @@ class Section:
     text: list = field(default_factory=list)
     tables: list = field(default_factory=list)
     images: list = field(default_factory=list)
+    key: str = ""  # the section's id in the page (letters, digits and dashes)
+    lead: list = field(default_factory=list)  # paragraphs shown first, highlighted (the answer)
+    steps: list = field(default_factory=list)  # a numbered list of sentences
+    details: list = field(default_factory=list)  # folded-away parts: Details
+
+
+@dataclass
+class Details:
+    """A folded-away part of a :class:`Section` (a ``<details>`` block): a summary line, paragraphs, tables."""
+
+    summary: str
+    text: list = field(default_factory=list)
+    tables: list = field(default_factory=list)
 
 
 @dataclass
@@ -133,18 +147,27 @@ def _environment():
 
 def render(report: Report) -> str:
     """The HTML page of ``report`` (autoescaped: data strings are text, never markup)."""
+    def table(t: Table) -> dict:
+        return {"caption": escape(t.caption), "header": [escape(str(h)) for h in t.header], "key": _key(t.key),
+                "rows": [{"cells": [_cell(c) for c in row], "fail": i in t.fail_rows} for i, row in enumerate(t.rows)]}
+
     sections = []
     for s in report.sections:
-        tables = [{"caption": escape(t.caption), "header": [escape(str(h)) for h in t.header],
-                   "rows": [{"cells": [_cell(c) for c in row], "fail": i in t.fail_rows}
-                            for i, row in enumerate(t.rows)]} for t in s.tables]
-        sections.append({"title": escape(s.title), "text": [escape(p) for p in s.text], "tables": tables,
-                         "images": list(s.images)})
+        sections.append({"title": escape(s.title), "text": [escape(p) for p in s.text],
+                         "tables": [table(t) for t in s.tables], "images": list(s.images), "key": _key(s.key),
+                         "lead": [escape(p) for p in s.lead], "steps": [escape(p) for p in s.steps],
+                         "details": [{"summary": escape(d.summary), "text": [escape(p) for p in d.text],
+                                      "tables": [table(t) for t in d.tables]} for d in s.details]})
     template = _environment().get_template("report.html.j2")
     return template.render(title=escape(report.title), subtitle=escape(report.subtitle),
                            facts=[(escape(str(k)), escape(str(v))) for k, v in report.facts],
                            notes=[escape(n) for n in report.notes], sections=sections, version=_version(),
                            created=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+
+
+def _key(key: str) -> str:
+    """An element id: letters, digits and dashes only (anything else is dropped)."""
+    return "".join(c for c in str(key) if c.isascii() and (c.isalnum() or c == "-"))
 
 
 def write_report(report: Report, folder) -> str:
@@ -195,20 +218,19 @@ def _columns_section(result) -> Section:
 
 
 def recommend_report(result) -> Report:
-    """The report of a :class:`~algorank.recommender.live.recommend.Recommendation`."""
+    """The report of a :class:`~algorank.recommender.live.recommend.Recommendation`, top-down for a person: the answer
+    (the best model, its score, how to use it), the leaderboard, one sentence per decision (the policy's formula and
+    numbers folded away below them), then the plan, the live tests in full, the dataset and where the time went."""
     from algorank.metadata.metric import METRICS, from_score
+    from algorank.recommender.live.report import relative_shown
+    from algorank.recommender.live.story import answer_lines, decision_sentences, formula_text, leaderboard_rows
 
     _agg()
     from algorank.recommender.live.plot import plot_predicted_vs_realised, plot_recommendation
 
     m = result.metric
     label = METRICS[m].label
-    best = result.best
-    facts = [("source", result.source), ("strategy", result.strategy), ("metric", label),
-             ("budget", "none" if result.budget_seconds is None else f"{result.budget_seconds:g} s"),
-             ("test time model", result.time_model), ("stopped", result.stop_reason),
-             ("best", "none" if best is None else f"{short_name(best.learner)}: {label} "
-                                                  f"{from_score(m, best.accuracy):.4f}")]
+    better = "higher" if METRICS[m].higher_is_better else "lower"
     notes = list(result.notes)
     if result.suggested_metric and notes:
         notes[0] += (f": try --metric {result.suggested_metric} (metric='{result.suggested_metric}' in Python)")
@@ -221,46 +243,102 @@ def recommend_report(result) -> Report:
                      "ranking")
     if result.rank_only:
         notes.append(f"{len(result.rank_only)} learner(s) of the meta-data are rank-only (ranked, never run)")
-    report = Report(title=f"algorank recommend: {result.dataset}", subtitle=result.summary, facts=facts, notes=notes)
+    report = Report(title=f"algorank recommend: {result.dataset}", notes=notes)
 
-    info = [(k, v) for k, v in result.dataset_info.items() if k not in _INFO_SKIP]
-    similar = [[d["dataset"], d["similarity"], d["n_instances"], d["n_features"], d["n_classes"],
-                d["majority_fraction"]] for d in result.similar]
-    report.sections.append(Section(
-        "The dataset",
-        text=["Simple meta-features, landmarkers, and the prior datasets of the meta-data that are most similar "
-              "by them (similarity 1 = the same meta-features)."],
-        tables=[Table(["meta-feature", "value"], [[k, v if isinstance(v, (int, float)) else str(v)] for k, v in info],
-                      caption="meta-features"),
-                Table(["prior dataset", "similarity", "rows", "features", "classes", "majority class"], similar,
-                      caption="most similar prior datasets")]))
-    report.sections.append(_columns_section(result))
+    # 1. the answer
+    ended = result.summary.rsplit("; stopped because ", 1)
+    report.sections.append(Section("The answer", key="answer", lead=answer_lines(result),
+                                   text=[f"The run stopped because {ended[1]}."] if len(ended) == 2 else []))
 
+    # 2. the leaderboard
+    if result.trace is not None:
+        rows, fails = [], set()
+        for i, r in enumerate(leaderboard_rows(result)):
+            if r["rank"] is None:
+                fails.add(i)
+            rows.append(["" if r["rank"] is None else r["rank"], r["short"], r["score"], _seconds(r["seconds"]),
+                         r["status"], r["tests"]])
+        report.sections.append(Section(
+            "Leaderboard", key="leaderboard",
+            tables=[Table(["rank", "learner", label, "test time", "status", "tests"], rows, key="leaderboard-table",
+                          caption=f"One row per learner tested, best first ({label}: {better} is better; "
+                                  f"{result.cv}-fold cross-validation). Learners without a result follow.",
+                          fail_rows=frozenset(fails))]))
+
+        # 3. one sentence per decision, the formula folded away
+        details = []
+        if result.decisions:
+            drows = [[i + 1, short_name(o.learner), d.get("score", math.nan), short_name(d["runner_up"])
+                      if d.get("runner_up") else "", d.get("runner_up_score", math.nan),
+                      from_score(m, d["expected"]) if isinstance(d.get("expected"), float) else math.nan,
+                      _seconds(d.get("expected_seconds", math.nan)), d.get("text", "")]
+                     for i, (o, d) in enumerate(zip(result.trace.observations, result.test_decisions()))]
+            details.append(Details("The formula and the numbers", text=[formula_text(result)],
+                                   tables=[Table(["#", "learner", "score", "runner-up", "its score",
+                                                  f"expected {label}", "expected time", "the strategy's reason"],
+                                                 drows, key="decision-numbers")]))
+        report.sections.append(Section("Why each learner was tested when it was", key="decisions",
+                                       steps=decision_sentences(result), details=details))
+
+    # 4. the plan
+    relative = result.relative_prior.get("gaps", {}) if result.relative_prior else {}
     reasons = {d["learner"]: d["text"] for d in result.plan_decisions}
-    rows = []
-    for i, p in enumerate(result.plan_rows(), 1):
+    plan_rows = result.plan_rows()
+    absolute = []
+    for i, p in enumerate(plan_rows, 1):
         interval = ("" if p[f"{m}_low"] != p[f"{m}_low"] else f"[{p[f'{m}_low']:.4f}, {p[f'{m}_high']:.4f}]")
-        rows.append([i, short_name(p["learner"]), p[f"expected_{m}"], interval, _seconds(p["expected_seconds"]),
-                     p["fail_probability"], reasons.get(p["learner"], "")])
-    report.sections.append(Section(
-        "The plan",
-        text=[f"The order the strategy follows when every learner scores what it predicts, with the predicted {label}, "
-              "its 90 % interval, the predicted seconds of a live test, the probability that the test fails, and why "
-              "the learner was taken at that step (the policy's score then)."],
-        tables=[Table(["#", "learner", f"predicted {label}", "90 % interval", "predicted time", "p(fail)",
-                       "why at this step"], rows)]))
+        absolute.append([i, short_name(p["learner"]), p[f"expected_{m}"], interval, _seconds(p["expected_seconds"]),
+                         p["fail_probability"], reasons.get(p["learner"], "")])
+    absolute_table = Table(["#", "learner", f"predicted {label}", "90 % interval", "predicted time", "p(fail)",
+                            "why at this step"], absolute, key="plan-absolute")
+    if relative_shown(m, relative):
+        best = tuple(result.relative_prior.get("best", ()))
+        said = ""
+        if len(best) == 3 and best[0] == best[0]:
+            said = (f" The best learner is expected to reach {label} {best[0]:.2f} (90 % interval "
+                    f"[{best[1]:.2f}, {best[2]:.2f}]).")
+        rows = []
+        for i, p in enumerate(plan_rows, 1):
+            g, lo, hi = p["expected_gap"], p["gap_low"], p["gap_high"]
+            fail = p["fail_probability"]
+            rows.append([i, short_name(p["learner"]), "n/a" if g != g else f"{100 * g:.1f}",
+                         "" if lo != lo else f"[{100 * lo:.1f}, {100 * hi:.1f}]", _seconds(p["expected_seconds"]),
+                         "n/a" if fail != fail else f"{fail:.2f}"])
+        report.sections.append(Section(
+            "The plan", key="plan",
+            text=["The order the strategy follows when every learner scores what the meta-data expects. Before any "
+                  f"test, how far each learner falls behind the best one on a dataset is known much better than how "
+                  f"hard the dataset is, so the table gives each learner's expected {label} minus the best learner's, "
+                  "in points (0: expected to be the best), with its 90 % interval, from the prior datasets weighted "
+                  "by the strategy's own similarity." + said],
+            tables=[Table(["#", "learner", "vs best (points)", "90 % interval", "predicted time", "p(fail)"], rows,
+                          key="plan-table")],
+            details=[Details("The strategy's own absolute predictions and why each learner comes at its step",
+                             text=[f"The strategy's model of this dataset before any test: its predicted {label} with "
+                                   "a 90 % interval, the predicted seconds of a live test, the probability that the "
+                                   "test fails, and the score that put the learner at its step."],
+                             tables=[absolute_table])]))
+    else:
+        report.sections.append(Section(
+            "The plan", key="plan",
+            text=[f"The order the strategy follows when every learner scores what it predicts, with the predicted "
+                  f"{label}, its 90 % interval, the predicted seconds of a live test, the probability that the test "
+                  "fails, and why the learner was taken at that step (the policy's score then)."],
+            tables=[absolute_table]))
 
+    # 5. the live tests in full
     if result.trace is not None:
         board = result.leaderboard
-        live_reasons = [d.get("text", "") for d in result.test_decisions()]  # a learner tested twice: each its own
         rows, fails = [], set()
         for i, r in enumerate(board.to_dict("records")):
             if r["status"] != "ok":
                 fails.add(i)
-            rows.append([i + 1, short_name(r["learner"]), r[m], r[f"predicted_{m}"], r[f"expected_{m}"],
-                         _seconds(r["seconds"]), _seconds(r["predicted_seconds"]), _seconds(r["expected_seconds"]),
-                         _seconds(r["cumulative_seconds"]), r["status"],
-                         r["message"] or (live_reasons[i] if i < len(live_reasons) else "")])
+            status = r["status"] + ("" if r.get("test", 1) == 1 else f" (test {r['test']})")
+            reason = r["message"] if r["status"] != "ok" and r["message"] else (r.get("why") or "")
+            if r.get("test", 1) > 1 and r["status"] != "ok" and r.get("why"):
+                reason = f"{r['why']}. {reason}"
+            rows.append([i + 1, short_name(r["learner"]), r[m], r[f"expected_{m}"], _seconds(r["seconds"]),
+                         _seconds(r["expected_seconds"]), _seconds(r["cumulative_seconds"]), status, reason])
         images = []
         if len(board):
             images = [figure_image(plot_recommendation(result.trace, metric=m), alt="best score so far against time",
@@ -270,15 +348,32 @@ def recommend_report(result) -> Report:
                                            "predicted it before the run, and as it happened (the loss-time curve "
                                            "is this curve mirrored).")]
         report.sections.append(Section(
-            "The live tests",
-            text=[f"Every test in the order it ran: the measured {label} next to the one the planned order predicted "
-                  "and the one the strategy expected when it chose the test (given the tests before it, for a "
-                  "strategy that conditions on them), the seconds measured, predicted and expected (the prediction "
-                  "rescaled by the tests before it), and for a failed test its reason (else why it was taken then)."],
-            tables=[Table(["#", "learner", label, "predicted", "expected", "time", "predicted time", "expected time",
-                           "total", "status", "reason"], rows, fail_rows=frozenset(fails))],
+            "The live tests", key="tests",
+            text=[f"Every test in the order it ran: the measured {label} next to the one the strategy expected when it "
+                  "chose the test (given the tests before it, for a strategy that conditions on them), the seconds "
+                  "measured and expected, how the test ended (ok; screened: stopped after its first fold, which "
+                  "scored below the bar set by the best so far; stopped at its limit: out of time; error), and why: "
+                  "a failure's reason, a second test's reason, else why it was taken then."],
+            tables=[Table(["#", "learner", label, "expected", "time", "expected time", "total", "status", "reason"],
+                          rows, fail_rows=frozenset(fails), key="tests-table")],
             images=images))
 
+    # 6. the dataset
+    info = [(k, v) for k, v in result.dataset_info.items() if k not in _INFO_SKIP]
+    similar = [[d["dataset"], d["similarity"], d.get("share", math.nan), d["n_instances"], d["n_features"],
+                d["n_classes"], d["majority_fraction"]] for d in result.similar]
+    report.sections.append(Section(
+        "The dataset", key="dataset",
+        text=["Simple meta-features, landmarkers, and the prior datasets of the meta-data that weigh most in what the "
+              "strategy expects, with the strategy's own similarity (1 = the same meta-features) and each one's share "
+              "of all the weights."],
+        tables=[Table(["meta-feature", "value"], [[k, v if isinstance(v, (int, float)) else str(v)] for k, v in info],
+                      caption="meta-features"),
+                Table(["prior dataset", "similarity", "share", "rows", "features", "classes", "majority class"],
+                      similar, caption="most similar prior datasets")]))
+    report.sections.append(_columns_section(result))
+
+    # 7. where the time went, and the run's settings
     timings = dict(result.timings)
     total = timings.get("total", sum(timings[key] for key, _ in _PHASES if key in timings and timings[key] == timings[key]))
     rows = [[name, _seconds(timings[key]),
@@ -288,10 +383,14 @@ def recommend_report(result) -> Report:
             for key, name in _PHASES if key in timings]
     rows.append(["total", _seconds(total), (total / result.budget_seconds) if result.budget_seconds else math.nan])
     report.sections.append(Section(
-        "Where the time went",
+        "Where the time went", key="time",
         text=["Wall-clock seconds of each phase, counted from the start of the command; the budget covers all but "
               "the refit."],
         tables=[Table(["phase", "seconds", "share of the budget"], rows)]))
+    settings = [["source", result.source], ["strategy", result.strategy], ["metric", label],
+                ["budget", "none" if result.budget_seconds is None else f"{result.budget_seconds:g} s"],
+                ["test time model", result.time_model], ["stopped", result.stop_reason]]
+    report.sections.append(Section("The run", key="run", tables=[Table(["setting", "value"], settings)]))
     return report
 
 

@@ -69,9 +69,14 @@ def is_aslib_dir(path) -> bool:
 def _load_arff(path: Path) -> tuple[pd.DataFrame, list]:
     import arff
 
+    from .textfile import decode_error, text_encoding
+
+    encoding = text_encoding(path, what="ASlib file")
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding=encoding) as fh:
             data = arff.load(fh)
+    except UnicodeError as exc:
+        raise decode_error(path, exc, encoding, what="ASlib file") from None
     except Exception as exc:  # liac-arff raises its own error types
         raise InputError(f"cannot read ASlib file {path}: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
     names = [a[0] for a in data["attributes"]]
@@ -82,6 +87,9 @@ def _column(frame: pd.DataFrame, name: str, path: Path) -> pd.Series:
     matches = [c for c in frame.columns if c.lower() == name]
     if not matches:
         raise InputError(f"ASlib file {path} has no '{name}' attribute")
+    if len(matches) > 1:
+        raise InputError(f"ASlib file {path} has {len(matches)} attributes named '{name}' (in any case): "
+                         f"{', '.join(matches)}; keep one")
     return frame[matches[0]]
 
 

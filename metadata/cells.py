@@ -9,6 +9,8 @@ nothing computed from the tables changes.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -54,11 +56,16 @@ def dictionary_column(chunked) -> tuple[pd.Series, tuple[np.ndarray, list] | Non
     return series, dictionary_codes(chunked)
 
 
-def read_parquet_runs(path) -> tuple[pd.DataFrame, dict, dict]:
+def read_parquet_runs(path, *, index_names: Sequence[str] = ()) -> tuple[pd.DataFrame, dict, dict]:
     """``(runs, codes, key-value metadata)`` of a runs table saved as Parquet.
 
-    String columns ``dataset``, ``learner`` and ``status`` are read dictionary-encoded (Parquet stores
-    them so): reading is about twice as fast, and the dataset and learner codes come with them.
+    Columns are read by name, never by position, and the rows get a fresh ``RangeIndex`` in file
+    order: an index pandas stored with the table (``df.iloc[::-1].to_parquet(p)``, a filtered or
+    sorted frame, a ``RangeIndex`` that does not start at 0) is ignored, except that a stored index
+    level whose name is in ``index_names`` and which no column of the table carries is read as that
+    column (a table written with ``runs.set_index(["dataset", "learner"])``).  String columns
+    ``dataset``, ``learner`` and ``status`` are read dictionary-encoded (Parquet stores them so):
+    reading is about twice as fast, and the dataset and learner codes come with them.
     """
     import pyarrow.parquet as pq
 
@@ -66,19 +73,50 @@ def read_parquet_runs(path) -> tuple[pd.DataFrame, dict, dict]:
 
     arrow_pool()  # the command line reads through jemalloc (fewer page faults); a library caller's pool is kept
     schema = pq.read_schema(path)
-    strings = [c for c in ("dataset", "learner", "status") if c in schema.names
-               and str(schema.field(c).type) in ("string", "large_string")]
-    table = pq.read_table(path, read_dictionary=strings)
+    names = _data_columns(schema, index_names)
+    strings = [c for c in ("dataset", "learner", "status") if c in names and _is_string(schema.field(c).type)]
+    table = pq.read_table(path, columns=list(names), read_dictionary=strings, use_pandas_metadata=False)
     meta = dict(table.schema.metadata or {})
     codes, columns = {}, {}
     for c in strings:
         columns[c], code = dictionary_column(table.column(c))
         if code is not None and c != "status":
-            codes[c] = code
-    runs = table.drop_columns(strings).to_pandas()
+            codes[names[c]] = code
+    rest = table.drop_columns(strings)
+    # no pandas metadata: no stored index, no column taken from it; the arrays as pandas reads them
+    runs = rest.to_pandas(ignore_metadata=True) if rest.num_columns else pd.DataFrame(index=range(table.num_rows))
+    runs = runs.set_axis(pd.RangeIndex(table.num_rows), axis=0)
+    runs.columns = [names[c] for c in rest.column_names]
     for c in strings:
-        runs[c] = columns[c]
-    return runs[[c for c in table.column_names]], codes, meta
+        runs[names[c]] = columns[c].set_axis(runs.index)
+    return runs[[names[c] for c in table.column_names]], codes, meta
+
+
+def _is_string(t) -> bool:
+    """Whether an Arrow type holds strings (plain or dictionary-encoded, as pandas writes a category)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def _data_columns(schema, index_names: Sequence[str]) -> dict:
+    """``{field name: column name}`` of the Parquet columns that hold data, in file order: every field
+    but a stored pandas index, except index levels named in ``index_names`` that no data column carries."""
+    from .textfile import check_unique_names
+
+    check_unique_names(schema.names, what="the Parquet file")
+    pandas_meta = schema.pandas_metadata or {}
+    stored = [c for c in pandas_meta.get("index_columns", []) if isinstance(c, str)]  # dicts: RangeIndex, no field
+    level_names = {c.get("field_name"): c.get("name") for c in pandas_meta.get("columns", [])
+                   if c.get("field_name") in stored}
+    out = {f: f for f in schema.names if f not in stored}
+    for f in stored:
+        name = level_names.get(f)
+        if isinstance(name, str) and name in index_names and name not in out.values() and f in schema.names:
+            out[f] = name
+    return {f: out[f] for f in schema.names if f in out}
 
 
 def cell_means(cell: np.ndarray, values: np.ndarray, n_cells: int, *, single: bool | None = None) -> np.ndarray:

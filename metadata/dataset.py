@@ -165,11 +165,23 @@ def _known_ids(ids: Iterable, known, kind: str) -> list[str]:
     return ids
 
 
+def _unique_columns(frame: pd.DataFrame, what: str) -> None:
+    """A column name given twice is an error: a lookup by name would get two columns."""
+    if not frame.columns.is_unique:
+        from .textfile import check_unique_names
+
+        try:
+            check_unique_names(list(frame.columns), what=what)
+        except InputError as exc:
+            raise ValidationError(str(exc)) from None
+
+
 def _validate_runs(runs: pd.DataFrame, codes: dict | None = None) -> tuple[pd.DataFrame, dict]:
     """The validated runs table and the :func:`~algorank.metadata.cells.sorted_codes` of its dataset and
     learner columns (``codes``: those already known, e.g. read with the table)."""
     if not isinstance(runs, pd.DataFrame):
         raise ValidationError(f"runs must be a pandas DataFrame, got {type(runs).__name__}")
+    _unique_columns(runs, "runs table")
     missing = [c for c in RUN_COLUMNS if c not in runs.columns]
     # predict_time and status have natural defaults; the others are required.
     runs = runs.copy(deep=False)  # copy-on-write: the caller's frame is never changed, and nothing is copied
@@ -232,6 +244,7 @@ def _validate_datasets(datasets: pd.DataFrame | None, ids: Sequence[str]) -> pd.
         datasets = pd.DataFrame({"dataset": list(ids)})
     if not isinstance(datasets, pd.DataFrame):
         raise ValidationError(f"datasets must be a pandas DataFrame, got {type(datasets).__name__}")
+    _unique_columns(datasets, "datasets table")
     if "dataset" not in datasets.columns:
         raise ValidationError("datasets table is missing required column: dataset")
     datasets = datasets.copy().reset_index(drop=True)
@@ -265,6 +278,25 @@ def _validate_datasets(datasets: pd.DataFrame | None, ids: Sequence[str]) -> pd.
         )
     ordered = list(DATASET_COLUMNS) + [c for c in datasets.columns if c not in DATASET_COLUMNS]
     return datasets[ordered].sort_values("dataset", kind="stable").reset_index(drop=True)
+
+
+def _read_table_csv(path: Path, dtype: dict, *, what: str) -> pd.DataFrame:
+    """A runs or datasets table from CSV, read by column name: the encoding from the file's bytes, a
+    repeated column name an error, and columns without a name (the row index pandas writes unless told
+    ``index=False``) left out."""
+    from .textfile import check_unique_names, decode_error, header_names, text_encoding
+
+    encoding = text_encoding(path, what=what)
+    try:
+        names = header_names(path, sep=",", encoding=encoding)
+        check_unique_names(names, what=f"{what} {str(path)!r}")
+        # index_col=False: rows with one field more than the header (a trailing comma) never shift the
+        # columns onto an index
+        frame = pd.read_csv(path, dtype=dtype, encoding=encoding, index_col=False)
+    except UnicodeError as exc:
+        raise decode_error(path, exc, encoding, what=what) from None
+    unnamed = [c for c, n in zip(frame.columns, names) if not n.strip()]
+    return frame.drop(columns=unnamed) if unnamed else frame
 
 
 class MetaDataset:
@@ -631,17 +663,17 @@ class MetaDataset:
         stored_source = ""
         try:
             if suffix == ".parquet":
-                runs, codes, meta = read_parquet_runs(path)
+                runs, codes, meta = read_parquet_runs(path, index_names=RUN_COLUMNS + OPTIONAL_RUN_COLUMNS)
                 if _PARQUET_KEY in meta:
                     datasets = pd.read_json(
                         io.StringIO(meta[_PARQUET_KEY].decode()), orient="split", dtype={"dataset": str}
                     )
                 stored_source = meta.get(_SOURCE_KEY, b"").decode()
             elif suffix == ".csv":
-                runs = pd.read_csv(path, dtype={"dataset": str, "learner": str})
+                runs = _read_table_csv(path, {"dataset": str, "learner": str}, what="meta-data file")
                 side = path.with_name(path.stem + ".datasets.csv")
                 if side.is_file():
-                    datasets = pd.read_csv(side, dtype={"dataset": str})
+                    datasets = _read_table_csv(side, {"dataset": str}, what="datasets file")
             else:
                 raise InputError(f"cannot read meta-data from {str(path)!r}: expected a .parquet or .csv file")
         except InputError:

@@ -5,7 +5,8 @@ put anything in them.  Before any of it reaches a terminal, :func:`escape` shows
 characters (ESC, BEL, carriage returns, bidirectional overrides ...) as visible escapes, so a
 name can never retitle a window, clear the screen or hide output.  Before any of it names a
 file, :func:`safe_filename` keeps a short, portable, sanitised stem with a hash of the original,
-so two different ids never share a file and no id is ever a path.
+so two different ids never share a file and no id is ever a path.  In a plot,
+:func:`literal_text` shows it as written, never as matplotlib mathtext.
 
 :func:`format_table` renders rows as aligned columns separated by at least two spaces, whatever
 the width of a value: a column is as wide as its widest cell, so cells never run together.
@@ -20,7 +21,7 @@ import unicodedata
 from typing import Iterable, Sequence
 
 __all__ = ["escape", "terminal_text", "safe_filename", "format_table", "format_seconds", "EscapingFormatter",
-           "escaping_handler"]
+           "escaping_handler", "literal_text"]
 
 #: Characters shown as escapes: C0/C1 controls, DEL, and the Unicode format characters
 #: (bidirectional overrides, zero-width joiners ...) that change how the rest of a line looks.
@@ -157,3 +158,18 @@ def format_seconds(s: float) -> str:
         if s < below:
             return f"{s / per:.3g} {unit}"
     return f"{s / 3600:.3g} h"
+
+
+def literal_text(ax) -> None:
+    """Show the title, axis labels, texts and legend of ``ax`` as written, never as matplotlib mathtext.
+
+    Dataset names, learner ids and strategy names come from data: ``prices_$5_vs_$10.csv`` holds two
+    dollar signs, which matplotlib would parse as a formula (and fail on when drawing).  Call it after
+    the texts are made; tick labels (numbers we format) are left alone.
+    """
+    texts = [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
+    legend = ax.get_legend()
+    if legend is not None:
+        texts += [*legend.get_texts(), legend.get_title()]
+    for text in texts:
+        text.set_parse_math(False)

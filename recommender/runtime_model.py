@@ -26,11 +26,28 @@ all datasets unchanged at 73 %; on LCDB's own sizes it changes nothing measurabl
 Predictions carry a per-learner residual standard deviation (log10 units), and a live run can
 rescale all predictions by the median measured/predicted ratio of the tests so far
 (:func:`observed_ratio`).
+
+**A physical range.**  Fitted on a few datasets, six coefficients can extrapolate to any number of
+seconds, even on a dataset as small as those they were fitted on.  Every prediction is therefore clamped,
+in log10 units, to the learner's observed times widened by a factor of :data:`CLAMP_MARGIN` (10)
+either way and scaled by how far the dataset lies outside the meta-data's sizes:
+
+* upper bound: the learner's longest observed time x 10, times ``(rows / largest rows) ** 3``,
+  ``(features / most features) ** 2`` and ``classes / most classes`` for each size above the
+  meta-data's largest (a kernel SVM's time grows with the cube of the rows at most);
+* lower bound: the learner's shortest observed time / 10, times ``rows / fewest rows``,
+  ``features / fewest features`` and ``classes / fewest classes`` for each size below the smallest.
+
+A learner without an observed time uses the range of all learners.  A prediction outside these
+bounds is replaced by the nearest bound, with a logged warning naming the learners: the model was
+asked far outside its data and its number means nothing there.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -38,10 +55,18 @@ import numpy as np
 
 from algorank.metadata.errors import InputError
 
-__all__ = ["RuntimeModel", "fit_runtime_model", "runtime_features", "observed_ratio", "TIME_FLOOR_S"]
+__all__ = ["RuntimeModel", "fit_runtime_model", "runtime_features", "observed_ratio", "TIME_FLOOR_S",
+           "CLAMP_MARGIN", "CLAMP_POWERS"]
+
+logger = logging.getLogger(__name__)
 
 #: Seconds below which times are raised before taking logs.
 TIME_FLOOR_S = 1e-4
+#: Factor by which a prediction may leave a learner's observed range of times on the meta-data's sizes.
+CLAMP_MARGIN = 10.0
+#: Powers of rows, features and classes by which the upper bound grows beyond the meta-data's largest
+#: sizes (the lower bound falls with power 1 below its smallest).
+CLAMP_POWERS = (3.0, 2.0, 1.0)
 _FEATURES = ("n_instances", "n_features", "n_classes")
 _ONEHOT_ALIASES = ("n_features_onehot", "NumberOfFeaturesAfterBinarization")
 
@@ -92,6 +117,11 @@ class RuntimeModel:
         Growth exponent of time in rows per learner (NaN: none), used above ``rows_hi``.
     rows_hi : float
         log10 rows above which ``growth`` extrapolates (``inf``: never).
+    seconds_range : ndarray of shape (n_learners, 2) or None
+        log10 of each learner's shortest and longest observed time (the physical range of the
+        module docstring; None: no clamping).
+    size_range : ndarray of shape (3, 2) or None
+        Smallest and largest log10 rows, features and classes of the meta-data's datasets.
     """
 
     learners: tuple
@@ -100,9 +130,12 @@ class RuntimeModel:
     fill: np.ndarray = field(repr=False)
     growth: np.ndarray | None = field(default=None, repr=False)
     rows_hi: float = math.inf
+    seconds_range: np.ndarray | None = field(default=None, repr=False)
+    size_range: np.ndarray | None = field(default=None, repr=False)
 
     def predict_log10(self, features: np.ndarray) -> np.ndarray:
-        """log10 seconds of every learner (columns) for each query row of ``runtime_features``."""
+        """log10 seconds of every learner (columns) for each query row of ``runtime_features``, clamped to the
+        physical range of the module docstring."""
         x = np.atleast_2d(np.asarray(features, dtype=float))
         x = np.where(np.isnan(x), self.fill, x)
         out = _design(x) @ self.coef.T
@@ -114,7 +147,33 @@ class RuntimeModel:
             along = _design(anchored) @ self.coef.T + excess[:, None] * self.growth[None, :]
             known = np.isfinite(self.growth)[None, :]
             out[beyond] = np.where(known, along, out[beyond])
-        return out
+        return self._clamped(out, x)
+
+    def bounds_log10(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(lower, upper)``: the physical range of log10 seconds of every learner (columns) for each query
+        row of ``runtime_features`` (unknown sizes at the training means); ``-inf, inf`` without one."""
+        x = np.atleast_2d(np.asarray(features, dtype=float))
+        x = np.where(np.isnan(x), self.fill, x)
+        shape = (len(x), len(self.learners))
+        if self.seconds_range is None or self.size_range is None:
+            return np.full(shape, -np.inf), np.full(shape, np.inf)
+        small, large = self.size_range[:, 0], self.size_range[:, 1]
+        with np.errstate(invalid="ignore"):  # a size the meta-data never records: -inf/inf, no scaling
+            above = np.nan_to_num(np.maximum(x - large, 0.0)) @ np.asarray(CLAMP_POWERS)
+            below = np.nan_to_num(np.maximum(small - x, 0.0)).sum(axis=1)
+        margin = math.log10(CLAMP_MARGIN)
+        upper = self.seconds_range[None, :, 1] + margin + above[:, None]
+        lower = self.seconds_range[None, :, 0] - margin - below[:, None]
+        return lower, upper
+
+    def _clamped(self, out: np.ndarray, x: np.ndarray) -> np.ndarray:
+        lower, upper = self.bounds_log10(x)
+        with np.errstate(invalid="ignore"):
+            outside = ~((out >= lower) & (out <= upper))  # NaN too: a nonsense fit gives no number of seconds
+        if not outside.any():
+            return out
+        _note_clamped(self.learners, out, outside)
+        return np.where(outside, np.clip(np.nan_to_num(out, nan=np.inf), lower, upper), out)
 
     def predict(self, info: Mapping) -> np.ndarray:
         """Predicted seconds of every learner on the dataset described by ``info``."""
@@ -179,6 +238,7 @@ def fit_runtime_model(seconds: np.ndarray, features: np.ndarray, learners: Seque
         if cens.any():  # right-censored cells: at least the cap, at least the prediction
             pred = design @ coef.T
             target = np.where(cens, np.maximum(y, pred), y)
+    seconds_range, size_range = _observed_ranges(y, x, w)
     g, hi = None, math.inf
     if growth:
         g = np.array([float(growth.get(str(l), np.nan)) for l in learners])
@@ -188,7 +248,49 @@ def fit_runtime_model(seconds: np.ndarray, features: np.ndarray, learners: Seque
         else:
             g = None
     return RuntimeModel(learners=tuple(str(l) for l in learners), coef=coef, sigma=np.maximum(sigma, 0.05), fill=fill,
-                        growth=g, rows_hi=hi)
+                        growth=g, rows_hi=hi, seconds_range=seconds_range, size_range=size_range)
+
+
+def _observed_ranges(y: np.ndarray, x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each learner's shortest and longest log10 time (timeouts, lower bounds, count; a learner without
+    a time gets all learners' range), and the smallest and largest log10 sizes of the datasets in the fit
+    (``-inf, inf`` for a size none records)."""
+    used = w > 0
+    cells = np.where(used[:, None], y, np.nan)
+    have = np.isfinite(cells).any(axis=0)
+    everyone = [np.nanmin(cells), np.nanmax(cells)] if have.any() else [-np.inf, np.inf]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: replaced just below
+        seconds = np.column_stack([np.nanmin(cells, axis=0), np.nanmax(cells, axis=0)])
+    seconds = np.where(have[:, None], seconds, np.asarray(everyone)[None, :])
+    sizes = np.tile([-np.inf, np.inf], (x.shape[1], 1))
+    for j in range(x.shape[1]):
+        col = x[used & np.isfinite(x[:, j]), j]
+        if len(col):
+            sizes[j] = col.min(), col.max()
+    return seconds, sizes
+
+
+#: Learner sets whose clamping was already reported (one warning per process and set).
+_NOTED: set = set()
+
+
+def _note_clamped(learners, out: np.ndarray, outside: np.ndarray) -> None:
+    """Warn, once per process and set of learners, that predictions were clamped."""
+    which = np.flatnonzero(outside.any(axis=0))
+    key = tuple(learners[i] for i in which)
+    if key in _NOTED:
+        return
+    _NOTED.add(key)
+    values = np.where(outside, out, np.nan)[:, which]
+    far = np.nan_to_num(np.abs(values), nan=-1.0)
+    row, col = np.unravel_index(int(np.argmax(far)), far.shape)
+    v = float(values[row, col])
+    shown = "no number of seconds" if not math.isfinite(v) else f"1e{v:+.0f} s" if abs(v) > 300 else f"{10.0 ** v:.3g} s"
+    names = ", ".join(key[:5]) + (f" and {len(key) - 5} more" if len(key) > 5 else "")
+    logger.warning("the runtime model extrapolates far outside its meta-data for %d learner(s) (%s; %s predicted for "
+                   "%s): their predicted seconds are clamped to the range observed, scaled by the dataset's size",
+                   len(key), names, shown, key[col])
 
 
 def _design(x: np.ndarray) -> np.ndarray:

@@ -48,7 +48,8 @@ def find_chromium() -> str | None:
     return None
 
 
-def inspect_page(html_path, screenshot_path, *, width: int = 1280, height: int = 2400, timeout: float = 60.0) -> dict:
+def inspect_page(html_path, screenshot_path, *, width: int = 1280, height: int = 2400, timeout: float = 60.0,
+                 probe: str | None = None) -> dict:
     """Load ``html_path`` in headless Chromium; save a full-page PNG; return what the page holds.
 
     Returns
@@ -56,7 +57,9 @@ def inspect_page(html_path, screenshot_path, *, width: int = 1280, height: int =
     dict
         ``tables``, ``rows``, ``images`` (complete, natural width and height of each), ``scripts``,
         ``title``, ``text`` (the visible text), ``console_errors`` (console messages of level
-        error, uncaught exceptions and log entries of level error), ``screenshot`` (the path).
+        error, uncaught exceptions and log entries of level error), ``screenshot`` (the path), and
+        ``probe``: the value of the JavaScript expression ``probe`` (a JSON string it returns, parsed;
+        None without one).
     """
     from tornado.ioloop import IOLoop
 
@@ -78,7 +81,7 @@ def inspect_page(html_path, screenshot_path, *, width: int = 1280, height: int =
             pages = [t for t in json.load(r) if t.get("type") == "page"]
         ws_url = pages[0]["webSocketDebuggerUrl"]
         url = Path(html_path).resolve().as_uri()
-        return IOLoop().run_sync(lambda: _session(ws_url, url, screenshot_path, width), timeout=timeout)
+        return IOLoop().run_sync(lambda: _session(ws_url, url, screenshot_path, width, probe), timeout=timeout)
     finally:
         proc.terminate()
         try:
@@ -89,7 +92,7 @@ def inspect_page(html_path, screenshot_path, *, width: int = 1280, height: int =
         shutil.rmtree(profile, ignore_errors=True)
 
 
-async def _session(ws_url: str, url: str, screenshot_path, width: int) -> dict:
+async def _session(ws_url: str, url: str, screenshot_path, width: int, probe: str | None = None) -> dict:
     from tornado.websocket import websocket_connect
 
     conn = await websocket_connect(ws_url, max_message_size=256 * 1024 * 1024)
@@ -121,6 +124,10 @@ async def _session(ws_url: str, url: str, screenshot_path, width: int) -> dict:
             raise RuntimeError("DevTools connection closed")
         _collect(json.loads(msg), errors, events)
     facts = json.loads((await call("Runtime.evaluate", {"expression": _FACTS, "returnByValue": True}))["result"]["value"])
+    facts["probe"] = None
+    if probe is not None:
+        value = (await call("Runtime.evaluate", {"expression": probe, "returnByValue": True}))["result"]["value"]
+        facts["probe"] = json.loads(value)
     metrics = await call("Page.getLayoutMetrics")
     size = metrics.get("cssContentSize") or metrics.get("contentSize")
     shot = await call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,

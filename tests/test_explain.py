@@ -39,7 +39,8 @@ def test_ei_reports_the_score_it_chose_by_and_the_runner_up():
     assert d["score"] == pytest.approx(expected.max())
     finite = np.sort(expected[np.isfinite(expected)])
     assert d["runner_up_score"] == pytest.approx(finite[-2]) and d["runner_up"] != learner
-    assert d["text"].startswith("highest (1 - p(fail)) x expected improvement / seconds^p")
+    assert d["text"].startswith("highest (1 - p(fail)) x expected improvement / seconds^1: ")  # ei's p = 1, said
+    assert d["p"] == 1.0
     # the same when the policy keeps no scores of its own
     again = explain_choice(strategy.policy(info), strategy, [], learner)
     assert again["score"] == pytest.approx(d["score"])
@@ -60,8 +61,8 @@ def test_a_learner_tested_again_after_its_limit_stopped_it_says_so():
     assert learner == first and len(history) == len(strategy.learners_)  # every other learner came first
     d = policy.decisions[-1]
     assert d["learner"] == first and np.isnan(d["score"])
-    assert d["text"] == ("tested again without a limit: its test was stopped at 3.5 s, and every other learner "
-                         "has been tested")
+    assert d["text"] == ("re-test with no limit but the budget's: its first test stopped at 3.5 s (the limit the "
+                         "strategy gave it); every other learner has been tested")
     assert policy.decisions[0]["text"].startswith("highest ")
 
 
@@ -146,6 +147,7 @@ def test_each_test_gets_its_own_decision_when_a_learner_is_tested_twice():
     from algorank.report import recommend_report
 
     table = next(t for sec in recommend_report(twice).sections if sec.title == "The live tests" for t in sec.tables)
-    assert list(table.header[2:8]) == ["accuracy", "predicted", "expected", "time", "predicted time", "expected time"]
-    assert [row[4] for row in table.rows] == pytest.approx([0.8, 0.85, planned[a]])
+    assert list(table.header[2:7]) == ["accuracy", "expected", "time", "expected time", "total"]
+    assert [row[3] for row in table.rows] == pytest.approx([0.8, 0.85, planned[a]])
+    assert [row[7] for row in table.rows] == ["screened", "ok", "ok (test 2)"]
     assert [row[-1] for row in table.rows] == ["stopped after its first fold", "second", "again"]

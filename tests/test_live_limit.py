@@ -274,9 +274,15 @@ def test_recommend_hands_the_limit_through_its_policy_wrappers(iris, n_jobs):
     with joblib.parallel_config(backend="threading"):  # n_jobs=2: threads, no process pool to start
         r = recommend(iris, strategy=strategy, meta=meta_for([slow(30), NB]), budget_seconds=120, cv=3,
                       allow_modules=ALLOW, n_jobs=n_jobs, on_start=started.append, refit=False)
-    by = {o.learner: o for o in r.trace.observations}
-    assert set(by) == {slow(30), NB} and sorted(started) == sorted(by)
+    by = {}
+    for o in r.trace.observations:
+        by.setdefault(o.learner, o)
+    assert set(by) == {slow(30), NB} and sorted(started) == sorted(o.learner for o in r.trace.observations)
     _assert_capped(by[slow(30)], slow(30), 1.0)  # through SkipOverBudget (a budget) and the announcing wrapper
+    # once nothing else is left, the stopped learner runs again with a longer limit (twice what its first test
+    # showed it needs, at least the 1 s it used), and it is stopped there again
+    first, *again = [o for o in r.trace.observations if o.learner == slow(30)]
+    assert len(again) == 1 and again[0].capped and again[0].seconds > 1.5 * first.seconds
     assert by[NB].status == "ok" and not by[NB].capped
     assert slow(30) in strategy.last.asked
 

@@ -94,7 +94,8 @@ def test_recommend_reports_phases_and_when_each_test_ran(iris):
     assert set(r.timings) == set(PHASES) | {"total"}
     assert r.timings["import"] >= 0.2 and r.timings["tests"] > 0
     assert r.timings["total"] == pytest.approx(sum(r.timings[p] for p in PHASES))
-    assert len(r.test_times) == len(r.trace.observations) == 3
+    # three learners; on a loaded machine one may be stopped at its limit and tested again
+    assert len(r.test_times) == len(r.trace.observations) and set(r.trace.learners) == {NB, TREE, LOGREG}
     before = r.timings["import"] + r.timings["load"] + r.timings["landmark"] + r.timings["plan"]
     previous_end = before
     for (start, end), o in zip(r.test_times, r.trace.observations):
@@ -426,7 +427,7 @@ def test_batch_policy_sees_running_tests_as_their_predictions():
     assert len(env.timeline) == 3 and env.tests == 3
 
 
-def test_the_fold_server_or_the_pool_starts_after_planning(iris, monkeypatch):
+def test_the_fold_server_starts_after_planning_and_the_pool_before(iris, monkeypatch):
     from algorank.recommender.live import recommend as rec
 
     events = []
@@ -436,7 +437,9 @@ def test_the_fold_server_or_the_pool_starts_after_planning(iris, monkeypatch):
         events.clear()
         recommend(iris, strategy="ar:p=0", meta=meta_for([NB, TREE]), budget_seconds=60, cv=3, top=1, n_jobs=n_jobs,
                   on_plan=lambda planned: events.append("plan"))
-        assert events == ["plan", "pool 1", "server"] if n_jobs == 1 else ["plan", "pool 2"], events
+        # one job: the fold server after planning (its start-up slowed planning down); several: the workers before
+        # (their start-up, at a lower priority, overlaps with planning, so that they are ready for the first tests)
+        assert events == ["plan", "pool 1", "server"] if n_jobs == 1 else ["pool 2", "plan"], events
     events.clear()
     recommend(iris, strategy="ar:p=0", meta=meta_for([NB, TREE]), budget_seconds=60, cv=3, dry_run=True,
               on_plan=lambda planned: events.append("plan"))
@@ -462,9 +465,10 @@ def test_while_the_pool_warms_cheap_tests_run_here_and_a_timed_one_waits_for_the
     env = LiveEnvironment(load_dataset("sklearn:iris"), cv=3, budget_seconds=60, expected_seconds={NB: 0.01})
     assert env.watch_seconds(NB) is not None and env.timing_reason(TREE) is not None
     trace = run_parallel(Order(), env, n_jobs=2, expected={NB: (0.9, 0.01)}, budget=60)
-    assert trace.learners == [NB, TREE]
-    assert pool.submitted == [TREE]  # NB ran in this process, TREE went to the (warming) pool
-    assert trace.observations[0].status == "ok" and trace.observations[0].accuracy > 0.8  # a real test of NB
+    assert sorted(trace.learners) == sorted([NB, TREE])
+    assert pool.submitted == [TREE]  # NB ran in this process, TREE went to the (warming) pool at once
+    nb = trace.observations[trace.learners.index(NB)]
+    assert nb.status == "ok" and nb.accuracy > 0.8  # a real test of NB
 
 
 def test_with_loky_one_test_slot_is_this_process_beside_the_workers(iris):

@@ -67,11 +67,17 @@ def test_recommend_report(tmp_path, capsys):
     assert code == 0, capsys.readouterr().err
     html = (out / "report.html").read_text(encoding="utf-8")
     _self_contained(html)
-    for heading in ("The dataset", "most similar prior datasets", "The plan", "why at this step", "The live tests",
-                    "Where the time went", "p(fail)", "90 % interval", "landmarkers"):
+    for heading in ("The answer", "Best model:", "Leaderboard", "Why each learner was tested when it was",
+                    "The formula and the numbers", "The dataset", "most similar prior datasets", "The plan",
+                    "vs best (points)", "why at this step", "The live tests", "Where the time went", "p(fail)",
+                    "90 % interval", "landmarkers"):
         assert heading in html
+    # the answer comes first, then the leaderboard, the decisions, the plan, the tests
+    order = [html.index(f'id="{key}"') for key in ("answer", "leaderboard", "decisions", "plan", "tests", "dataset")]
+    assert order == sorted(order)
     facts = _check_rendered(out / "report.html", tmp_path, tables=5, images=2)
-    assert "predicted accuracy" in facts["text"] and "live tests" in facts["text"]
+    assert "Best model:" in facts["text"] and "live tests" in facts["text"]
+    assert "why at this step" not in facts["text"]  # the formula's numbers are folded away
 
 
 def test_benchmark_report(tmp_path, capsys):
@@ -105,3 +111,56 @@ def test_report_renders_without_chromium_and_escapes_everything():
                          sections=[Section(HOSTILE, text=["x < y"], tables=[Table(["h<"], [[HOSTILE], [1.5], [3]])])]))
     assert HOSTILE not in html and "&lt;script&gt;" in html and "a&lt;b" in html and "c&amp;d" in html
     assert "x &lt; y" in html and ">1.5000<" in html and ">3<" in html
+
+
+#: Layout facts of a rendered report: widths, the tables that scroll sideways, where the answer and the leaderboard are.
+LAYOUT = """JSON.stringify({
+  docWidth: document.documentElement.scrollWidth, viewWidth: window.innerWidth,
+  overflowing: Array.from(document.querySelectorAll('table')).filter(t => t.scrollWidth > t.clientWidth + 1)
+                    .map(t => t.id || '?'),
+  answerTop: document.getElementById('answer').getBoundingClientRect().top,
+  answerText: document.querySelector('#answer .answer').innerText,
+  boardTop: document.getElementById('leaderboard-table').getBoundingClientRect().top,
+  firstRowBottom: document.querySelector('#leaderboard-table tbody tr').getBoundingClientRect().bottom,
+  firstRow: document.querySelector('#leaderboard-table tbody tr').innerText
+})"""
+
+
+def test_recommend_report_reads_top_down_and_fits_1280_px(tmp_path):
+    """At 1280 px: no sideways scrolling of the page or of any table (long messages and ids wrap), and the first
+    screen (800 px) shows the best model and the top of the leaderboard."""
+    from dataclasses import replace
+
+    import algorank
+    from algorank.recommender.kernel.trace import Observation, Trace
+    from algorank.report import recommend_report, write_report
+
+    r = algorank.recommend("sklearn:iris", budget=30, top=3, cv=3, exclude_datasets=["iris"], refit=False)
+    long_id = "sklearn.discriminant_analysis.QuadraticDiscriminantAnalysis" + "{" + '"reg_param": 0.0, ' * 6 + "}"
+    message = ("LinAlgError: The covariance matrix of class 0 is not full rank. Increase the value of `reg_param` to "
+               "reduce the collinearity. ") * 3
+    extra = (Observation(long_id, float("nan"), 0.2, "error", message.strip()),
+             Observation("sklearn.neighbors.KNeighborsClassifier", float("nan"), 0.1, "timeout",
+                         "stopped after its first fold: accuracy 0.9211 below the bar 0.9491", capped=True,
+                         screened=True, fold_accuracy=0.9211))
+    obs = tuple(r.trace.observations) + extra
+    rec = replace(r, trace=Trace(dataset=r.dataset, observations=obs, stopped="policy"),
+                  test_times=tuple(r.test_times) + ((0.0, 0.2), (0.2, 0.3)))
+    folder = tmp_path / "wide"
+    html_path = Path(write_report(recommend_report(rec), folder))
+    if find_chromium() is None:
+        pytest.skip("Chromium is not installed (apt-get install chromium, or set $CHROMIUM)")
+    pytest.importorskip("tornado", reason="tornado (in the test extra, through distributed) talks to Chromium")
+    facts = inspect_page(html_path, tmp_path / "wide.png", width=1280, probe=LAYOUT)
+    layout = facts["probe"]
+    assert facts["console_errors"] == []
+    assert layout["viewWidth"] == 1280 and layout["docWidth"] <= 1280, layout
+    assert layout["overflowing"] == [], layout
+    best = rec.best
+    from algorank.metadata.learners import short_name
+
+    assert layout["answerTop"] < 800 and f"Best model: {short_name(best.learner)}" in layout["answerText"]
+    assert layout["boardTop"] < 800 and layout["firstRowBottom"] < 800, layout
+    assert layout["firstRow"].split()[:2] == ["1", short_name(best.learner)]
+    assert f"{best.accuracy:.4f}" in layout["firstRow"]
+    assert "screened" in facts["text"] and "timeout" not in facts["text"]

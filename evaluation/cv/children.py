@@ -744,11 +744,38 @@ def stop_processes() -> None:
 
     For a command about to end with :func:`os._exit`: a worker pool or fold server still warming up
     would otherwise hold the command's output pipes open, or warn about leaked semaphores.
+
+    A thread may hold the lock that guards starting fold processes while it waits for a fold server still
+    starting (a busy machine, or tests running in several threads): this waits for the lock at most
+    :data:`STOP_LOCK_WAIT` seconds, then kills the fold server without it (which ends that wait), so that the
+    command ends within its budget.
     """
     global _CLOSED
-    with _LOCK:
-        _CLOSED = True
+    locked = _LOCK.acquire(timeout=STOP_LOCK_WAIT)
+    try:
+        _CLOSED = True  # a thread that gets the lock later starts no fold process
         while _EXECUTORS:
             with contextlib.suppress(Exception):
                 _EXECUTORS.pop().shutdown(wait=False, kill_workers=True)
-        stop_fold_server()
+        if locked:
+            stop_fold_server()
+        else:
+            _kill_fold_servers()
+    finally:
+        if locked:
+            _LOCK.release()
+
+
+#: Seconds :func:`stop_processes` waits for a thread that is starting a fold process.
+STOP_LOCK_WAIT = 0.1
+
+
+def _kill_fold_servers() -> None:
+    """SIGKILL the fold server (and a forked one), without the lock and without ``multiprocessing``'s own: for a
+    process about to end (:func:`stop_processes`)."""
+    from multiprocessing import forkserver
+
+    for pid in {getattr(forkserver._forkserver, "_forkserver_pid", None), _FORKED_PID}:
+        if pid is not None and pid != os.getpid():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)

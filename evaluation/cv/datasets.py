@@ -534,27 +534,60 @@ def _load_file(path: Path, *, target: str | None, **options) -> LoadedDataset:
 
 
 def _read_csv(path: Path, *, sep: str) -> pd.DataFrame:
+    from algorank.metadata.textfile import check_unique_names, decode_error, header_names, text_encoding
+
+    encoding = text_encoding(path, what="dataset file")
     try:
-        frame = pd.read_csv(path, sep=sep, na_values=["?"], skipinitialspace=True)
+        names = header_names(path, sep=sep, encoding=encoding)
+        check_unique_names(names, what=f"dataset file {str(path)!r}")
+        # index_col=False: rows with one field more than the header never shift the columns onto an index
+        frame = pd.read_csv(path, sep=sep, na_values=["?"], skipinitialspace=True, encoding=encoding,
+                            index_col=False)
     except pd.errors.EmptyDataError as exc:
         raise InputError(f"dataset file is empty: {str(path)!r}") from exc
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+    except UnicodeError as exc:
+        raise decode_error(path, exc, encoding, what="dataset file") from None
+    except (pd.errors.ParserError, ValueError) as exc:
+        if isinstance(exc, InputError):
+            raise
         raise InputError(f"cannot parse CSV file {str(path)!r}: {type(exc).__name__}: {exc}") from exc
-    return frame
+    return _without_row_index(frame, names, path)
+
+
+def _without_row_index(frame: pd.DataFrame, names: list, path: Path) -> pd.DataFrame:
+    """Leave out a column without a name that holds distinct whole numbers: the row index pandas writes by
+    default (``df.to_csv(path)``).  Row numbers are no feature, and in a file sorted by class they give the
+    label away."""
+    drop = []
+    for i, (column, name) in enumerate(zip(frame.columns, names)):
+        if name.strip():
+            continue
+        values = pd.to_numeric(frame[column], errors="coerce")
+        whole = values.notna().all() and bool(np.all(values == np.floor(values)))
+        if whole and values.is_unique:
+            drop.append(column)
+            logger.warning("dataset file %s: column %d has no name and holds distinct whole numbers (a row index, "
+                           "as pandas writes one by default): left out, not a feature", escape(str(path)), i + 1)
+    return frame.drop(columns=drop) if drop else frame
 
 
 def _read_arff(path: Path) -> tuple[pd.DataFrame, dict]:
     import arff  # liac-arff
 
+    from algorank.metadata.textfile import decode_error, text_encoding
+
+    encoding = text_encoding(path, what="dataset file")
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
+        with open(path, encoding=encoding) as fh:
             data = arff.load(fh)
+    except UnicodeError as exc:
+        raise decode_error(path, exc, encoding, what="dataset file") from None
     except Exception as exc:  # liac-arff raises its own ArffException subclasses and ValueError
         raise InputError(f"cannot parse ARFF file {str(path)!r}: {type(exc).__name__}: {exc}") from exc
     attributes = data.get("attributes") or []
     if not attributes:
         raise InputError(f"ARFF file {str(path)!r} declares no attributes")
-    names = [a for a, _ in attributes]
+    names = [a for a, _ in attributes]  # liac-arff refuses a repeated attribute name
     frame = pd.DataFrame(data.get("data") or [], columns=names)
     if frame.empty:
         raise InputError(f"ARFF file {str(path)!r} has no data rows")

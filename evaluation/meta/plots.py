@@ -11,6 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
+from algorank.metadata.text import literal_text
 from algorank.recommender.kernel.labels import format_p, log_time_axis
 
 __all__ = ["plot_loss_time", "plot_mil_boxplots", "plot_loss_by_tests", "log_time_axis"]
@@ -57,6 +58,7 @@ def plot_loss_time(results: Sequence, *, ax=None):
     ax.set_title(f"Mean loss-time curves, window [{lo:g} s, {hi:g} s]")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    literal_text(ax)  # strategy names from the user: a `$` is a dollar sign
     return ax
 
 
@@ -71,6 +73,7 @@ def plot_mil_boxplots(sweep, *, ax=None):
     ax.set_ylabel("MIL per dataset (accuracy points)")
     ax.set_title(f"AR-A3R: MIL per dataset, window [{sweep.tmin:g} s, {sweep.tmax:g} s]")
     ax.grid(True, axis="y", alpha=0.3)
+    literal_text(ax)  # strategy names from the user: a `$` is a dollar sign
     return ax
 
 
@@ -85,4 +88,5 @@ def plot_loss_by_tests(results: Sequence, *, ax=None):
     ax.set_title("Mean loss by number of tests")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    literal_text(ax)  # strategy names from the user: a `$` is a dollar sign
     return ax

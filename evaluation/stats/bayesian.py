@@ -350,4 +350,7 @@ def plot_posterior(result: BayesianResult, *, ax=None, names=("x", "y")):
         ax.legend(fontsize="small")
     ax.set_title(f"{result.method.split(' (')[0]}: p({a}) = {result.p_left:.3f}, p(rope) = {result.p_rope:.3f}, "
                  f"p({b}) = {result.p_right:.3f}", fontsize=8)
+    from algorank.metadata.text import literal_text
+
+    literal_text(ax)  # learner ids from data: a `$` is a dollar sign
     return ax

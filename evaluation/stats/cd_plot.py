@@ -133,4 +133,7 @@ def plot_cd(result, *, ax=None, label_formatter=None):
         ax.vlines([lo, lo + cd], -1.0, -0.8, color="black", lw=1.5)
         ax.text(lo + cd / 2, -0.95, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=8)
     ax.set_title(title, fontsize=9)
+    from algorank.metadata.text import literal_text
+
+    literal_text(ax)  # learner ids from data: a `$` is a dollar sign
     return ax

@@ -40,3 +40,4 @@ def log_time_axis(ax, *, label: str = "time (s, log scale)") -> None:
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(label)
+

@@ -47,8 +47,9 @@ budget, the limit alone gives one); the rules above that look at the budget left
 ``min(budget left, limit)`` (a test expected to take more than ``1 / guard`` of its limit runs timed,
 "expected time close to its limit"; the watchdog of a cheap first test never watches past the
 limit), and its per-fold timeout is ``min(budget left, limit)`` divided by its folds (at least
-``min_timeout``); the fold server's start-up, which the first timed test in a process would otherwise
-pay, is waited for before its limit starts (:func:`_await_fold_server`, within the budget).  A test
+``min_timeout``; a learner tested again after a stopped test gets the whole of it per fold, so that a
+re-test never stops a fold sooner than the first test did); the fold server's start-up, which the first
+timed test in a process would otherwise pay, is waited for before its limit starts (:func:`_await_fold_server`, within the budget).  A test
 stopped because of its limit (a fold killed at the limit's deadline or at the per-fold timeout
 derived from it, a fold not started after it, or no result by then) becomes a *capped* observation:
 status ``timeout``, the seconds it used, the message ``stopped at its limit of ... s`` and
@@ -235,6 +236,8 @@ class LiveEnvironment:
         Measured / expected seconds of the finished tests with a known expectation.
     timeline : list of (float, float)
         Start and end of every test (in :meth:`test` call order), seconds since ``origin``.
+    paces : dict
+        learner -> seconds a full test needs at the pace its stopped tests showed (:meth:`needs`).
     """
 
     def __init__(self, dataset: LoadedDataset, evaluator: Evaluator | None = None, *, cv: int = 5,
@@ -265,9 +268,12 @@ class LiveEnvironment:
         self.tests = 0
         self.prior_shape = prior_shape
         self.first_in_process = True  # a cheap first test may run in-process under a watchdog
+        self.sharing = 1  # tests that may run in this process at once (parallel tests): the watchdog waits as long x
         self.beyond_prior = _larger_than(dataset, prior_shape)
         self.origin = None if origin is None else float(origin)
         self.timeline: list[tuple[float, float]] = []
+        self.paces: dict[str, float] = {}
+        self._done: int | None = None
 
     @property
     def calibration(self) -> float:
@@ -277,6 +283,11 @@ class LiveEnvironment:
     def expected(self, learner: str) -> float:
         """Calibrated expected seconds of ``learner``'s test (NaN when unknown)."""
         return float(self.expected_seconds.get(learner, math.nan)) * self.calibration
+
+    def _shared_expected(self, learner: str) -> float:
+        """:meth:`expected`, times the tests sharing this process's interpreter (``sharing``): what the rules
+        that keep a test in-process within the budget compare."""
+        return self.expected(learner) * max(int(self.sharing), 1)
 
     def _folds(self) -> int:
         """Folds of one test: the evaluator's splits per repetition times its repetitions."""
@@ -308,7 +319,7 @@ class LiveEnvironment:
             return "first test"
         if self.beyond_prior:
             return "dataset larger than the prior datasets"
-        expected = self.expected(learner)
+        expected = self._shared_expected(learner)
         if not math.isfinite(expected):
             return "expected time unknown"
         if self.budget_seconds is not None and expected * self.guard >= max(self.budget_seconds - self.spent, 0.0):
@@ -330,17 +341,20 @@ class LiveEnvironment:
         runs in-process in a thread instead; the caller waits at most ``max(FIRST_TEST_GUARD x
         expected, FIRST_TEST_MIN_WATCH)`` seconds (never beyond the budget or the limit) and then
         abandons it: it becomes a timeout, no fold of it starts after that moment, and a fold still
-        running finishes unobserved in its daemon thread.
+        running finishes unobserved in its daemon thread.  When ``sharing`` tests may run in this
+        process at once (parallel tests, each in a thread), they share its interpreter: the expected
+        seconds in these rules, and in those of :meth:`timing_reason`, are ``sharing`` times as many,
+        and so is the least watch.
         """
         limit = check_limit(limit)
         if ((self.budget_seconds is None and limit is None) or self.tests > 0 or self.beyond_prior
                 or not self.first_in_process or self.evaluator.timeout is not None):
             return None
-        expected = self.expected(learner)
+        expected = self._shared_expected(learner)
         left = self._room(limit)
         if not (math.isfinite(expected) and expected > 0) or expected * FIRST_TEST_GUARD > left:
             return None
-        return min(max(FIRST_TEST_GUARD * expected, FIRST_TEST_MIN_WATCH), left)
+        return min(max(FIRST_TEST_GUARD * expected, FIRST_TEST_MIN_WATCH * max(int(self.sharing), 1)), left)
 
     def _watched(self, learner: str, watch: float, deadline: float | None, *, evaluator: Evaluator | None = None,
                  grace: float | None = None, screen=None):
@@ -381,6 +395,8 @@ class LiveEnvironment:
         left = max(self._room(check_limit(limit)), self.min_timeout)
         logger.debug("%s runs timed: %s", learner, reason)
         per_fold = max(left / self._folds(), self.min_timeout)
+        if learner in self.paces:  # tested again after a stop: its folds may use the whole room, not a share of it
+            per_fold = left
         if self.evaluator.timeout is not None:
             per_fold = min(per_fold, self.evaluator.timeout)
         ev = self.evaluator
@@ -428,10 +444,28 @@ class LiveEnvironment:
         if self.origin is None:
             self.origin = start
         self._end = start
+        self._done = None  # folds that finished, once the evaluator's result is back
         try:
-            return self._test(learner, start, limit, bars)
+            o = self._test(learner, start, limit, bars)
         finally:
             self.timeline.append((start - self.origin, self._end - self.origin))
+        if o.status == "timeout":  # stopped: how long a full test needs at the pace it showed
+            running = 0 if o.screened else 1  # a screened test ran its first fold only; else a fold was cut short
+            need = float(o.seconds)  # no fold came back: only what it used is known
+            if self._done is not None:
+                need = float(o.seconds) * self._folds() / max(self._done + running, 1)
+            self.paces[learner] = max(need, self.paces.get(learner, 0.0))
+        return o
+
+    def needs(self, learner: str) -> float:
+        """Seconds a full test of ``learner`` needs at the pace its stopped tests showed (NaN when none stopped).
+
+        A test stopped after ``k`` finished folds, one more cut short, used ``s`` seconds: a full test of ``folds``
+        folds needs at least ``s x folds / (k + 1)``; a screened test ran its first fold only: ``s x folds``; a test
+        abandoned before any of its folds came back (a watchdog, the end of its limit with no result): ``s``, all
+        that is known.  Never less than the seconds the stopped test used.
+        """
+        return float(self.paces.get(learner, math.nan))
 
     def _charge(self, start: float) -> float:
         """End a test that counts (one more measured test): its seconds, added to ``spent``."""
@@ -445,7 +479,7 @@ class LiveEnvironment:
         """The observation of a test its limit stopped (a fold that ran past its share of the limit, when the
         test stopped well before the limit itself)."""
         message = f"stopped at its limit of {limit:.3g} s"
-        if seconds < 0.9 * limit:
+        if seconds < 0.9 * limit and learner not in self.paces:
             share = max(limit / self._folds(), self.min_timeout)
             message += f" (a fold ran past its {share:.3g} s share)"
         logger.info("%s: %s%s", escape(learner), message, f" ({escape(detail)})" if detail else "")
@@ -499,6 +533,8 @@ class LiveEnvironment:
             self.spent += seconds
             return Observation(learner, float("nan"), float(seconds), "error", str(exc))
         seconds = self._charge(start)
+        if "accuracy" in result.runs:
+            self._done = int(np.isfinite(result.runs["accuracy"].to_numpy(dtype=float)).sum())
         if bars and (result.runs["message"] == NOT_RUN_SCREENED).any():  # one fold's time: not a test's ratio
             first = float(result.runs["accuracy"].dropna().iloc[0])
             message = f"stopped after its first fold: accuracy {first:.4f} below the bar {bars[learner]:.4f}"

@@ -19,6 +19,7 @@ import numpy as np
 
 from algorank.metadata.learners import short_name
 from algorank.recommender.accuracy_model import from_gain
+from algorank.recommender.live.outcome import retest_reason
 
 __all__ = ["Explaining", "explain_choice"]
 
@@ -74,6 +75,9 @@ def explain_choice(policy, strategy, history: Sequence, learner: str) -> dict:
     step = len(history) + 1
     out = {"step": step, "learner": learner, "score": math.nan, "runner_up": None, "runner_up_score": math.nan,
            "expected": math.nan, "expected_seconds": math.nan}
+    cost = getattr(strategy, "p", None)
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost):
+        out["p"] = float(cost)  # the cost exponent of the score, for the formula's explanation
     failed = False
     try:
         scored = _scored(policy, strategy, history)  # one scoring serves the expectations and the text below
@@ -85,13 +89,11 @@ def explain_choice(policy, strategy, history: Sequence, learner: str) -> dict:
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         failed = True
     stopped = [o for o in history if o.learner == learner and getattr(o, "capped", False)]
-    if stopped and getattr(stopped[-1], "screened", False):  # stopped after its first fold: tested again in full
-        out["text"] = ("tested again with every fold: its first fold scored below the bar, and every other learner "
-                       "has been tested")
-        return out
-    if stopped:  # the learner's earlier test was stopped at its time limit: this is its second test
-        out["text"] = (f"tested again without a limit: its test was stopped at {stopped[-1].seconds:.3g} s, "
-                       "and every other learner has been tested")
+    if stopped:  # stopped after its first fold or at its time limit: this is its second test
+        why = retest_reason(stopped)
+        if not getattr(stopped[-1], "screened", False):
+            why = why.replace("a longer limit", "no limit but the budget's")
+        out["text"] = f"{why}; every other learner has been tested"
         return out
     if failed:
         out["text"] = "chosen by the strategy"
@@ -102,8 +104,9 @@ def explain_choice(policy, strategy, history: Sequence, learner: str) -> dict:
             names = list(strategy.learners_)
             rest = [(score[i], names[i]) for i in range(len(names)) if i != j and np.isfinite(score[i])]
             out["score"] = float(score[j])
-            what = ("P(within eps of the best) / seconds^p" if getattr(strategy, "acq", "ei") == "near"
-                    else "(1 - p(fail)) x expected improvement / seconds^p")
+            p = f"{out['p']:g}" if "p" in out else "p"  # the strategy's cost exponent, not a bare letter
+            what = (f"P(within eps of the best) / seconds^{p}" if getattr(strategy, "acq", "ei") == "near"
+                    else f"(1 - p(fail)) x expected improvement / seconds^{p}")
             text = f"highest {what}: {score[j]:.3g}"
             if rest:
                 s2, l2 = max(rest)

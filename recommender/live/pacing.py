@@ -25,10 +25,13 @@ import threading
 import time
 from typing import Callable, Sequence
 
+import numpy as np
+
 from algorank.recommender.kernel.trace import ForwardsLimit, Observation
 from algorank.metadata.text import escape
 
-__all__ = ["SkipOverBudget", "UntilDeadline", "fit_within", "PLAN_BUDGET_SHARE", "SKIP_MESSAGE", "MAX_CONSECUTIVE_SKIPS"]
+__all__ = ["SkipOverBudget", "RetryStopped", "UntilDeadline", "fit_within", "PLAN_BUDGET_SHARE", "SKIP_MESSAGE",
+           "MAX_CONSECUTIVE_SKIPS"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +59,11 @@ class SkipOverBudget(ForwardsLimit):
         learner -> predicted seconds of its test (NaN: unknown, never skipped).
     left : callable
         () -> seconds left of the budget.
+    needs : callable, optional
+        learner -> seconds a full test needs at the pace its stopped tests showed
+        (:meth:`~algorank.recommender.live.environment.LiveEnvironment.needs`; NaN: unknown): a learner tested
+        again is predicted to take at least that long, so that it is never started again with less time left
+        than its first fold already took.
 
     Attributes
     ----------
@@ -65,8 +73,9 @@ class SkipOverBudget(ForwardsLimit):
         The skipped learner run after all because nothing else was left (None when none was).
     """
 
-    def __init__(self, policy, expected: Callable[[str], float], left: Callable[[], float]) -> None:
-        self.policy, self.expected, self.left = policy, expected, left
+    def __init__(self, policy, expected: Callable[[str], float], left: Callable[[], float], *,
+                 needs: Callable[[str], float] | None = None) -> None:
+        self.policy, self.expected, self.left, self.needs = policy, expected, left, needs
         self.skipped: list[dict] = []
         self.last_chance: str | None = None
         self._skips: list = []  # zero-second failed observations the wrapped policy sees for the skips
@@ -78,8 +87,11 @@ class SkipOverBudget(ForwardsLimit):
                 return self._last_chance(history)
             predicted = float(self.expected(learner))
             stopped = [o.seconds for o in history if o.learner == learner and getattr(o, "capped", False)]
-            if stopped:  # its test was stopped at its limit: it takes at least that long
-                predicted = max(stopped) if not math.isfinite(predicted) else max(predicted, max(stopped))
+            if stopped:  # its test was stopped at its limit: it takes at least that long, and its pace may say more
+                need = max(stopped)
+                if self.needs is not None:
+                    need = float(np.fmax(need, self.needs(learner)))
+                predicted = need if not math.isfinite(predicted) else max(predicted, need)
             left = float(self.left())
             if not (math.isfinite(predicted) and predicted > left):
                 return learner
@@ -155,3 +167,109 @@ def fit_within(strategy, meta, seconds: float | None) -> bool:
     if "error" in box:
         raise box["error"]
     return True
+
+
+class RetryStopped(ForwardsLimit):
+    """Policy wrapper: once the wrapped policy has nothing left, test again a learner that was stopped at its limit,
+    when the budget left allows the pace it showed.
+
+    A test stopped at its limit (status ``timeout``: its own limit, a per-fold timeout derived from the budget
+    left, the watchdog of a first test) found nothing, yet the learner may be among the best: a per-fold timeout
+    of ``budget left / folds`` stops a learner whose folds take a little longer than that, with plenty of budget
+    left once the cheaper learners are done.  When the wrapped policy returns None, each learner whose tests so
+    far all stopped at their limit (screened ones excepted: their first fold was below the bar) and which this
+    wrapper has not retried yet is tested again, in the order they were first stopped, if ``margin`` times the
+    seconds its pace says a full test needs (``needs``) fit in the budget left.  The re-test's time limit is
+    twice that need (never below what its first test used), so it is a longer limit than before, and it runs
+    every fold.  A learner whose need does not fit is recorded in :attr:`declined`.
+
+    Parameters
+    ----------
+    policy : Policy
+        The wrapped policy.
+    needs : callable
+        learner -> seconds a full test needs at the pace its stopped tests showed (NaN: unknown, then ``folds``
+        times the seconds its last test used).
+    left : callable
+        () -> seconds left of the budget (None: no budget).
+    folds : int
+        Folds of a test.
+    margin : float
+        Safety factor on the need.
+
+    Attributes
+    ----------
+    retried : list of dict
+        ``learner``, ``needed_seconds``, ``seconds_left``, ``limit``, ``first_seconds`` of each re-test, in order.
+    declined : list of dict
+        ``learner``, ``needed_seconds``, ``seconds_left`` of each learner stopped at its limit that was not tested
+        again because its need did not fit.
+    decisions : list of dict
+        One decision per re-test (as :func:`~algorank.recommender.live.explain.explain_choice`, ``text`` saying why).
+    """
+
+    def __init__(self, policy, needs: Callable[[str], float], left: Callable[[], float | None], *, folds: int = 5,
+                 margin: float = 1.25) -> None:
+        self.policy, self.needs, self.left = policy, needs, left
+        self.folds, self.margin = int(folds), float(margin)
+        self.retried: list[dict] = []
+        self.declined: list[dict] = []
+        self.decisions: list[dict] = []
+        self._current: str | None = None
+
+    def _need(self, learner: str, last) -> float:
+        need = float(self.needs(learner))
+        if not math.isfinite(need):
+            need = float(last.seconds) * self.folds
+        return max(need, float(last.seconds))
+
+    def next(self, history: Sequence):
+        learner = self.policy.next(history)
+        if learner is not None:
+            self._current = None
+            return learner
+        self._current = None
+        done = {r["learner"] for r in self.retried}
+        by_learner: dict = {}
+        for o in history:
+            by_learner.setdefault(o.learner, []).append(o)
+        self.declined = [d for d in self.declined if d["learner"] not in done]
+        for name, tests in by_learner.items():
+            last = tests[-1]
+            if (name in done or any(t.status == "ok" for t in tests) or last.status != "timeout"
+                    or getattr(last, "screened", False) or last.seconds <= 0):
+                continue
+            need = self._need(name, last)
+            left = self.left()
+            if left is not None and self.margin * need > left:
+                self.declined = [d for d in self.declined if d["learner"] != name]
+                self.declined.append({"learner": name, "needed_seconds": need, "seconds_left": max(float(left), 0.0)})
+                continue
+            limit = max(2.0 * need, float(last.seconds))
+            self.retried.append({"learner": name, "needed_seconds": need, "seconds_left": left, "limit": limit,
+                                 "first_seconds": float(last.seconds)})
+            self.declined = [d for d in self.declined if d["learner"] != name]
+            room = "" if left is None else f", {left:.3g} s left"
+            self.decisions.append({
+                "step": len(history) + 1, "learner": name, "score": math.nan, "runner_up": None,
+                "runner_up_score": math.nan, "expected": math.nan, "expected_seconds": need,
+                "text": (f"re-test with a longer limit: its first test stopped at {last.seconds:.3g} s; at that "
+                         f"pace a full test needs about {need:.3g} s{room}, so it runs again under a limit of "
+                         f"{limit:.3g} s")})
+            logger.info("testing %s again: stopped at %.3g s, needs about %.3g s%s", escape(name), last.seconds,
+                        need, room)
+            self._current = name
+            return name
+        return None
+
+    def limit(self, learner: str) -> float:
+        """The re-test's limit (twice its need) for a learner this wrapper tests again, else the wrapped policy's."""
+        if learner == self._current:
+            return next(r["limit"] for r in reversed(self.retried) if r["learner"] == learner)
+        return super().limit(learner)
+
+    def screen(self, learner: str, *, best: float | None = None) -> float | None:
+        """No first-fold bar for a re-test (it runs every fold), else the wrapped policy's."""
+        if learner == self._current:
+            return None
+        return super().screen(learner, best=best)

@@ -13,7 +13,11 @@ The tests run on the engine joblib is configured with (``joblib.parallel_config`
 * by default, or with ``backend="loky"``: one test at a time in this process (a thread: no round
   trip, no start-up, the data already here) and ``n_jobs - 1`` workers of joblib's loky process
   pool (:func:`joblib.externals.loky.get_reusable_executor`) beside it; the dataset goes to the
-  workers once, as a file the workers map and cache, written at their first test;
+  workers once, as a file the workers map and cache, written at their first test.  The workers are
+  fresh interpreters that import scikit-learn (a CPU second or more each); until one of them is
+  ready, this process runs up to ``n_jobs`` tests at once (threads), so that ``n_jobs`` tests run
+  from the first one; a test that would have to run in fold processes started just for it waits in
+  the pool's queue instead.  Once the pool is ready, this process keeps one slot;
 * ``backend="dask"`` (with a ``dask.distributed`` Client, local or on a cluster): the
   Client's futures; the dataset is scattered to the workers once;
 * ``backend="threading"``: a thread pool in this process (cheap set-up, little parallelism for
@@ -35,6 +39,10 @@ the test), in a worker or in this process alike.  So is a policy's first-fold ba
 :func:`~algorank.recommender.kernel.trace.screen_of`), set from the best accuracy of the tests that have
 finished: while tests run, the policy's state holds stand-ins with their predicted accuracies, which must
 not set a bar.
+
+The start and end of a test (``env.timeline``) are those the test itself recorded where it ran
+(:func:`time.time`, so also on another machine of a cluster, as far as its clock agrees): a test
+queued in a pool still starting starts when a worker takes it, not when it was handed over.
 
 Results come in the order the tests finish, which depends on the machine: with ``n_jobs > 1``
 the same seed gives the same scores for the same tests, but not always the same sequence.
@@ -58,7 +66,7 @@ from algorank.recommender.kernel.trace import Observation, Trace, limit_of, scre
 from algorank.metadata.errors import InputError
 from algorank.metadata.text import escape
 
-__all__ = ["run_parallel", "check_n_jobs", "warm_pool", "GRACE_SECONDS", "WORKER_NICE"]
+__all__ = ["run_parallel", "check_n_jobs", "warm_pool", "stop_pool", "GRACE_SECONDS", "WORKER_NICE"]
 
 logger = logging.getLogger(__name__)
 
@@ -122,10 +130,9 @@ def warm_pool(n_jobs: int) -> bool:
     Only for the default loky engine, with ``n_jobs - 1`` workers (one test slot is this process);
     Dask clusters are the user's and already running.  The workers start from a thread (loky's
     first submission waits for a worker process to start; the first test need not wait for that).
-    Until one worker has finished its warm-up
-    (imports), :func:`run_parallel` runs tests only in this process's slot, so a slow pool start
-    never delays the first results; a test that would run timed here waits for the pool instead,
-    unless the fold server is a cheap fork of this process.
+    Until one worker has finished its warm-up (imports), :func:`run_parallel` runs up to ``n_jobs``
+    tests in this process, so a slow pool start never delays the first results; a test that would
+    run timed here waits for the pool instead, unless the fold server is a cheap fork of this process.
 
     Returns
     -------
@@ -161,13 +168,30 @@ def warm_pool(n_jobs: int) -> bool:
         return False
 
 
-def _runs_here(env, learner: str, limit: float | None = None) -> bool:
+def stop_pool() -> None:
+    """Stop the local worker pool :func:`warm_pool` started, when no test will use it (e.g. the budget ran out
+    before the first test)."""
+    executor = _WARM_EXECUTOR[0] if _WARM_EXECUTOR else None
+    _WARMING.clear()
+    _WARM_EXECUTOR.clear()
+    if executor is not None:
+        try:
+            executor.shutdown(wait=False, kill_workers=True)
+        except Exception:  # pragma: no cover - workers that are gone already
+            logger.debug("could not stop the worker pool", exc_info=True)
+
+
+def _runs_here(env, learner: str, limit: float | None = None, sharing: int = 1) -> bool:
     """Whether ``env`` would run ``learner``'s test (time limit ``limit``) in this process (not timed in fold
-    processes)."""
+    processes), with ``sharing`` tests sharing this process."""
+    before = getattr(env, "sharing", 1)
     try:
+        env.sharing = sharing
         return env.watch_seconds(learner, limit=limit) is not None or env.timing_reason(learner, limit=limit) is None
     except Exception:  # noqa: BLE001 - e.g. too few rows for the folds: the test itself says so
         return True
+    finally:
+        env.sharing = before
 
 
 def _load(source):
@@ -193,10 +217,12 @@ def _worker_test(source, learner: str, state: dict):
                           prior_shape=state["prior_shape"], fold_slack=state["fold_slack"])
     env.tests = 0 if state["always_timed"] else state["tests"]  # 0: "first test", i.e. timed
     env.first_in_process = not state["always_timed"]
+    env.sharing = int(state.get("sharing", 1))
     env.time_ratios = list(state["time_ratios"])
     rules = {k: state[k] for k in ("limit", "screen") if state.get(k) is not None}
+    started = time.time()
     obs = env.test(learner, **rules)
-    return obs, env.results.get(learner)
+    return obs, env.results.get(learner), (started, time.time())
 
 
 @dataclass
@@ -324,23 +350,31 @@ def _pool(n_jobs: int, data):
     return _FuturesPool(kind, n_jobs - 1 if kind == "loky" else n_jobs, data, backend)
 
 
-class _LocalSlot:
-    """One test at a time in this process, in a daemon thread, beside the loky workers.
+class _LocalSlots:
+    """Tests in this process, each in a daemon thread, beside the loky workers.
 
     This process has imported and warmed up everything a test needs and holds the data already:
     a test here costs no process round trip and no start-up, and a slot here means one worker
-    fewer to start (a CPU second or more each for a fresh interpreter).  Its test runs exactly as a
-    worker's (:func:`_worker_test`, same state).  A test still running at the end of the budget is
-    abandoned like a watched first test: its folds stop at the deadline, it reports nothing.
+    fewer to start (a CPU second or more each for a fresh interpreter).  One slot is this process's
+    own for the whole run; while the workers still start (a fresh interpreter importing
+    scikit-learn), the other slots run here too, so that ``n_jobs`` tests run from the first one.
+    A test runs exactly as a worker's (:func:`_worker_test`, same state).  A test still running at
+    the end of the budget is abandoned like a watched first test: its folds stop at the deadline,
+    it reports nothing.
     """
 
     def __init__(self, data) -> None:
         self.data = data
-        self.future: concurrent.futures.Future | None = None
+        self.futures: list[concurrent.futures.Future] = []
 
-    @property
-    def free(self) -> bool:
-        return self.future is None
+    def __len__(self) -> int:
+        return len(self.futures)
+
+    def owns(self, handle) -> bool:
+        return any(handle is f for f in self.futures)
+
+    def release(self, handle) -> None:
+        self.futures = [f for f in self.futures if f is not handle]
 
     def submit(self, learner: str, state: dict) -> concurrent.futures.Future:
         future: concurrent.futures.Future = concurrent.futures.Future()
@@ -352,13 +386,13 @@ class _LocalSlot:
                 future.set_exception(exc)
 
         threading.Thread(target=work, name="algorank-local-test", daemon=True).start()
-        self.future = future
+        self.futures.append(future)
         return future
 
 
-def _wait_any(local: _LocalSlot | None, pool, handles: list, timeout: float | None) -> list:
-    """Handles (the local future among them) of the tests that finished within ``timeout`` seconds."""
-    mine = [] if local is None or local.free else [local.future]
+def _wait_any(local: _LocalSlots | None, pool, handles: list, timeout: float | None) -> list:
+    """Handles (local futures among them) of the tests that finished within ``timeout`` seconds."""
+    mine = [] if local is None else list(local.futures)
     if not handles:
         done, _ = concurrent.futures.wait(mine, timeout=timeout, return_when=concurrent.futures.FIRST_COMPLETED)
         return list(done)
@@ -370,8 +404,9 @@ def _wait_any(local: _LocalSlot | None, pool, handles: list, timeout: float | No
         return list(done)
     end = None if timeout is None else time.perf_counter() + timeout  # pragma: no cover - other handles: poll
     while True:  # pragma: no cover
-        if mine[0].done():
-            return mine
+        finished = [f for f in mine if f.done()]
+        if finished:
+            return finished
         done = pool.wait(handles, 0.02)
         if done:
             return done
@@ -422,7 +457,7 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
     """
     pool = _pool(n_jobs, env.dataset)
     always_timed = getattr(pool, "kind", "") == "dask"
-    local = _LocalSlot(env.dataset) if getattr(pool, "kind", "") == "loky" else None
+    local = _LocalSlots(env.dataset) if getattr(pool, "kind", "") == "loky" else None
     begin = clock()
     if env.origin is None:
         env.origin = begin
@@ -445,8 +480,14 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
                 "prior_shape": getattr(env, "prior_shape", None), "fold_slack": env.fold_slack,
                 "tests": env.tests, "time_ratios": tuple(env.time_ratios), "always_timed": always_timed}
 
-    def record(learner: str, started: float, obs: Observation, row) -> None:
-        env.timeline.append((started - env.origin, clock() - env.origin))
+    def record(learner: str, started: float, obs: Observation, row, when=None) -> None:
+        """Add a finished test; ``when``: the (start, end) :func:`time.time` values the test itself recorded (a test
+        the pool queued starts when a worker takes it), else from its submission to now."""
+        ended = clock()
+        if when is not None:
+            shift = ended - time.time()  # this clock's reading of a time.time() value
+            started, ended = max(started, when[0] + shift), min(ended, max(when[1] + shift, when[0] + shift))
+        env.timeline.append((started - env.origin, ended - env.origin))
         env.spent += obs.seconds
         if row is not None:
             env.tests += 1
@@ -470,22 +511,29 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
         return getattr(pool, "kind", "") != "loky" or not _WARMING or any(f.done() for f in _WARMING)
 
     def pool_slots() -> int:
-        """Tests the pool may run now: none while a local pool still starts (the local slot runs them)."""
+        """Tests the pool may run now: none while a local pool still starts (this process runs them)."""
         if local is None:
             return n_jobs
         return n_jobs - 1 if pool_ready() else 0
 
+    def local_slots() -> int:
+        """Tests this process may run now: one beside a warm pool, every one while the pool starts."""
+        if local is None:
+            return 0
+        return 1 if pool_ready() else n_jobs
+
     def local_ok(learner: str, limit: float) -> bool:
-        """Whether the local slot may run ``learner``: yes, unless it would run timed here and the fold server
+        """Whether this process may run ``learner``: yes, unless it would run timed here and the fold server
         is not a cheap fork of this process (a fresh one would start beside the pool: it waits for the pool)."""
-        return forked_fold_server() or _runs_here(env, learner, limit if limit < math.inf else None)
+        return forked_fold_server() or _runs_here(env, learner, limit if limit < math.inf else None, local_slots())
 
     try:
         while True:
             while not exhausted:
-                in_pool = len(running) - (0 if local is None or local.free else 1)
-                local_free = local is not None and local.free
-                if not local_free and in_pool >= pool_slots():
+                here = 0 if local is None else len(local)
+                in_pool = len(running) - here
+                local_free = here < local_slots()
+                if len(running) >= n_jobs or not local_free and in_pool >= pool_slots():
                     break
                 reason = cannot_start(len(running))
                 if reason is not None:
@@ -494,15 +542,20 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
                 believed = history + [_stand_in(r.learner, expected) for r in running.values()]
                 learner = policy.next(believed)
                 if learner is None:
-                    exhausted = True
+                    # nothing to start now; while tests run, ask again when one ends (its result may call for a
+                    # re-test, e.g. of a learner stopped at its limit)
+                    exhausted = not running
                     break
                 if on_start is not None:
                     on_start(learner)
                 limit = limit_of(policy, learner)  # the policy's time limit for this test (inf: none)
                 state = state_for(learner, limit)
                 if local_free and local_ok(learner, limit):
+                    state["sharing"] = local_slots()  # tests that may share this process's interpreter with it
                     handle = local.submit(learner, state)
                 elif in_pool < pool_slots() or local_free:  # a timed test while the pool starts: queued there
+                    if getattr(pool, "kind", "") == "threading":  # threads of this process: they share it
+                        state["sharing"] = n_jobs
                     handle = pool.submit(learner, state)
                 else:  # pragma: no cover - the checks above leave a slot
                     break
@@ -510,7 +563,7 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
             if not running:
                 break
             rest = left()
-            pooled = [h for h in running if local is None or h is not local.future]
+            pooled = [h for h in running if local is None or not local.owns(h)]
             done = _wait_any(local, pool, pooled, None if rest is None else max(rest + GRACE_SECONDS, 0.0))
             if not done:  # past the end of the budget and its grace: abandon what still runs
                 pool.abort(pooled)
@@ -519,25 +572,28 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
                                                              "abandoned at the end of the budget"), None)
                 running.clear()
                 if local is not None:
-                    local.future = None  # its thread finishes unobserved
+                    local.futures = []  # their threads finish unobserved
                 stopped = "budget"
                 break
             for handle in done:
                 r = running.pop(handle)
+                when = None
                 try:
-                    if local is not None and handle is local.future:
-                        local.future = None
-                        obs, row = handle.result()
+                    if local is not None and local.owns(handle):
+                        local.release(handle)
+                        out = handle.result()
                     else:
-                        obs, row = pool.result(handle)
+                        out = pool.result(handle)
+                    obs, row = out[:2]
+                    when = out[2] if len(out) > 2 else None
                 except Exception as exc:  # noqa: BLE001 - a worker that died is one failed test
                     obs, row = Observation(r.learner, math.nan, clock() - r.started, "error",
                                            f"the worker failed: {type(exc).__name__}: {exc}".splitlines()[0]), None
-                record(r.learner, r.started, obs, row)
+                record(r.learner, r.started, obs, row, when)
                 if obs.status != "ok":
                     logger.info("%s failed (%s): %s", escape(r.learner), obs.status, escape(obs.message))
     except KeyboardInterrupt:
-        pool.abort([h for h in running if local is None or h is not local.future])
+        pool.abort([h for h in running if local is None or not local.owns(h)])
         stopped = "interrupted"
     finally:
         pool.close()

@@ -12,6 +12,7 @@ import numpy as np
 
 from algorank.recommender.kernel.labels import log_time_axis
 from algorank.metadata.metric import METRICS, from_score
+from algorank.metadata.text import literal_text
 
 __all__ = ["plot_recommendation", "plot_predicted_vs_realised"]
 
@@ -55,6 +56,7 @@ def plot_recommendation(trace, *, ax=None, label: str | None = None, metric: str
     ax.grid(True, alpha=0.3)
     if ok.any():
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize="small")
+    literal_text(ax)
     return ax
 
 
@@ -100,6 +102,7 @@ def plot_predicted_vs_realised(result, *, ax=None):
     ax.grid(True, alpha=0.3)
     if len(board):
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize="small")
+    literal_text(ax)
     return ax
 
 

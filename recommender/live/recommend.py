@@ -32,9 +32,17 @@ sets ``overhead=``, ``scale=`` or ``time=`` itself is used as given, and
 given.  The default strategy's P is the one nested leave-one-dataset-out picks on the
 default meta-data under this time model (``tests/benchmarks/bench_live_time_p.py``).
 
+What the plan shows.  Before any test, the plan also carries what the meta-data expects relative to
+the best learner (:mod:`algorank.recommender.live.prior`: each learner's expected gap to the best one,
+and the expected best score, with 90 % intervals from leave-one-dataset-out residuals), weighted by the
+strategy's own similarity; the most similar prior datasets shown are the ones that weigh most there.
+
 Stopping.  The loop stops when the policy says so (nothing left), after ``top``
 tests, when ``budget_seconds`` of wall-clock time are spent, or on Ctrl-C
-(``stop_reason="interrupted"``, the best so far is returned).
+(``stop_reason="interrupted"``, the best so far is returned).  Before it stops because nothing is
+left, a learner whose test was stopped at its limit is tested again when the budget left allows the
+pace that test showed (:class:`~algorank.recommender.live.pacing.RetryStopped`); one that could not be
+is named in the summary (``Recommendation.not_retried``).
 
 The budget is a promise.  It counts from the call (or from ``started``, e.g. the
 start of the command), so loading the data and the meta-data is paid from it too;
@@ -64,9 +72,10 @@ from algorank.recommender.live.explain import Explaining
 from algorank.recommender.live.labels import original_labels
 from algorank.recommender.live.overlap import describe_matches, overlap_matches
 from algorank.recommender.live.landmarks import LANDMARK_BUDGET_SHARE, measure_landmarks  # noqa: F401 (re-export)
-from algorank.recommender.live.pacing import PLAN_BUDGET_SHARE, SkipOverBudget, fit_within
-from algorank.recommender.live.parallel import check_n_jobs, run_parallel, warm_pool
+from algorank.recommender.live.pacing import PLAN_BUDGET_SHARE, RetryStopped, SkipOverBudget, fit_within
+from algorank.recommender.live.parallel import check_n_jobs, run_parallel, stop_pool, warm_pool
 from algorank.recommender.live.recommendation import PlannedOrder, PlannedTest, Recommendation
+from algorank.recommender.live.prior import relative_prior_for
 from algorank.recommender.live.similar import similar_datasets
 from algorank.recommender.live.timing import PhaseClock
 from algorank.recommender.kernel.environments import meta_arrays
@@ -75,7 +84,8 @@ from algorank.recommender.kernel.trace import ForwardsLimit, Observation, Trace,
 from algorank.metadata.checks import check_budget, check_folds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable
-from algorank.metadata.metric import BASELINE_COLUMN, baseline_warning, check_metric, labels_baseline, meta_for_metric
+from algorank.metadata.metric import (METRICS, BASELINE_COLUMN, baseline_warning, check_metric, labels_baseline,
+                                      meta_for_metric)
 from algorank.metadata.snapshot import DEFAULT_META, load_meta
 from algorank.recommender.base import capability, strategy_name
 from algorank.recommender.registry import parse_strategy
@@ -340,11 +350,17 @@ def recommend(
     strat, used, kind, live = live_strategy(strategy, meta, time_model=time_model, cv=int(cv),
                                             time_overhead=time_overhead, random_state=random_state)
     clock.lap("load")
+    # With several tests at once, the worker processes start now, once the input is known to be good: their
+    # start-up (a fresh interpreter importing scikit-learn) overlaps with fitting the strategy and planning,
+    # and tests run in this process until they are ready (recommender.live.parallel)
+    pool_warming = not dry_run and n_jobs > 1 and warm_pool(n_jobs)
     info = _dataset_info(data)
     allowed = check_allow_modules(allow_modules)[len(DEFAULT_ALLOWED_MODULES):]
 
     def early(why: str, *args) -> Recommendation:  # the budget ran out before the live loop: nothing tested
         logger.warning(why, *args)
+        if pool_warming:
+            stop_pool()
         return Recommendation(dataset=data.name, source=data.source, strategy=strategy_name(strat),
                               dataset_info=info, plan=(), trace=Trace(dataset=data.name, observations=(),
                                                                       stopped="budget"),
@@ -383,7 +399,12 @@ def recommend(
                                 budget=None if dry_run else clock.left(budget), deadline=plan_until))
     planned.metric = metric
     planned.task_detection = data.task_detection
-    neighbours_found = similar_datasets(meta, info, k=5)
+    prior = relative_prior_for(meta, strat)  # what the plan shows: gaps to the best learner, calibrated
+    relative = {}
+    if METRICS[metric].higher_is_better:  # a score that is the metric's own value (not log loss's exp(-loss))
+        relative = prior.predict(info)
+        planned.relative, planned.best = relative["gaps"], relative["best"]
+    neighbours_found = similar_datasets(meta, info, k=5, prior=prior)
     clock.lap("plan")
     if on_plan is not None:
         on_plan(planned)
@@ -392,22 +413,29 @@ def recommend(
         logger.warning("%d learner(s) of the meta-data are rank-only (neither portfolio ids nor scikit-learn estimator "
                        "classes of an allowed package): ranked, never run: %s", len(rank_only),
                        ", ".join(_clip(l) for l in rank_only[:5]) + (", ..." if len(rank_only) > 5 else ""))
+    from algorank.recommender.live.capability import SkipWithoutMetric, learners_without_metric
+
+    no_metric = learners_without_metric([l for l in meta.learner_ids if l not in set(rank_only)], metric,
+                                        allow_modules=allowed)
     trace = None
     decisions: tuple = ()
     test_times: tuple = ()
     skipped: tuple = ()
+    not_retried: tuple = ()
     if not dry_run:
         left = clock.left(budget)
         if left is not None and left <= 0:
             logger.warning("the budget of %g s was used up before the first test (loading the data and the "
                            "meta-data took %.3g s)", budget, clock.elapsed())
             trace = Trace(dataset=data.name, observations=(), stopped="budget")
+            if pool_warming:
+                stop_pool()
         else:
-            # The parallel workers, or else the fold server, start here: their start-up (a fresh interpreter
-            # importing scikit-learn, a CPU second or more each) overlaps with the first tests, which run in
-            # this process meanwhile; started before the landmarkers and planning, it slowed them down on a
+            # The fold server starts here (or the parallel workers, when they were not started above): its start-up
+            # (a fresh interpreter importing scikit-learn, a CPU second or more) overlaps with the first tests, which
+            # run in this process meanwhile; started before the landmarkers and planning, it slowed them down on a
             # machine with few cores (README "Live against simulated").
-            if not warm_pool(n_jobs) and budget is not None:
+            if not (pool_warming or warm_pool(n_jobs)) and budget is not None:
                 start_fold_server()
             env = LiveEnvironment(data, evaluator, cv=int(cv), random_state=random_state, budget_seconds=left,
                                   expected_seconds={l: v[1] for l, v in expected.items()}, allow_modules=allowed,
@@ -417,11 +445,14 @@ def recommend(
             policy = explaining
             if rank_only:
                 policy = _SkipRankOnly(policy, rank_only)
+            if no_metric:
+                policy = SkipWithoutMetric(policy, no_metric)
             loop_start = time.perf_counter()
             skipper = None
+            remaining = None if left is None else (lambda: left - (time.perf_counter() - loop_start))
             if left is not None:
-                skipper = policy = SkipOverBudget(policy, env.expected,
-                                                  lambda: left - (time.perf_counter() - loop_start))
+                skipper = policy = SkipOverBudget(policy, env.expected, remaining, needs=env.needs)
+            retry = policy = RetryStopped(policy, env.needs, remaining or (lambda: None), folds=env._folds())
             if n_jobs > 1:
                 trace = run_parallel(policy, env, n_jobs=n_jobs, expected=expected, dataset=data.name, budget=left,
                                      max_tests=top, on_start=on_start, on_observation=on_observation)
@@ -430,7 +461,9 @@ def recommend(
                     policy = _Announcing(policy, on_start)
                 trace = run_policy(policy, env, dataset=data.name, budget=left, max_tests=top,
                                    on_observation=on_observation, keep_on_interrupt=True)
-            decisions = tuple(d for d in explaining.decisions if d["learner"] in set(trace.learners))
+            decisions = tuple(sorted((d for d in list(explaining.decisions) + list(retry.decisions)
+                                      if d["learner"] in set(trace.learners)), key=lambda d: d["step"]))
+            not_retried = tuple(dict(d) for d in retry.declined)
             test_times = tuple(env.timeline)
             skipped = () if skipper is None else tuple(skipper.skipped)
             if skipped and trace.stopped == "policy":  # what was left did not fit in the budget
@@ -455,7 +488,9 @@ def recommend(
                           suggested_metric=suggested, similar=neighbours_found, decisions=decisions,
                           plan_decisions=tuple(plan_decisions), test_times=test_times, skipped=skipped,
                           n_jobs=n_jobs, task=data.task, task_detection=data.task_detection,
-                          columns=tuple(data.columns_dict()))
+                          columns=tuple(data.columns_dict()),
+                          no_metric=tuple({"learner": l, "reason": r} for l, r in no_metric.items()),
+                          not_retried=not_retried, relative_prior=relative)
 
 
 def _prior_shape(meta) -> tuple[float, float]:

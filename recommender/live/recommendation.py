@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from algorank.metadata.learners import short_name
 from algorank.metadata.metric import METRICS, from_score
 from algorank.recommender.kernel.trace import Observation, Trace
+from algorank.recommender.live.outcome import earlier_tests, outcome, retest_reason
 
 __all__ = ["PlannedTest", "PlannedOrder", "Recommendation"]
 
@@ -38,6 +39,19 @@ def _no_fit(left: list) -> str:
     more = f" and {len(left) - 3} more" if len(left) > 3 else ""
     return (f"the {len(left)} learner(s) left were predicted to take longer than the "
             f"{left[-1]['seconds_left']:.3g} s of budget left ({names}{more})")
+
+
+def _not_retested(stopped: list, declined) -> str:
+    """Which learners stopped at their limit were not tested again, and why (their need against the seconds left)."""
+    why = {d["learner"]: d for d in declined}
+    parts = []
+    for l in stopped[:3]:
+        d = why.get(l)
+        parts.append(short_name(l) if d is None else
+                     f"{short_name(l)} needs about {d['needed_seconds']:.3g} s at its measured pace, "
+                     f"{d['seconds_left']:.3g} s were left")
+    more = f" and {len(stopped) - 3} more" if len(stopped) > 3 else ""
+    return f"stopped at its limit and not tested again: {'; '.join(parts)}{more}"
 
 
 @dataclass(frozen=True)
@@ -76,17 +90,21 @@ class PlannedTest:
 
 
 class PlannedOrder(tuple):
-    """The planned order: a tuple of :class:`PlannedTest`, with ``metric``, the score it expects, and
-    ``task_detection``, how the target was read."""
+    """The planned order: a tuple of :class:`PlannedTest`, with ``metric``, the score it expects,
+    ``task_detection``, how the target was read, and what the meta-data expects relative to the best
+    learner: ``relative`` (learner -> (gap, low, high)) and ``best`` (the expected best score, low,
+    high); see :mod:`algorank.recommender.live.prior`."""
 
     metric = "accuracy"
     task_detection = ""
+    relative: dict = {}
+    best: tuple = (math.nan, math.nan, math.nan)
 
     def to_text(self) -> str:
         """The planned order as a table."""
         from algorank.recommender.live.report import plan_text
 
-        return plan_text(self, metric=self.metric)
+        return plan_text(self, metric=self.metric, relative=self.relative, best=self.best)
 
 
 @dataclass(frozen=True)
@@ -169,6 +187,19 @@ class Recommendation:
     columns : tuple of dict
         What was done to each feature column as read (``column``, ``action``, ``reason``,
         ``new_columns``; :mod:`algorank.evaluation.cv.columns`).
+    no_metric : tuple of dict
+        Learners not tested because they cannot give :attr:`metric` (``learner``, ``reason``: e.g. gives
+        no class probabilities, which log loss needs; :mod:`algorank.recommender.live.capability`).
+
+    relative_prior : dict
+        What the meta-data expects before any test, relative to the best learner
+        (:meth:`~algorank.recommender.live.prior.RelativePrior.predict`): ``gaps`` (learner -> expected score minus
+        the best learner's, with a 90 % interval, at most 0) and ``best`` (the expected best score, with a 90 %
+        interval).
+    not_retried : tuple of dict
+        Learners stopped at their limit and not tested again because the budget left was less than the pace of
+        their first test said a full test needs (``learner``, ``needed_seconds``, ``seconds_left``;
+        :class:`~algorank.recommender.live.pacing.RetryStopped`).
 
     Examples
     --------
@@ -197,16 +228,20 @@ class Recommendation:
     @property
     def leaderboard(self):
         """The tests in the order they ran: learner, short name, the metric's CV value (a column named
-        after :attr:`metric`), seconds, cumulative seconds, status, capped (stopped early by the strategy's rule, at
-        its time limit or after its first fold, and tested again later), screened (stopped after its first fold),
-        message, the predicted value and seconds (the planned order's), and the expected value and seconds (what the
-        strategy expected of the test when it chose it: ``ei`` and ``eiu`` condition on the tests before it and
+        after :attr:`metric`), seconds, cumulative seconds, status (how the test ended, one of
+        :data:`~algorank.recommender.live.outcome.OUTCOMES`: ``ok``, ``screened``, ``stopped at its limit``,
+        ``error``), capped (stopped early by the strategy's rule, at its time limit or after its first fold, and
+        tested again later), screened (stopped after its first fold), message, test (1 for a learner's first test,
+        2 for its second), why (why the strategy took it then; for a second test, why it runs again), the
+        predicted value and seconds (the planned order's), and the expected value and seconds (what the strategy
+        expected of the test when it chose it: ``ei`` and ``eiu`` condition on the tests before it and
         rescale their time predictions by them; a fixed order's are the planned ones)."""
         import pandas as pd
 
         m = self.metric
         cols = ["learner", "short", m, "seconds", "cumulative_seconds", "status", "capped", "screened", "message",
-                f"predicted_{m}", f"expected_{m}", "predicted_seconds", "expected_seconds", "started", "ended"]
+                "test", "why", f"predicted_{m}", f"expected_{m}", "predicted_seconds", "expected_seconds", "started",
+                "ended"]
         if self.trace is None:
             return pd.DataFrame(columns=cols)
         return pd.DataFrame(self._trace_rows()).reindex(columns=cols)
@@ -217,8 +252,14 @@ class Recommendation:
         predicted = self._predicted()
         decisions = self.test_decisions()
         rows = []
-        for i, (r, o) in enumerate(zip(self.trace.to_records(), self.trace.observations)):
+        observations = list(self.trace.observations)
+        for i, (r, o) in enumerate(zip(self.trace.to_records(), observations)):
             row = {k: v for k, v in r.items() if k != "accuracy"}
+            row["status"] = outcome(o)  # the same word as the progress line, the table and the report
+            earlier = earlier_tests(observations, i)
+            row["test"] = len(earlier) + 1
+            said = decisions[i].get("text", "")
+            row["why"] = (said or retest_reason(earlier)) if earlier else said
             pred_acc, pred_sec = predicted.get(r["learner"], (math.nan, math.nan))
             expected = _finite(decisions[i].get("expected"), pred_acc)
             rows.append({"learner": r["learner"], "short": short_name(r["learner"]), m: from_score(m, r["accuracy"]),
@@ -243,17 +284,22 @@ class Recommendation:
 
     def plan_rows(self) -> list[dict]:
         """The planned order as dicts with the metric's own values: ``expected_<metric>``, ``<metric>_low``,
-        ``<metric>_high`` (the 90 % interval), ``expected_seconds``, ``fail_probability``."""
+        ``<metric>_high`` (the 90 % interval of the strategy's model), ``expected_seconds``, ``fail_probability``, and
+        ``expected_gap``, ``gap_low``, ``gap_high``: the expected score minus the best learner's, with its 90 %
+        interval (:attr:`relative_prior`; NaN where unknown)."""
         m = self.metric
         lower_better = not METRICS[m].higher_is_better
+        gaps = dict(self.relative_prior.get("gaps", {})) if self.relative_prior else {}
         out = []
         for p in self.plan:
             low, high = from_score(m, p.accuracy_low), from_score(m, p.accuracy_high)
             if lower_better:
                 low, high = high, low
+            gap = gaps.get(p.learner, (math.nan, math.nan, math.nan))
             out.append({"learner": p.learner, "short": short_name(p.learner),
                         f"expected_{m}": from_score(m, p.expected_accuracy), "expected_seconds": p.expected_seconds,
-                        f"{m}_low": low, f"{m}_high": high, "fail_probability": p.fail_probability})
+                        f"{m}_low": low, f"{m}_high": high, "fail_probability": p.fail_probability,
+                        "expected_gap": gap[0], "gap_low": gap[1], "gap_high": gap[2]})
         return out
 
     def _when(self, i: int) -> dict:
@@ -286,12 +332,18 @@ class Recommendation:
     decisions: tuple = field(default=(), compare=False)
     plan_decisions: tuple = field(default=(), compare=False)
     saved_model: str | None = field(default=None, compare=False)
+    no_metric: tuple = field(default=(), compare=False)
+    not_retried: tuple = field(default=(), compare=False)
+    relative_prior: dict = field(default_factory=dict, compare=False)
 
     def to_text(self) -> str:
         """The results table and the summary (a dry run: the planned order)."""
         from algorank.recommender.live.report import plan_text, results_text
 
-        return plan_text(self.plan, metric=self.metric) if self.trace is None else results_text(self)
+        if self.trace is None:
+            return plan_text(self.plan, metric=self.metric, relative=self.relative_prior.get("gaps"),
+                             best=self.relative_prior.get("best"))
+        return results_text(self)
 
     @property
     def best(self) -> Observation | None:
@@ -315,22 +367,55 @@ class Recommendation:
         if best is None:
             tried = ", ".join(short_name(o.learner) for o in self.trace.observations) or "nothing"
             budget = f" within the budget of {self.budget_seconds:g} s" if self.budget_seconds else ""
-            return (f"no learner finished successfully{budget} (tried: {tried}; {spent:.3g} s); stopped because {why}")
+            stopped = self._stopped_not_retested()
+            if stopped and self.trace.stopped in ("policy", "exhausted"):
+                why = (f"every recommended learner was tested, but {len(stopped)} stopped at its limit and was not "
+                       "tested again")
+            more = f"; {_not_retested(stopped, self.not_retried)}" if stopped else ""
+            return (f"no learner finished successfully{budget} (tried: {tried}; {spent:.3g} s); stopped because {why}"
+                    f"{more}{self._no_metric_text()}")
         label = METRICS[self.metric].label
         tested = set(self.trace.learners)
         left = [s for s in self.skipped if s["learner"] not in tested]
         skipped = ""
         # nothing else was left to start (rank-only learners are never run)
-        ran_out = tested | {s["learner"] for s in left} | set(self.rank_only) >= set(self.expected)
+        unable = {u["learner"] for u in self.no_metric}
+        ran_out = tested | {s["learner"] for s in left} | set(self.rank_only) | unable >= set(self.expected)
         if left and self.trace.stopped == "budget" and ran_out:  # the loop ended because what was left did not fit
             why = _no_fit(left)
         elif self.skipped:
             skipped = f"; {len(self.skipped)} learner(s) not started (predicted to take longer than the budget left)"
+        stopped = self._stopped_not_retested()
+        if stopped and self.trace.stopped in ("policy", "exhausted"):
+            why = (f"every recommended learner was tested, but {len(stopped)} stopped at its limit and was not "
+                   f"tested again")
+        if stopped:
+            skipped += "; " + _not_retested(stopped, self.not_retried)
         k = next(i for i, o in enumerate(self.trace.observations) if o is best)
         found = float(self.trace.cumulative_seconds[k])
         return (f"best: {short_name(best.learner)} with {label} {from_score(self.metric, best.accuracy):.4f}, "
                 f"found by test {k + 1} of {n} ({found:.3g} s of the {spent:.3g} s of tests); "
-                f"stopped because {why}{skipped}")
+                f"stopped because {why}{skipped}{self._no_metric_text()}")
+
+    def _no_metric_text(self) -> str:
+        """``; N learner(s) not tested: they give no class probabilities, which log loss needs (svc-rbf, ...)``."""
+        if not self.no_metric:
+            return ""
+        from algorank.recommender.live.capability import NEEDS
+
+        names = [short_name(u["learner"]) for u in self.no_metric]
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        what = NEEDS.get(self.metric, ("the scores it needs",))[0]
+        return (f"; {len(names)} learner(s) not tested: they give no {what}, which "
+                f"{METRICS[self.metric].label} needs ({shown})")
+
+    def _stopped_not_retested(self) -> list:
+        """Learners whose tests all stopped at their limit (screened ones excepted), in the order of their last test."""
+        tests: dict = {}
+        for o in self.trace.observations:
+            tests.setdefault(o.learner, []).append(o)
+        return [l for l, ts in tests.items()
+                if not any(t.status == "ok" for t in ts) and outcome(ts[-1]) == "stopped at its limit"]
 
     def to_dict(self) -> dict:
         """JSON-ready: ``order`` (planned), ``trace`` (with predicted vs measured), ``best``, plus context."""
@@ -355,6 +440,7 @@ class Recommendation:
             "task": self.task,
             "task_detection": self.task_detection,
             "columns": [dict(c) for c in self.columns],
+            "not_retried": [dict(s) for s in self.not_retried],
             "n_jobs": self.n_jobs,
             "best": None if best is None else {"learner": best.learner, "short": short_name(best.learner),
                                                m: from_score(m, best.accuracy)},
@@ -365,6 +451,9 @@ class Recommendation:
             "suggested_metric": self.suggested_metric,
             "timings": dict(self.timings),
             "similar_datasets": [dict(d) for d in self.similar],
+            "expected_best": (None if not self.relative_prior else
+                              dict(zip(("score", "low", "high"), self.relative_prior.get("best", ())))),
             "decisions": [dict(d) for d in self.decisions],
             "saved_model": self.saved_model,
+            "not_tested": [dict(u) for u in self.no_metric],
         }

@@ -1,0 +1,117 @@
+"""Text files as users give them: the encoding read from the bytes, the header's names checked.
+
+Every reader of a user's text file (a dataset CSV or ARFF, a runs CSV, an ASlib scenario) asks
+:func:`text_encoding` first:
+
+* a byte order mark names the encoding (UTF-8, UTF-16 or UTF-32, either byte order);
+* without one, a file whose first bytes hold NUL bytes at every other position (the high bytes of
+  ASCII characters) is UTF-16, little- or big-endian by where the NULs are; any other NUL byte
+  means the file is not text in an encoding algorank reads, and it is refused;
+* anything else is UTF-8 (a file that does not decode is refused by :func:`decode_error`).
+
+A column name that occurs twice in a header is an error naming it (:func:`check_unique_names`):
+readers that rename the second copy (pandas calls it ``class.1``) would silently turn a second
+target column into a feature.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+from collections import Counter
+from typing import Sequence
+
+from .errors import InputError
+from .text import escape
+
+__all__ = ["text_encoding", "decode_error", "check_unique_names", "header_names"]
+
+#: Bytes looked at to find the encoding.
+_SAMPLE = 1 << 16
+#: Byte order marks, longest first (UTF-32 LE's starts with UTF-16 LE's).
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def text_encoding(path: str | os.PathLike, *, what: str = "file") -> str:
+    """The encoding of the text file ``path``, from its byte order mark or its NUL bytes.
+
+    Parameters
+    ----------
+    path : path-like
+        The file.
+    what : str
+        What the file is, for the error message (``"dataset file"``).
+
+    Returns
+    -------
+    str
+        A Python codec name: ``utf-8``, ``utf-8-sig``, ``utf-16``, ``utf-16-le``, ``utf-16-be`` or
+        ``utf-32`` (the ``-sig``/BOM codecs skip the mark).
+
+    Raises
+    ------
+    InputError
+        The file holds NUL bytes in no UTF-16 pattern (a binary file, or an encoding such as
+        UTF-32 without a byte order mark).
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(_SAMPLE)
+    for bom, codec in _BOMS:
+        if head.startswith(bom):
+            return codec
+    if b"\x00" not in head:
+        return "utf-8"
+    even, odd = head[0::2], head[1::2]
+    for codec, zeros, other in (("utf-16-le", odd, even), ("utf-16-be", even, odd)):
+        if zeros and zeros.count(0) >= 0.3 * len(zeros) and other.count(0) <= 0.01 * len(other):
+            try:
+                text = codecs.getincrementaldecoder(codec)().decode(head, final=False)
+            except UnicodeDecodeError:
+                continue
+            if "\x00" not in text:
+                return codec
+    raise InputError(f"{what} {escape(str(path))!r} holds NUL bytes: not UTF-8 or UTF-16 text (a binary file, or "
+                     f"another encoding: save it as UTF-8)")
+
+
+def decode_error(path: str | os.PathLike, exc: UnicodeError, encoding: str, *, what: str = "file") -> InputError:
+    """One-line error for a file that does not decode in ``encoding``."""
+    where = ""
+    if isinstance(exc, UnicodeDecodeError) and exc.start < len(exc.object):
+        where = f" (a byte 0x{exc.object[exc.start]:02x})"  # no offset: readers decode a block at a time
+    return InputError(f"{what} {escape(str(path))!r} is not {encoding.upper().replace('-SIG', '')} text{where}: "
+                      f"save it as UTF-8")
+
+
+def check_unique_names(names: Sequence, *, what: str) -> None:
+    """Refuse a header in which a column name occurs more than once, naming the names and their columns.
+
+    Empty names are not compared (pandas names such a column ``Unnamed: N``).
+
+    Raises
+    ------
+    InputError
+        ``"<what> has duplicated column names: 'class' (columns 5 and 6)"``; columns count from 1.
+    """
+    names = [str(n) for n in names]
+    counts = Counter(n for n in names if n.strip())  # nameless columns: the reader names each its own way
+    dups = [n for n in counts if counts[n] > 1]
+    if not dups:
+        return
+    parts = []
+    for n in dups[:5]:
+        where = [str(i + 1) for i, m in enumerate(names) if m == n]
+        parts.append(f"{escape(n)!r} (columns {', '.join(where[:-1])} and {where[-1]})")
+    more = f" and {len(dups) - 5} more" if len(dups) > 5 else ""
+    raise InputError(f"{what} has duplicated column names: {'; '.join(parts)}{more}: rename them, so that no "
+                     "column is taken for another")
+
+
+def header_names(path: str | os.PathLike, *, sep: str, encoding: str) -> list[str]:
+    """The header of a CSV file as written (no renaming of repeated names; an empty name is ``""``)."""
+    import pandas as pd
+
+    first = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False,
+                        skipinitialspace=True, encoding=encoding)
+    return [str(v) for v in first.iloc[0].tolist()] if len(first) else []

@@ -1,0 +1,143 @@
+"""Dataset and meta-data text files: a repeated column name is an error naming it, and the text encoding
+is read from the bytes (a byte order mark, or the NUL bytes of UTF-16) or refused in one line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from algorank import cli
+from algorank.evaluation.cv.datasets import load_dataset
+from algorank.metadata.aslib import read_aslib, write_aslib
+from algorank.metadata.dataset import MetaDataset
+from algorank.metadata.errors import InputError
+from algorank.metadata.textfile import check_unique_names, text_encoding
+
+
+def _frame(n=30) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({"x0": rng.normal(size=n).round(3), "x1": rng.normal(size=n).round(3),
+                         "name": ["é", "ü", "ß"] * (n // 3), "class": ["a", "b", "c"] * (n // 3)})
+
+
+def _one_error(capsys, argv, code=2) -> str:
+    assert cli.main(argv) == code
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+# ------------------------------------------------------------------ duplicated column names
+def test_duplicated_target_header_is_an_error_naming_it(tmp_path, capsys):
+    """``x0,x1,x0,x3,class,class``: the second ``class`` used to become the feature ``class.1`` (a label leak)."""
+    f = _frame()
+    text = "x0,x1,x0,x3,class,class\n" + "\n".join(
+        f"{a},{b},{a + 1},{b - 1},{c},{c}" for a, b, c in zip(f["x0"], f["x1"], f["class"])) + "\n"
+    path = tmp_path / "leak.csv"
+    path.write_text(text)
+    with pytest.raises(InputError, match=r"duplicated column names: 'x0' \(columns 1 and 3\); 'class' "
+                                         r"\(columns 5 and 6\)"):
+        load_dataset(str(path))
+    line = _one_error(capsys, ["recommend", str(path), "--budget", "5", "--dry-run"])
+    assert "'class' (columns 5 and 6)" in line
+
+
+def test_check_unique_names_lists_each_name_once():
+    check_unique_names(["a", "b", "A"], what="t")  # names differ by case: distinct
+    with pytest.raises(InputError, match=r"^t has duplicated column names: 'b' \(columns 2, 3 and 5\)"):
+        check_unique_names(["a", "b", "b", "c", "b"], what="t")
+
+
+@pytest.mark.parametrize("extra,words", [("ALGORITHM", "2 attributes named 'algorithm' .in any case.: algorithm, "
+                                                       "ALGORITHM")])
+def test_aslib_duplicated_attribute_refused(tmp_path, extra, words):
+    runs = pd.DataFrame({"dataset": ["d0", "d0", "d1", "d1"], "learner": ["p", "q"] * 2, "repeat": 0, "fold": 0,
+                         "accuracy": [0.5, 0.75, 0.25, 0.125]})
+    write_aslib(MetaDataset(runs), tmp_path / "s", folds=2)
+    arff = tmp_path / "s" / "algorithm_runs.arff"
+    head, data = arff.read_text().split("@DATA\n")
+    rows = [line + ",q" for line in data.splitlines()]  # the second copy says another learner
+    arff.write_text(head.rstrip("\n") + f"\n@ATTRIBUTE {extra} STRING\n\n@DATA\n" + "\n".join(rows) + "\n")
+    with pytest.raises(InputError, match=words):
+        read_aslib(tmp_path / "s")
+
+
+# ------------------------------------------------------------------ encodings
+@pytest.mark.parametrize("codec,expected", [("utf-8", "utf-8"), ("utf-8-sig", "utf-8-sig"), ("utf-16", "utf-16"),
+                                            ("utf-16-le", "utf-16-le"), ("utf-16-be", "utf-16-be"),
+                                            ("utf-32", "utf-32")])
+def test_encodings_read_the_same_dataset(tmp_path, codec, expected):
+    text = _frame().to_csv(index=False)
+    path = tmp_path / "d.csv"
+    path.write_bytes(text.encode(codec))
+    assert text_encoding(path) == expected
+    data = load_dataset(str(path))
+    want = load_dataset(str(_write(tmp_path / "plain.csv", text)))
+    assert list(data.X.columns) == ["x0", "x1", "name"] and data.target == "class"
+    pd.testing.assert_frame_equal(data.X, want.X)
+    assert data.y.tolist() == want.y.tolist()
+    assert list(data.X["name"].cat.categories) == ["ß", "é", "ü"]
+
+
+def _write(path, text):
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_utf16_without_bom_is_not_garbage(tmp_path, capsys):
+    """A UTF-16 CSV without a byte order mark used to read as NUL-filled names, every feature nominal."""
+    path = tmp_path / "u16.csv"
+    path.write_bytes(_frame().to_csv(index=False).encode("utf-16-le"))
+    data = load_dataset(str(path))
+    assert data.meta_features["n_nominal_features"] == 1 and data.X["x0"].dtype == float
+    assert all("\x00" not in c for c in data.X.columns)
+
+
+def test_utf16_arff(tmp_path):
+    rows = "\n".join(f"{i},'{'é' if i % 2 else 'ü'}',{'ab'[i % 2]}" for i in range(20))
+    text = f"@relation d\n@attribute a numeric\n@attribute s {{é,ü}}\n@attribute class {{a,b}}\n@data\n{rows}\n"
+    path = tmp_path / "d.arff"
+    path.write_bytes(text.encode("utf-16-be"))
+    data = load_dataset(str(path))
+    assert set(data.X["s"].dropna()) == {"é", "ü"} and data.classes == ("a", "b")
+
+
+@pytest.mark.parametrize("payload,words", [
+    (_frame().to_csv(index=False).encode("utf-32-le"), "holds NUL bytes"),  # UTF-32 without a mark
+    (b"x0,x1,class\n1,\x00\x01,a\n2,3,b\n", "holds NUL bytes"),  # binary
+    (_frame().to_csv(index=False).encode("latin-1"), "is not UTF-8 text (a byte 0xe9)"),
+])
+def test_other_encodings_refused_in_one_line(tmp_path, capsys, payload, words):
+    path = tmp_path / "odd.csv"
+    path.write_bytes(payload)
+    with pytest.raises(InputError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        load_dataset(str(path))
+    assert words in _one_error(capsys, ["recommend", str(path), "--budget", "5", "--dry-run"])
+
+
+def test_runs_csv_in_utf16(tmp_path):
+    runs = pd.DataFrame({"dataset": ["dé", "dé", "d1", "d1"], "learner": ["p", "q"] * 2, "repeat": 0, "fold": 0,
+                         "accuracy": [0.5, 0.75, 0.25, 0.125], "fit_time": 0.5})
+    path = tmp_path / "runs.csv"
+    path.write_bytes(runs.to_csv(index=False).encode("utf-16-le"))
+    meta = MetaDataset.load(path)
+    assert meta.dataset_ids == ["d1", "dé"]
+    assert meta.matrix().loc["dé", "q"] == 0.75
+
+
+def test_written_row_index_is_not_a_feature(tmp_path, caplog):
+    """``df.sort_values("class").to_csv(p)`` writes the row numbers as a nameless first column: in a file
+    sorted by class they would give the label away."""
+    frame = _frame().sort_values("class")
+    path = tmp_path / "sorted.csv"
+    frame.to_csv(path)
+    with caplog.at_level("WARNING"):
+        data = load_dataset(str(path))
+    assert list(data.X.columns) == ["x0", "x1", "name"]
+    assert "column 1 has no name and holds distinct whole numbers" in caplog.text
+    # a nameless column of measurements stays a feature
+    text = frame.to_csv(index=False).replace("x0,", ",", 1)
+    path.write_text(text)
+    assert list(load_dataset(str(path)).X.columns) == ["Unnamed: 0", "x1", "name"]
