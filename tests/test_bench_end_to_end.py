@@ -1,0 +1,128 @@
+"""The end-to-end benchmark's bookkeeping: results file, resume, W/T/L and the report table (no real runs)."""
+
+import csv
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_end_to_end", HERE / "benchmarks" / "bench_end_to_end.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _row(dataset, tool, budget, status, accuracy="", wall="1", returned=""):
+    return {"collection": "mid", "dataset": dataset, "budget": budget, "tool": tool, "status": status,
+            "accuracy": accuracy, "wall_s": wall, "process_s": "2", "returned": returned, "n_train": "75",
+            "n_test": "25", "excluded": "", "message": ""}
+
+
+def _hand_made(bench, path):
+    """Three datasets at budget 20; dataset c has a FLAML timeout; a's algorank row is recorded twice (the last counts)."""
+    rows = [
+        _row("a", "algorank", "20", "ok", "0.50", "30", "x"),  # superseded by the next row
+        _row("a", "algorank", "20", "ok", "0.90", "10", "lgbm-default"),
+        _row("a", "flaml", "20", "ok", "0.8994", "20", "lgbm"),  # within 0.001: a tie
+        _row("a", "hgb", "", "ok", "0.80", "2"),
+        _row("a", "lgbm", "", "ok", "0.95", "1"),
+        _row("a", "rf", "", "ok", "0.85", "3"),
+        _row("b", "algorank", "20", "ok", "0.70", "20", "rf"),
+        _row("b", "flaml", "20", "ok", "0.60", "20", "xgboost"),
+        _row("b", "hgb", "", "ok", "0.70", "4"),
+        _row("b", "lgbm", "", "ok", "0.65", "1"),
+        _row("b", "rf", "", "ok", "0.75", "5"),
+        _row("c", "algorank", "20", "ok", "0.40", "20", "knn"),
+        _row("c", "flaml", "20", "timeout"),
+        _row("c", "hgb", "", "ok", "0.30", "1"),
+        _row("c", "lgbm", "", "error"),
+        _row("c", "rf", "", "ok", "0.40", "1"),
+    ]
+    for r in rows:
+        bench.append_row(path, r)
+    return rows
+
+
+def test_append_and_read_round_trip(bench, tmp_path):
+    path = tmp_path / "r.csv"
+    rows = _hand_made(bench, path)
+    back = bench.read_results(path)
+    assert back == rows
+    with open(path) as f:  # one header line only
+        assert sum(1 for line in f if line.startswith("collection,")) == 1
+
+
+def test_wtl_hand_computed(bench):
+    # 0.9 vs 0.8995 tie (within 0.001), 0.7 vs 0.6 win, 0.4 vs None (failed) win, None vs 0.3 loss,
+    # None vs None tie, 0.5 vs 0.6 loss
+    assert bench.wtl([0.9, 0.7, 0.4, None, None, 0.5], [0.8995, 0.6, None, 0.3, None, 0.6]) == (2, 2, 2)
+    assert bench.wtl([0.9], [0.898]) == (1, 0, 0)  # 0.002 apart: not a tie
+
+
+def test_summary_hand_computed(bench, tmp_path):
+    path = tmp_path / "r.csv"
+    _hand_made(bench, path)
+    [s] = bench.tables(bench.read_results(path))
+    assert s["datasets"] == ["a", "b", "c"]
+    assert s["complete"] == 2  # c lacks FLAML's and LightGBM's results
+    t = s["tools"]
+    # means over a and b (last algorank row of a: 0.90)
+    assert t["algorank"]["mean_accuracy"] == pytest.approx((0.90 + 0.70) / 2)
+    assert t["flaml"]["mean_accuracy"] == pytest.approx((0.8994 + 0.60) / 2)
+    assert t["hgb"]["mean_accuracy"] == pytest.approx(0.75)
+    assert t["lgbm"]["mean_accuracy"] == pytest.approx(0.80)
+    assert t["rf"]["mean_accuracy"] == pytest.approx(0.80)
+    assert t["algorank"]["mean_wall_s"] == pytest.approx(15.0)
+    assert t["rf"]["mean_wall_s"] == pytest.approx(4.0)
+    # W/T/L over all three datasets: a, b, c
+    assert t["flaml"]["wtl"] == (2, 1, 0)  # tie, win, win (FLAML timed out)
+    assert t["hgb"]["wtl"] == (2, 1, 0)  # win 0.9>0.8, tie 0.7=0.7, win 0.4>0.3
+    assert t["lgbm"]["wtl"] == (2, 0, 1)  # loss 0.9<0.95, win 0.7>0.65, win (LightGBM failed)
+    assert t["rf"]["wtl"] == (1, 1, 1)  # win 0.9>0.85, loss 0.7<0.75, tie 0.4=0.4
+    assert t["flaml"]["failed"] == 1 and t["lgbm"]["failed"] == 1 and t["algorank"]["failed"] == 0
+    assert t["algorank"]["wtl"] is None
+    assert s["returned"]["a"] == {"algorank": "lgbm-default", "flaml": "lgbm"}
+    text = bench.format_table(s)
+    assert "higher is better" in text and "within 0.001" in text
+    assert "| algorank (default) | 0.8000 | 15.0 | 0 |  |" in text
+    assert "| FLAML (default learners) | 0.7497 | 20.0 | 1 | 2/1/0 |" in text
+    json.dumps(s)  # --json can print it
+
+
+def test_resume_skips_done_rows(bench, tmp_path):
+    path = tmp_path / "r.csv"
+    _hand_made(bench, path)
+    rows = bench.read_results(path)
+    todo = bench.pending("mid", ["a", "c", "d"], [20.0, 60.0], bench.TOOLS, rows)
+    # a and c are done at 20 s (failures count as done); 60 s needs algorank and FLAML on a and c; d needs everything,
+    # its single fits once although two budgets are asked
+    assert todo == [("a", 60.0, "algorank"), ("a", 60.0, "flaml"),
+                    ("c", 60.0, "algorank"), ("c", 60.0, "flaml"),
+                    ("d", 20.0, "algorank"), ("d", 20.0, "flaml"), ("d", None, "hgb"), ("d", None, "lgbm"),
+                    ("d", None, "rf"), ("d", 60.0, "algorank"), ("d", 60.0, "flaml")]
+    retry = bench.pending("mid", ["c"], [20.0], bench.TOOLS, rows, retry_failed=True)
+    assert retry == [("c", 20.0, "flaml"), ("c", None, "lgbm")]
+    # another collection's rows do not count
+    assert len(bench.pending("large", ["a"], [20.0], bench.TOOLS, rows)) == 5
+
+
+def test_mid_collection_rule(bench, tmp_path):
+    manifest = tmp_path / "MANIFEST.csv"
+    with open(manifest, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["file", "target", "instances", "features", "classes", "majority_fraction", "note"])
+        w.writerow(["keel/letter.csv", "class", "20000", "16", "26", "0.04", ""])
+        w.writerow(["uci/letter.arff", "class", "20000", "16", "26", "0.04", ""])
+        w.writerow(["keel/penbased.csv", "class", "10992", "16", "10", "0.1", ""])
+        w.writerow(["uci/small.arff", "class", "4999", "3", "2", "0.5", ""])
+        w.writerow(["uci/big.arff", "class", "20001", "3", "2", "0.5", ""])
+        w.writerow(["uci/broken.arff", "class", "", "", "", "", "does not parse"])
+        w.writerow(["keel/five.csv", "class", "5000", "3", "2", "0.5", ""])
+    got = [(i["name"], i["file"]) for i in bench.select_mid(manifest)]
+    assert got == [("five", "keel/five.csv"), ("letter", "uci/letter.arff"), ("pendigits", "keel/penbased.csv")]
