@@ -126,3 +126,15 @@ def test_mid_collection_rule(bench, tmp_path):
         w.writerow(["keel/five.csv", "class", "5000", "3", "2", "0.5", ""])
     got = [(i["name"], i["file"]) for i in bench.select_mid(manifest)]
     assert got == [("five", "keel/five.csv"), ("letter", "uci/letter.arff"), ("pendigits", "keel/penbased.csv")]
+
+
+def test_child_past_its_cap_is_recorded_as_timeout(bench):
+    spec = {"path": "/nonexistent.csv", "target": "class", "tool": "rf", "budget": None, "excluded": []}
+    res = bench.run_child(spec, 0.01)  # killed long before the interpreter has imported anything
+    assert res["status"] == "timeout" and "0.01" in res["message"]
+
+
+def test_child_that_fails_is_recorded_as_error(bench, tmp_path):
+    spec = {"path": str(tmp_path / "missing.csv"), "target": "class", "tool": "rf", "budget": None, "excluded": []}
+    res = bench.run_child(spec, 300)
+    assert res["status"] == "error" and "missing.csv" in res["message"]

@@ -300,6 +300,10 @@ def run_child(spec: dict, cap: float) -> dict:
             proc.communicate()
             return {"status": "timeout", "process_s": time.perf_counter() - t0,
                     "message": f"killed after the wall cap of {cap:g} s"}
+        except BaseException:  # interrupted: the child is in its own session, so end it here
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
         elapsed = time.perf_counter() - t0
         if proc.returncode == 0 and out.is_file():
             res = json.loads(out.read_text())
