@@ -25,7 +25,7 @@ def _row(dataset, tool, budget, status, accuracy="", wall="1", returned=""):
 
 
 def _hand_made(bench, path):
-    """Three datasets at budget 20; dataset c has a FLAML timeout; a's algorank row is recorded twice (the last counts)."""
+    """Three datasets at budget 20; c has a FLAML timeout; a's algorank row is recorded twice (the last counts)."""
     rows = [
         _row("a", "algorank", "20", "ok", "0.50", "30", "x"),  # superseded by the next row
         _row("a", "algorank", "20", "ok", "0.90", "10", "lgbm-default"),
@@ -138,3 +138,17 @@ def test_child_that_fails_is_recorded_as_error(bench, tmp_path):
     spec = {"path": str(tmp_path / "missing.csv"), "target": "class", "tool": "rf", "budget": None, "excluded": []}
     res = bench.run_child(spec, 300)
     assert res["status"] == "error" and "missing.csv" in res["message"]
+
+
+@pytest.mark.parametrize("tool", ["hgb", "rf"])
+def test_single_fit_encodes_categorical_and_text_columns(bench, tool):
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame({"colour": pd.Categorical(["red", "blue", "red", "blue", None, "red"] * 10),
+                      "size": ["s", "l", "s", "l", "s", "l"] * 10,
+                      "weight": [1.0, 2.0, 1.5, 2.5, 1.2, 2.2] * 10})
+    y = pd.Series(["a", "b", "a", "b", "a", "b"] * 10)
+    model = bench._single(tool, X).fit(X, y)
+    new = pd.DataFrame({"colour": pd.Categorical(["green", "blue"]), "size": ["l", "s"], "weight": [2.0, 1.0]})
+    # "size" (and "weight") separate the classes (60 rows: enough for a leaf of HistGB's default 20 rows);
+    # an unseen colour is treated as missing
+    assert list(model.predict(new)) == ["b", "a"]

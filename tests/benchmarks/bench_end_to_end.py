@@ -74,7 +74,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -221,11 +223,12 @@ def _split(data):
 
 def _single(tool: str, X):
     import numpy as np
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OrdinalEncoder
 
-    nominal = [c for c in X.columns if not (np.issubdtype(X[c].dtype, np.number) or X[c].dtype == bool)]
+    nominal = [c for c in X.columns if not (is_numeric_dtype(X[c]) or is_bool_dtype(X[c]))]
     enc = ColumnTransformer([("nominal", OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=np.nan,
                                                         encoded_missing_value=np.nan), nominal)],
                             remainder="passthrough")
@@ -255,7 +258,8 @@ def run_tool(spec: dict) -> dict:
         meta = algorank.load_meta()
         if spec["excluded"]:
             meta = meta.exclude(datasets=spec["excluded"])
-        rec = algorank.recommend(Xtr, y=ytr, budget=budget, n_jobs=1, meta=meta)
+        # the budget counts from t0, as it would include loading the meta-data in a plain call
+        rec = algorank.recommend(Xtr, y=ytr, budget=budget, n_jobs=1, meta=meta, started=t0)
         if rec.model is None:
             raise RuntimeError("algorank returned no model")
         pred = rec.model.predict(Xte)
@@ -285,6 +289,22 @@ def child_env() -> dict:
     return env
 
 
+#: The children running now (their process groups are ended when the run is interrupted).
+_RUNNING: set = set()
+_LOCK = threading.Lock()
+
+
+def stop_children() -> None:
+    """End every running child with its process group."""
+    with _LOCK:
+        procs = list(_RUNNING)
+    for p in procs:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def run_child(spec: dict, cap: float) -> dict:
     """Run one tool in a fresh process of its own session, killed with its group after ``cap`` seconds."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -293,6 +313,8 @@ def run_child(spec: dict, cap: float) -> dict:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 start_new_session=True, text=True)
+        with _LOCK:
+            _RUNNING.add(proc)
         try:
             _, err = proc.communicate(timeout=cap)
         except subprocess.TimeoutExpired:
@@ -304,6 +326,9 @@ def run_child(spec: dict, cap: float) -> dict:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
             raise
+        finally:
+            with _LOCK:
+                _RUNNING.discard(proc)
         elapsed = time.perf_counter() - t0
         if proc.returncode == 0 and out.is_file():
             res = json.loads(out.read_text())
@@ -471,6 +496,9 @@ def main(argv=None) -> int:
     ap.add_argument("--cap-extra", type=float, default=60.0)
     ap.add_argument("--fit-cap", type=float, default=600.0)
     ap.add_argument("--retry-failed", action="store_true")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="children at once (default 1); on a many-core machine at most the cores less one, each child "
+                         "being single-threaded")
     ap.add_argument("--report", action="store_true", help="print the tables of --out and run nothing")
     ap.add_argument("--json", action="store_true", help="with --report: the tables as JSON")
     args = ap.parse_args(argv)
@@ -483,6 +511,8 @@ def main(argv=None) -> int:
         print(json.dumps(ts, indent=1) if args.json else "\n\n".join(format_table(t) for t in ts))
         return 0
 
+    if args.workers < 1:
+        return _err("--workers must be at least 1")
     budgets = args.budget or DEFAULT_BUDGETS[args.collection]
     if any(not (b > 0 and math.isfinite(b)) for b in budgets):
         return _err("--budget must be a positive number of seconds")
@@ -499,35 +529,60 @@ def main(argv=None) -> int:
                    retry_failed=args.retry_failed)
     print(f"{len(todo)} run(s) to do, results in {args.out}", file=sys.stderr)
 
-    import algorank
     from algorank.evaluation.cv.datasets import load_dataset
 
-    meta = algorank.load_meta() if "algorank" in tools else None
+    meta = None
+    jobs = []
     excluded: dict[str, list] = {}
-    try:
-        for name, budget, tool in todo:
-            item = by_name[name]
-            if tool == "algorank" and name not in excluded:
-                ex = excluded_priors(meta, name, load_dataset(item["path"], target=item["target"]))
-                excluded[name] = ex
-                print(f"{name}: left out of the meta-data: " + (", ".join(f"{d} ({why})" for d, why in ex) or "none"),
-                      file=sys.stderr)
-            spec = {"path": item["path"], "target": item["target"], "tool": tool, "budget": budget,
-                    "excluded": [d for d, _ in excluded.get(name, [])]}
-            cap = args.fit_cap if budget is None else args.cap_factor * budget + args.cap_extra
-            res = run_child(spec, cap)
-            row = {"collection": args.collection, "dataset": name, "budget": budget_key(tool, budget), "tool": tool,
-                   "excluded": ";".join(spec["excluded"]) if tool == "algorank" else "", **res}
-            for k in ("accuracy", "wall_s", "process_s"):
-                if isinstance(row.get(k), float):
-                    row[k] = f"{row[k]:.6g}"
+    for name, budget, tool in todo:  # the exclusions first, in this process, printed once per dataset
+        item = by_name[name]
+        ex = []
+        if tool == "algorank":
+            if meta is None:
+                import algorank
+
+                meta = algorank.load_meta()
+            if name not in excluded:
+                excluded[name] = excluded_priors(meta, name, load_dataset(item["path"], target=item["target"]))
+                print(f"{name}: left out of the meta-data: "
+                      + (", ".join(f"{d} ({why})" for d, why in excluded[name]) or "none"), file=sys.stderr)
+            ex = excluded[name]
+        spec = {"path": item["path"], "target": item["target"], "tool": tool, "budget": budget,
+                "excluded": [d for d, _ in ex]}
+        cap = args.fit_cap if budget is None else args.cap_factor * budget + args.cap_extra
+        jobs.append((name, spec, cap))
+    stopping = threading.Event()
+
+    def one(job):
+        name, spec, cap = job
+        if stopping.is_set():
+            return
+        res = run_child(spec, cap)
+        if stopping.is_set():  # ended by the interrupt: not a result
+            return
+        tool, budget = spec["tool"], spec["budget"]
+        row = {"collection": args.collection, "dataset": name, "budget": budget_key(tool, budget), "tool": tool,
+               "excluded": ";".join(spec["excluded"]) if tool == "algorank" else "", **res}
+        for k in ("accuracy", "wall_s", "process_s"):
+            if isinstance(row.get(k), float):
+                row[k] = f"{row[k]:.6g}"
+        with _LOCK:
             append_row(args.out, row)
             print(f"{name} {tool} {row['budget'] or '-'}: {row['status']} accuracy {row.get('accuracy', '')} "
                   f"wall {row.get('wall_s', '')} s, returned {row.get('returned', '')} {row.get('message', '')}",
                   file=sys.stderr)
+
+    pool = ThreadPoolExecutor(max_workers=args.workers)
+    try:
+        for f in [pool.submit(one, j) for j in jobs]:
+            f.result()
     except KeyboardInterrupt:
+        stopping.set()
+        stop_children()
+        pool.shutdown(wait=True, cancel_futures=True)
         print("interrupted: finished rows are kept; rerun to resume", file=sys.stderr)
         return 130
+    pool.shutdown()
     return 0
 
 
