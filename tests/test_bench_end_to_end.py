@@ -152,3 +152,33 @@ def test_single_fit_encodes_categorical_and_text_columns(bench, tool):
     # "size" (and "weight") separate the classes (60 rows: enough for a leaf of HistGB's default 20 rows);
     # an unseen colour is treated as missing
     assert list(model.predict(new)) == ["b", "a"]
+
+
+def test_exclusion_by_name_derived_name_and_shape(bench):
+    pd = pytest.importorskip("pandas")
+    from algorank.metadata import MetaDataset
+
+    table = pd.DataFrame({
+        "dataset": ["ring", "twonorm", "ringnorm", "shuttle-2_vs_5", "shuttlecock", "other", "bigger"],
+        "n_instances": [7400, 7400, 7400, 3316, 500, 7000, 10000],
+        "n_features": [20, 20, 20, 9, 9, 19, 20],
+        "n_classes": [2, 2, 2, 2, 2, 2, 2],
+    })
+
+    class Data:  # what the loader gives: features, labels, a hash of the values, the columns as read
+        def __init__(self, rows, features):
+            self.X = pd.DataFrame({f"x{i}": range(rows) for i in range(features)})
+            self.y = pd.Series([i % 2 for i in range(rows)])
+            self.columns = ()
+
+        def fingerprint(self):
+            return "not-in-the-meta-data"
+
+    meta = MetaDataset._of_valid_rows(pd.DataFrame({"dataset": table["dataset"]}), table, source="hand-made")
+    got = dict(bench.excluded_priors(meta, "ring", Data(7400, 20)))
+    # ring: same name and shape; twonorm: same shape; ringnorm: an alias of ring (same name);
+    # bigger: 20 features, 2 classes, 10,000 rows > 7,400 x 1.35 = 9,990: kept; shuttle*: other names and shapes
+    assert got == {"ring": "same name and shape", "twonorm": "near shape (7400 rows, 20 features, 2 classes)",
+                   "ringnorm": "same name"}
+    got = dict(bench.excluded_priors(meta, "shuttle", Data(58000, 9)))
+    assert got == {"shuttle-2_vs_5": "derived from shuttle"}  # "shuttlecock" is another name

@@ -202,9 +202,10 @@ def excluded_priors(meta, name: str, data) -> list[tuple[str, str]]:
             low = raw.lower()
             if normalise(raw) == target or re.match(re.escape(name.lower()) + r"[0-9_\-]", low):
                 reasons.setdefault(did, "same name" if normalise(raw) == target else f"derived from {name}")
-    rows = table["n_instances"].to_numpy(dtype=float)
-    feats = table["n_features"].to_numpy(dtype=float)
-    classes = table["n_classes"].to_numpy(dtype=float)
+    def column(key):  # a number the meta-data does not record never matches (NaN)
+        return table[key].to_numpy(dtype=float) if key in table else [math.nan] * len(table)
+
+    rows, feats, classes = column("n_instances"), column("n_features"), column("n_classes")
     n = float(len(data.y))
     for did, r, f, c in zip(table["dataset"].astype(str), rows, feats, classes):
         if f == info["n_features"] and c == info["n_classes"] and abs(r - n) <= NEAR_ROWS * n:
