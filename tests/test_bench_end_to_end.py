@@ -182,3 +182,18 @@ def test_exclusion_by_name_derived_name_and_shape(bench):
                    "ringnorm": "same name"}
     got = dict(bench.excluded_priors(meta, "shuttle", Data(58000, 9)))
     assert got == {"shuttle-2_vs_5": "derived from shuttle"}  # "shuttlecock" is another name
+
+
+def test_summary_of_a_run_narrowed_to_some_tools(bench, tmp_path):
+    path = tmp_path / "r.csv"
+    for r in (_row("a", "algorank", "20", "ok", "0.90"), _row("a", "lgbm", "", "ok", "0.80"),
+              _row("b", "algorank", "20", "ok", "0.50"), _row("b", "lgbm", "", "ok", "0.70")):
+        bench.append_row(path, r)
+    [s] = bench.tables(bench.read_results(path))
+    assert s["complete"] == 2  # the tools that did not run do not empty the table
+    assert s["tools"]["algorank"]["mean_accuracy"] == pytest.approx(0.70)
+    assert s["tools"]["lgbm"]["mean_accuracy"] == pytest.approx(0.75)
+    assert s["tools"]["lgbm"]["wtl"] == (1, 0, 1)
+    t = s["tools"]["flaml"]
+    assert t["datasets"] == 0 and t["wtl"] is None and t["mean_accuracy"] is None
+    assert "| FLAML (default learners) | n/a | n/a | 0 |  |" in bench.format_table(s)

