@@ -730,7 +730,7 @@ def pull(*, out, suite: int | str | None = None, tasks: Sequence[int] | None = N
 
 def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None = None, cap: float = 120.0,
                folds: int = 5, n_jobs: int = 1, calibrate: bool = True, list_only: bool = False,
-               assemble: bool = False, assemble_to=None, progress: bool = False):
+               assemble: bool = False, assemble_to=None, progress: bool = False, portfolio: str = "lcdb"):
     """Build the broad evaluator meta-data (one file per dataset, resumable), list its datasets, or assemble it.
 
     Parameters
@@ -748,6 +748,9 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
     assemble : bool
         Do not build: concatenate the files under ``out_dir`` into the embedded set, written to
         ``assemble_to`` (:class:`~algorank.results.RecordResult`).
+    portfolio : {"lcdb", "modern"}
+        The learners: LCDB's 20, or the modern portfolio (:mod:`algorank.metadata.portfolio`; its
+        per-dataset files go to ``metadata/data/modern`` unless ``out_dir`` is given).
 
     Returns
     -------
@@ -764,6 +767,8 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
         if assemble:
             if assemble_to is not None:
                 check_out_dir(assemble_to, option="--assemble-to")
+            if out_dir is None and portfolio != "lcdb":
+                out_dir = metabuild.portfolio_build(portfolio)[1]
             with output_folder(assemble_to) if assemble_to is not None else contextlib.nullcontext():
                 record = metabuild.assemble_broad(out_dir, assemble_to, shared_dir=shared_dir)
             return RecordResult(record=record, keys=("file", "sha256", "bytes", "datasets", "learners", "cells",
@@ -771,8 +776,9 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
                                                      "timeout_tests", "collections", "complete"))
         if out_dir is not None:
             check_out_dir(out_dir)
+        learners, out_dir = metabuild.portfolio_build(portfolio, out_dir)
         return metabuild.build_meta(only=datasets, shared_dir=shared_dir, out_dir=out_dir, cap=cap, folds=folds,
-                                    n_jobs=n_jobs, calibrate=calibrate, progress=progress)
+                                    n_jobs=n_jobs, calibrate=calibrate, progress=progress, learners=learners)
     except OSError as exc:  # a full disk or a folder that cannot be written while building
         raise write_error(exc, assemble_to if assemble else out_dir) from None
 

@@ -331,3 +331,26 @@ def test_every_portfolio_learner_fits_a_tiny_dataset(tmp_path, monkeypatch):
             assert (est.predict(X) == y).mean() >= 0.5, lid
             assert est.predict_proba(X).shape == (60, classes)
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------- the meta-data build
+def test_build_over_the_modern_portfolio_has_its_own_folder(tmp_path):
+    from algorank.evaluation.cv.metabuild import default_out_dir, portfolio_build
+
+    assert portfolio_build("lcdb") == (None, None)
+    learners, out = portfolio_build("modern")
+    assert learners == learner_ids(portfolio="modern") and out == default_out_dir().parent / "modern"
+    assert portfolio_build("modern", tmp_path)[1] == tmp_path
+    with pytest.raises(InputError, match="portfolio"):
+        portfolio_build("all")
+
+
+def test_build_over_the_modern_portfolio_refuses_a_missing_library(monkeypatch, tmp_path, capsys):
+    from cli import main
+
+    monkeypatch.setitem(sys.modules, "catboost", None)
+    code = main(["build-meta", "--portfolio", "modern", "--shared", str(tmp_path), "--out", str(tmp_path / "o"),
+                 "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and "algorank[boosting]" in err[0]
+    assert not (tmp_path / "o").exists()
