@@ -323,13 +323,18 @@ def test_recommend_ranks_but_does_not_run_a_learner_whose_library_is_missing(mon
 # ---------------------------------------------------------------- every learner runs
 @pytest.mark.slow
 def test_every_portfolio_learner_fits_a_tiny_dataset(tmp_path, monkeypatch):
+    # the published configurations as they are (thousands of trees where they say so) on 60 rows:
+    # about 90 CPU seconds per task type, hence slow
     monkeypatch.chdir(tmp_path)
     for classes in (2, 3):
-        X, y = _tiny(60, classes=classes)
+        X, y = _tiny(60, classes=classes)  # balanced classes
         for lid in portfolio_ids():
             est = make_estimator(lid, random_state=0).fit(X, y)
-            assert (est.predict(X) == y).mean() >= 0.5, lid
-            assert est.predict_proba(X).shape == (60, classes)
+            proba = est.predict_proba(X)
+            assert proba.shape == (60, classes) and np.allclose(proba.sum(axis=1), 1), lid
+            # no worse than a constant on its own training rows (a strongly regularised configuration,
+            # e.g. FLAML's lgbm binary 3 with reg_lambda 35, may predict one class on 60 rows)
+            assert (est.predict(X) == y).mean() >= 1 / classes, lid
     assert list(tmp_path.iterdir()) == []
 
 

@@ -37,8 +37,8 @@ def measure(out: Path, datasets: list[str], learners: list[str], cap: float) -> 
     """One fold per (dataset, learner), in this process with one thread: CPU and wall seconds of fit + predict.
 
     CPU seconds (``time.process_time``) are the cost on a dedicated core; wall seconds on a shared machine are
-    larger by the load.  A test still running after ``cap`` CPU-bound wall seconds is stopped (SIGALRM, between
-    two boosting rounds or trees; a library that trains in one native call finishes first) and recorded as
+    larger by the load.  A test still running after ``cap`` CPU seconds is stopped (SIGPROF, between two
+    boosting rounds or trees; a library that trains in one native call finishes first) and recorded as
     ``over_cap``.
     """
     import signal
@@ -55,7 +55,7 @@ def measure(out: Path, datasets: list[str], learners: list[str], cap: float) -> 
     done = set()
     if out.exists():
         done = {(r["dataset"], r["learner"]) for r in map(json.loads, out.read_text().splitlines())}
-    signal.signal(signal.SIGALRM, _alarm)
+    signal.signal(signal.SIGPROF, _alarm)
     for file in datasets:
         data = load_dataset(str(shared / "datasets" / file))
         y = data.y_codes
@@ -68,7 +68,7 @@ def measure(out: Path, datasets: list[str], learners: list[str], cap: float) -> 
             pipe = make_pipeline(resolve_learner(lid), nominal, random_state=0)
             cpu, wall = time.process_time(), time.perf_counter()
             status, accuracy = "ok", None
-            signal.alarm(int(cap))
+            signal.setitimer(signal.ITIMER_PROF, cap)  # CPU seconds of this process, not wall
             try:
                 with threadpool_limits(1):
                     pipe.fit(X[train], y[train])
@@ -76,7 +76,7 @@ def measure(out: Path, datasets: list[str], learners: list[str], cap: float) -> 
             except _OverCap:
                 status = "over_cap"
             finally:
-                signal.alarm(0)
+                signal.setitimer(signal.ITIMER_PROF, 0)
             line = {"dataset": file, "rows": int(len(y)), "columns": int(X.shape[1]), "classes": len(data.classes),
                     "learner": lid, "status": status, "cpu_s": time.process_time() - cpu,
                     "wall_s": time.perf_counter() - wall, "accuracy": accuracy,
