@@ -11,7 +11,7 @@ Usage::
 
     OMP_NUM_THREADS=1 python tests/benchmarks/bench_portfolio_cost.py --out cost.jsonl \\
         --dataset keel/breast.csv --dataset keel/poker-8-9_vs_5.csv [--cap 120] [--learners lgbm:default ...]
-    python tests/benchmarks/bench_portfolio_cost.py --out cost.jsonl --summary
+    python tests/benchmarks/bench_portfolio_cost.py --out cost.jsonl subset.jsonl --summary
 """
 
 from __future__ import annotations
@@ -86,37 +86,62 @@ def measure(out: Path, datasets: list[str], learners: list[str], cap: float) -> 
             print(f"{file} {lid}: {status} {line['cpu_s']:.2f} CPU s", file=sys.stderr)
 
 
-def summary(out: Path) -> None:
-    from algorank.evaluation.cv.metabuild import default_shared_dir
+def summary(paths: list[Path]) -> None:
+    """Per-learner CPU seconds, and the extrapolated cost of a 5-fold build over the shared datasets.
 
-    rows = [json.loads(l) for l in out.read_text().splitlines()]
-    manifest = list(csv.DictReader((default_shared_dir() / "datasets" / "MANIFEST.csv").open()))
-    sizes = [int(m["instances"]) * int(m["features"]) for m in manifest
-             if m["classes"] not in ("", "0") and not m["file"].startswith("regression")]
+    The first dataset (fewest rows) must have every learner; the others may hold a subset.  A learner
+    not measured on a larger dataset gets its small-dataset seconds times the geometric mean ratio of
+    the measured learners of its family (the id's prefix).  The build's datasets (``select_datasets``)
+    are costed by rows: below 1,000 like the small dataset, below 3,500 like the middle one, above
+    that like the largest, scaled linearly in rows.  A rough model, stated as such.
+    """
+    import math
+
+    from algorank.evaluation.cv.metabuild import select_datasets
+
+    rows = [json.loads(l) for p in paths for l in p.read_text().splitlines()]
     datasets = sorted({r["dataset"] for r in rows}, key=lambda d: next(r["rows"] for r in rows if r["dataset"] == d))
-    print("CPU seconds of one fold's fit + predict, one thread (lower is better); 'cap' = stopped at the cap")
-    print("learner".ljust(28) + "".join(d.split("/")[-1][:16].rjust(18) for d in datasets))
     by = {(r["dataset"], r["learner"]): r for r in rows}
-    learners = list(dict.fromkeys(r["learner"] for r in rows))
-    for lid in learners:
+    small = datasets[0]
+    learners = [r["learner"] for r in rows if r["dataset"] == small]
+    size = {d: next(r["rows"] for r in rows if r["dataset"] == d) for d in datasets}
+    est: dict = {}
+    for d in datasets:
+        ratios: dict = {}
+        for l in learners:
+            if (d, l) in by and by[(small, l)]["cpu_s"] > 0:
+                ratios.setdefault(l.split(":")[0], []).append(by[(d, l)]["cpu_s"] / by[(small, l)]["cpu_s"])
+        for l in learners:
+            if (d, l) in by:
+                est[(d, l)] = by[(d, l)]["cpu_s"]
+            else:
+                rs = ratios.get(l.split(":")[0]) or [r for v in ratios.values() for r in v]
+                est[(d, l)] = by[(small, l)]["cpu_s"] * math.exp(sum(map(math.log, rs)) / len(rs))
+    print("CPU seconds of one fold's fit + predict, one thread (lower is better); * = estimated from its family")
+    print("learner".ljust(30) + "".join(f"{d.split('/')[-1][:14]} ({size[d]})".rjust(24) for d in datasets))
+    for l in learners:
         cells = []
         for d in datasets:
-            r = by.get((d, lid))
-            cells.append("-" if r is None else ("cap" if r["status"] != "ok" else
-                                                f"{r['cpu_s']:.2f}"))
-        print(lid.ljust(28) + "".join(c.rjust(18) for c in cells))
-    # extrapolation: seconds per (row x column) of the largest measured dataset, times every dataset's size
-    big = datasets[-1]
-    per_cell = sum(by[(big, l)]["cpu_s"] for l in learners if (big, l) in by)
-    size = next(r["rows"] * r["columns"] for r in rows if r["dataset"] == big)
-    total = per_cell / size * sum(sizes) * 5 * 5 / 4  # 5 folds; a fold trains on 4/5 of the rows already counted
-    print(f"\nall learners measured on {big}: {per_cell:.0f} s per fold; extrapolated linearly in rows x columns to a "
-          f"5-fold build over the {len(sizes)} shared classification datasets: {total / 3600:.1f} CPU hours")
+            r = by.get((d, l))
+            mark = "" if r is not None else "*"
+            over = " (cap)" if r is not None and r["status"] != "ok" else ""
+            cells.append(f"{est[(d, l)]:.2f}{mark}{over}")
+        print(l.ljust(30) + "".join(c.rjust(24) for c in cells))
+    per = {d: sum(est[(d, l)] for l in learners) for d in datasets}
+    print("all".ljust(30) + "".join(f"{per[d]:.0f}".rjust(24) for d in datasets))
+    items = select_datasets()
+    mid, large = (datasets[1], datasets[-1]) if len(datasets) > 2 else (datasets[-1], datasets[-1])
+    total = 0.0
+    for it in items:
+        n = it.instances
+        total += per[small] if n < 1000 else per[mid] if n < 3500 else per[large] * n / size[large]
+    print(f"\n5-fold build over the {len(items)} datasets of build-meta's selection "
+          f"({sum(i.instances for i in items):,} rows): about {5 * total / 3600:.1f} CPU hours")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True, nargs="+", help="JSON-lines file(s); one to measure into")
     ap.add_argument("--dataset", action="append", default=[])
     ap.add_argument("--learners", nargs="*")
     ap.add_argument("--cap", type=float, default=120.0)
@@ -127,7 +152,7 @@ def main(argv=None) -> int:
         return 0
     from algorank.metadata.portfolio import portfolio_ids
 
-    measure(args.out, args.dataset, args.learners or portfolio_ids(), args.cap)
+    measure(args.out[0], args.dataset, args.learners or portfolio_ids(), args.cap)
     return 0
 
 
