@@ -741,16 +741,13 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
         Per-dataset files (default ``metadata/data/broad``); datasets whose file exists are skipped.
     datasets : sequence of str, optional
         Build only these dataset ids.
-    cap, folds, n_jobs, calibrate, progress
-        See :func:`algorank.evaluation.cv.metabuild.build_meta`.
+    cap, folds, n_jobs, calibrate, progress, portfolio
+        See :func:`~algorank.evaluation.cv.metabuild.build_meta`, :func:`~algorank.evaluation.cv.portfolios.build_args`.
     list_only : bool
         Only select the datasets (:class:`~algorank.results.DatasetSelection`).
     assemble : bool
         Do not build: concatenate the files under ``out_dir`` into the embedded set, written to
         ``assemble_to`` (:class:`~algorank.results.RecordResult`).
-    portfolio : {"lcdb", "modern"}
-        The learners: LCDB's 20, or the modern portfolio (:mod:`algorank.metadata.portfolio`; its
-        per-dataset files go to ``metadata/data/modern`` unless ``out_dir`` is given).
 
     Returns
     -------
@@ -758,7 +755,7 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
     """
     import contextlib
 
-    from algorank.evaluation.cv import metabuild
+    from algorank.evaluation.cv import metabuild, portfolios
     from algorank.metadata.io import check_out_dir, output_folder, write_error
 
     if list_only:
@@ -767,8 +764,6 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
         if assemble:
             if assemble_to is not None:
                 check_out_dir(assemble_to, option="--assemble-to")
-            if out_dir is None and portfolio != "lcdb":
-                out_dir = metabuild.portfolio_build(portfolio)[1]
             with output_folder(assemble_to) if assemble_to is not None else contextlib.nullcontext():
                 record = metabuild.assemble_broad(out_dir, assemble_to, shared_dir=shared_dir)
             return RecordResult(record=record, keys=("file", "sha256", "bytes", "datasets", "learners", "cells",
@@ -776,9 +771,8 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
                                                      "timeout_tests", "collections", "complete"))
         if out_dir is not None:
             check_out_dir(out_dir)
-        learners, out_dir = metabuild.portfolio_build(portfolio, out_dir)
-        return metabuild.build_meta(only=datasets, shared_dir=shared_dir, out_dir=out_dir, cap=cap, folds=folds,
-                                    n_jobs=n_jobs, calibrate=calibrate, progress=progress, learners=learners)
+        return metabuild.build_meta(only=datasets, shared_dir=shared_dir, cap=cap, folds=folds, n_jobs=n_jobs,
+                                    calibrate=calibrate, progress=progress, **portfolios.build_args(portfolio, out_dir))
     except OSError as exc:  # a full disk or a folder that cannot be written while building
         raise write_error(exc, assemble_to if assemble else out_dir) from None
 

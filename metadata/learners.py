@@ -17,6 +17,7 @@ the id itself is kept so the meta-data stays valid.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import inspect
 import io
@@ -448,13 +449,35 @@ def learner_ids(*, portfolio: str = "lcdb") -> list[str]:
     raise InputError(f"portfolio must be 'lcdb' or 'modern'; got {escape(repr(portfolio))}")
 
 
+def _modern_factory(entry: Mapping[str, Any]) -> Callable[[], Any]:
+    from .boosting import LIBRARIES
+
+    estimator, params, stop = entry["estimator"], dict(entry["params"]), entry["early_stopping"]
+    if estimator in LIBRARIES:
+        def make():
+            from .boosting import BoostingClassifier
+
+            return BoostingClassifier(library=estimator, params=dict(params), early_stopping=stop)
+    else:
+        def make():
+            return estimator_from_path(estimator, dict(params))
+    return make
+
+
+@functools.lru_cache(maxsize=1)
+def _modern_specs() -> dict:
+    """id -> :class:`LearnerSpec` of the modern portfolio (:mod:`algorank.metadata.portfolio`)."""
+    from .portfolio import portfolio_entries, requirements
+
+    return {e["id"]: LearnerSpec(e["id"], e["id"], _modern_factory(e), requires=requirements(e["id"]))
+            for e in portfolio_entries()}
+
+
 def _lookup(learner_id: str) -> LearnerSpec | None:
     """The spec of a portfolio id or short name (LCDB's or the modern portfolio's), else None."""
     spec = LEARNERS.get(learner_id) or _BY_SHORT.get(learner_id)
     if spec is None and ":" in learner_id and "{" not in learner_id:
-        from .portfolio import portfolio_specs
-
-        spec = portfolio_specs().get(learner_id)
+        spec = _modern_specs().get(learner_id)
     return spec
 
 

@@ -18,11 +18,10 @@ from __future__ import annotations
 import functools
 import json
 from importlib import resources
-from typing import Any, Mapping
 
 from .boosting import BOOSTING_EXTRA, LIBRARIES, library_available
 
-__all__ = ["portfolio_entries", "portfolio_specs", "portfolio_ids", "portfolio_entry", "missing_libraries",
+__all__ = ["portfolio_entries", "portfolio_ids", "portfolio_entry", "requirements", "missing_libraries",
            "missing_library_note"]
 
 _FILE = "portfolio.json"
@@ -58,47 +57,22 @@ def portfolio_entry(learner_id: str) -> dict | None:
     return None
 
 
-def _factory(entry: Mapping[str, Any]):
-    estimator, params, stop = entry["estimator"], dict(entry["params"]), entry["early_stopping"]
-    if estimator in LIBRARIES:
-        def make():
-            from .boosting import BoostingClassifier
-
-            return BoostingClassifier(library=estimator, params=dict(params), early_stopping=stop)
-    else:
-        def make():
-            from .learners import estimator_from_path
-
-            return estimator_from_path(estimator, dict(params))
-    return make
-
-
-@functools.lru_cache(maxsize=1)
-def _specs() -> dict:
-    from .learners import LearnerSpec
-
-    out = {}
+def requirements(learner_id: str) -> tuple[str, ...]:
+    """The optional libraries a portfolio learner needs (``("lightgbm",)``); ``()`` for scikit-learn ones and
+    for ids outside the portfolio."""
     for e in _document()["learners"]:
-        requires = (e["estimator"],) if e["estimator"] in LIBRARIES else ()
-        out[e["id"]] = LearnerSpec(e["id"], e["id"], _factory(e), requires=requires)
-    return out
-
-
-def portfolio_specs() -> Mapping[str, Any]:
-    """id -> :class:`~algorank.metadata.learners.LearnerSpec` of every modern-portfolio learner."""
-    return _specs()
+        if e["id"] == learner_id:
+            return (e["estimator"],) if e["estimator"] in LIBRARIES else ()
+    return ()
 
 
 def missing_libraries(learner_ids) -> dict[str, tuple[str, ...]]:
     """Portfolio learners among ``learner_ids`` whose library is not installed: id -> missing libraries."""
-    specs = _specs()
     out = {}
     for lid in learner_ids:
-        spec = specs.get(str(lid))
-        if spec is not None:
-            missing = tuple(r for r in spec.requires if not library_available(r))
-            if missing:
-                out[str(lid)] = missing
+        missing = tuple(r for r in requirements(str(lid)) if not library_available(r))
+        if missing:
+            out[str(lid)] = missing
     return out
 
 

@@ -340,12 +340,13 @@ def test_every_portfolio_learner_fits_a_tiny_dataset(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------- the meta-data build
 def test_build_over_the_modern_portfolio_has_its_own_folder(tmp_path):
-    from algorank.evaluation.cv.metabuild import default_out_dir, portfolio_build
+    from algorank.evaluation.cv.portfolios import build_args as portfolio_build
+    from algorank.evaluation.cv.metabuild import default_out_dir
 
-    assert portfolio_build("lcdb") == (None, None)
-    learners, out = portfolio_build("modern")
-    assert learners == learner_ids(portfolio="modern") and out == default_out_dir().parent / "modern"
-    assert portfolio_build("modern", tmp_path)[1] == tmp_path
+    assert portfolio_build("lcdb") == {"learners": None, "out_dir": None}
+    assert portfolio_build("modern") == {"learners": learner_ids(portfolio="modern"),
+                                         "out_dir": default_out_dir().parent / "modern"}
+    assert portfolio_build("modern", tmp_path)["out_dir"] == tmp_path
     with pytest.raises(InputError, match="portfolio"):
         portfolio_build("all")
 

@@ -138,7 +138,6 @@ __all__ = [
     "BuildSummary",
     "select_datasets",
     "default_shared_dir",
-    "portfolio_build",
     "default_out_dir",
     "calibrate_machine",
     "rescale_times",
@@ -308,26 +307,6 @@ def default_out_dir() -> Path:
     import algorank.metadata as metadata
 
     return Path(metadata.__file__).resolve().parent / "data" / "broad"
-
-
-def portfolio_build(portfolio: str, out_dir=None) -> tuple[list[str] | None, Path | None]:
-    """The learners and the default folder of a build over ``portfolio`` (``"lcdb"`` or ``"modern"``).
-
-    ``"lcdb"`` keeps the build's defaults (None, None: LCDB's 20 learners, :func:`default_out_dir`).
-    ``"modern"`` is LCDB's 20 followed by the modern portfolio, written to ``metadata/data/modern``
-    unless ``out_dir`` is given, so its files never mix with, or are skipped because of, the LCDB build's.
-    A learner whose library is missing cannot be built: that is refused before anything runs.
-    """
-    from algorank.metadata.learners import learner_ids
-    from algorank.metadata.portfolio import missing_library_note
-
-    learners = learner_ids(portfolio=portfolio)
-    if portfolio == "lcdb":
-        return None, None if out_dir is None else Path(out_dir)
-    note = missing_library_note(learners)
-    if note:
-        raise InputError(f"cannot build the {portfolio} portfolio: {note}")
-    return learners, Path(out_dir) if out_dir is not None else default_out_dir().parent / portfolio
 
 
 def _resolve_shared(shared_dir) -> Path:
