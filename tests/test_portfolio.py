@@ -324,7 +324,7 @@ def test_recommend_ranks_but_does_not_run_a_learner_whose_library_is_missing(mon
 @pytest.mark.slow
 def test_every_portfolio_learner_fits_a_tiny_dataset(tmp_path, monkeypatch):
     # the published configurations as they are (thousands of trees where they say so) on 60 rows:
-    # about 90 CPU seconds per task type at the time of writing, hence slow
+    # minutes of CPU in all, hence slow
     monkeypatch.chdir(tmp_path)
     for classes in (2, 3):
         X, y = _tiny(60, classes=classes)  # balanced classes
