@@ -458,6 +458,15 @@ def _modern_factory(entry: Mapping[str, Any]) -> Callable[[], Any]:
             from .boosting import BoostingClassifier
 
             return BoostingClassifier(library=estimator, params=dict(params), early_stopping=stop)
+    elif "max_features_exponent" in entry:  # auto-sklearn's forests (see algorank.metadata.forest)
+        exponent = float(entry["max_features_exponent"])
+        kind = "random_forest" if estimator.endswith("RandomForestClassifier") else "extra_trees"
+
+        def make():
+            from .forest import ExponentFeaturesForest
+
+            checked = check_params(estimator_class(estimator), dict(params))
+            return ExponentFeaturesForest(kind=kind, max_features_exponent=exponent, params=checked)
     else:
         def make():
             return estimator_from_path(estimator, dict(params))

@@ -38,8 +38,8 @@ def test_modern_portfolio_keeps_lcdbs_twenty_and_adds_the_published_configuratio
     assert 60 <= len(modern) <= 150
     sources = pd.Series([e["source"]["portfolio"] for e in portfolio_entries()]).value_counts().to_dict()
     # the written rule: 4 defaults, every non-empty FLAML entry less 2 duplicates, 5 per AutoGluon family,
-    # the 12 gradient-boosting entries of the auto-sklearn 2.0 file
-    assert sources == {"library-default": 4, "flaml": 52, "autogluon-zeroshot-2023": 25, "auto-sklearn-2.0": 12}
+    # the 12 gradient-boosting and 8 forest entries of the auto-sklearn 2.0 file
+    assert sources == {"library-default": 4, "flaml": 52, "autogluon-zeroshot-2023": 25, "auto-sklearn-2.0": 20}
     assert {"histgb:default", "lgbm:default", "xgb:default", "catboost:default"} <= set(modern)
     with pytest.raises(InputError, match="portfolio"):
         learner_ids(portfolio="everything")
@@ -154,11 +154,30 @@ def test_auto_sklearn_entries_are_histgradientboosting_with_their_values():
             est.validation_fraction, est.n_iter_no_change, est.class_weight, est.l2_regularization) == (
         0.11729787561372715, 512, 9, 14, True, None, 10, "balanced", 0.00011677856836627539)
     for e in portfolio_entries():
-        if e["source"]["portfolio"] == "auto-sklearn-2.0":
+        if e["source"]["portfolio"] == "auto-sklearn-2.0" and e["family"] == "histgb":
             p, g = e["params"], e["source"]["published"]
             assert p["learning_rate"] == g["classifier:gradient_boosting:learning_rate"]
             assert p["early_stopping"] == (g["classifier:gradient_boosting:early_stop"] != "off")
             assert (p.get("class_weight") == "balanced") == (g["balancing:strategy"] == "weighting")
+
+
+def test_auto_sklearn_forests_take_max_features_as_an_exponent():
+    # auto-sklearn: a split considers int(n_features ** max_features) features
+    e = portfolio_entry("rf:askl2-864161c")
+    assert e["max_features_exponent"] == 0.7084690355402233
+    assert e["params"] == {"n_estimators": 512, "criterion": "entropy", "max_depth": None, "min_samples_split": 14,
+                           "min_samples_leaf": 1, "min_weight_fraction_leaf": 0.0, "bootstrap": False,
+                           "max_leaf_nodes": None, "min_impurity_decrease": 0.0, "class_weight": "balanced"}
+    X, y = _tiny(60)
+    est = make_estimator("rf:askl2-864161c", random_state=5).fit(np.hstack([X, X, X, X, X]), y)  # 20 columns
+    assert est.max_features_ == int(20 ** 0.7084690355402233) == 8
+    assert (est.estimator_.max_features, est.estimator_.random_state, est.estimator_.n_estimators) == (8, 5, 512)
+    forests = [x for x in portfolio_entries() if x["source"]["portfolio"] == "auto-sklearn-2.0"
+               and x["family"] != "histgb"]
+    assert len(forests) == 8
+    for x in forests:
+        choice = x["source"]["published"]["classifier:__choice__"]
+        assert x["max_features_exponent"] == x["source"]["published"][f"classifier:{choice}:max_features"]
 
 
 # ---------------------------------------------------------------- inert rules

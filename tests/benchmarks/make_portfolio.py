@@ -9,7 +9,7 @@ The rule (docs/guide/portfolio.md says why):
    duplicates removed (the first id is kept);
 4. AutoGluon's 2023 zero-shot portfolio (``zeroshot_portfolio_2023.py``): the first five classification
    entries of GBM, CAT, XGB, RF and XT in the file's order, with AutoGluon's model defaults under them;
-5. auto-sklearn 2.0: every ``gradient_boosting`` entry of
+5. auto-sklearn 2.0: every ``gradient_boosting``, ``random_forest`` and ``extra_trees`` entry of
    ``balanced_accuracy/askl2_portfolios/RF_None_holdout_iterative_es_if.json``.
 
 Usage (the sources are read from files; nothing is downloaded)::
@@ -187,6 +187,47 @@ def askl2_entries(path: Path, commit: str) -> list[dict]:
     return out
 
 
+def _bool(value) -> bool:
+    return value in (True, "True")
+
+
+def askl2_forest_entries(path: Path, commit: str) -> list[dict]:
+    """auto-sklearn 2.0's random forests and extra trees (512 trees, max_features as an exponent)."""
+    portfolio = json.loads(path.read_text())["portfolio"]
+    out = []
+    for key, cfg in portfolio.items():
+        choice = cfg["classifier:__choice__"]
+        if choice not in ("random_forest", "extra_trees"):
+            continue
+        g = {k.split(":", 2)[2]: v for k, v in cfg.items() if k.startswith(f"classifier:{choice}:")}
+        params = {"n_estimators": 512, "criterion": g["criterion"], "max_depth": _none(g["max_depth"]),
+                  "min_samples_split": int(g["min_samples_split"]), "min_samples_leaf": int(g["min_samples_leaf"]),
+                  "min_weight_fraction_leaf": float(g["min_weight_fraction_leaf"]),
+                  "bootstrap": _bool(g["bootstrap"]), "max_leaf_nodes": _none(g["max_leaf_nodes"]),
+                  "min_impurity_decrease": float(g["min_impurity_decrease"])}
+        if cfg.get("balancing:strategy") == "weighting":
+            params["class_weight"] = "balanced"
+        prefix = next(p for p in ("data_preprocessor:feature_type:", "data_preprocessing:") if
+                      any(k.startswith(p) for k in cfg))
+        family = "rf" if choice == "random_forest" else "extra-trees"
+        notes = ["n_estimators=512 is auto-sklearn's fixed budget for this learner",
+                 "max_features is auto-sklearn's exponent: a split considers int(n_features ** max_features) "
+                 "features, n_features counted after algorank's one-hot encoding",
+                 f"auto-sklearn's preprocessing is not reproduced: imputation "
+                 f"{cfg.get(prefix + 'numerical_transformer:imputation:strategy')!r} (algorank: median), rescaling "
+                 f"{cfg.get(prefix + 'numerical_transformer:rescaling:__choice__')!r} (no effect on trees unless "
+                 "row-wise 'normalize'), categorical encoding and coalescence (" + ONE_HOT + ")"]
+        if cfg.get("balancing:strategy") == "weighting":
+            notes.append("balancing 'weighting' as class_weight='balanced', as auto-sklearn does for forests")
+        out.append({"id": f"{family}:askl2-{key}", "family": family,
+                    "estimator": RF if choice == "random_forest" else XT, "params": params,
+                    "max_features_exponent": float(g["max_features"]), "early_stopping": None,
+                    "source": {"portfolio": "auto-sklearn-2.0", "repository": "automl/auto-sklearn", "commit": commit,
+                               "file": ASKL2_PATH, "entry": key, "published": cfg},
+                    "notes": notes})
+    return out
+
+
 def defaults() -> list[dict]:
     src = {"portfolio": "library-default"}
     return [
@@ -227,7 +268,8 @@ def main(argv=None) -> int:
 
     flaml_dir = Path(os.path.dirname(flaml.__file__))
     entries = dedupe(defaults() + flaml_entries(flaml_dir, flaml.__version__)
-                     + ag_entries(args.autogluon, args.autogluon_commit) + askl2_entries(args.askl2, args.askl2_commit))
+                     + ag_entries(args.autogluon, args.autogluon_commit) + askl2_entries(args.askl2, args.askl2_commit)
+                     + askl2_forest_entries(args.askl2, args.askl2_commit))
     ids = [e["id"] for e in entries]
     if len(set(ids)) != len(ids):
         raise SystemExit("error: duplicate ids")
