@@ -837,7 +837,7 @@ def pull(*, out, suite: int | str | None = None, tasks: Sequence[int] | None = N
 
 def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None = None, cap: float = 120.0,
                folds: int = 5, n_jobs: int = 1, calibrate: bool = True, list_only: bool = False,
-               assemble: bool = False, assemble_to=None, progress: bool = False):
+               assemble: bool = False, assemble_to=None, progress: bool = False, portfolio: str = "lcdb"):
     """Build the broad evaluator meta-data (one file per dataset, resumable), list its datasets, or assemble it.
 
     Parameters
@@ -848,8 +848,8 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
         Per-dataset files (default ``metadata/data/broad``); datasets whose file exists are skipped.
     datasets : sequence of str, optional
         Build only these dataset ids.
-    cap, folds, n_jobs, calibrate, progress
-        See :func:`algorank.evaluation.cv.metabuild.build_meta`.
+    cap, folds, n_jobs, calibrate, progress, portfolio
+        See :func:`~algorank.evaluation.cv.metabuild.build_meta`, :func:`~algorank.evaluation.cv.portfolios.build_args`.
     list_only : bool
         Only select the datasets (:class:`~algorank.results.DatasetSelection`).
     assemble : bool
@@ -870,7 +870,7 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
     """
     import contextlib
 
-    from algorank.evaluation.cv import metabuild
+    from algorank.evaluation.cv import metabuild, portfolios
     from algorank.metadata.io import check_out_dir, output_folder, write_error
 
     if list_only:
@@ -886,8 +886,8 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
                                                      "timeout_tests", "collections", "complete"))
         if out_dir is not None:
             check_out_dir(out_dir)
-        return metabuild.build_meta(only=datasets, shared_dir=shared_dir, out_dir=out_dir, cap=cap, folds=folds,
-                                    n_jobs=n_jobs, calibrate=calibrate, progress=progress)
+        return metabuild.build_meta(only=datasets, shared_dir=shared_dir, cap=cap, folds=folds, n_jobs=n_jobs,
+                                    calibrate=calibrate, progress=progress, **portfolios.build_args(portfolio, out_dir))
     except OSError as exc:  # a full disk or a folder that cannot be written while building
         raise write_error(exc, assemble_to if assemble else out_dir) from None
 

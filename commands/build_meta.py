@@ -15,6 +15,9 @@ def add_arguments(p) -> None:
     p.add_argument("--cap", type=float, default=120.0, metavar="S", help="seconds per test (a learner's folds); "
                    "a test beyond it is killed and recorded as 'timeout' with the cap as a lower bound (120)")
     p.add_argument("--folds", type=int, default=5, metavar="K", help="stratified CV folds (5)")
+    p.add_argument("--portfolio", choices=("lcdb", "modern"), default="lcdb", help="learners: LCDB's 20 (default), "
+                   "or those and the modern portfolio's gradient boosting and published configurations "
+                   "(needs 'algorank[boosting]'; files default to metadata/data/modern)")
     p.add_argument("--n-jobs", type=int, default=1, metavar="N", help="datasets built in parallel (-1: all cores)")
     p.add_argument("--datasets", nargs="+", metavar="ID", help="build only these dataset ids (default: the rule)")
     p.add_argument("--no-calibrate", action="store_true", help="skip the machine-speed calibration per dataset")
@@ -36,4 +39,4 @@ def run(args):
     return build_meta(shared_dir=args.shared, out_dir=args.out, datasets=args.datasets, cap=args.cap,
                       folds=args.folds, n_jobs=args.n_jobs, calibrate=not args.no_calibrate,
                       list_only=args.list, assemble=args.assemble, assemble_to=args.assemble_to,
-                      progress=not args.quiet)
+                      progress=not args.quiet, portfolio=args.portfolio)

@@ -17,6 +17,7 @@ the id itself is kept so the meta-data stays valid.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import inspect
 import io
@@ -36,7 +37,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["LearnerSpec", "LEARNERS", "DEFAULT_ALLOWED_MODULES", "learner_ids", "make_estimator", "short_name",
            "short_names", "estimator_from_path", "estimator_class", "is_runnable", "check_allow_modules",
-           "NESTED_CLASS_KEY", "seed_estimator", "check_params", "FORCED_PARAMS"]
+           "NESTED_CLASS_KEY", "seed_estimator", "check_params", "FORCED_PARAMS", "portfolio_spec"]
 
 #: Packages whose estimator classes a learner id may name (more only by explicit user choice).
 DEFAULT_ALLOWED_MODULES: tuple[str, ...] = ("sklearn",)
@@ -75,6 +76,9 @@ class LearnerSpec:
         The learner is sensitive to feature scale (the evaluator standardises for it).
     needs_nonnegative : bool
         The learner rejects negative inputs (the evaluator min-max scales for it).
+    requires : tuple of str
+        Optional libraries the learner needs (``lightgbm``, ``xgboost``, ``catboost``); where one is
+        missing the learner is rank-only.
     """
 
     id: str
@@ -82,6 +86,7 @@ class LearnerSpec:
     factory: Callable[[], Any]
     needs_scaling: bool = False
     needs_nonnegative: bool = False
+    requires: tuple = ()
 
 
 def _import(path: str):
@@ -183,8 +188,11 @@ def is_runnable(learner_id: str, *, allow_modules=()) -> bool:
     Never executes anything outside the allowed packages and never constructs an estimator."""
     check_allow_modules(allow_modules)  # a bad allow-list is the caller's error, not a "no"
     text = str(learner_id).strip()
-    if text in LEARNERS or text in _BY_SHORT:
-        return True
+    spec = _lookup(text)
+    if spec is not None:
+        from .boosting import library_available
+
+        return all(library_available(r) for r in spec.requires)
     path, brace, rest = text.partition("{")
     try:
         cls = estimator_class(path.strip(), allow_modules=allow_modules, role="classifier")
@@ -284,6 +292,9 @@ def check_params(cls, params: Mapping[str, Any], *, allow_modules=(), _depth: in
     * a nested estimator (a JSON object with ``"__class__"``) only where the class declares an
       estimator-valued parameter, naming an allowed classifier or regressor, checked by the same rule
       (at most :data:`_MAX_NESTING` levels);
+    * classes of LightGBM and XGBoost (packages the user allowed explicitly) take only the parameters of
+      :data:`~algorank.metadata.boosting.LIBRARY_PARAMS`, each of a closed type; their thread and logging
+      parameters are set by algorank (one thread);
     * classes without declared constraints (packages the user allowed explicitly) take numbers,
       booleans, None, lists of numbers and short plain words (letters, digits, ``_+-``), never under a
       parameter whose name speaks of files, caches, paths, callbacks, commands or modules.
@@ -309,6 +320,12 @@ def check_params(cls, params: Mapping[str, Any], *, allow_modules=(), _depth: in
     """
     if _depth >= _MAX_NESTING:
         raise InputError(f"bad parameters for {cls.__name__}: nested estimators deeper than {_MAX_NESTING} levels")
+    from .boosting import check_library_params, library_of_class
+
+    library = library_of_class(cls)
+    if library is not None:
+        return check_library_params(library, {k: v for k, v in params.items() if k not in FORCED_PARAMS},
+                                    owner=cls.__name__)
     names = set(cls._get_param_names()) if hasattr(cls, "_get_param_names") else set(
         inspect.signature(cls.__init__).parameters) - {"self"}
     constraints = _constraints_of(cls)
@@ -414,18 +431,84 @@ LEARNERS: Mapping[str, LearnerSpec] = {s.id: s for s in _SPECS}
 _BY_SHORT = {s.short: s for s in _SPECS}
 
 
-def learner_ids() -> list[str]:
-    """Sorted ids of the runnable portfolio."""
-    return sorted(LEARNERS)
+def learner_ids(*, portfolio: str = "lcdb") -> list[str]:
+    """Ids of a runnable portfolio.
+
+    Parameters
+    ----------
+    portfolio : {"lcdb", "modern"}
+        ``"lcdb"``: LCDB's 20 learners, sorted.  ``"modern"``: those 20 followed by the gradient-boosting
+        learners and published configurations of :mod:`algorank.metadata.portfolio`, in its order.
+    """
+    if portfolio == "lcdb":
+        return sorted(LEARNERS)
+    if portfolio == "modern":
+        from .portfolio import portfolio_ids
+
+        return sorted(LEARNERS) + portfolio_ids()
+    raise InputError(f"portfolio must be 'lcdb' or 'modern'; got {escape(repr(portfolio))}")
+
+
+def _modern_factory(entry: Mapping[str, Any]) -> Callable[[], Any]:
+    from .boosting import LIBRARIES
+
+    estimator, params, stop = entry["estimator"], dict(entry["params"]), entry["early_stopping"]
+    if estimator in LIBRARIES:
+        def make():
+            from .boosting import BoostingClassifier
+
+            return BoostingClassifier(library=estimator, params=dict(params), early_stopping=stop)
+    elif "max_features_exponent" in entry:  # auto-sklearn's forests (see algorank.metadata.forest)
+        exponent = float(entry["max_features_exponent"])
+        kind = "random_forest" if estimator.endswith("RandomForestClassifier") else "extra_trees"
+
+        def make():
+            from .forest import ExponentFeaturesForest
+
+            checked = check_params(estimator_class(estimator), dict(params))
+            return ExponentFeaturesForest(kind=kind, max_features_exponent=exponent, params=checked)
+    else:
+        def make():
+            return estimator_from_path(estimator, dict(params))
+    return make
+
+
+@functools.lru_cache(maxsize=1)
+def _modern_specs() -> dict:
+    """id -> :class:`LearnerSpec` of the modern portfolio (:mod:`algorank.metadata.portfolio`)."""
+    from .portfolio import portfolio_entries, requirements
+
+    return {e["id"]: LearnerSpec(e["id"], e["id"], _modern_factory(e), requires=requirements(e["id"]))
+            for e in portfolio_entries()}
+
+
+def _lookup(learner_id: str) -> LearnerSpec | None:
+    """The spec of a portfolio id or short name (LCDB's or the modern portfolio's), else None."""
+    spec = LEARNERS.get(learner_id) or _BY_SHORT.get(learner_id)
+    if spec is None and ":" in learner_id and "{" not in learner_id:
+        spec = _modern_specs().get(learner_id)
+    return spec
+
+
+def portfolio_spec(learner_id: str) -> LearnerSpec | None:
+    """The :class:`LearnerSpec` of a portfolio id or LCDB short name, or None for anything else."""
+    return _lookup(str(learner_id).strip())
 
 
 def _resolve(learner_id: str) -> LearnerSpec:
-    spec = LEARNERS.get(learner_id) or _BY_SHORT.get(learner_id)
+    spec = _lookup(learner_id)
     if spec is None:
         raise InputError(
-            f"unknown learner id {learner_id!r}; known ids: {', '.join(sorted(_BY_SHORT))} "
-            "(short names) or their full LCDB ids"
+            f"unknown learner id {escape(repr(learner_id))}; known ids: {', '.join(sorted(_BY_SHORT))} "
+            "(short names), their full LCDB ids, or the modern portfolio's ids (such as 'lgbm:default')"
         )
+    if spec.requires:
+        from .boosting import BOOSTING_EXTRA, library_available
+
+        missing = [r for r in spec.requires if not library_available(r)]
+        if missing:
+            raise InputError(f"learner {learner_id!r} needs {', '.join(missing)}, which is not installed; "
+                             f"{BOOSTING_EXTRA} installs it")
     return spec
 
 
@@ -443,7 +526,7 @@ def short_name(learner_id: str) -> str:
     escaped (:func:`~algorank.metadata.text.escape`).  Display only: these names are not resolved
     back to ids.
     """
-    spec = LEARNERS.get(learner_id) or _BY_SHORT.get(learner_id)
+    spec = _lookup(str(learner_id))
     if spec is not None:
         return spec.short
     return escape(_parameterised_short(str(learner_id)) or learner_id)
@@ -525,8 +608,9 @@ def make_estimator(learner_id: str, *, random_state: int | None = None, allow_mo
     Parameters
     ----------
     learner_id : str
-        A portfolio id (``LEARNERS``), its short name (``"knn"``), or the import
-        path of an estimator class in an allowed package (built with its default
+        A portfolio id (``LEARNERS``), its short name (``"knn"``), a modern-portfolio id
+        (``"lgbm:flaml-binary-2"``, :mod:`algorank.metadata.portfolio`; no ``allow_modules`` needed),
+        or the import path of an estimator class in an allowed package (built with its default
         settings; see :func:`estimator_class`).
     random_state : int, optional
         Set on estimators that take a ``random_state`` (others are unchanged),
@@ -534,7 +618,7 @@ def make_estimator(learner_id: str, *, random_state: int | None = None, allow_mo
     allow_modules : sequence of str
         Packages allowed besides scikit-learn for import-path ids.
     """
-    if learner_id not in LEARNERS and learner_id not in _BY_SHORT and "." in learner_id:
+    if _lookup(learner_id) is None and "." in learner_id:
         est = estimator_from_path(learner_id, allow_modules=allow_modules)
     else:
         est = _resolve(learner_id).factory()
@@ -572,6 +656,11 @@ def estimator_from_path(path: str, params: Mapping[str, Any] | None = None, *, a
         if not isinstance(key, str) or not _is_literal(value):
             raise InputError(f"bad parameters for {path}: {key!r} must be a JSON literal; got {type(value).__name__}")
     params = check_params(cls, params, allow_modules=allow_modules, _depth=_depth)
+    from .boosting import forced_values, library_of_class
+
+    library = library_of_class(cls)
+    if library is not None:
+        params.update(forced_values(library, 1))
     for key, value in params.items():
         if isinstance(value, dict) and NESTED_CLASS_KEY in value:
             inner = {k: v for k, v in value.items() if k != NESTED_CLASS_KEY}

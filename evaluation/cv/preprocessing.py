@@ -42,7 +42,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from algorank.metadata.errors import InputError
-from algorank.metadata.learners import LEARNERS, estimator_from_path, make_estimator, seed_estimator, short_name
+from algorank.metadata.learners import (LEARNERS, estimator_from_path, make_estimator, portfolio_spec, seed_estimator,
+                                       short_name)
 
 __all__ = ["LearnerRecipe", "resolve_learner", "encode_features", "encode_dataset", "FoldPreprocessor",
            "FrameEncoder", "RawPreprocessor", "make_preprocessor", "make_pipeline", "final_pipeline", "SCALINGS",
@@ -115,6 +116,9 @@ def resolve_learner(learner: str, *, allow_modules=()) -> LearnerRecipe:
     if not isinstance(learner, str) or not learner.strip():
         raise InputError(f"learner must be a portfolio id or an import path, got {learner!r}")
     text = learner.strip()
+    if ":" in text and "{" not in text and portfolio_spec(text) is not None:
+        make_estimator(text)  # a missing library is the registry's InputError, naming the extra
+        return LearnerRecipe(id=text, path=None, params_json="{}", scaling="none")
     if text in LEARNERS or "." not in text.split("{")[0]:
         full = _full_id(text)
         spec = LEARNERS[full]

@@ -84,6 +84,7 @@ from algorank.recommender.kernel.trace import ForwardsLimit, Observation, Trace,
 from algorank.metadata.checks import check_budget, check_folds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable
+from algorank.metadata.portfolio import missing_libraries, missing_library_note
 from algorank.metadata.metric import (METRICS, BASELINE_COLUMN, baseline_warning, check_metric, labels_baseline,
                                       meta_for_metric)
 from algorank.metadata.snapshot import DEFAULT_META, load_meta
@@ -409,10 +410,14 @@ def recommend(
     if on_plan is not None:
         on_plan(planned)
     rank_only = tuple(sorted(l for l in meta.learner_ids if not is_runnable(l, allow_modules=allowed)))
-    if rank_only:
+    library_note = missing_library_note(rank_only)  # one note naming the extra, not one line per learner
+    if library_note:
+        logger.warning("%s", library_note)
+    unknown = [l for l in rank_only if l not in missing_libraries(rank_only)]
+    if unknown:
         logger.warning("%d learner(s) of the meta-data are rank-only (neither portfolio ids nor scikit-learn estimator "
-                       "classes of an allowed package): ranked, never run: %s", len(rank_only),
-                       ", ".join(_clip(l) for l in rank_only[:5]) + (", ..." if len(rank_only) > 5 else ""))
+                       "classes of an allowed package): ranked, never run: %s", len(unknown),
+                       ", ".join(_clip(l) for l in unknown[:5]) + (", ..." if len(unknown) > 5 else ""))
     from algorank.recommender.live.capability import SkipWithoutMetric, learners_without_metric
 
     no_metric = learners_without_metric([l for l in meta.learner_ids if l not in set(rank_only)], metric,
@@ -480,6 +485,8 @@ def recommend(
                                 n_rows=len(data.y))
         notes = (note,) if note else ()
         suggested = "balanced_accuracy" if note else None
+    if library_note:
+        notes += (library_note,)
     return Recommendation(dataset=data.name, source=data.source, strategy=strategy_name(strat),
                           dataset_info=info, plan=planned, trace=trace, budget_seconds=budget, excluded=excluded,
                           time_model=used, prior_matches=matches, prior_match_details=found, rank_only=rank_only,
