@@ -99,7 +99,8 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
               dry_run: bool = False, exclude_datasets: Sequence[str] = (), allow_modules: Sequence[str] = (),
               time_model: str = "live", time_overhead: float | None = None, metric: str | None = None,
               neighbours: int = 10, on_plan: Callable | None = None, on_start: Callable | None = None,
-              on_observation: Callable | None = None, started: float | None = None, save_model=None, n_jobs: int = 1):
+              on_observation: Callable | None = None, started: float | None = None, save_model=None, n_jobs: int = 1,
+              force: bool = False):
     """Rank learners for ``data`` from the meta-data, test them live within ``budget`` seconds, refit the best.
 
     Parameters
@@ -152,10 +153,15 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
     save_model : path, optional
         Also save the refitted best learner there with joblib (implies ``refit``; the path is
         checked before any work; nothing is saved when nothing was tested successfully).  Load
-        it with ``joblib.load``, and only load files you trust: unpickling runs code.
+        it with ``joblib.load``, and only load files you trust: unpickling runs code.  The data
+        file, a folder, a device, pipe or socket are never replaced; another existing file only
+        when it is a model algorank saved, or with ``force``.
     n_jobs : int
         Tests run at once (default 1; ``-1``: one per CPU), re-planning as each finishes, on joblib's engine:
         local loky workers by default, a Dask cluster under ``joblib.parallel_config(backend="dask")``.
+        At most the number of cores (a larger value is lowered, with a note in the log).
+    force : bool
+        Let ``save_model`` replace an existing file that is not a model algorank saved.
 
     Returns
     -------
@@ -164,20 +170,22 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
         labels in their own type: integers for an integer target, the categories' values for a
         categorical), ``notes``, ``saved_model`` (the path written, or None), ``to_dict()``, ``to_text()``.
     """
+    from algorank.metadata.io import protected_inputs
     from algorank.recommender.live.recommend import recommend as _recommend
     from algorank.recommender.live.saved_model import check_model_path
     from algorank.recommender.live.saved_model import save_model as _save
 
-    model_path = None if save_model is None else check_model_path(save_model)  # before any work
-    result = _recommend(data, y=y, target=target, strategy=strategy, meta=meta, budget_seconds=budget, top=top,
-                        cv=cv, random_state=random_state, refit=(refit or model_path is not None) and not dry_run,
-                        dry_run=dry_run, exclude_datasets=exclude_datasets, allow_modules=allow_modules,
-                        time_model=time_model, time_overhead=time_overhead, metric=metric, on_plan=on_plan,
-                        on_start=on_start, on_observation=on_observation, started=started, neighbours=neighbours,
-                        n_jobs=n_jobs)
-    if model_path is None or result.model is None:
-        return result
-    return replace(result, saved_model=_save(result, model_path))
+    model_path = None if save_model is None else check_model_path(save_model, force=force, inputs=(data,))
+    with protected_inputs(data, meta):  # no file of this call replaces its inputs
+        result = _recommend(data, y=y, target=target, strategy=strategy, meta=meta, budget_seconds=budget, top=top,
+                            cv=cv, random_state=random_state, refit=(refit or model_path is not None) and not dry_run,
+                            dry_run=dry_run, exclude_datasets=exclude_datasets, allow_modules=allow_modules,
+                            time_model=time_model, time_overhead=time_overhead, metric=metric, on_plan=on_plan,
+                            on_start=on_start, on_observation=on_observation, started=started,
+                            neighbours=neighbours, n_jobs=n_jobs)
+        if model_path is None or result.model is None:
+            return result
+        return replace(result, saved_model=_save(result, model_path))
 
 
 def version() -> str:
@@ -620,10 +628,12 @@ def compare(meta=None, *, learners: Sequence[str] | None = None, metric: str = "
 
 
 def export(meta=None, *, aslib=None, out=None, scenario_id: str | None = None, folds: int = 10,
-           random_state: int = 0) -> ExportResult:
+           random_state: int = 0, force: bool = False) -> ExportResult:
     """Write meta-data as an ASlib scenario folder and/or a ``.parquet`` / ``.csv`` file.
 
-    Both targets are checked before anything is loaded or written.  The scenario is written into a
+    Both targets are checked before anything is loaded or written: the file's name, and that an
+    existing file there is meta-data algorank saved (or ``force``), never an input, a folder or a
+    device.  The scenario is written into a
     temporary folder next to ``aslib`` and moved into place file by file, and the file is written
     atomically, so a failure leaves no half-written scenario or file behind; any OSError is one
     :class:`~algorank.metadata.errors.InputError` (a path that cannot be written) or
@@ -639,19 +649,29 @@ def export(meta=None, *, aslib=None, out=None, scenario_id: str | None = None, f
         ``.parquet`` or ``.csv`` file to write.
     scenario_id, folds, random_state
         See :func:`algorank.metadata.aslib.write_aslib`.
+    force : bool
+        Let ``out`` replace an existing file that is not meta-data algorank saved.
 
     Returns
     -------
     ExportResult
     """
-    from algorank.metadata.io import check_out_dir, check_out_file, staged_folder, write_error
+    from algorank.metadata.dataset import check_metadata_target
+    from algorank.metadata.io import check_out_dir, protected_inputs
 
     if aslib is None and out is None:
         raise InputError("export: give --aslib DIR and/or --out FILE")
     if aslib is not None:
         check_out_dir(aslib, option="--aslib")
     if out is not None:
-        check_out_file(out)
+        check_metadata_target(out, force=force, inputs=(meta,))
+    with protected_inputs(meta):
+        return _export(meta, aslib=aslib, out=out, scenario_id=scenario_id, folds=folds, random_state=random_state)
+
+
+def _export(meta, *, aslib, out, scenario_id, folds, random_state) -> ExportResult:
+    from algorank.metadata.io import staged_folder, write_error
+
     data = load_meta(meta)
     written: list[str] = []
     if aslib is not None:
@@ -684,7 +704,7 @@ def pull(*, out, suite: int | str | None = None, tasks: Sequence[int] | None = N
          flows: Sequence[int] | None = None, top_flows: int | None = None, measure: str = "predictive_accuracy",
          runtime_measure: str = "auto", cache_dir=None, offline: bool = False, server: str | None = None,
          page_size: int = 10000, retries: int = 4, backoff: float = 1.0, timeout: float = 120.0,
-         progress: bool = False):
+         progress: bool = False, force: bool = False):
     """Build a meta-dataset from prior runs on OpenML (cached, resumable, offline mode).
 
     Parameters
@@ -702,6 +722,8 @@ def pull(*, out, suite: int | str | None = None, tasks: Sequence[int] | None = N
         OpenML API URL (default www.openml.org).
     retries, backoff, timeout
         Attempts per request, first retry wait in seconds (doubles), seconds per request.
+    force : bool
+        Let ``out`` replace an existing file that is not meta-data algorank saved.
 
     Returns
     -------
@@ -721,7 +743,7 @@ def pull(*, out, suite: int | str | None = None, tasks: Sequence[int] | None = N
                            runtime_measure=runtime_measure, cache_dir=cache_dir, offline=offline,
                            server=server or DEFAULT_SERVER, page_size=page_size,
                            retry=RetryPolicy(attempts=retries, backoff=backoff, timeout=timeout), out=out,
-                           progress=progress)
+                           progress=progress, force=force)
     except OfflineCacheMiss as exc:  # the library names its parameters; say which flags those are
         raise InputError(f"{exc} (run it again without --offline)") from exc
     except OpenMLUnreachable as exc:
@@ -756,7 +778,7 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
     import contextlib
 
     from algorank.evaluation.cv import metabuild
-    from algorank.metadata.io import check_out_dir, output_folder, write_error
+    from algorank.metadata.io import check_out_dir, created_folders, output_folder, write_error
 
     if list_only:
         return DatasetSelection(items=tuple(metabuild.select_datasets(shared_dir, only=datasets)))
@@ -771,8 +793,10 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
                                                      "timeout_tests", "collections", "complete"))
         if out_dir is not None:
             check_out_dir(out_dir)
-        return metabuild.build_meta(only=datasets, shared_dir=shared_dir, out_dir=out_dir, cap=cap, folds=folds,
-                                    n_jobs=n_jobs, calibrate=calibrate, progress=progress)
+        # a failure (a full disk) removes the folders the build created while they hold nothing
+        with created_folders(out_dir if out_dir is not None else metabuild.default_out_dir()):
+            return metabuild.build_meta(only=datasets, shared_dir=shared_dir, out_dir=out_dir, cap=cap, folds=folds,
+                                        n_jobs=n_jobs, calibrate=calibrate, progress=progress)
     except OSError as exc:  # a full disk or a folder that cannot be written while building
         raise write_error(exc, assemble_to if assemble else out_dir) from None
 

@@ -28,6 +28,7 @@ from .run_checks import (MAX_LISTED as _MAX_LISTED, STATUSES, check_ids_present,
                          fmt_rows as _fmt_rows, index_column_error, numeric_error, status_error)
 
 __all__ = [
+    "check_metadata_target",
     "RUN_COLUMNS",
     "OPTIONAL_RUN_COLUMNS",
     "DATASET_COLUMNS",
@@ -636,3 +637,28 @@ class MetaDataset:
                 runs[col] = runs[col].astype(str)
         return cls._with_codes(runs, datasets, codes=codes,
                                source=source if source is not None else (stored_source or f"file:{path.name}"))
+
+
+def check_metadata_target(path, *, option: str = "--out", force: bool = False, inputs=()) -> Path:
+    """Check, before any work, that :meth:`MetaDataset.save` may write ``path`` (and a CSV's sidecar).
+
+    The name must end in ``.parquet`` or ``.csv``; an existing file is replaced only when it is
+    meta-data algorank saved (:func:`~algorank.metadata.io.is_algorank_metadata`) or with ``force``,
+    never when it is one of ``inputs``, a folder or a device (:func:`~algorank.metadata.io.check_out_file`).
+
+    Raises
+    ------
+    InputError
+        What is wrong with ``path``.
+    """
+    from .io import check_out_file, is_algorank_metadata
+
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix not in (".parquet", ".csv"):
+        raise InputError(f"cannot save meta-data to {str(p)!r}: use a .parquet or .csv file name")
+    ours = p.exists() and is_algorank_metadata(p)
+    check_out_file(p, option=option, force=force, inputs=inputs, replaces=is_algorank_metadata)
+    if suffix == ".csv":
+        check_out_file(p.with_name(p.stem + ".datasets.csv"), option=option, force=force or ours, inputs=inputs)
+    return p

@@ -34,7 +34,7 @@ default meta-data under this time model (``tests/benchmarks/bench_live_time_p.py
 
 Stopping.  The loop stops when the policy says so (nothing left), after ``top``
 tests, when ``budget_seconds`` of wall-clock time are spent, or on Ctrl-C
-(``stop_reason="interrupted"``, the best so far is returned).
+(``stop_reason="interrupted"``, the best so far is returned), also during the refit (then without a model).
 
 The budget is a promise.  It counts from the call (or from ``started``, e.g. the
 start of the command), so loading the data and the meta-data is paid from it too;
@@ -434,8 +434,12 @@ def recommend(
         clock.lap("tests")
     model = None
     if refit and trace is not None and trace.best() is not None:
-        model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed,
-                           labels=labels)
+        try:
+            model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed,
+                               labels=labels)
+        except KeyboardInterrupt:  # Ctrl-C during the refit: the tests are done, their best is kept (no model)
+            logger.warning("interrupted during the refit of %s: no model", _clip(trace.best().learner))
+            trace = Trace(dataset=trace.dataset, observations=trace.observations, stopped="interrupted")
         clock.lap("refit")
     notes, suggested = (), None
     if trace is not None and trace.best() is not None:
