@@ -279,6 +279,8 @@ def _refuse_input(path: Path, option: str, inputs=()) -> None:
     if key is None:
         return
     if key in _PROTECTED or key in {_key(f) for f in input_files(*inputs)}:
+        if option is None:
+            raise InputError(f"cannot write {str(path)!r}: it is an input of this command, never overwritten")
         raise InputError(f"{option} {str(path)!r} is an input of this command: an input is never overwritten")
 
 
@@ -419,7 +421,7 @@ def _termination_raises() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike, *, suffix: str | None = None, option: str = "path") -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike, *, suffix: str | None = None, option: str | None = None) -> Iterator[Path]:
     """Yield a temporary path for the writer; put the file at ``path`` in one rename when the block succeeds.
 
     The output protocol of every file algorank writes:
@@ -444,8 +446,8 @@ def atomic_path(path: str | os.PathLike, *, suffix: str | None = None, option: s
         Final destination.
     suffix : str, optional
         Suffix of the temporary path (defaults to the suffix of ``path``).
-    option : str
-        What names ``path`` in an error (the parameter or flag).
+    option : str, optional
+        The parameter or flag that names ``path``, for errors (default: the path alone).
     """
     import shutil
 
