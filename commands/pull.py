@@ -38,5 +38,6 @@ def run(args):
     result = pull(out=args.out, suite=args.suite, tasks=args.tasks, tag=args.tag, flows=args.flows,
                   top_flows=args.top_flows, measure=args.measure, runtime_measure=args.runtime_measure,
                   cache_dir=args.cache, offline=args.offline, server=args.server, page_size=args.page_size,
-                  retries=args.retries, backoff=args.backoff, timeout=args.timeout, progress=not args.quiet, force=args.force)
+                  retries=args.retries, backoff=args.backoff, timeout=args.timeout, progress=not args.quiet,
+                  force=args.force)
     return result.coverage

@@ -459,11 +459,16 @@ def atomic_path(path: str | os.PathLike, *, suffix: str | None = None, option: s
     fd = _unnamed_file(missing[0].parent if missing else parent)
     created: list[Path] = []
     link_dir = tmp_path = None
-    try:
-        if fd is not None:
+    if fd is not None:
+        try:  # the writer's path: a link, named with the target's suffix, in a private temporary folder
             link_dir = tempfile.mkdtemp(prefix="algorank-write-")
             tmp_path = Path(link_dir) / f"file{sfx}"
             os.symlink(f"/proc/self/fd/{fd}", tmp_path)
+        except OSError:  # no usable temporary folder: a named file beside the target instead
+            _clean(fd, link_dir, None, [])
+            fd = link_dir = tmp_path = None
+    try:
+        if fd is not None:
             yield tmp_path
             if not tmp_path.is_symlink():  # the writer replaced the link by a file of its own: take its content
                 with open(tmp_path, "rb") as src, open(f"/proc/self/fd/{fd}", "wb") as dst:

@@ -112,12 +112,13 @@ def test_save_model_onto_a_fifo_or_device_is_refused_and_it_stays(tmp_path, caps
         if os.geteuid() != 0:
             pytest.skip("making a device node needs root")
         os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # a private copy of /dev/null
-    code, out, err = _run(capsys, ["recommend", "sklearn:iris", *small, "--save-model", str(node), "--force"])
-    assert code == 2 and out == ""
-    assert err == f"error: --save-model {str(node)!r} is not a regular file (a device, pipe or socket): it is " \
-                  "never replaced\n"
-    mode = os.lstat(node).st_mode
-    assert (stat.S_ISFIFO(mode) if kind == "fifo" else stat.S_ISCHR(mode))
+    for force in ([], ["--force"]):
+        code, out, err = _run(capsys, ["recommend", "sklearn:iris", *small, "--save-model", str(node), *force])
+        assert code == 2 and out == ""
+        assert err == f"error: --save-model {str(node)!r} is not a regular file (a device, pipe or socket): it is " \
+                      "never replaced\n"
+        mode = os.lstat(node).st_mode
+        assert (stat.S_ISFIFO(mode) if kind == "fifo" else stat.S_ISCHR(mode))
 
 
 def test_an_existing_file_is_replaced_only_with_force_or_when_it_is_an_algorank_model(tmp_path, capsys, small):
@@ -159,7 +160,8 @@ def test_meta_data_files_algorank_wrote_are_recognised(tmp_path):
     from algorank.api import load_meta
 
     meta = load_meta("uci")
-    assert is_algorank_metadata(meta.save(tmp_path / "m.parquet")) and is_algorank_metadata(meta.save(tmp_path / "m.csv"))
+    assert is_algorank_metadata(meta.save(tmp_path / "m.parquet"))
+    assert is_algorank_metadata(meta.save(tmp_path / "m.csv"))
     pd.DataFrame({"dataset": ["a"], "learner": ["b"]}).to_parquet(tmp_path / "p.parquet")
     pd.DataFrame({"dataset": ["a"], "learner": ["b"]}).to_csv(tmp_path / "c.csv", index=False)  # no sidecar
     assert not is_algorank_metadata(tmp_path / "p.parquet") and not is_algorank_metadata(tmp_path / "c.csv")
@@ -325,13 +327,25 @@ def test_recommend_caps_n_jobs_at_the_cores_with_a_note(capsys):
     assert f"note: n_jobs=1000 is more than the {cores} core(s) of this machine; using {cores}" in err
 
 
+def test_multitest_caps_its_threads_at_the_cores_with_a_note(caplog):
+    from algorank.metadata.checks import available_cores
+    from algorank.recommender.multitest import _first_pass_threads
+
+    cores = available_cores()
+    with caplog.at_level("WARNING"):
+        assert _first_pass_threads(1000) == cores and _first_pass_threads(-1) == cores
+    assert f"note: n_jobs=1000 is more than the {cores} core(s) of this machine; using {cores}" in caplog.text
+
+
 @linux
 def test_a_worker_ignores_ctrl_c_while_it_starts_and_while_it_waits(tmp_path):
     """A loky worker of recommend gets SIGINT first while it is still starting (importing), then while it
     waits for a task: it stays (the same process answers both tasks) and prints nothing."""
     script = textwrap.dedent("""
-        import os, signal, time
-        from algorank.evaluation.cv.children import sigint_blocked, watched_executor
+        import contextlib, os, signal, time
+        from algorank.evaluation.cv import children
+        from algorank.evaluation.cv.children import watched_executor
+        sigint_blocked = getattr(children, "sigint_blocked", contextlib.nullcontext)
         ex = watched_executor(1)
         with sigint_blocked():
             first = ex.submit(os.getpid)
