@@ -663,10 +663,22 @@ def export(meta=None, *, aslib=None, out=None, scenario_id: str | None = None, f
         raise InputError("export: give --aslib DIR and/or --out FILE")
     if aslib is not None:
         check_out_dir(aslib, option="--aslib")
+        _not_an_input_folder(aslib, meta)
     if out is not None:
         check_metadata_target(out, force=force, inputs=(meta,))
     with protected_inputs(meta):
         return _export(meta, aslib=aslib, out=out, scenario_id=scenario_id, folds=folds, random_state=random_state)
+
+
+def _not_an_input_folder(folder, meta) -> None:
+    """Refuse ``folder`` when it is one of the ASlib scenario folders ``meta`` reads."""
+    import os
+
+    sources = meta if isinstance(meta, (list, tuple)) else [meta]
+    for source in sources:
+        if isinstance(source, (str, os.PathLike)) and os.path.isdir(source) and os.path.isdir(folder) \
+                and os.path.samefile(source, folder):
+            raise InputError(f"--aslib {str(folder)!r} is an input of this command: an input is never overwritten")
 
 
 def _export(meta, *, aslib, out, scenario_id, folds, random_state) -> ExportResult:

@@ -230,6 +230,13 @@ def test_export_checks_every_output_before_writing_any(tmp_path, capsys, monkeyp
     assert code == 0, err  # meta-data algorank wrote: replaced without --force
     code, out, err = _run(capsys, ["export", "--meta", "x.csv", "--out", "x.csv", "--force"])
     assert code == 2 and "is an input of this command" in err
+    code, out, err = _run(capsys, ["export", "--meta", "uci", "--aslib", "scen", "--quiet"])
+    assert code == 0, err
+    before = {p.name: p.read_bytes() for p in Path("scen").iterdir()}
+    code, out, err = _run(capsys, ["export", "--meta", "scen", "--aslib", "./scen/", "--folds", "3"])
+    assert code == 2 and err == "error: --aslib './scen/' is an input of this command: an input is never " \
+                                "overwritten\n"
+    assert {p.name: p.read_bytes() for p in Path("scen").iterdir()} == before
 
 
 @pytest.mark.shared
