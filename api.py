@@ -24,6 +24,7 @@ from algorank.evaluation.cv.fold_fork import fork_fold_server  # a command's fol
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.metadata.snapshot import DEFAULT_META
+from algorank.recommender.live.saved_model import check_model_path, save_model  # recommend --save-model
 from algorank.results import DatasetSelection, ExportResult, RankResult, RecordResult, TuneResult
 
 logger = logging.getLogger(__name__)
@@ -31,7 +32,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["load_meta", "info", "rank", "recommend", "evaluate", "benchmark", "tune_p", "multitest", "compare",
            "export", "pull", "build_meta", "build_snapshot", "build_oboe", "process_start", "stop_processes", "end_with_this_process", "fork_fold_server", "version", "parse_repeats", "default_store_path",
            "time_model_arrays", "p_families", "DEFAULT_META", "TuneResult", "RankResult", "ExportResult",
-           "DatasetSelection", "RecordResult"]
+           "DatasetSelection", "RecordResult", "check_model_path", "save_model"]
 
 
 def load_meta(source=None, *, default: str = DEFAULT_META) -> MetaDataset:
@@ -153,9 +154,8 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
     save_model : path, optional
         Also save the refitted best learner there with joblib (implies ``refit``; the path is
         checked before any work; nothing is saved when nothing was tested successfully).  Load
-        it with ``joblib.load``, and only load files you trust: unpickling runs code.  The data
-        file, a folder, a device, pipe or socket are never replaced; another existing file only
-        when it is a model algorank saved, or with ``force``.
+        it with ``joblib.load``, and only load files you trust: unpickling runs code.  An existing
+        file is replaced only if it is a model algorank saved, or with ``force`` (an input never).
     n_jobs : int
         Tests run at once (default 1; ``-1``: one per CPU), re-planning as each finishes, on joblib's engine:
         local loky workers by default, a Dask cluster under ``joblib.parallel_config(backend="dask")``.
@@ -172,7 +172,6 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
     """
     from algorank.metadata.io import protected_inputs
     from algorank.recommender.live.recommend import recommend as _recommend
-    from algorank.recommender.live.saved_model import check_model_path
     from algorank.recommender.live.saved_model import save_model as _save
 
     model_path = None if save_model is None else check_model_path(save_model, force=force, inputs=(data,))
@@ -631,9 +630,8 @@ def export(meta=None, *, aslib=None, out=None, scenario_id: str | None = None, f
            random_state: int = 0, force: bool = False) -> ExportResult:
     """Write meta-data as an ASlib scenario folder and/or a ``.parquet`` / ``.csv`` file.
 
-    Both targets are checked before anything is loaded or written: the file's name, and that an
-    existing file there is meta-data algorank saved (or ``force``), never an input, a folder or a
-    device.  The scenario is written into a
+    Both targets are checked before anything is loaded or written (an existing file is replaced
+    only if it is meta-data algorank saved, or with ``force``; an input never).  The scenario is written into a
     temporary folder next to ``aslib`` and moved into place file by file, and the file is written
     atomically, so a failure leaves no half-written scenario or file behind; any OSError is one
     :class:`~algorank.metadata.errors.InputError` (a path that cannot be written) or
@@ -656,60 +654,14 @@ def export(meta=None, *, aslib=None, out=None, scenario_id: str | None = None, f
     -------
     ExportResult
     """
-    from algorank.metadata.dataset import check_metadata_target
-    from algorank.metadata.io import check_out_dir, protected_inputs
+    from algorank.metadata.export import export_meta
 
     if aslib is None and out is None:
         raise InputError("export: give --aslib DIR and/or --out FILE")
-    if aslib is not None:
-        check_out_dir(aslib, option="--aslib")
-        _not_an_input_folder(aslib, meta)
-    if out is not None:
-        check_metadata_target(out, force=force, inputs=(meta,))
-    with protected_inputs(meta):
-        return _export(meta, aslib=aslib, out=out, scenario_id=scenario_id, folds=folds, random_state=random_state)
-
-
-def _not_an_input_folder(folder, meta) -> None:
-    """Refuse ``folder`` when it is one of the ASlib scenario folders ``meta`` reads."""
-    import os
-
-    sources = meta if isinstance(meta, (list, tuple)) else [meta]
-    for source in sources:
-        if isinstance(source, (str, os.PathLike)) and os.path.isdir(source) and os.path.isdir(folder) \
-                and os.path.samefile(source, folder):
-            raise InputError(f"--aslib {str(folder)!r} is an input of this command: an input is never overwritten")
-
-
-def _export(meta, *, aslib, out, scenario_id, folds, random_state) -> ExportResult:
-    from algorank.metadata.io import staged_folder, write_error
-
-    data = load_meta(meta)
-    written: list[str] = []
-    if aslib is not None:
-        from algorank.metadata.aslib import write_aslib
-
-        with staged_folder(aslib, option="--aslib") as tmp:
-            names = [p.name for p in write_aslib(data, tmp, scenario_id=scenario_id or _folder_name(aslib),
-                                                 folds=folds, random_state=random_state)]
-        written += [str(_path(aslib) / n) for n in names]
-    if out is not None:
-        try:
-            written.append(str(data.save(out)))
-        except OSError as exc:
-            raise write_error(exc, out) from None
+    data, written = export_meta(meta, aslib=aslib, out=out, scenario_id=scenario_id, folds=folds,
+                                random_state=random_state, force=force)
     d = data.describe()
     return ExportResult(datasets=d.datasets, learners=d.learners, runs=d.runs, source=d.source, written=tuple(written))
-
-
-def _path(p):
-    from pathlib import Path
-
-    return Path(p)
-
-
-def _folder_name(p) -> str | None:
-    return None if p is None else (_path(p).resolve().name or None)
 
 
 def pull(*, out, suite: int | str | None = None, tasks: Sequence[int] | None = None, tag: str | None = None,

@@ -45,9 +45,8 @@ def run(args):
     result after a dry run's plan (printed while planning) unless ``--json``."""
     from dataclasses import replace
 
-    from algorank.api import fork_fold_server, process_start, recommend
+    from algorank.api import check_model_path, fork_fold_server, process_start, recommend, save_model
     from algorank.recommender.live.report import Progress
-    from algorank.recommender.live.saved_model import check_model_path, save_model
 
     model_path = None  # checked before any work, written after the results are printed (cli._finish)
     if args.save_model is not None:

@@ -23,7 +23,7 @@ import pandas as pd
 
 from .cells import cell_means, read_parquet_runs, sorted_codes
 from .errors import InputError, ValidationError
-from .io import atomic_path
+from .io import PARQUET_DATASETS_KEY, atomic_path
 from .run_checks import (MAX_LISTED as _MAX_LISTED, STATUSES, check_ids_present, check_run_values, check_unique_runs,
                          fmt_rows as _fmt_rows, index_column_error, numeric_error, status_error)
 
@@ -48,7 +48,7 @@ DATASET_COLUMNS = ("dataset", "name", "source", "n_instances", "n_features", "n_
 #: Kinds of cost understood by :meth:`MetaDataset.cost`.
 COST_KINDS = ("fit_time", "fit_predict_time", "model_bytes")
 
-_PARQUET_KEY = b"algorank.datasets"
+_PARQUET_KEY = PARQUET_DATASETS_KEY
 _SOURCE_KEY = b"algorank.source"
 
 

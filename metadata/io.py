@@ -35,7 +35,7 @@ from algorank.metadata.errors import AlgorankError, InputError
 
 __all__ = ["atomic_path", "atomic_write_text", "json_dumps", "check_out_dir", "check_out_file", "output_folder",
            "staged_folder", "created_folders", "write_error", "to_plain", "protected_inputs", "input_files",
-           "is_algorank_model", "is_algorank_metadata"]
+           "is_algorank_model", "is_algorank_metadata", "refuse_input_folder"]
 
 #: errno values meaning "this path cannot be written" (a user's choice: exit 2); any other
 #: OSError while writing (no space left, quota, I/O error) is a failure of the machine (exit 1).
@@ -208,6 +208,8 @@ def _undo(created: list) -> None:
 
 
 # ---------------------------------------------------------------- what may be replaced
+#: Key of the datasets table in the footer of a meta-data Parquet file algorank saved.
+PARQUET_DATASETS_KEY = b"algorank.datasets"
 #: (device, inode) of the input files of the running commands or calls -> how many hold it (:func:`protected_inputs`)
 _PROTECTED: dict = {}
 _PROTECT_LOCK = threading.Lock()
@@ -284,6 +286,17 @@ def _refuse_input(path: Path, option: str, inputs=()) -> None:
         raise InputError(f"{option} {str(path)!r} is an input of this command: an input is never overwritten")
 
 
+def refuse_input_folder(folder, sources, *, option: str = "--out") -> None:
+    """Raise :class:`~algorank.metadata.errors.InputError` when ``folder`` is one of the folders among ``sources``
+    (an ASlib scenario read as meta-data): a folder written into is never an input."""
+    for source in sources if isinstance(sources, (list, tuple)) else [sources]:
+        same = False
+        with contextlib.suppress(OSError, TypeError, ValueError):  # not a path, absent
+            same = os.path.isdir(source) and os.path.isdir(folder) and os.path.samefile(source, folder)
+        if same:
+            raise InputError(f"{option} {str(folder)!r} is an input of this command: an input is never overwritten")
+
+
 def is_algorank_model(path) -> bool:
     """Whether ``path`` is a model file :func:`~algorank.recommender.live.saved_model.save_model` wrote.
 
@@ -348,9 +361,7 @@ def is_algorank_metadata(path) -> bool:
         if suffix == ".parquet":
             import pyarrow.parquet as pq
 
-            from algorank.metadata.dataset import _PARQUET_KEY
-
-            return _PARQUET_KEY in (pq.read_schema(p).metadata or {})
+            return PARQUET_DATASETS_KEY in (pq.read_schema(p).metadata or {})
         if suffix == ".csv":
             with open(p, encoding="utf-8", errors="replace") as f:
                 header = f.readline().strip().split(",")

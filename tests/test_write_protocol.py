@@ -322,16 +322,18 @@ def test_a_failed_write_removes_the_folders_it_would_have_created(tmp_path):
 
 
 # ====================================================================== processes
-def test_recommend_caps_n_jobs_at_the_cores_with_a_note(capsys):
+def test_recommend_caps_n_jobs_at_the_cores_with_a_note(capsys, caplog):
     from algorank.metadata.checks import available_cores
     from algorank.recommender.live.parallel import check_n_jobs
 
     cores = available_cores()
     assert check_n_jobs(1000) == cores and check_n_jobs(-1) == cores and check_n_jobs(1) == 1
-    code, out, err = _run(capsys, ["recommend", "sklearn:iris", "--meta", "uci", "--dry-run", "--json",
-                                   "--n-jobs", "1000"])
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="algorank"):
+        code, out, err = _run(capsys, ["recommend", "sklearn:iris", "--meta", "uci", "--dry-run", "--json",
+                                       "--n-jobs", "1000"])
     assert code == 0 and json.loads(out)["n_jobs"] == cores
-    assert f"note: n_jobs=1000 is more than the {cores} core(s) of this machine; using {cores}" in err
+    assert f"note: n_jobs=1000 is more than the {cores} core(s) of this machine; using {cores}" in caplog.text
 
 
 def test_multitest_caps_its_threads_at_the_cores_with_a_note(caplog):
