@@ -24,6 +24,7 @@ from algorank.evaluation.cv.fold_fork import fork_fold_server  # a command's fol
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.metadata.snapshot import DEFAULT_META
+from algorank.recommender.live.saved_model import check_model_path, save_model  # recommend --save-model
 from algorank.results import DatasetSelection, ExportResult, RankResult, RecordResult, TuneResult
 
 logger = logging.getLogger(__name__)
@@ -31,7 +32,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["load_meta", "info", "rank", "recommend", "evaluate", "benchmark", "tune_p", "multitest", "compare",
            "export", "pull", "build_meta", "build_snapshot", "build_oboe", "version", "default_store_path",
            "p_families", "DEFAULT_META", "TuneResult", "RankResult", "ExportResult", "DatasetSelection",
-           "RecordResult"]
+           "RecordResult", "check_model_path", "save_model"]
 
 
 def load_meta(source=None, *, default: str = DEFAULT_META) -> MetaDataset:
@@ -134,7 +135,8 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
               time_model: str = "live", time_overhead: float | None = None, metric: str | None = None,
               neighbours: int = 10, on_plan: Callable | None = None, on_start: Callable | None = None,
               on_observation: Callable | None = None, started: float | None = None, save_model=None, n_jobs: int = 1,
-              task: str = "auto", keep_columns: Sequence[str] = (), drop_columns: Sequence[str] = ()):
+              task: str = "auto", keep_columns: Sequence[str] = (), drop_columns: Sequence[str] = (),
+              force: bool = False):
     """Rank learners for ``data`` from the meta-data, test them live within ``budget`` seconds, refit the best.
 
     Parameters
@@ -187,10 +189,14 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
     save_model : path, optional
         Also save the refitted best learner there with joblib (implies ``refit``; the path is
         checked before any work; nothing is saved when nothing was tested successfully).  Load
-        it with ``joblib.load``, and only load files you trust: unpickling runs code.
+        it with ``joblib.load``, and only load files you trust: unpickling runs code.  An existing
+        file is replaced only if it is a model algorank saved, or with ``force`` (an input never).
     n_jobs : int
         Tests run at once (default 1; ``-1``: one per CPU), re-planning as each finishes, on joblib's engine:
         local loky workers by default, a Dask cluster under ``joblib.parallel_config(backend="dask")``.
+        At most the number of cores (a larger value is lowered, with a note in the log).
+    force : bool
+        Let ``save_model`` replace an existing file that is not a model algorank saved.
     task, keep_columns, drop_columns : str, sequence of str
         How a numeric target is read (``"auto"``, ``"classification"``; regression is refused) and the feature
         columns kept as read or dropped: see :func:`algorank.evaluation.cv.datasets.load_dataset`.
@@ -215,20 +221,22 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
 
     ``dry_run=True`` only plans: the order the strategy would test, with what it expects of each learner.
     """
+    from algorank.metadata.io import protected_inputs
     from algorank.recommender.live.recommend import recommend as _recommend
-    from algorank.recommender.live.saved_model import check_model_path
     from algorank.recommender.live.saved_model import save_model as _save
 
-    model_path = None if save_model is None else check_model_path(save_model)  # before any work
-    result = _recommend(data, y=y, target=target, strategy=strategy, meta=meta, budget_seconds=budget, top=top,
-                        cv=cv, random_state=random_state, refit=(refit or model_path is not None) and not dry_run,
-                        dry_run=dry_run, exclude_datasets=exclude_datasets, allow_modules=allow_modules,
-                        time_model=time_model, time_overhead=time_overhead, metric=metric, on_plan=on_plan,
-                        on_start=on_start, on_observation=on_observation, started=started, neighbours=neighbours,
-                        n_jobs=n_jobs, task=task, keep_columns=keep_columns, drop_columns=drop_columns)
-    if model_path is None or result.model is None:
-        return result
-    return replace(result, saved_model=_save(result, model_path))
+    model_path = None if save_model is None else check_model_path(save_model, force=force, inputs=(data,))
+    with protected_inputs(data, meta):  # no file of this call replaces its inputs
+        result = _recommend(data, y=y, target=target, strategy=strategy, meta=meta, budget_seconds=budget, top=top,
+                            cv=cv, random_state=random_state, refit=(refit or model_path is not None) and not dry_run,
+                            dry_run=dry_run, exclude_datasets=exclude_datasets, allow_modules=allow_modules,
+                            time_model=time_model, time_overhead=time_overhead, metric=metric, on_plan=on_plan,
+                            on_start=on_start, on_observation=on_observation, started=started,
+                            neighbours=neighbours, n_jobs=n_jobs, task=task,
+                            keep_columns=keep_columns, drop_columns=drop_columns)
+        if model_path is None or result.model is None:
+            return result
+        return replace(result, saved_model=_save(result, model_path))
 
 
 def version() -> str:
@@ -715,10 +723,11 @@ def compare(meta=None, *, learners: Sequence[str] | None = None, metric: str = "
 
 
 def export(meta=None, *, aslib=None, out=None, scenario_id: str | None = None, folds: int = 10,
-           random_state: int = 0) -> ExportResult:
+           random_state: int = 0, force: bool = False) -> ExportResult:
     """Write meta-data as an ASlib scenario folder and/or a ``.parquet`` / ``.csv`` file.
 
-    Both targets are checked before anything is loaded or written.  The scenario is written into a
+    Both targets are checked before anything is loaded or written (an existing file is replaced
+    only if it is meta-data algorank saved, or with ``force``; an input never).  The scenario is written into a
     temporary folder next to ``aslib`` and moved into place file by file, and the file is written
     atomically, so a failure leaves no half-written scenario or file behind; any OSError is one
     :class:`~algorank.metadata.errors.InputError` (a path that cannot be written) or
@@ -734,6 +743,8 @@ def export(meta=None, *, aslib=None, out=None, scenario_id: str | None = None, f
         ``.parquet`` or ``.csv`` file to write.
     scenario_id, folds, random_state
         See :func:`algorank.metadata.aslib.write_aslib`.
+    force : bool
+        Let ``out`` replace an existing file that is not meta-data algorank saved.
 
     Returns
     -------
@@ -748,47 +759,21 @@ def export(meta=None, *, aslib=None, out=None, scenario_id: str | None = None, f
     >>> res.datasets, res.runs, len(res.written)
     (63, 6300, 1)
     """
-    from algorank.metadata.io import check_out_dir, check_out_file, staged_folder, write_error
+    from algorank.metadata.export import export_meta
 
     if aslib is None and out is None:
         raise InputError("export needs aslib= (a folder) and/or out= (.parquet or .csv)", parameters=("aslib", "out"))
-    if aslib is not None:
-        check_out_dir(aslib, option="aslib")
-    if out is not None:
-        check_out_file(out, option="out")
-    data = load_meta(meta)
-    written: list[str] = []
-    if aslib is not None:
-        from algorank.metadata.aslib import write_aslib
-
-        with staged_folder(aslib, option="aslib") as tmp:
-            names = [p.name for p in write_aslib(data, tmp, scenario_id=scenario_id or _folder_name(aslib),
-                                                 folds=folds, random_state=random_state)]
-        written += [str(_path(aslib) / n) for n in names]
-    if out is not None:
-        try:
-            written.append(str(data.save(out)))
-        except OSError as exc:
-            raise write_error(exc, out) from None
+    data, written = export_meta(meta, aslib=aslib, out=out, scenario_id=scenario_id, folds=folds,
+                                random_state=random_state, force=force)
     d = data.describe()
     return ExportResult(datasets=d.datasets, learners=d.learners, runs=d.runs, source=d.source, written=tuple(written))
-
-
-def _path(p):
-    from pathlib import Path
-
-    return Path(p)
-
-
-def _folder_name(p) -> str | None:
-    return None if p is None else (_path(p).resolve().name or None)
 
 
 def pull(*, out, suite: int | str | None = None, tasks: Sequence[int] | None = None, tag: str | None = None,
          flows: Sequence[int] | None = None, top_flows: int | None = None, measure: str = "predictive_accuracy",
          runtime_measure: str = "auto", cache_dir=None, offline: bool = False, server: str | None = None,
          page_size: int = 10000, retries: int = 4, backoff: float = 1.0, timeout: float = 120.0,
-         progress: bool = False):
+         progress: bool = False, force: bool = False):
     """Build a meta-dataset from prior runs on OpenML (cached, resumable, offline mode).
 
     Parameters
@@ -806,6 +791,8 @@ def pull(*, out, suite: int | str | None = None, tasks: Sequence[int] | None = N
         OpenML API URL (default www.openml.org).
     retries, backoff, timeout
         Attempts per request, first retry wait in seconds (doubles), seconds per request.
+    force : bool
+        Let ``out`` replace an existing file that is not meta-data algorank saved.
 
     Returns
     -------
@@ -831,7 +818,7 @@ def pull(*, out, suite: int | str | None = None, tasks: Sequence[int] | None = N
         suite = int(suite)
     return pull_openml(suite=suite, tasks=tasks, tag=tag, flows=flows, top_flows=top_flows, measure=measure,
                        runtime_measure=runtime_measure, cache_dir=cache_dir, offline=offline, progress=progress,
-                       server=server or DEFAULT_SERVER, page_size=page_size, out=out,
+                       server=server or DEFAULT_SERVER, page_size=page_size, out=out, force=force,
                        retry=RetryPolicy(attempts=retries, backoff=backoff, timeout=timeout))
 
 
@@ -871,7 +858,7 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
     import contextlib
 
     from algorank.evaluation.cv import metabuild, portfolios
-    from algorank.metadata.io import check_out_dir, output_folder, write_error
+    from algorank.metadata.io import check_out_dir, created_folders, output_folder, write_error
 
     if list_only:
         return DatasetSelection(items=tuple(metabuild.select_datasets(shared_dir, only=datasets)))
@@ -886,8 +873,11 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
                                                      "timeout_tests", "collections", "complete"))
         if out_dir is not None:
             check_out_dir(out_dir)
-        return metabuild.build_meta(only=datasets, shared_dir=shared_dir, cap=cap, folds=folds, n_jobs=n_jobs,
-                                    calibrate=calibrate, progress=progress, **portfolios.build_args(portfolio, out_dir))
+        args = portfolios.build_args(portfolio, out_dir)
+        # a failure (a full disk) removes the folders the build created while they hold nothing
+        with created_folders(args["out_dir"] if args["out_dir"] is not None else metabuild.default_out_dir()):
+            return metabuild.build_meta(only=datasets, shared_dir=shared_dir, cap=cap, folds=folds, n_jobs=n_jobs,
+                                        calibrate=calibrate, progress=progress, **args)
     except OSError as exc:  # a full disk or a folder that cannot be written while building
         raise write_error(exc, assemble_to if assemble else out_dir) from None
 

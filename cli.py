@@ -97,6 +97,12 @@ def _finish(args, result, out=None, code: int = 0) -> int:
         print(json_dumps(d))
     else:
         print(terminal_text(to_text(result, verbose=getattr(args, "verbose", False))))  # no raw control character
+    later = getattr(args, "write_after_print", None)  # a file of the command's own (recommend --save-model)
+    if later is not None:
+        sys.stdout.flush()
+        saved = later()
+        if not args.json:
+            print(terminal_text("\n".join(f"wrote {w}" for w in saved)))
     if names:
         sys.stdout.flush()
         with output_folder(out) as folder:
@@ -164,9 +170,12 @@ def _run(args) -> int:
     if hasattr(command, "check"):
         command.check(args)
     out = _check_out(args) if args.out_files else None
-    result = command.run(args)
-    result, code = result if isinstance(result, tuple) else (result, 0)
-    return code if result is None else _finish(args, result, out, code)
+    from algorank.metadata.io import protected_inputs
+
+    with protected_inputs(*(getattr(args, n, None) for n in ("dataset", "datasets", "meta"))):  # never written
+        result = command.run(args)
+        result, code = result if isinstance(result, tuple) else (result, 0)
+        return code if result is None else _finish(args, result, out, code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -279,6 +288,7 @@ def _one_line(exc: BaseException) -> str:
     text = _flags_for_parameters(text, getattr(exc, "parameters", ()))
     for param, flag in _PHRASES:
         text = text.replace(param, flag)
+    text = text.replace("force=True", "--force")
     head, sep, rest = text.partition(" ")
     flag = _FLAGS.get(head) if rest.startswith(("must ", "(number of folds) must ", "'", "cannot ")) else None
     return escape((flag or head) + sep + rest)

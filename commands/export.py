@@ -15,10 +15,12 @@ def add_arguments(p) -> None:
     p.add_argument("--folds", type=int, default=10, metavar="K", help="cv.arff folds when none are recorded (10)")
     p.add_argument("--seed", type=int, default=0, help="seed of that split")
     p.add_argument("--out", metavar="PATH", help="save the meta-data to a .parquet or .csv file")
+    p.add_argument("--force", action="store_true", help="let --out replace an existing file that is not meta-data "
+                   "algorank saved (an input, a folder or a device never)")
 
 
 def run(args):
     from algorank.api import export
 
     return export(args.meta, aslib=args.aslib, out=args.out, scenario_id=args.scenario_id,
-                  folds=args.folds, random_state=args.seed)
+                  folds=args.folds, random_state=args.seed, force=args.force)

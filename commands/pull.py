@@ -21,6 +21,8 @@ def add_arguments(p) -> None:
     p.add_argument("--offline", action="store_true", help="use the cache only; name what is missing")
     p.add_argument("--out", metavar="PATH", required=True, help="meta-data file (.parquet or .csv); "
                    "the coverage report goes to PATH.coverage.json")
+    p.add_argument("--force", action="store_true", help="let --out replace an existing file that is not meta-data "
+                   "algorank saved")
     p.add_argument("--server", default=None, metavar="URL", help="OpenML API URL (default: www.openml.org)")
     p.add_argument("--page-size", type=int, default=10000, metavar="N", help="rows per listing page")
     p.add_argument("--retries", type=int, default=4, metavar="N", help="attempts per request")
@@ -36,5 +38,6 @@ def run(args):
     result = pull(out=args.out, suite=args.suite, tasks=args.tasks, tag=args.tag, flows=args.flows,
                   top_flows=args.top_flows, measure=args.measure, runtime_measure=args.runtime_measure,
                   cache_dir=args.cache, offline=args.offline, server=args.server, page_size=args.page_size,
-                  retries=args.retries, backoff=args.backoff, timeout=args.timeout, progress=not args.quiet)
+                  retries=args.retries, backoff=args.backoff, timeout=args.timeout, progress=not args.quiet,
+                  force=args.force)
     return result.coverage

@@ -34,7 +34,10 @@ def add_arguments(p) -> None:
     p.add_argument("--save-model", metavar="PATH", help="refit the best learner on all the data and save it with "
                    "joblib (joblib.load; load only files you trust: unpickling runs code); without it the command "
                    "keeps no model")
-    p.add_argument("--n-jobs", type=int, default=1, metavar="N", help="tests run at once (default 1; -1: one per CPU)")
+    p.add_argument("--force", action="store_true", help="let --save-model replace an existing file that is not a "
+                   "model algorank saved (the dataset, a folder or a device never)")
+    p.add_argument("--n-jobs", type=int, default=1, metavar="N",
+                   help="tests run at once (default 1; -1: one per CPU; at most the number of cores)")
     add_data_options(p)
     add_common(p, out=True)
 
@@ -42,8 +45,14 @@ def add_arguments(p) -> None:
 def run(args):
     """The recommendation and the exit code (130 interrupted, :data:`EXIT_NOTHING_TESTED`); None instead of the
     result after a dry run's plan (printed while planning) unless ``--json``."""
-    from algorank.api import fork_fold_server, process_start, recommend
+    from dataclasses import replace
+
+    from algorank.api import check_model_path, fork_fold_server, process_start, recommend, save_model
     from algorank.recommender.live.report import Progress
+
+    model_path = None  # checked before any work, written after the results are printed (cli._finish)
+    if args.save_model is not None:
+        model_path = check_model_path(args.save_model, force=args.force, inputs=(args.dataset,))
 
     if args.started is None and not args.dry_run:  # a command process that has run nothing yet: safe to fork
         fork_fold_server()
@@ -51,13 +60,18 @@ def run(args):
     progress = Progress(plan_stream=None if args.json else sys.stdout, test_stream=None if args.quiet else sys.stderr,
                         gap=not args.dry_run)
     result = recommend(args.dataset, args.target, strategy=args.strategy, budget=args.budget, meta=args.meta,
-                       cv=args.cv, top=args.top, random_state=args.seed, refit=False, dry_run=args.dry_run,
+                       cv=args.cv, top=args.top, random_state=args.seed, dry_run=args.dry_run,
                        exclude_datasets=args.exclude_dataset, allow_modules=args.allow_module, metric=args.metric,
-                       time_model=args.time_model, time_overhead=args.time_overhead, save_model=args.save_model,
+                       time_model=args.time_model, time_overhead=args.time_overhead,
+                       refit=model_path is not None,
                        n_jobs=args.n_jobs, task=args.task, keep_columns=items(args.keep_columns) or (),
                        drop_columns=items(args.drop_columns) or (), on_plan=progress.on_plan,
                        on_start=None if args.dry_run else progress.on_start,
                        on_observation=progress.on_observation, started=process_start() if args.started is None else args.started)
+    if model_path is not None and result.model is not None:
+        if args.json:  # the JSON names the file, printed first, then written
+            result = replace(result, saved_model=str(model_path))
+        args.write_after_print = lambda: [save_model(result, model_path)]
     untested = result.trace is not None and result.best is None  # the run tested nothing successfully
     code = 130 if result.stop_reason == "interrupted" else EXIT_NOTHING_TESTED if untested else 0
     if result.trace is None and not args.json:

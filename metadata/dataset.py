@@ -23,11 +23,12 @@ import pandas as pd
 
 from .cells import cell_means, read_parquet_runs, sorted_codes
 from .errors import InputError, ValidationError
-from .io import atomic_path
+from .io import PARQUET_DATASETS_KEY, atomic_path
 from .run_checks import (MAX_LISTED as _MAX_LISTED, STATUSES, check_ids_present, check_run_values, check_unique_runs,
                          fmt_rows as _fmt_rows, index_column_error, numeric_error, status_error)
 
 __all__ = [
+    "check_metadata_target",
     "RUN_COLUMNS",
     "OPTIONAL_RUN_COLUMNS",
     "DATASET_COLUMNS",
@@ -47,7 +48,7 @@ DATASET_COLUMNS = ("dataset", "name", "source", "n_instances", "n_features", "n_
 #: Kinds of cost understood by :meth:`MetaDataset.cost`.
 COST_KINDS = ("fit_time", "fit_predict_time", "model_bytes")
 
-_PARQUET_KEY = b"algorank.datasets"
+_PARQUET_KEY = PARQUET_DATASETS_KEY
 _SOURCE_KEY = b"algorank.source"
 
 
@@ -685,3 +686,28 @@ class MetaDataset:
                 runs[col] = runs[col].astype(str)
         return cls._with_codes(runs, datasets, codes=codes,
                                source=source if source is not None else (stored_source or f"file:{path.name}"))
+
+
+def check_metadata_target(path, *, option: str = "--out", force: bool = False, inputs=()) -> Path:
+    """Check, before any work, that :meth:`MetaDataset.save` may write ``path`` (and a CSV's sidecar).
+
+    The name must end in ``.parquet`` or ``.csv``; an existing file is replaced only when it is
+    meta-data algorank saved (:func:`~algorank.metadata.io.is_algorank_metadata`) or with ``force``,
+    never when it is one of ``inputs``, a folder or a device (:func:`~algorank.metadata.io.check_out_file`).
+
+    Raises
+    ------
+    InputError
+        What is wrong with ``path``.
+    """
+    from .io import check_out_file, is_algorank_metadata
+
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix not in (".parquet", ".csv"):
+        raise InputError(f"cannot save meta-data to {str(p)!r}: use a .parquet or .csv file name")
+    ours = p.exists() and is_algorank_metadata(p)
+    check_out_file(p, option=option, force=force, inputs=inputs, replaces=is_algorank_metadata)
+    if suffix == ".csv":
+        check_out_file(p.with_name(p.stem + ".datasets.csv"), option=option, force=force or ours, inputs=inputs)
+    return p

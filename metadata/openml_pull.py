@@ -344,7 +344,7 @@ def _fold_grid(values) -> dict[tuple[int, int], float] | None:
 
 
 def _validate_args(*, suite, tasks, tag, flows, top_flows, measure, runtime_measure, page_size, out,
-                   server=DEFAULT_SERVER) -> None:
+                   server=DEFAULT_SERVER, force: bool = False) -> None:
     check_url(server)
     given = [name for name, v in (("suite", suite), ("tasks", tasks), ("tag", tag)) if v not in (None, [], ())]
     if len(given) != 1:
@@ -367,7 +367,9 @@ def _validate_args(*, suite, tasks, tag, flows, top_flows, measure, runtime_meas
     if out is not None and Path(out).suffix.lower() not in (".parquet", ".csv"):
         raise InputError(f"out must end in .parquet or .csv; got {str(out)!r}")
     if out is not None:
-        check_out_file(out)
+        from .dataset import check_metadata_target
+
+        check_metadata_target(out, force=force)
 
 
 def pull_openml(
@@ -386,6 +388,7 @@ def pull_openml(
     retry: RetryPolicy | None = None,
     out: str | os.PathLike | None = None,
     progress: bool = False,
+    force: bool = False,
 ) -> PullResult:
     """Pull prior runs from OpenML into a MetaDataset (see the module docstring for every rule).
 
@@ -417,9 +420,12 @@ def pull_openml(
         Attempts, backoff, jitter and per-request timeout.
     out : path-like, optional
         Save the meta-data here (``.parquet``/``.csv``) and the coverage report to
-        ``<out>.coverage.json``, both atomically.
+        ``<out>.coverage.json``, both atomically.  An existing file there is replaced only
+        when it is meta-data algorank saved, or with ``force``.
     progress : bool
         Show a tqdm bar of fetched pages on stderr.
+    force : bool
+        Let ``out`` replace an existing file that is not meta-data algorank saved.
 
     Returns
     -------
@@ -436,7 +442,7 @@ def pull_openml(
     tasks = [int(t) for t in tasks] if tasks else None
     flows = [int(f) for f in flows] if flows else None
     _validate_args(suite=suite, tasks=tasks, tag=tag, flows=flows, top_flows=top_flows, measure=measure,
-                   runtime_measure=runtime_measure, page_size=page_size, out=out, server=server)
+                   runtime_measure=runtime_measure, page_size=page_size, out=out, server=server, force=force)
     retry = retry or RetryPolicy()
     cache = PageCache(cache_dir if cache_dir is not None else default_cache_dir())
     bar = progress_bar(desc="openml pages", unit="page", enabled=progress)

@@ -494,12 +494,18 @@ def multitest_on_meta(meta, dataset: str, *, learners: Sequence[str] | None = No
 
 # ---------------------------------------------------------------- many datasets
 def _first_pass_threads(n_jobs: int | None) -> int:
-    """Threads of Multi2Test's first pass: ``n_jobs``, or (None) the CPUs, at most 8; -1: all CPUs."""
-    cpus = os.cpu_count() or 1
+    """Threads of Multi2Test's first pass: ``n_jobs``, or (None) the CPUs, at most 8; -1: all CPUs.  A value
+    above the cores this process may run on is lowered to them, with a note in the log."""
+    from algorank.metadata.checks import available_cores
+
+    cpus = available_cores()
     if n_jobs is None:
         return max(1, min(8, cpus))
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 or n_jobs < -1:
         raise InputError(f"n_jobs must be a positive integer or -1 (all CPUs); got {n_jobs!r}")
+    if n_jobs > cpus:
+        logger.warning("note: n_jobs=%d is more than the %d core(s) of this machine; using %d", n_jobs, cpus, cpus)
+        return cpus
     return cpus if n_jobs == -1 else int(n_jobs)
 
 

@@ -717,9 +717,33 @@ def parallel(n_jobs: int | None, **kwargs):
 _EXECUTORS: list = []
 
 
+@contextlib.contextmanager
+def sigint_blocked():
+    """Block SIGINT in the calling thread while the block runs (POSIX; a no-op elsewhere).
+
+    Processes started meanwhile from this thread start with SIGINT blocked (a signal mask survives
+    ``fork`` and ``exec``), so a Ctrl-C while they start stays pending in them: the workers of
+    :func:`watched_executor` then ignore it.  In the main thread a Ctrl-C arriving meanwhile is
+    handled when the block ends.
+    """
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def watched_executor(n_jobs: int, *, nice: int = 0):
     """joblib's reusable loky executor with ``n_jobs`` workers that die with this process (as in :func:`parallel`),
     their priority lowered by ``nice`` (``os.nice``; 0: unchanged).
+
+    The workers ignore Ctrl-C (SIGINT): this process handles it and stops them.  Submit tasks inside
+    :func:`sigint_blocked` (workers start, or restart, at a submission), so that a Ctrl-C while a
+    worker starts, before it ignores SIGINT, stays pending in it: never a ``KeyboardInterrupt``
+    traceback of a worker.
 
     The workers are fresh interpreters (loky's own start method), never forks of the fold server: a
     loky worker forked from a fold server that had run its warm-up hung in a gradient-boosting test
@@ -730,9 +754,14 @@ def watched_executor(n_jobs: int, *, nice: int = 0):
     from joblib.externals.loky import get_reusable_executor
 
     _start_reaper()
-    watch = {"PARENT": os.getpid(), **({"NICE": int(nice)} if nice else {})}
-    executor = get_reusable_executor(max_workers=n_jobs, initializer=runpy.run_path,
-                                     initargs=(str(_BOOT_DIR / "algorank_parent_watch.py"), watch))
+    with contextlib.suppress(Exception):  # started now, outside the block: starting it unblocks SIGINT (Python 3.11)
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+    watch = {"PARENT": os.getpid(), "QUIET": 1, **({"NICE": int(nice)} if nice else {})}
+    with sigint_blocked():  # workers it starts now begin with a Ctrl-C pending, which they then ignore
+        executor = get_reusable_executor(max_workers=n_jobs, initializer=runpy.run_path,
+                                         initargs=(str(_BOOT_DIR / "algorank_parent_watch.py"), watch))
     if not any(e is executor for e in _EXECUTORS):
         _EXECUTORS.append(executor)
     return executor

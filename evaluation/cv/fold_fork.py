@@ -68,7 +68,7 @@ def fork_fold_server() -> bool:
         return False
     try:
         import socket
-        from multiprocessing import connection, forkserver, resource_tracker, util
+        from multiprocessing import connection, forkserver, util
 
         importlib.import_module("algorank.evaluation.cv.evaluator")  # what every fold needs, before the fork
 
@@ -77,7 +77,10 @@ def fork_fold_server() -> bool:
             if getattr(server, "_forkserver_pid", None) is not None:
                 return False
             children.fold_context()
-            resource_tracker.ensure_running()
+            # No resource tracker is started here (multiprocessing's fork server starts one first): each fold
+            # process gets the caller's tracker with its request, started at the first one.  A command that
+            # ends early (bad input) then leaves no tracker behind, a fresh interpreter that, still starting
+            # on a busy machine, outlived the command.
             listener = socket.socket(socket.AF_UNIX)
             address = connection.arbitrary_address("AF_UNIX")
             listener.bind(address)

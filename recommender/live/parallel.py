@@ -84,15 +84,27 @@ _WARM_EXECUTOR: list = []  # main side: the executor they ran on
 
 
 def check_n_jobs(n_jobs) -> int:
-    """``n_jobs`` as a positive number of parallel tests (``-1``: one per CPU, like joblib)."""
+    """``n_jobs`` as a positive number of parallel tests (``-1``: one per core, like joblib).
+
+    On this machine's own engines (loky, the default, and threads) it is at most the cores this process
+    may run on (:func:`~algorank.metadata.checks.available_cores`): a larger value is lowered to it, with
+    a note in the log (more tests at once than cores only make them compete, and each costs a worker
+    process).  A Dask cluster's or another backend's workers are not counted here: no cap.
+    """
+    from algorank.metadata.checks import available_cores
+
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int,)) and not (
             isinstance(n_jobs, float) and n_jobs.is_integer()):
         raise InputError(f"n_jobs must be a positive integer or -1; got {n_jobs!r}")
     n = int(n_jobs)
+    cores = available_cores()
     if n == -1:
-        return max(1, os.cpu_count() or 1)
+        return cores
     if n < 1:
         raise InputError(f"n_jobs must be a positive integer or -1; got {n_jobs!r}")
+    if n > cores and _backend_kind(_active_backend()) in ("loky", "threading"):
+        logger.warning("note: n_jobs=%d is more than the %d core(s) of this machine; using %d", n, cores, cores)
+        return cores
     return n
 
 
@@ -154,8 +166,11 @@ def warm_pool(n_jobs: int) -> bool:
         _WARMING[:], _WARM_EXECUTOR[:] = [ready], [executor]
 
         def start():  # the first submission waits for a worker process to start: not in this thread
+            from algorank.evaluation.cv.children import sigint_blocked
+
             try:
-                warm = [executor.submit(_warm) for _ in range(n_jobs - 1)]
+                with sigint_blocked():  # the workers start with Ctrl-C pending, then ignore it (watched_executor)
+                    warm = [executor.submit(_warm) for _ in range(n_jobs - 1)]
                 concurrent.futures.wait(warm, return_when=concurrent.futures.FIRST_COMPLETED)
                 ready.set_result(True)
             except BaseException as exc:  # noqa: BLE001 - the pool's first test says so
@@ -262,6 +277,11 @@ class _FuturesPool:
             self._tmp = tempfile.mkdtemp(prefix="algorank-live-")
             self.source = os.path.join(self._tmp, "data.joblib")
             joblib.dump(self._data, self.source)
+        if self.kind == "loky":
+            from algorank.evaluation.cv.children import sigint_blocked
+
+            with sigint_blocked():  # a worker (re)started here ignores Ctrl-C from its start (watched_executor)
+                return self.executor.submit(_worker_test, self.source, learner, state)
         return self.executor.submit(_worker_test, self.source, learner, state)
 
     def wait(self, futures, timeout: float | None):

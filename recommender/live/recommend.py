@@ -39,7 +39,8 @@ strategy's own similarity; the most similar prior datasets shown are the ones th
 
 Stopping.  The loop stops when the policy says so (nothing left), after ``top``
 tests, when ``budget_seconds`` of wall-clock time are spent, or on Ctrl-C
-(``stop_reason="interrupted"``, the best so far is returned).  Before it stops because nothing is
+(``stop_reason="interrupted"``, the best so far is returned; also during the refit, then without
+a model).  Before it stops because nothing is
 left, a learner whose test was stopped at its limit is tested again when the budget left allows the
 pace that test showed (:class:`~algorank.recommender.live.pacing.RetryStopped`); one that could not be
 is named in the summary (``Recommendation.not_retried``).
@@ -476,8 +477,12 @@ def recommend(
         clock.lap("tests")
     model = None
     if refit and trace is not None and trace.best() is not None:
-        model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed,
-                           labels=labels)
+        try:
+            model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed,
+                               labels=labels)
+        except KeyboardInterrupt:  # Ctrl-C during the refit: the tests are done, their best is kept (no model)
+            logger.warning("interrupted during the refit of %s: no model", _clip(trace.best().learner))
+            trace = Trace(dataset=trace.dataset, observations=trace.observations, stopped="interrupted")
         clock.lap("refit")
     notes, suggested = (), None
     if trace is not None and trace.best() is not None:

@@ -6,6 +6,12 @@ The file is the fitted scikit-learn Pipeline written by :func:`joblib.dump`; loa
 and the versions of scikit-learn, algorank, joblib, NumPy and Python it was fitted with
 (load it with the same scikit-learn version: scikit-learn warns about others).  Unpickling
 runs code: load only files you trust.
+
+``algorank_info_`` is the pipeline's first attribute, so the file's first pickle opcodes name it:
+that is how a later save recognises a model file algorank wrote, which it replaces without
+``force`` (:func:`algorank.metadata.io.is_algorank_model`, which parses those opcodes and never
+unpickles).  Any other existing file is replaced only with ``force``; an input of the run, a
+folder, a device, pipe or socket never.
 """
 
 from __future__ import annotations
@@ -13,14 +19,19 @@ from __future__ import annotations
 import platform
 
 from algorank.metadata.errors import InputError
-from algorank.metadata.io import atomic_path, check_out_file, write_error
+from algorank.metadata.io import atomic_path, check_out_file, is_algorank_model, write_error
 
 __all__ = ["save_model", "model_info", "check_model_path"]
 
 
-def check_model_path(path, *, option: str = "save_model"):
-    """``path`` as a Path after checking, before any work, that the file can be written."""
-    return check_out_file(path, option=option)
+def check_model_path(path, *, option: str = "save_model", force: bool = False, inputs=()):
+    """``path`` as a Path after checking, before any work, that the model file may be written there.
+
+    An existing file is replaced only when it is a model algorank saved, or with ``force``; never
+    when it is one of ``inputs`` (the dataset file), a folder, a device, pipe or socket
+    (:func:`algorank.metadata.io.check_out_file`).
+    """
+    return check_out_file(path, option=option, force=force, inputs=inputs, replaces=is_algorank_model)
 
 
 def model_info(recommendation) -> dict:
@@ -59,9 +70,10 @@ def save_model(recommendation, path) -> str:
     model = recommendation.model
     if model is None:
         raise InputError("there is no refitted model to save (nothing was tested successfully)")
-    model.algorank_info_ = model_info(recommendation)
+    model.__dict__.pop("algorank_info_", None)  # first in the pickle: the mark of a model file algorank wrote
+    model.__dict__ = {"algorank_info_": model_info(recommendation), **model.__dict__}
     try:
-        with atomic_path(path) as tmp:
+        with atomic_path(path, option="save_model") as tmp:
             joblib.dump(model, tmp)
     except OSError as exc:
         raise write_error(exc, path) from exc

@@ -2,13 +2,17 @@
 
 joblib's loky workers outlive a parent killed with SIGKILL (for minutes, until their idle
 timeout).  This file is the workers' initializer, run with ``init_globals={"PARENT": pid}`` (and
-``"NICE": n`` to lower the worker's priority by ``n``).  It
+``"NICE": n`` to lower the worker's priority by ``n``, ``"QUIET": 1`` to ignore Ctrl-C: the command
+handles it and stops the worker, which would otherwise print a ``KeyboardInterrupt`` traceback;
+the command starts such workers with SIGINT blocked, so that it is pending, never handled, until
+the line below ignores it).  It
 uses the standard library only, so that it runs before the worker imports anything heavy
 (importing any ``algorank`` module would import the whole package first, a second or more on a
 loaded machine, during which the worker would not be watching).
 """
 
 import os
+import signal
 import threading
 import time
 
@@ -22,6 +26,10 @@ def _watch(parent: int) -> None:
             os._exit(1)
 
 
+if globals().get("QUIET"):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # also for the processes this worker starts
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a pending Ctrl-C is dropped
 _NICE = int(globals().get("NICE") or 0)
 if _NICE > 0:  # a lower priority: the worker uses CPU its parent's own work leaves idle
     try:
