@@ -73,6 +73,8 @@ __all__ = ["PRELOAD", "REAP_SECONDS", "Outcome", "fold_context", "add_preload", 
 
 logger = logging.getLogger(__name__)
 
+from algorank.evaluation.cv.sigmask import sigint_blocked  # noqa: E402 (re-export)
+
 _BOOT_DIR = Path(__file__).resolve().parent / "_boot"
 _GUARD = "algorank_fold_server_guard"
 _CALLER_ENV = "ALGORANK_FOLD_SERVER_CALLER"
@@ -715,25 +717,6 @@ def parallel(n_jobs: int | None, **kwargs):
 
 #: Executors handed out by :func:`watched_executor` (ended by :func:`stop_processes`).
 _EXECUTORS: list = []
-
-
-@contextlib.contextmanager
-def sigint_blocked():
-    """Block SIGINT in the calling thread while the block runs (POSIX; a no-op elsewhere).
-
-    Processes started meanwhile from this thread start with SIGINT blocked (a signal mask survives
-    ``fork`` and ``exec``), so a Ctrl-C while they start stays pending in them: the workers of
-    :func:`watched_executor` then ignore it.  In the main thread a Ctrl-C arriving meanwhile is
-    handled when the block ends.
-    """
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def watched_executor(n_jobs: int, *, nice: int = 0):
