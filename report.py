@@ -298,6 +298,7 @@ def benchmark_report(suite) -> Report:
     """The report of a :class:`~algorank.evaluation.meta.benchmark.BenchmarkSuite`."""
     _agg()
     from algorank.evaluation.meta.plots import plot_loss_by_tests, plot_loss_time
+    from algorank.metadata.task import points_word
 
     where = (f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets" if suite.n_train is None
              else suite.setting)
@@ -307,16 +308,17 @@ def benchmark_report(suite) -> Report:
     report = Report(title="algorank benchmark", subtitle=f"{len(suite.results)} strategies; {where}", facts=facts)
     header = ["strategy", "mean MIL" if suite.axis == "time" else "mean loss", "median", "Spearman"]
     rows = [[r.strategy, r.mean_mil, r.median_mil, r.mean_spearman] for r in suite.results]
-    tables = [Table(header, rows, caption="loss in accuracy points (lower is better)")]
+    points = points_word(getattr(suite, "task", "classification"))
+    tables = [Table(header, rows, caption=f"loss in {points} points (lower is better)")]
     if suite.metrics is not None:
         summary = suite.metrics.summary_table()
         tables.append(Table(list(summary.columns), summary.values.tolist(),
                             caption="user-facing metrics per strategy (and the oracle bound)"))
     images = []
     if suite.axis == "time":
-        images.append(figure_image(plot_loss_time(suite.results), alt="loss-time curves",
+        images.append(figure_image(plot_loss_time(suite.results, points=points), alt="loss-time curves",
                                    caption="Mean loss against test time, per strategy."))
-    images.append(figure_image(plot_loss_by_tests(suite.results), alt="loss by number of tests",
+    images.append(figure_image(plot_loss_by_tests(suite.results, points=points), alt="loss by number of tests",
                                caption="Mean loss against the number of tests."))
     report.sections.append(Section("Strategies", tables=tables, images=images))
     c = suite.comparison
@@ -346,7 +348,7 @@ def compare_report(res, *, rope: float | None = None) -> Report:
     _agg()
     fr = res.omnibus
     facts = [("learners", str(len(res.labels))), ("datasets", f"{fr.n_datasets} ({res.dropped_datasets} left out)"),
-             ("metric", res.metric), ("omnibus", f"{res.omnibus_method}: chi2 = {fr.statistic:.2f}, p = {fr.pvalue:.3g}"),
+             ("metric", res._metric_words()), ("omnibus", f"{res.omnibus_method}: chi2 = {fr.statistic:.2f}, p = {fr.pvalue:.3g}"),
              ("alpha", f"{res.alpha:g}")]
     report = Report(title="algorank compare", subtitle=f"{len(res.labels)} learners on {fr.n_datasets} datasets",
                     facts=facts, notes=list(res.notes))

@@ -80,6 +80,8 @@ class MetaDescription:
         Where the meta-data came from.
     runs_with_time : int
         Successful runs with a ``fit_time``.
+    task : str
+        ``"classification"`` or ``"regression"`` (:attr:`MetaDataset.task`).
 
     Examples
     --------
@@ -102,6 +104,7 @@ class MetaDescription:
     source: str
     cells_with_time: int = 0
     runs_with_time: int = 0
+    task: str = "classification"
 
     @property
     def cells_without_time(self) -> int:
@@ -122,7 +125,9 @@ class MetaDescription:
                 if self.cells_with_time == 0 else "")
         fit = (f"{fs(self.fit_time_min)} .. {fs(self.fit_time_max)} (median {fs(self.fit_time_median)})"
                if self.runs_with_time else "none recorded")
-        rows = [("source", escape(self.source)), ("datasets", self.datasets), ("learners", self.learners),
+        task = ("regression (score = max(R², 0) in the accuracy column)" if self.task == "regression"
+                else self.task)
+        rows = [("source", escape(self.source)), ("task", task), ("datasets", self.datasets), ("learners", self.learners),
                 ("cells", f"{self.cells} of {self.datasets * self.learners} (missing {self.missing_fraction:.1%})"),
                 ("  with time", self.cells_with_time), ("  without time", f"{self.cells_without_time}{only}"),
                 ("runs", f"{self.runs} ({self.failed_runs} failed; median {self.repeats_per_cell_median:g} per cell)"),
@@ -630,6 +635,7 @@ class MetaDataset:
             source=self.source,
             cells_with_time=int(timed.groupby(["dataset", "learner"]).ngroups),
             runs_with_time=int(len(timed)),
+            task=self.task,
         )
 
     # ------------------------------------------------------------------ persistence

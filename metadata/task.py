@@ -27,7 +27,7 @@ import numpy as np
 from .errors import ValidationError
 
 __all__ = ["TASKS", "REGRESSION_RUN_COLUMNS", "LOWER_IS_BETTER", "check_task_column", "score_from_r2",
-           "lower_is_better", "score_label"]
+           "lower_is_better", "score_label", "points_word"]
 
 #: The tasks a meta-dataset can hold.
 TASKS = ("classification", "regression")
@@ -41,6 +41,11 @@ _MAX_LISTED = 5
 def lower_is_better(column: str) -> bool:
     """Whether a lower value of the run column ``column`` is better (log loss, RMSE, MAE)."""
     return str(column) in LOWER_IS_BETTER
+
+
+def points_word(task: str) -> str:
+    """The unit of losses in points: ``"accuracy"`` points, or ``"R²"`` points for regression (0.01 of the score)."""
+    return "R²" if task == "regression" else "accuracy"
 
 
 def score_label(task: str) -> str:

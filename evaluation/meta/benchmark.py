@@ -97,6 +97,7 @@ class BenchmarkSuite:
     setting: str = "leave-one-dataset-out"
     n_train: int | None = None
     per_dataset: bool = True
+    task: str = "classification"
 
     def to_frame(self) -> pd.DataFrame:
         """Same as :meth:`per_dataset_table`."""
@@ -114,6 +115,7 @@ class BenchmarkSuite:
         out = {
             "tmin": self.tmin,
             "tmax": self.tmax,
+            "task": self.task,
             "time_model": self.time_model,
             "axis": self.axis,
             "setting": self.setting,
