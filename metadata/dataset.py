@@ -246,6 +246,12 @@ def _regression_runs(runs):
     """Regression runs: ``accuracy`` derived from ``r2`` (``max(r2, 0)``) when the column is absent; else checked."""
     if not isinstance(runs, pd.DataFrame):
         return runs
+    if "r2" in runs.columns:  # before the score is derived from it (a score above 1 would hide the cause)
+        r2 = pd.to_numeric(runs["r2"], errors="coerce").to_numpy(dtype=float)
+        bad = np.flatnonzero(r2 > 1.0 + 1e-12)
+        if len(bad):
+            raise ValidationError(f"column 'r2' must be at most 1; bad values {r2[bad[:_MAX_LISTED]].tolist()} in "
+                                  f"{_fmt_rows(bad)}")
     if "accuracy" not in runs.columns:
         if "r2" not in runs.columns:
             raise ValidationError("regression runs need an 'r2' or an 'accuracy' column (the score, max(R², 0))")
@@ -255,14 +261,11 @@ def _regression_runs(runs):
 
 
 def _check_regression_values(runs: pd.DataFrame) -> None:
-    """R² at most 1, the score equal to ``max(R², 0)`` where both are known (errors finite and >= 0: run_checks)."""
+    """The score equal to ``max(R², 0)`` where both are known (R² at most 1: :func:`_regression_runs`; errors
+    finite and >= 0: run_checks)."""
     if "r2" not in runs.columns:
         return
     r2 = runs["r2"].to_numpy(dtype=float)
-    bad = np.flatnonzero(r2 > 1.0 + 1e-12)
-    if len(bad):
-        raise ValidationError(f"column 'r2' must be at most 1; bad values {r2[bad[:_MAX_LISTED]].tolist()} in "
-                              f"{_fmt_rows(bad)}")
     acc = runs["accuracy"].to_numpy(dtype=float)
     both = ~np.isnan(r2) & ~np.isnan(acc)
     bad = np.flatnonzero(both & (np.abs(acc - np.maximum(r2, 0.0)) > 1e-9))
