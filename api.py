@@ -497,9 +497,6 @@ def benchmark(strategies: Sequence, meta=None, *, test_meta=None, heldout=None,
                                  progress=progress, test_datasets=test_datasets, eps=eps, budgets=budgets,
                                  reference=ref_name, time_words=words, setting=setting, axis=axis,
                                  max_tests=max_tests)
-    task = full.task
-    if task != "classification":  # the text's points are R² points (the score max(R², 0))
-        suite = replace(suite, task=task, metrics=None if suite.metrics is None else replace(suite.metrics, task=task))
     return replace(suite, per_dataset=bool(per_dataset))
 
 
@@ -592,8 +589,7 @@ def tune_p(meta=None, *, strategy: str = "ar", grid: Sequence[float] | None = No
     ref = names[[float(v) for v in values].index(ref_p)]
     results = list(sweep.results) + ([honest.result] if honest is not None else [])
     scored = arrays if isinstance(arrays, MetaArrays) else meta_arrays(arrays)
-    report = replace(metrics_report(results, scored, eps=eps, budgets=budgets, reference=ref, time_axis=words),
-                     task=data.task)
+    report = metrics_report(results, scored, eps=eps, budgets=budgets, reference=ref, time_axis=words, task=data.task)
     return TuneResult(sweep=sweep, nested=honest, time_model=words, metrics=report, excluded=tuple(excluded),
                       strategy=family, spec=str(strategy).strip(), per_dataset=bool(per_dataset))
 

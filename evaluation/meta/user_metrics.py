@@ -558,7 +558,7 @@ class MetricsReport:
 
 def metrics_report(results: Sequence, arrays: MetaArrays, *, eps: float = DEFAULT_EPS,
                    budgets: Sequence[float] = DEFAULT_BUDGETS, reference: str | None = None,
-                   time_axis: str = "") -> MetricsReport:
+                   time_axis: str = "", task: str = "classification") -> MetricsReport:
     """User-facing metrics of benchmark results, the oracle bounds, and comparisons with a reference.
 
     Parameters
@@ -573,6 +573,8 @@ def metrics_report(results: Sequence, arrays: MetaArrays, *, eps: float = DEFAUL
         Name of the reference strategy (default the first result).
     time_axis : str
         Words for the seconds, stored in the report.
+    task : str
+        The meta-data's task, stored in the report (its points are R² points for regression).
     """
     results = list(results)
     if not results:
@@ -610,4 +612,4 @@ def metrics_report(results: Sequence, arrays: MetaArrays, *, eps: float = DEFAUL
                                           sign=sign, wilcoxon=wil, total=total, reference_total=rtotal,
                                           oracle_total=otot, gap_closed=float(gap)))
     return MetricsReport(eps=eps, budgets=budgets, reference=ref, metrics=metrics, oracle=oracle,
-                         comparisons=tuple(comps), time_axis=time_axis)
+                         comparisons=tuple(comps), time_axis=time_axis, task=str(task))
