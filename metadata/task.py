@@ -27,7 +27,7 @@ import numpy as np
 from .errors import ValidationError
 
 __all__ = ["TASKS", "REGRESSION_RUN_COLUMNS", "LOWER_IS_BETTER", "check_task_column", "score_from_r2",
-           "lower_is_better", "score_label", "points_word"]
+           "lower_is_better", "score_label", "points_word", "check_meta_task"]
 
 #: The tasks a meta-dataset can hold.
 TASKS = ("classification", "regression")
@@ -101,3 +101,25 @@ def check_task_column(ids, tasks) -> str:
         raise ValidationError(f"the meta-data mixes tasks: {some('classification')} and {some('regression')}; "
                               f"one meta-dataset holds one task (rank, compare and benchmark them apart)")
     return next(iter(seen), "classification")
+
+
+def check_meta_task(meta, task: str) -> None:
+    """Refuse meta-data of another task than the dataset's (a recommendation never turns one task into the other).
+
+    Parameters
+    ----------
+    meta : MetaDataset
+    task : {"classification", "regression"}
+        The task of the dataset at hand.
+
+    Raises
+    ------
+    InputError
+        The meta-data holds runs of the other task (the message says which meta-data would fit).
+    """
+    from .errors import InputError
+
+    have = getattr(meta, "task", "classification")
+    if have != task:
+        raise InputError(f"the meta-data holds {have} runs but the dataset is a {task} task: give {task} "
+                         f"meta-data (the meta-data option), or read the target as {have} (the task option)")

