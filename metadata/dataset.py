@@ -127,7 +127,8 @@ class MetaDescription:
                if self.runs_with_time else "none recorded")
         task = ("regression (score = max(R², 0) in the accuracy column)" if self.task == "regression"
                 else self.task)
-        rows = [("source", escape(self.source)), ("task", task), ("datasets", self.datasets), ("learners", self.learners),
+        rows = [("source", escape(self.source)), ("task", task), ("datasets", self.datasets),
+                ("learners", self.learners),
                 ("cells", f"{self.cells} of {self.datasets * self.learners} (missing {self.missing_fraction:.1%})"),
                 ("  with time", self.cells_with_time), ("  without time", f"{self.cells_without_time}{only}"),
                 ("runs", f"{self.runs} ({self.failed_runs} failed; median {self.repeats_per_cell_median:g} per cell)"),

@@ -104,7 +104,8 @@ def select_shared_regression(shared_dir: str | os.PathLike) -> pd.DataFrame:
     if not path.is_file():
         raise InputError(f"regression MANIFEST not found: {path}")
     m = pd.read_csv(path, dtype={"file": str, "target": str, "note": str})
-    keep = (m["instances"] >= MIN_ROWS) & (m["features"] >= MIN_FEATURES) & (m["distinct_target_values"] >= MIN_DISTINCT)
+    keep = ((m["instances"] >= MIN_ROWS) & (m["features"] >= MIN_FEATURES)
+            & (m["distinct_target_values"] >= MIN_DISTINCT))
     m = m[keep]
     return pd.DataFrame({
         "dataset": [Path(f).stem for f in m["file"]],
