@@ -348,7 +348,7 @@ def compare_report(res, *, rope: float | None = None) -> Report:
     _agg()
     fr = res.omnibus
     facts = [("learners", str(len(res.labels))), ("datasets", f"{fr.n_datasets} ({res.dropped_datasets} left out)"),
-             ("metric", res._metric_words()),
+             ("metric", res.metric_words()),
              ("omnibus", f"{res.omnibus_method}: chi2 = {fr.statistic:.2f}, p = {fr.pvalue:.3g}"),
              ("alpha", f"{res.alpha:g}")]
     report = Report(title="algorank compare", subtitle=f"{len(res.labels)} learners on {fr.n_datasets} datasets",

@@ -122,7 +122,7 @@ class LearnerComparison:
 
         fr, ranks = self.omnibus, self.average_ranks
         lines = [f"{len(self.labels)} learners on {fr.n_datasets} datasets ({self.dropped_datasets} left out), "
-                 f"metric {escape(self._metric_words())}, alpha = {self.alpha:g}",
+                 f"metric {escape(self.metric_words())}, alpha = {self.alpha:g}",
                  f"omnibus: {self.omnibus_method}: chi2 = {fr.statistic:.2f}, df = {fr.df}, p = {fr.pvalue:.3g}"
                  + (f", Kendall's W = {fr.kendall_w:.3f}" if fr.kendall_w == fr.kendall_w else ""), "",
                  format_table(["learner", "avg rank"], [(sn(l), f"{ranks[l]:.2f}")
@@ -159,7 +159,7 @@ class LearnerComparison:
         lines += [f"note: {escape(n)}" for n in self.notes]
         return "\n".join(lines)
 
-    def _metric_words(self) -> str:
+    def metric_words(self) -> str:
         """The metric as the text names it: for regression meta-data the ``accuracy`` column is the score."""
         from algorank.metadata.task import score_label
 
