@@ -380,3 +380,30 @@ def test_meta_data_of_the_other_task_is_refused():
         check_meta_task(reg, "classification")
     with pytest.raises(InputError, match="holds classification runs but the dataset is a regression task"):
         check_meta_task(MetaDataset(_runs(accuracy=[0.5, 0.4, 0.9, 0.8])), "regression")
+
+
+def test_loss_mil_and_time_to_eps_of_a_regression_sequence_by_hand():
+    """Scores 0 (a learner no better than the mean), 0.3, then 0.495 of a best of 0.5; tests of 1, 2 and 4 s."""
+    from algorank.evaluation.meta.user_metrics import time_to_eps_rows
+    from algorank.recommender.kernel.loss_time import loss_steps, mil_rows
+
+    score, seconds = [[0.0, 0.3, 0.495]], [[1.0, 2.0, 4.0]]
+    cum, losses, initial = loss_steps(score, seconds, [0.5], [0.0])
+    assert initial.tolist() == [50.0]  # the mean predictor: 100 x (0.5 - 0)
+    np.testing.assert_allclose(losses, [[50.0, 20.0, 0.5]])
+    # the loss is 50 until the second test ends at 3 s, 20 until 7 s, then 0.5; window [1 s, 10 s]
+    expected = 50 * math.log10(3) + 20 * (math.log10(7) - math.log10(3)) + 0.5 * (1 - math.log10(7))
+    np.testing.assert_allclose(mil_rows(cum, losses, initial, tmin=1.0, tmax=10.0), [expected], rtol=1e-12)
+    times, reached = time_to_eps_rows(score, seconds, [0.5], eps=1.0)  # within 1 R² point: the third test
+    assert times.tolist() == [7.0] and reached.tolist() == [True]
+    times, reached = time_to_eps_rows(score, seconds, [0.5], eps=0.1)  # within 0.1 point: never
+    assert times.tolist() == [7.0] and reached.tolist() == [False]
+
+
+@pytest.mark.parametrize("p", ["0", "1/16", "1/4"])
+def test_rank_is_the_hand_computed_ar_a3r_order(p):
+    _, score, fit = _cells()
+    res = algorank.rank(str(FIXTURE), p=p)
+    num, _, den = p.partition("/")
+    value = float(num) / float(den or 1)
+    assert list(res.order) == _ar_order(score, fit, value, list(score.index))
