@@ -307,7 +307,13 @@ def _validate_datasets(datasets: pd.DataFrame | None, ids: Sequence[str], task: 
     if "task" in datasets.columns or task != "classification":
         datasets["task"] = task  # one task per meta-dataset (checked before): rows added for runs get it too
     if task == "regression":  # the baseline score: predicting the mean scores 0
-        datasets["majority_fraction"] = datasets["majority_fraction"].fillna(0.0)
+        mf = datasets["majority_fraction"]
+        bad = datasets.index[mf.notna() & (mf != 0.0)]
+        if len(bad):
+            raise ValidationError(
+                f"column 'majority_fraction' of a regression datasets table holds the baseline score, 0 (predicting "
+                f"the mean); bad values {mf[bad[:_MAX_LISTED]].tolist()} in {_fmt_rows(bad)}")
+        datasets["majority_fraction"] = mf.fillna(0.0)
     mf = datasets["majority_fraction"]
     bad = datasets.index[(mf < 0) | (mf > 1)]
     if len(bad):

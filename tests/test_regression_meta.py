@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings, strategies as st
 from scipy import stats
 
 import algorank
@@ -407,3 +408,24 @@ def test_rank_is_the_hand_computed_ar_a3r_order(p):
     num, _, den = p.partition("/")
     value = float(num) / float(den or 1)
     assert list(res.order) == _ar_order(score, fit, value, list(score.index))
+
+
+def test_a_regression_baseline_other_than_zero_is_refused():
+    ds = pd.DataFrame({"dataset": ["a", "b"], "task": "regression", "majority_fraction": [0.0, 0.4]})
+    with pytest.raises(ValidationError, match=r"baseline score, 0 \(predicting the mean\); bad values \[0.4\] in rows 1"):
+        MetaDataset(_runs(), ds)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(min_value=-50.0, max_value=1.0, allow_nan=False), min_size=4, max_size=4))
+def test_the_cell_score_is_the_mean_of_the_floored_fold_r2(r2):
+    """Whatever the folds' R² (however negative), a cell's score is the mean of max(R², 0) and lies in [0, 1]."""
+    runs = pd.DataFrame({"dataset": "a", "learner": ["x", "x", "y", "y"], "repeat": 0, "fold": [0, 1, 0, 1],
+                         "r2": r2, "fit_time": 1.0})
+    meta = MetaDataset(runs, _regression(ids=("a",)))
+    m = meta.matrix("accuracy")
+    expected = [np.mean(np.maximum(r2[:2], 0)), np.mean(np.maximum(r2[2:], 0))]
+    np.testing.assert_allclose(m.loc["a", ["x", "y"]].to_numpy(), expected, rtol=0, atol=1e-12)
+    assert ((m.to_numpy() >= 0) & (m.to_numpy() <= 1)).all()
+    np.testing.assert_allclose(meta.matrix("r2").loc["a", ["x", "y"]].to_numpy(),
+                               [np.mean(r2[:2]), np.mean(r2[2:])], rtol=1e-12, atol=1e-12)
