@@ -412,7 +412,8 @@ def test_rank_is_the_hand_computed_ar_a3r_order(p):
 
 def test_a_regression_baseline_other_than_zero_is_refused():
     ds = pd.DataFrame({"dataset": ["a", "b"], "task": "regression", "majority_fraction": [0.0, 0.4]})
-    with pytest.raises(ValidationError, match=r"baseline score, 0 \(predicting the mean\); bad values \[0.4\] in rows 1"):
+    with pytest.raises(ValidationError,
+                       match=r"baseline score, 0 \(predicting the mean\); bad values \[0.4\] in rows 1"):
         MetaDataset(_runs(), ds)
 
 
