@@ -99,7 +99,7 @@ def resolve_heldout(spec, *, meta_name: str | None = None) -> tuple[str, ...]:
     """Held-out ids from ``True`` (the split of ``meta_name``), a split name, a file, or a list of ids."""
     if spec is True:
         if not meta_name:
-            raise InputError("heldout=True needs an embedded meta-data name (lcdb, uci, broad, oboe) to find its "
+            raise InputError(f"heldout=True needs an embedded meta-data name ({', '.join(SPLIT_NAMES)}) to find its "
                              "split; give the split name or a file of dataset ids instead")
         return heldout(meta_name)
     if isinstance(spec, (list, tuple)):
