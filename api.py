@@ -598,7 +598,7 @@ def tune_p(meta=None, *, strategy: str = "ar", grid: Sequence[float] | None = No
     ref = names[[float(v) for v in values].index(ref_p)]
     results = list(sweep.results) + ([honest.result] if honest is not None else [])
     scored = arrays if isinstance(arrays, MetaArrays) else meta_arrays(arrays)
-    report = metrics_report(results, scored, eps=eps, budgets=budgets, reference=ref, time_axis=words)
+    report = metrics_report(results, scored, eps=eps, budgets=budgets, reference=ref, time_axis=words, task=data.task)
     return TuneResult(sweep=sweep, nested=honest, time_model=words, metrics=report, excluded=tuple(excluded),
                       strategy=family, spec=str(strategy).strip(), per_dataset=bool(per_dataset))
 

@@ -399,6 +399,7 @@ def benchmark_report(suite) -> Report:
     """The report of a :class:`~algorank.evaluation.meta.benchmark.BenchmarkSuite`."""
     _agg()
     from algorank.evaluation.meta.plots import plot_loss_by_tests, plot_loss_time
+    from algorank.metadata.task import points_word
 
     where = (f"leave-one-dataset-out on {len(suite.results[0].datasets)} datasets" if suite.n_train is None
              else suite.setting)
@@ -410,24 +411,25 @@ def benchmark_report(suite) -> Report:
 
     header = ["strategy", "mean MIL" if suite.axis == "time" else "mean loss", "median", "Spearman"]
     rows = [[r.strategy, r.mean_mil, r.median_mil, r.mean_spearman] for r in suite.results]
+    points = points_word(getattr(suite, "task", "classification"))
     window = (f"MIL over {suite.tmin:g} s to {suite.tmax:g} s" if suite.axis == "time"
               else f"mean loss over tests 1 to {int(suite.tmax)}")
-    tables = [Table(header, rows, caption=f"{window}, in accuracy points (lower is better). {SPEARMAN_WORDS}")]
+    tables = [Table(header, rows, caption=f"{window}, in {points} points (lower is better). {SPEARMAN_WORDS}")]
     if suite.metrics is not None:  # the user-facing metrics lead
         summary = suite.metrics.summary_table()
         tables.insert(0, Table(list(summary.columns), summary.values.tolist(),
                                caption=f"user-facing metrics per strategy and the oracle bound; lower is better in "
                                        f"every column: time_to_eps = seconds of tests until a learner within "
-                                       f"{suite.metrics.eps:g} accuracy point(s) of the dataset's best is found "
+                                       f"{suite.metrics.eps:g} {points} point(s) of the dataset's best is found "
                                        "(sum and median over the datasets), eps_not_reached = datasets where it "
-                                       "never is, loss@B = accuracy points below the best after B seconds, "
+                                       f"never is, loss@B = {points} points below the best after B seconds, "
                                        "mil_to_B and mil = mean loss over log-time to B seconds and over the "
                                        "benchmark's window (means over the datasets)"))
     images = []
     if suite.axis == "time":
-        images.append(figure_image(plot_loss_time(suite.results), alt="loss-time curves",
+        images.append(figure_image(plot_loss_time(suite.results, points=points), alt="loss-time curves",
                                    caption="Mean loss against test time, per strategy."))
-    images.append(figure_image(plot_loss_by_tests(suite.results), alt="loss by number of tests",
+    images.append(figure_image(plot_loss_by_tests(suite.results, points=points), alt="loss by number of tests",
                                caption="Mean loss against the number of tests."))
     report.sections.append(Section("Strategies", tables=tables, images=images))
     c = suite.comparison
@@ -457,7 +459,8 @@ def compare_report(res, *, rope: float | None = None) -> Report:
     _agg()
     fr = res.omnibus
     facts = [("learners", str(len(res.labels))), ("datasets", f"{fr.n_datasets} ({res.dropped_datasets} left out)"),
-             ("metric", res.metric), ("omnibus", f"{res.omnibus_method}: chi2 = {fr.statistic:.2f}, p = {fr.pvalue:.3g}"),
+             ("metric", res.metric_words()),
+             ("omnibus", f"{res.omnibus_method}: chi2 = {fr.statistic:.2f}, p = {fr.pvalue:.3g}"),
              ("alpha", f"{res.alpha:g}")]
     report = Report(title="algorank compare", subtitle=f"{len(res.labels)} learners on {fr.n_datasets} datasets",
                     facts=facts, notes=list(res.notes))

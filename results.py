@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from algorank.metadata.learners import short_name
+from algorank.metadata.task import points_word
 from algorank.metadata.text import escape, format_seconds, format_table, safe_filename
 from algorank.report import REPORT_FILE
 
@@ -356,14 +357,14 @@ def _benchmark_detail(suite, where: str) -> str:
             at = " ".join(f"{curve[min(i, curve.size - 1)]:.2f}" for i in (1, 2, 3, 5, 10))
             rows.append((r.strategy, f"{r.mean_mil:.3f}", f"{r.median_mil:.3f}", f"{r.mean_spearman:.3f}", at))
         lines = [f"{where}, x axis = number of tests; score = mean loss over tests 1..{int(suite.tmax)} "
-                 "(accuracy points)",
+                 f"({points_word(getattr(suite, 'task', 'classification'))} points)",
                  format_table(["strategy", "mean loss", "median", "Spearman", "loss after 1, 2, 3, 5, 10 tests"],
                               rows, align="lrrrl")]
     else:
         rows = [(r.strategy, f"{r.mean_mil:.3f}", f"{r.median_mil:.3f}", f"{r.mean_spearman:.3f}")
                 for r in suite.results]
         lines = [f"MIL over the window tmin = {suite.tmin:g} s to tmax = {suite.tmax:g} s ({suite.time_model}; "
-                 "loss in accuracy points, lower is better)",
+                 f"loss in {points_word(getattr(suite, 'task', 'classification'))} points, lower is better)",
                  format_table(["strategy", "mean MIL", "median MIL", "Spearman"], rows)]
     c = suite.comparison
     if c is not None:
@@ -551,15 +552,18 @@ def write_files(result, folder) -> list[str]:
             tables += [result.metrics.summary_table(), result.metrics.comparison_table()]
         written = [_csv(t, folder / n, index=False, float_format="%.10g") for t, n in zip(tables, names)]
         if result.axis == "time":
-            written.append(_png(plot_loss_time(result.results), folder / "loss_time.png"))
-        written.append(_png(plot_loss_by_tests(result.results), folder / "loss_by_tests.png"))
+            written.append(_png(plot_loss_time(result.results, points=points_word(result.task)),
+                                folder / "loss_time.png"))
+        written.append(_png(plot_loss_by_tests(result.results, points=points_word(result.task)),
+                            folder / "loss_by_tests.png"))
         return written + [write_report(benchmark_report(result), folder)]
     if kind == "TuneResult":
         from algorank.evaluation.meta.plots import plot_loss_time, plot_mil_boxplots
 
+        words = points_word(getattr(result.metrics, "task", "classification"))
         return [_csv(result.to_frame(), folder / names[0], index=False, float_format="%.10g"),
-                _png(plot_mil_boxplots(result.sweep), folder / names[1]),
-                _png(plot_loss_time(result.sweep.results), folder / names[2])]
+                _png(plot_mil_boxplots(result.sweep, points=words), folder / names[1]),
+                _png(plot_loss_time(result.sweep.results, points=words), folder / names[2])]
     if kind == "EvaluationResult":
         from algorank.evaluation.cv.evaluator import write_runs
 

@@ -61,7 +61,8 @@ def add_time_model(p: argparse.ArgumentParser) -> None:
 
 def add_metrics_options(p: argparse.ArgumentParser, *, reference_help: str) -> None:
     p.add_argument("--eps", type=float, default=1.0, metavar="POINTS",
-                   help="time to reach within POINTS accuracy points of the best learner (default 1)")
+                   help="time to reach within POINTS accuracy points (R² points for regression) of the best learner "
+                        "(default 1)")
     p.add_argument("--budgets", nargs="+", default=None, metavar="S",
                    help="budgets in seconds of test time for the loss at budget and the MIL from the cheapest "
                         "test to the budget (default 1 10 60; space- or comma-separated)")

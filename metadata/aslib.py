@@ -35,6 +35,11 @@ table except ``aslib_fold`` is a feature (one feature step ``ALL``); ``cv.arff``
 written atomically.  A scenario read by :func:`read_aslib` and written back reads back
 identically (runs and datasets tables); meta-data with several folds per repeat is
 aggregated (written once per repeat).
+
+**Regression** meta-data (:attr:`MetaDataset.task`) is written with the measure
+:data:`REGRESSION_MEASURE` (``score_r2``: the score ``max(R², 0)``, maximised, in [0, 1]) in
+place of ``predictive_accuracy``; ASlib names measures freely, so the scenario says what it
+holds, and reading a scenario whose measure is ``score_r2`` gives regression meta-data again.
 """
 
 from __future__ import annotations
@@ -51,7 +56,10 @@ from .errors import InputError
 from .text import escape
 from .io import atomic_write_text
 
-__all__ = ["ASLIB_STATUSES", "read_aslib", "write_aslib", "is_aslib_dir"]
+__all__ = ["ASLIB_STATUSES", "REGRESSION_MEASURE", "read_aslib", "write_aslib", "is_aslib_dir"]
+
+#: The ASlib performance measure of regression meta-data: the score max(R², 0), mean over folds.
+REGRESSION_MEASURE = "score_r2"
 
 #: Values of ASlib's ``runstatus``.
 ASLIB_STATUSES = ("ok", "timeout", "memout", "not_applicable", "crash", "other")
@@ -195,6 +203,8 @@ def read_aslib(path, *, measure: str | None = None) -> MetaDataset:
         datasets["source"] = "aslib:" + scenario + ":" + datasets["dataset"]
     if "name" not in datasets.columns:
         datasets["name"] = datasets["dataset"]
+    if measure == REGRESSION_MEASURE:
+        datasets["task"] = "regression"
     return MetaDataset(runs, datasets, source=f"aslib:{scenario}")
 
 
@@ -275,8 +285,10 @@ def write_aslib(meta: MetaDataset, directory, *, scenario_id: str | None = None,
     keys = ["dataset", "learner", "repeat"]
     agg = frame.groupby(keys, sort=True).agg(accuracy=("accuracy", "mean"), fit_time=("fit_time", "mean"),
                                              runstatus=("runstatus", "first")).reset_index()
+    regression = meta.task == "regression"
+    measure = REGRESSION_MEASURE if regression else "predictive_accuracy"
     attrs = [("instance_id", "STRING"), ("repetition", "NUMERIC"), ("algorithm", "STRING"),
-             ("predictive_accuracy", "NUMERIC")]
+             (measure, "NUMERIC")]
     if has_time:
         attrs.append(("runtime", "NUMERIC"))
     attrs.append(("runstatus", "{" + ", ".join(ASLIB_STATUSES) + "}"))
@@ -315,7 +327,7 @@ def write_aslib(meta: MetaDataset, directory, *, scenario_id: str | None = None,
                    [[d, 1, fold_of[d]] for d in ds.index])))
     description = {
         "scenario_id": scenario,
-        "performance_measures": ["predictive_accuracy"],
+        "performance_measures": [measure],
         "maximize": [True],
         "performance_type": ["solution_quality"],
         "algorithm_cutoff_time": "?",
@@ -332,7 +344,9 @@ def write_aslib(meta: MetaDataset, directory, *, scenario_id: str | None = None,
         "metainfo_algorithms": {l: {"configuration": "", "deterministic": True} for l in meta.learner_ids},
     }
     header = (f"# ASlib scenario written by algorank from {escape(meta.source or 'meta-data')}\n"
-              + ("" if has_time else "# no runtimes: the meta-data has no fit times\n"))
+              + ("" if has_time else "# no runtimes: the meta-data has no fit times\n")
+              + (f"# regression: {measure} is the score max(R^2, 0), mean over the folds of a repetition\n"
+                 if regression else ""))
     written.append(atomic_write_text(root / "description.txt",
                                      header + yaml.safe_dump(description, sort_keys=False, default_flow_style=False)))
     return written

@@ -24,6 +24,7 @@ import pandas as pd
 from .cells import cell_means, read_parquet_runs, sorted_codes
 from .errors import InputError, ValidationError
 from .io import PARQUET_DATASETS_KEY, atomic_path
+from .task import REGRESSION_RUN_COLUMNS, check_task_column, score_from_r2
 from .run_checks import (MAX_LISTED as _MAX_LISTED, STATUSES, check_ids_present, check_run_values, check_unique_runs,
                          fmt_rows as _fmt_rows, index_column_error, numeric_error, status_error)
 
@@ -42,7 +43,8 @@ __all__ = [
 #: Required columns of the runs table, in their canonical order.
 RUN_COLUMNS = ("dataset", "learner", "repeat", "fold", "accuracy", "fit_time", "predict_time", "status")
 #: Optional metric columns of the runs table.
-OPTIONAL_RUN_COLUMNS = ("balanced_accuracy", "auc", "log_loss", "model_bytes", "message", "f1_macro")
+OPTIONAL_RUN_COLUMNS = ("balanced_accuracy", "auc", "log_loss", "model_bytes", "message", "f1_macro", "r2", "rmse",
+                        "mae")
 #: Required columns of the datasets table.
 DATASET_COLUMNS = ("dataset", "name", "source", "n_instances", "n_features", "n_classes", "majority_fraction")
 #: Kinds of cost understood by :meth:`MetaDataset.cost`.
@@ -79,6 +81,8 @@ class MetaDescription:
         Where the meta-data came from.
     runs_with_time : int
         Successful runs with a ``fit_time``.
+    task : str
+        ``"classification"`` or ``"regression"`` (:attr:`MetaDataset.task`).
 
     Examples
     --------
@@ -101,6 +105,7 @@ class MetaDescription:
     source: str
     cells_with_time: int = 0
     runs_with_time: int = 0
+    task: str = "classification"
 
     @property
     def cells_without_time(self) -> int:
@@ -121,7 +126,10 @@ class MetaDescription:
                 if self.cells_with_time == 0 else "")
         fit = (f"{fs(self.fit_time_min)} .. {fs(self.fit_time_max)} (median {fs(self.fit_time_median)})"
                if self.runs_with_time else "none recorded")
-        rows = [("source", escape(self.source)), ("datasets", self.datasets), ("learners", self.learners),
+        task = ("regression (score = max(R², 0) in the accuracy column)" if self.task == "regression"
+                else self.task)
+        rows = [("source", escape(self.source)), ("task", task), ("datasets", self.datasets),
+                ("learners", self.learners),
                 ("cells", f"{self.cells} of {self.datasets * self.learners} (missing {self.missing_fraction:.1%})"),
                 ("  with time", self.cells_with_time), ("  without time", f"{self.cells_without_time}{only}"),
                 ("runs", f"{self.runs} ({self.failed_runs} failed; median {self.repeats_per_cell_median:g} per cell)"),
@@ -240,7 +248,47 @@ def _validate_runs(runs: pd.DataFrame, codes: dict | None = None) -> tuple[pd.Da
     return runs[ordered], codes
 
 
-def _validate_datasets(datasets: pd.DataFrame | None, ids: Sequence[str]) -> pd.DataFrame:
+def _task_of(datasets) -> str:
+    """The one task of a datasets table as given (before validation): its ``task`` column, classification without it."""
+    if isinstance(datasets, pd.DataFrame) and "task" in datasets.columns:
+        ids = datasets["dataset"] if "dataset" in datasets.columns else range(len(datasets))
+        return check_task_column(ids.tolist() if hasattr(ids, "tolist") else list(ids), datasets["task"].tolist())
+    return "classification"
+
+
+def _regression_runs(runs):
+    """Regression runs: ``accuracy`` derived from ``r2`` (``max(r2, 0)``) when the column is absent; else checked."""
+    if not isinstance(runs, pd.DataFrame):
+        return runs
+    if "r2" in runs.columns:  # before the score is derived from it (a score above 1 would hide the cause)
+        r2 = pd.to_numeric(runs["r2"], errors="coerce").to_numpy(dtype=float)
+        bad = np.flatnonzero(r2 > 1.0 + 1e-12)
+        if len(bad):
+            raise ValidationError(f"column 'r2' must be at most 1; bad values {r2[bad[:_MAX_LISTED]].tolist()} in "
+                                  f"{_fmt_rows(bad)}")
+    if "accuracy" not in runs.columns:
+        if "r2" not in runs.columns:
+            raise ValidationError("regression runs need an 'r2' or an 'accuracy' column (the score, max(R², 0))")
+        runs = runs.copy(deep=False)
+        runs["accuracy"] = score_from_r2(pd.to_numeric(runs["r2"], errors="coerce").to_numpy(dtype=float))
+    return runs
+
+
+def _check_regression_values(runs: pd.DataFrame) -> None:
+    """The score equal to ``max(R², 0)`` where both are known (R² at most 1: :func:`_regression_runs`; errors
+    finite and >= 0: run_checks)."""
+    if "r2" not in runs.columns:
+        return
+    r2 = runs["r2"].to_numpy(dtype=float)
+    acc = runs["accuracy"].to_numpy(dtype=float)
+    both = ~np.isnan(r2) & ~np.isnan(acc)
+    bad = np.flatnonzero(both & (np.abs(acc - np.maximum(r2, 0.0)) > 1e-9))
+    if len(bad):
+        raise ValidationError(f"regression runs: column 'accuracy' must hold the score max(r2, 0); it differs in "
+                              f"{_fmt_rows(bad)}")
+
+
+def _validate_datasets(datasets: pd.DataFrame | None, ids: Sequence[str], task: str = "classification") -> pd.DataFrame:
     if datasets is None:
         datasets = pd.DataFrame({"dataset": list(ids)})
     if not isinstance(datasets, pd.DataFrame):
@@ -270,6 +318,16 @@ def _validate_datasets(datasets: pd.DataFrame | None, ids: Sequence[str]) -> pd.
     datasets["source"] = source.where(source.notna(), "").astype(str)
     for col in ("n_instances", "n_features", "n_classes", "majority_fraction"):
         datasets[col] = pd.to_numeric(datasets[col], errors="coerce").astype(float)
+    if "task" in datasets.columns or task != "classification":
+        datasets["task"] = task  # one task per meta-dataset (checked before): rows added for runs get it too
+    if task == "regression":  # the baseline score: predicting the mean scores 0
+        mf = datasets["majority_fraction"]
+        bad = datasets.index[mf.notna() & (mf != 0.0)]
+        if len(bad):
+            raise ValidationError(
+                f"column 'majority_fraction' of a regression datasets table holds the baseline score, 0 (predicting "
+                f"the mean); bad values {mf[bad[:_MAX_LISTED]].tolist()} in {_fmt_rows(bad)}")
+        datasets["majority_fraction"] = mf.fillna(0.0)
     mf = datasets["majority_fraction"]
     bad = datasets.index[(mf < 0) | (mf > 1)]
     if len(bad):
@@ -341,12 +399,20 @@ class MetaDataset:
         self._setup(runs, datasets, source, None)
 
     def _setup(self, runs, datasets, source, codes) -> None:
+        task = _task_of(datasets)
+        if task == "regression":
+            runs = _regression_runs(runs)
+        elif isinstance(runs, pd.DataFrame) and "accuracy" not in runs.columns and "r2" in runs.columns:
+            raise ValidationError("runs table is missing required column: accuracy (runs with an 'r2' column are "
+                                  "regression runs: give the datasets table a column 'task' holding 'regression')")
         runs, codes = _validate_runs(runs, codes)
         if runs.empty:
             raise ValidationError("runs table is empty: a MetaDataset needs at least one run")
+        if task == "regression":
+            _check_regression_values(runs)
         self._runs = runs
         self._cache: dict = {"codes": codes}
-        self._datasets = _validate_datasets(datasets, self.dataset_ids)
+        self._datasets = _validate_datasets(datasets, self.dataset_ids, task)
         self.source = str(source)
 
     # ------------------------------------------------------------------ basics
@@ -385,9 +451,18 @@ class MetaDataset:
         return codes[column]
 
     @property
+    def task(self) -> str:
+        """``"classification"`` or ``"regression"``: the task of every dataset (the datasets table's ``task``
+        column; classification without it).  For regression the ``accuracy`` column holds the score
+        ``max(R², 0)``."""
+        ds = self._datasets
+        return str(ds["task"].iloc[0]) if "task" in ds.columns and len(ds) else "classification"
+
+    @property
     def metrics(self) -> list[str]:
         """Metric columns present in the runs table."""
-        return ["accuracy"] + [c for c in ("balanced_accuracy", "auc", "log_loss") if c in self._runs.columns]
+        extra = REGRESSION_RUN_COLUMNS if self.task == "regression" else ("balanced_accuracy", "auc", "log_loss")
+        return ["accuracy"] + [c for c in extra if c in self._runs.columns]
 
     def __len__(self) -> int:
         return len(self._runs)
@@ -603,6 +678,7 @@ class MetaDataset:
             source=self.source,
             cells_with_time=int(timed.groupby(["dataset", "learner"]).ngroups),
             runs_with_time=int(len(timed)),
+            task=self.task,
         )
 
     # ------------------------------------------------------------------ persistence

@@ -25,7 +25,7 @@ STATUSES = ("ok", "error", "timeout")
 #: Run columns that must lie in [0, 1].
 BOUNDED_METRICS = ("accuracy", "balanced_accuracy", "auc", "f1_macro")
 #: Run columns that must be finite and >= 0.
-NONNEGATIVE = ("fit_time", "predict_time", "model_bytes", "log_loss")
+NONNEGATIVE = ("fit_time", "predict_time", "model_bytes", "log_loss", "rmse", "mae")
 #: How many rows or values an error message lists.
 MAX_LISTED = 5
 

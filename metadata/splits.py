@@ -32,7 +32,9 @@ the ``uci`` datasets (all 63 are in the broad list), so a dataset is held out in
 neither; ``lcdb``: the embedded LCDB snapshot, size = the largest training size (81 % of
 the rows; LCDB's own table lacks the row count of 51 datasets; the order is that of the
 rows); ``oboe``: OBOE's ``dataset_sizes.csv`` (column ``0`` = rows) for the datasets of its
-``error_matrix.csv``.
+``error_matrix.csv``; ``regression``: the chosen datasets of
+:mod:`algorank.metadata.regression_sets` (``regression_datasets.csv``, with their groups), split by
+the same rule before any learner ran on them.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ __all__ = ["SPLIT_NAMES", "SPLITS_DIR", "SALT", "FRACTION", "STRATUM_DATASETS", 
            "resolve_heldout", "split_meta", "group_key", "choose_heldout", "split_table", "write_split"]
 
 #: Meta-datasets with a frozen split.
-SPLIT_NAMES = ("broad", "lcdb", "oboe", "uci")
+SPLIT_NAMES = ("broad", "lcdb", "oboe", "uci", "regression")
 #: Folder of the split files inside the installed package.
 SPLITS_DIR = Path(__file__).resolve().parent / "data" / "splits"
 #: Salt of the group keys (the "seed" of the rule).
@@ -79,7 +81,7 @@ def read_ids(path: str | os.PathLike) -> tuple[str, ...]:
 
 
 def heldout(name: str) -> tuple[str, ...]:
-    """The frozen held-out dataset ids of a meta-dataset (``broad``, ``lcdb``, ``oboe``, ``uci``).
+    """The frozen held-out dataset ids of a meta-dataset (``broad``, ``lcdb``, ``oboe``, ``uci``, ``regression``).
 
     Raises
     ------
@@ -97,7 +99,7 @@ def resolve_heldout(spec, *, meta_name: str | None = None) -> tuple[str, ...]:
     """Held-out ids from ``True`` (the split of ``meta_name``), a split name, a file, or a list of ids."""
     if spec is True:
         if not meta_name:
-            raise InputError("heldout=True needs an embedded meta-data name (lcdb, uci, broad, oboe) to find its "
+            raise InputError(f"heldout=True needs an embedded meta-data name ({', '.join(SPLIT_NAMES)}) to find its "
                              "split; give the split name or a file of dataset ids instead")
         return heldout(meta_name)
     if isinstance(spec, (list, tuple)):

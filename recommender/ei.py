@@ -663,7 +663,7 @@ def _majority(info: Mapping, fallback: float) -> float:
         v = float(info.get("score_baseline", info.get("majority_fraction", math.nan)))
     except (TypeError, ValueError):
         v = math.nan
-    return v if 0 < v < 1 else fallback
+    return v if 0 <= v < 1 else fallback  # 0: the regression baseline (predicting the mean)
 
 
 def _attempted(meta, datasets, learners) -> np.ndarray:

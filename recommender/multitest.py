@@ -67,6 +67,7 @@ from algorank.evaluation.stats._validate import check_alpha, check_choice
 from algorank.evaluation.stats.pairwise import t_test_rows
 from algorank.metadata.dataset import COST_KINDS
 from algorank.metadata.errors import InputError
+from algorank.metadata.task import lower_is_better
 from algorank.metadata.learners import short_name
 from algorank.metadata.progress import progress_bar
 
@@ -488,7 +489,7 @@ def multitest_on_meta(meta, dataset: str, *, learners: Sequence[str] | None = No
             raise InputError(f"cost {cost!r} is missing on dataset {dataset!r} for some learner")
         prior = [labels[i] for i in _order_by(row, labels)]
     return multitest(ps.values, prior, labels=labels, pairwise=pairwise, evaluations=ps.evaluations,
-                     correction=correction, alpha=alpha, higher_is_better=metric != "log_loss",
+                     correction=correction, alpha=alpha, higher_is_better=not lower_is_better(metric),
                      test_train_ratio=test_train_ratio)
 
 
@@ -703,7 +704,7 @@ def multi2test(meta, *, learners: Sequence[str] | None = None, cost="fit_time", 
                     norm_cost.append(full)
                 pending.append((dataset, cols, pool.submit(
                     _first_pass_order, values, prior, labels, cols, evs, pairwise=pairwise, correction=correction,
-                    alpha=alpha, higher_is_better=metric != "log_loss", test_train_ratio=test_train_ratio)))
+                    alpha=alpha, higher_is_better=not lower_is_better(metric), test_train_ratio=test_train_ratio)))
                 while len(pending) > 2 * workers:
                     collect(*pending.popleft())
             while pending:

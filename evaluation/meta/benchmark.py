@@ -97,6 +97,7 @@ class BenchmarkSuite:
     setting: str = "leave-one-dataset-out"
     n_train: int | None = None
     per_dataset: bool = True
+    task: str = "classification"
 
     def to_frame(self) -> pd.DataFrame:
         """Same as :meth:`per_dataset_table`."""
@@ -114,6 +115,7 @@ class BenchmarkSuite:
         out = {
             "tmin": self.tmin,
             "tmax": self.tmax,
+            "task": self.task,
             "time_model": self.time_model,
             "axis": self.axis,
             "setting": self.setting,
@@ -217,12 +219,13 @@ def benchmark_strategies(
     charged = [r.strategy for r in results if r.traces.start is not None]
     if charged and axis == "time":  # say who paid for landmarkers before the first test (scoring.start_seconds)
         time_words = f"{time_words}; landmarkers charged before the first test of {', '.join(charged)}"
-    report = (metrics_report(results, live, eps=eps, budgets=budgets, reference=reference, time_axis=time_words)
-              if axis == "time" else None)
+    task = getattr(meta, "task", "classification")  # MetaArrays carry none: classification
+    report = (metrics_report(results, live, eps=eps, budgets=budgets, reference=reference, time_axis=time_words,
+                             task=task) if axis == "time" else None)
     if setting is None:
         setting = ("leave-one-dataset-out" if test_datasets is None else
                    f"trained on {int(train.sum())} datasets, scored on {len(rows)} test datasets")
-    return BenchmarkSuite(results=tuple(results), comparison=comparison, tmin=lo, tmax=hi, axis=axis,
+    return BenchmarkSuite(results=tuple(results), comparison=comparison, tmin=lo, tmax=hi, axis=axis, task=task,
                           time_model=time_words if axis == "time" else "tests (each test counts 1)",
                           metrics=report, setting=setting,
                           n_train=int(train.sum()) if test_datasets is not None else None)

@@ -28,7 +28,7 @@ def _axes(ax):
     return ax
 
 
-def plot_loss_time(results: Sequence, *, ax=None):
+def plot_loss_time(results: Sequence, *, ax=None, points: str = "accuracy"):
     """Mean loss-time curves (exact step functions) of several benchmark results.
 
     Parameters
@@ -37,6 +37,8 @@ def plot_loss_time(results: Sequence, *, ax=None):
         Each must carry ``tmin``/``tmax`` (the window is shaded by its bounds).
     ax : Axes, optional
         Drawn into a new figure when omitted.  The steps are drawn exactly.
+    points : str
+        Unit of the loss in the axis label: ``"accuracy"`` points, or ``"R²"`` for regression.
 
     Returns
     -------
@@ -54,7 +56,7 @@ def plot_loss_time(results: Sequence, *, ax=None):
     ax.set_xscale("log")
     ax.set_xlim(lo, hi)
     log_time_axis(ax)
-    ax.set_ylabel("mean loss (accuracy points)")
+    ax.set_ylabel(f"mean loss ({points} points)")
     ax.set_title(f"Mean loss-time curves, window [{lo:g} s, {hi:g} s]")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
@@ -62,7 +64,7 @@ def plot_loss_time(results: Sequence, *, ax=None):
     return ax
 
 
-def plot_mil_boxplots(sweep, *, ax=None):
+def plot_mil_boxplots(sweep, *, ax=None, points: str = "accuracy"):
     """Boxplots of per-dataset MIL for each P of a :class:`~algorank.evaluation.meta.benchmark.PSweepResult`."""
     ax = _axes(ax)
     data = [r.mil for r in sweep.results]
@@ -70,21 +72,21 @@ def plot_mil_boxplots(sweep, *, ax=None):
     ax.set_xticks(range(1, len(data) + 1))
     ax.set_xticklabels([format_p(p) for p in sweep.grid])
     ax.set_xlabel("P")
-    ax.set_ylabel("MIL per dataset (accuracy points)")
+    ax.set_ylabel(f"MIL per dataset ({points} points)")
     ax.set_title(f"AR-A3R: MIL per dataset, window [{sweep.tmin:g} s, {sweep.tmax:g} s]")
     ax.grid(True, axis="y", alpha=0.3)
     literal_text(ax)  # strategy names from the user: a `$` is a dollar sign
     return ax
 
 
-def plot_loss_by_tests(results: Sequence, *, ax=None):
+def plot_loss_by_tests(results: Sequence, *, ax=None, points: str = "accuracy"):
     """Mean loss after 0, 1, 2, ... tests for several benchmark results."""
     ax = _axes(ax)
     for r in results:
         curve = r.mean_loss_by_tests()
         ax.plot(np.arange(curve.size), curve, marker="o", markersize=3, label=r.strategy)
     ax.set_xlabel("number of tests")
-    ax.set_ylabel("mean loss (accuracy points)")
+    ax.set_ylabel(f"mean loss ({points} points)")
     ax.set_title("Mean loss by number of tests")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)

@@ -83,7 +83,10 @@ def comparison_table(report, *, mil_title: str, labels: dict | None = None) -> s
 
 def metrics_footer(report, *, window: str, verbose: bool) -> list[str]:
     """The definitions under the two tables (``window``: the MIL window in words)."""
-    eps = f"{report.eps:g} accuracy point" + ("" if report.eps == 1 else "s")
+    from algorank.metadata.task import points_word
+
+    points = points_word(getattr(report, "task", "classification"))
+    eps = f"{report.eps:g} {points} point" + ("" if report.eps == 1 else "s")
     compared = bool(report.comparisons)
     text = [
         "Lower is better in every column of the first table." + (
@@ -92,7 +95,7 @@ def metrics_footer(report, *, window: str, verbose: bool) -> list[str]:
         f"to near-best: seconds of tests until a learner within {eps} of the dataset's best learner is found "
         "(total over the datasets, and the median); not reached: datasets where it never is (counted with all "
         "their test time).",
-        "loss@B: accuracy points below the dataset's best learner after B seconds of tests (mean over the datasets).",
+        f"loss@B: {points} points below the dataset's best learner after B seconds of tests (mean over the datasets).",
         f"MIL: mean loss over log-time in the window {window} (the area under the loss-time curve; the benchmark's "
         "original score). oracle bound: the best any order can do, knowing every result in advance.",
     ]

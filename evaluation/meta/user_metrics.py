@@ -56,6 +56,7 @@ from algorank.recommender.kernel.environments import MetaArrays
 from algorank.recommender.kernel.loss_time import check_window, loss_steps, mil_rows, row_chunks
 from algorank.recommender.kernel.oracle import oracle_mils
 from algorank.metadata.errors import InputError
+from algorank.metadata.task import points_word
 from algorank.metadata.text import escape, format_seconds, format_table
 
 __all__ = [
@@ -460,6 +461,9 @@ class MetricsReport:
         Every strategy but the reference, on every metric.
     time_axis : str
         What the seconds are (``recorded fit times``, ``live tests, 5 x fit + 0.017 s``).
+    task : str
+        The task of the meta-data: the points are accuracy points, or R² points for regression
+        (the score ``max(R², 0)``).
     """
 
     eps: float
@@ -469,6 +473,7 @@ class MetricsReport:
     oracle: UserMetrics
     comparisons: tuple
     time_axis: str = ""
+    task: str = "classification"
 
     @property
     def labels(self) -> list:
@@ -510,7 +515,7 @@ class MetricsReport:
         bl = [budget_label(b) for b in self.budgets]
         last = bl[-1]
         lines = ["", f"user-facing metrics (time on the benchmark's axis: {self.time_axis}); eps = {self.eps:g} "
-                     f"accuracy point(s); losses in points"]
+                     f"{points_word(self.task)} point(s); losses in points"]
         header = ["strategy", "t_eps sum", "median", "not reached", *(f"loss@{b}" for b in bl), f"MIL to {last}", "MIL"]
         rows = []
         for m in (*self.metrics, self.oracle):
@@ -539,6 +544,7 @@ class MetricsReport:
             comps.setdefault(c.strategy, {})[c.metric] = c.to_dict()
         return {
             "eps_points": self.eps,
+            "task": self.task,
             "budgets_s": list(self.budgets),
             "time_axis": self.time_axis,
             "reference": self.reference,
@@ -552,7 +558,7 @@ class MetricsReport:
 
 def metrics_report(results: Sequence, arrays: MetaArrays, *, eps: float = DEFAULT_EPS,
                    budgets: Sequence[float] = DEFAULT_BUDGETS, reference: str | None = None,
-                   time_axis: str = "") -> MetricsReport:
+                   time_axis: str = "", task: str = "classification") -> MetricsReport:
     """User-facing metrics of benchmark results, the oracle bounds, and comparisons with a reference.
 
     Parameters
@@ -567,6 +573,8 @@ def metrics_report(results: Sequence, arrays: MetaArrays, *, eps: float = DEFAUL
         Name of the reference strategy (default the first result).
     time_axis : str
         Words for the seconds, stored in the report.
+    task : str
+        The meta-data's task, stored in the report (its points are R² points for regression).
     """
     results = list(results)
     if not results:
@@ -604,4 +612,4 @@ def metrics_report(results: Sequence, arrays: MetaArrays, *, eps: float = DEFAUL
                                           sign=sign, wilcoxon=wil, total=total, reference_total=rtotal,
                                           oracle_total=otot, gap_closed=float(gap)))
     return MetricsReport(eps=eps, budgets=budgets, reference=ref, metrics=metrics, oracle=oracle,
-                         comparisons=tuple(comps), time_axis=time_axis)
+                         comparisons=tuple(comps), time_axis=time_axis, task=str(task))

@@ -46,6 +46,7 @@ from algorank.evaluation.stats import (
 from algorank.evaluation.stats._validate import check_alpha, check_choice
 from algorank.metadata.checks import check_seed
 from algorank.metadata.errors import InputError
+from algorank.metadata.task import lower_is_better
 from algorank.metadata.learners import short_names
 from algorank.metadata.progress import progress_bar
 
@@ -102,6 +103,7 @@ class LearnerComparison:
     confidence: float = 0.95
     bayes: bool = True
     rope: float = DEFAULT_ROPE
+    task: str = "classification"
 
     @property
     def omnibus_method(self) -> str:
@@ -120,7 +122,7 @@ class LearnerComparison:
 
         fr, ranks = self.omnibus, self.average_ranks
         lines = [f"{len(self.labels)} learners on {fr.n_datasets} datasets ({self.dropped_datasets} left out), "
-                 f"metric {escape(self.metric)}, alpha = {self.alpha:g}",
+                 f"metric {escape(self.metric_words())}, alpha = {self.alpha:g}",
                  f"omnibus: {self.omnibus_method}: chi2 = {fr.statistic:.2f}, df = {fr.df}, p = {fr.pvalue:.3g}"
                  + (f", Kendall's W = {fr.kendall_w:.3f}" if fr.kendall_w == fr.kendall_w else ""), "",
                  format_table(["learner", "avg rank"], [(sn(l), f"{ranks[l]:.2f}")
@@ -163,6 +165,14 @@ class LearnerComparison:
                                subsequent_indent="  ", break_on_hyphens=False)
         return "\n".join(lines)
 
+    def metric_words(self) -> str:
+        """The metric as the text names it: for regression meta-data the ``accuracy`` column is the score."""
+        from algorank.metadata.task import score_label
+
+        if self.metric == "accuracy":
+            return score_label(self.task)
+        return self.metric + (" (lower is better)" if lower_is_better(self.metric) else "")
+
     def to_dict(self) -> dict:
         """The comparison as plain data (what the ``compare`` command prints as JSON)."""
         fr = self.omnibus
@@ -171,6 +181,7 @@ class LearnerComparison:
             "learners": list(self.labels),
             "short": short_names(self.labels),
             "metric": self.metric,
+            "task": self.task,
             "n_datasets": int(fr.n_datasets),
             "dropped_datasets": self.dropped_datasets,
             "average_ranks": self.average_ranks,
@@ -295,7 +306,7 @@ def compare_learners(meta, *, learners: Sequence[str] | None = None, metric: str
     if len(table) < 2:
         raise InputError(f"need at least 2 datasets with 2 or more of the compared learners; found {len(table)}")
     x = table.to_numpy(dtype=float)
-    lower = metric == "log_loss"
+    lower = lower_is_better(metric)
     fr = omnibus(x, lower_is_better=lower, labels=labels)
     complete = not np.isnan(x).any()
     z = None if complete else omnibus_pairwise_z(fr)
@@ -320,7 +331,7 @@ def compare_learners(meta, *, learners: Sequence[str] | None = None, metric: str
         notes.append(f"the omnibus test does not reject at alpha = {alpha:g} (p = {fr.pvalue:.3g}): post hoc "
                      "differences are not supported by it")
     if lower:
-        notes.append("metric log_loss: lower is better; differences a - b > 0 favour b")
+        notes.append(f"metric {metric}: lower is better; differences a - b > 0 favour b")
     notes += _disagreements(table, labels, ph, cres, metric=metric, lower=lower)
     records, bayes_results = [], {}
     for i, j in progress_bar(pair_idx, desc="pairs", unit="pair", enabled=progress):
@@ -333,4 +344,5 @@ def compare_learners(meta, *, learners: Sequence[str] | None = None, metric: str
     return LearnerComparison(labels=tuple(labels), metric=metric, scores=table, omnibus=fr, posthoc=ph,
                              control=cres, pairs=tuple(records), alpha=alpha, dropped_datasets=dropped,
                              notes=tuple(notes), bayes_results=bayes_results, ci_method=ci_method,
-                             confidence=confidence, bayes=bayes, rope=rope)
+                             confidence=confidence, bayes=bayes, rope=rope,
+                             task=getattr(meta, "task", "classification"))
