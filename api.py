@@ -133,7 +133,8 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
               dry_run: bool = False, exclude_datasets: Sequence[str] = (), allow_modules: Sequence[str] = (),
               time_model: str = "live", time_overhead: float | None = None, metric: str | None = None,
               neighbours: int = 10, on_plan: Callable | None = None, on_start: Callable | None = None,
-              on_observation: Callable | None = None, started: float | None = None, save_model=None, n_jobs: int = 1):
+              on_observation: Callable | None = None, started: float | None = None, save_model=None, n_jobs: int = 1,
+              task: str = "auto", keep_columns: Sequence[str] = (), drop_columns: Sequence[str] = ()):
     """Rank learners for ``data`` from the meta-data, test them live within ``budget`` seconds, refit the best.
 
     Parameters
@@ -190,6 +191,9 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
     n_jobs : int
         Tests run at once (default 1; ``-1``: one per CPU), re-planning as each finishes, on joblib's engine:
         local loky workers by default, a Dask cluster under ``joblib.parallel_config(backend="dask")``.
+    task, keep_columns, drop_columns : str, sequence of str
+        How a numeric target is read (``"auto"``, ``"classification"``; regression is refused) and the feature
+        columns kept as read or dropped: see :func:`algorank.evaluation.cv.datasets.load_dataset`.
 
     Returns
     -------
@@ -221,7 +225,7 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
                         dry_run=dry_run, exclude_datasets=exclude_datasets, allow_modules=allow_modules,
                         time_model=time_model, time_overhead=time_overhead, metric=metric, on_plan=on_plan,
                         on_start=on_start, on_observation=on_observation, started=started, neighbours=neighbours,
-                        n_jobs=n_jobs)
+                        n_jobs=n_jobs, task=task, keep_columns=keep_columns, drop_columns=drop_columns)
     if model_path is None or result.model is None:
         return result
     return replace(result, saved_model=_save(result, model_path))
@@ -288,12 +292,12 @@ def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str]
              cv: int = 5, repeats: int | str | None = None, stop: str | None = None, threshold: float | None = None,
              min_repeats: int | None = None, max_repeats: int | None = None, timeout: float | None = None,
              n_jobs: int = 1, store=True, random_state: int = 0, allow_modules: Sequence[str] = (),
-             progress: bool = False):
+             progress: bool = False, task: str = "auto", keep_columns: Sequence[str] = (), drop_columns=()):
     """Evaluate learners on one dataset with repeated cross-validation (resumable through the fold store).
 
     Parameters
     ----------
-    data, target, y
+    data, target, y, task, keep_columns, drop_columns
         As in :func:`recommend`.
     learners : sequence of str, optional
         Portfolio ids, short names or estimator class paths with JSON parameters (default: the
@@ -335,7 +339,8 @@ def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str]
                           min_repeats=min_repeats, max_repeats=max_repeats, timeout=timeout, n_jobs=n_jobs,
                           store=store or None, random_state=random_state, progress=progress,
                           allow_modules=allow_modules)
-    return evaluator.evaluate(as_dataset(data, target, y=y), list(learners) if learners else learner_ids())
+    data = as_dataset(data, target, y=y, task=task, keep_columns=keep_columns, drop_columns=drop_columns)
+    return evaluator.evaluate(data, list(learners) if learners else learner_ids())
 
 
 def time_model_arrays(meta: MetaDataset, *, time_model: str = "fit", cv: int = 5, time_overhead: float | None = None):

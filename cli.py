@@ -35,7 +35,49 @@ class _Parser(argparse.ArgumentParser):
     """ArgumentParser whose usage errors are one line ``error: ...`` and exit 2."""
 
     def error(self, message: str):  # noqa: D401 - argparse API
-        raise InputError(f"{self.prog.split()[-1] if ' ' in self.prog else self.prog}: {message}")
+        raise InputError(f"{self.prog.split()[-1] if ' ' in self.prog else self.prog}: {_suggest_choice(message)}")
+
+    def parse_args(self, args=None, namespace=None):  # noqa: D401 - argparse API
+        """As argparse's, with a did-you-mean for each unrecognized option (the command's options and the global ones)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            sub = getattr(self, "commands", {}).get(getattr(parsed, "command", None))
+            raise InputError(f"{self.prog}: {_unrecognized(extras, [self, sub])}")
+        return parsed
+
+
+def _options(parsers) -> list[str]:
+    """The long option strings of ``parsers`` (None entries skipped)."""
+    return [s for p in parsers if p is not None for a in p._actions for s in a.option_strings if s.startswith("--")]
+
+
+def _unrecognized(extras: list, parsers) -> str:
+    """``unrecognized arguments: ...`` with the closest option to each misspelt one (:func:`difflib.get_close_matches`)."""
+    import difflib
+
+    options = {o.lstrip("-"): o for o in _options(parsers)}  # compared without the dashes
+    hints = []
+    for token in extras:
+        flag = str(token).split("=", 1)[0]
+        if flag.startswith("-") and len(flag.lstrip("-")) > 1:
+            close = difflib.get_close_matches(flag.lstrip("-"), list(options), n=1, cutoff=0.7)
+            if close and options[close[0]] not in hints:
+                hints.append(options[close[0]])
+    text = "unrecognized arguments: " + " ".join(str(t) for t in extras)
+    return text + (f"; did you mean {' or '.join(hints)}?" if hints else "")
+
+
+def _suggest_choice(message: str) -> str:
+    """argparse's ``invalid choice: 'X' (choose from ...)`` with the closest choice added (a misspelt command)."""
+    import difflib
+    import re
+
+    m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if not m:
+        return message
+    choices = [c.strip().strip("'\"") for c in m.group(2).split(",")]
+    close = difflib.get_close_matches(m.group(1), choices, n=1, cutoff=0.6)
+    return message + (f"; did you mean {close[0]!r}?" if close else "")
 
 
 def _check_out(args):
@@ -96,12 +138,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--verbose", "-v", action="store_true", help="log debug messages")
     parser.add_argument("--version", action=_Version, nargs=0, help="print algorank's version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+    parser.commands = {}  # name -> its parser, for the did-you-mean of a misspelt option
     for module in COMMANDS:
         command = importlib.import_module(module)
         p = sub.add_parser(command_name(module), help=command.HELP)
         p.set_defaults(command_module=command, out_files=False)  # out_files: add_common(p, out=True)
         command.add_arguments(p)
+        parser.commands[command_name(module)] = p
     return parser
+
+
+def _check_early(args) -> None:
+    """Inputs checked before any heavy import: the ``DATASET`` file of a command that reads one."""
+    from algorank.metadata.io import check_dataset_file, is_dataset_spec
+
+    dataset = getattr(args, "dataset", None)
+    if isinstance(dataset, str) and dataset.strip() and not is_dataset_spec(dataset):
+        check_dataset_file(dataset.strip())
 
 
 def _run(args) -> int:
@@ -128,6 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         args = build_parser().parse_args(argv)
         args.started = started
+        _check_early(args)  # a missing dataset file is reported before the data libraries are imported
         if argv is None:  # a whole process of its own (not --help or a usage error, which end above)
             from algorank.api import end_with_this_process
             from algorank.metadata.allocator import keep_freed_memory
@@ -189,8 +243,15 @@ _FLAGS = {"random_state": "--seed", "cv": "--cv", "budget_seconds": "--budget", 
           "timeout": "--timeout", "n_jobs": "--n-jobs", "alpha": "--alpha", "save_model": "--save-model"}
 
 
+#: Python parameters named inside a message, and the flags the command line says instead.
+_PHRASES = (("task='classification'", "--task classification"), ("task='regression'", "--task regression"),
+            ("keep_columns", "--keep-columns"), ("drop_columns", "--drop-columns"), ("(target=)", "(--target)"))
+
+
 def _one_line(exc: BaseException) -> str:
     text = " ".join((str(exc).strip() or type(exc).__name__).split())
+    for param, flag in _PHRASES:
+        text = text.replace(param, flag)
     head, sep, rest = text.partition(" ")
     flag = _FLAGS.get(head) if rest.startswith(("must ", "(number of folds) must ", "'")) else None
     return escape((flag or head) + sep + rest)

@@ -181,6 +181,19 @@ _PHASES = (("import", "start-up and imports"), ("load", "loading the data and th
 _INFO_SKIP = {"dataset", "name", "source"}
 
 
+def _columns_section(result) -> Section:
+    """The task as detected, and what was done to each column as read (the columns simply kept are counted)."""
+    changed = [c for c in result.columns if c["action"] != "kept"]
+    kept = len(result.columns) - len(changed)
+    text = [f"Task: {result.task_detection or result.task}."]
+    text.append(f"{kept} column(s) kept as read" + (", and the columns below handled by the column rules or by "
+                                                    "--keep-columns / --drop-columns." if changed else "."))
+    rows = [[c["column"], c["action"], ", ".join(c["new_columns"]) if c["action"] == "date-expanded" else "",
+             c["reason"]] for c in changed]
+    tables = [Table(["column", "what was done", "new columns", "why"], rows, caption="columns")] if rows else []
+    return Section("The columns", text=text, tables=tables)
+
+
 def recommend_report(result) -> Report:
     """The report of a :class:`~algorank.recommender.live.recommend.Recommendation`."""
     from algorank.metadata.metric import METRICS, from_score
@@ -200,8 +213,12 @@ def recommend_report(result) -> Report:
     if result.suggested_metric and notes:
         notes[0] += (f": try --metric {result.suggested_metric} (metric='{result.suggested_metric}' in Python)")
     if result.prior_matches:
-        notes.append("this dataset looks like prior dataset(s) " + ", ".join(result.prior_matches)
-                     + " of the meta-data, whose results inform the ranking")
+        from algorank.recommender.live.overlap import describe_matches
+
+        found = describe_matches(result.prior_match_details) if result.prior_match_details else \
+            ", ".join(result.prior_matches)
+        notes.append("this dataset is prior dataset(s) " + found + " of the meta-data, whose results inform the "
+                     "ranking")
     if result.rank_only:
         notes.append(f"{len(result.rank_only)} learner(s) of the meta-data are rank-only (ranked, never run)")
     report = Report(title=f"algorank recommend: {result.dataset}", subtitle=result.summary, facts=facts, notes=notes)
@@ -217,6 +234,7 @@ def recommend_report(result) -> Report:
                       caption="meta-features"),
                 Table(["prior dataset", "similarity", "rows", "features", "classes", "majority class"], similar,
                       caption="most similar prior datasets")]))
+    report.sections.append(_columns_section(result))
 
     reasons = {d["learner"]: d["text"] for d in result.plan_decisions}
     rows = []

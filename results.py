@@ -345,6 +345,8 @@ def _evaluation_text(result) -> str:
              f"features, {row.get('n_classes')} classes; scheme {config.get('scheme')}, stop {config.get('stop')}",
              format_table(["learner", "acc mean", "median", "95% interval", "reps", "fit time", "status"], rows,
                           align="lrrrrrl")]
+    if getattr(result, "task_detection", ""):
+        lines.insert(1, f"task: {escape(result.task_detection)}")
     lines += [f"failed: {escape(short_name(f['learner']))}: {f['status']}: {escape(f['message'])}"
               for f in result.failures]
     if result.store:

@@ -1,6 +1,6 @@
 """``algorank evaluate``: run learners on a dataset with repeated cross-validation (resumable)."""
 
-from algorank.commands.options import add_common
+from algorank.commands.options import add_common, add_data_options, items
 
 __all__ = ["HELP", "add_arguments", "check", "run"]
 
@@ -26,6 +26,7 @@ def add_arguments(p) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="N", help="random_state of splits and learners")
     p.add_argument("--allow-module", action="append", default=[], metavar="PACKAGE", help="also run estimator classes "
                    "of this package named by learner ids (default: scikit-learn only; learner ids are data, never code)")
+    add_data_options(p)
     add_common(p, meta=False, out=True)
 
 
@@ -43,4 +44,5 @@ def run(args):
                     repeats=args.repeats, stop=args.stop, threshold=args.threshold, min_repeats=args.min_repeats,
                     max_repeats=args.max_repeats, timeout=args.timeout, n_jobs=args.n_jobs,
                     store=False if args.no_store else (args.store or True), random_state=args.seed,
-                    allow_modules=args.allow_module, progress=not args.quiet)
+                    allow_modules=args.allow_module, progress=not args.quiet, task=args.task,
+                    keep_columns=items(args.keep_columns) or (), drop_columns=items(args.drop_columns) or ())

@@ -6,7 +6,7 @@ import argparse
 
 from algorank.metadata.errors import InputError
 
-__all__ = ["add_common", "add_window", "add_time_model", "add_metrics_options", "add_heldout", "items", "numbers"]
+__all__ = ["add_common", "add_data_options", "add_window", "add_time_model", "add_metrics_options", "add_heldout", "items", "numbers"]
 
 
 def add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = False) -> None:
@@ -22,6 +22,19 @@ def add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = Fal
         p.add_argument("--out", metavar="DIR", help="write plots and tables to this folder")
         p.set_defaults(out_files=True)
     p.add_argument("--quiet", action="store_true", help="no progress bars or log messages")
+
+
+def add_data_options(p: argparse.ArgumentParser) -> None:
+    """``--task``, ``--keep-columns``, ``--drop-columns``: how a dataset file is read (commands that read one)."""
+    p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto",
+                   help="auto (default): a numeric target is regression unless its values look like class labels "
+                        "(whole numbers, few distinct values); classification: read whole numbers as class labels. "
+                        "Regression is not supported yet and is refused")
+    p.add_argument("--keep-columns", action="append", default=None, metavar="NAMES",
+                   help="keep these columns as read (no id, free-text or date rule; space- or comma-separated, "
+                        "repeatable)")
+    p.add_argument("--drop-columns", action="append", default=None, metavar="NAMES",
+                   help="drop these columns (space- or comma-separated, repeatable)")
 
 
 def add_window(p: argparse.ArgumentParser) -> None:

@@ -2,7 +2,7 @@
 
 import sys
 
-from algorank.commands.options import add_common
+from algorank.commands.options import add_common, add_data_options, items
 
 __all__ = ["HELP", "EXIT_NOTHING_TESTED", "add_arguments", "run"]
 
@@ -34,6 +34,7 @@ def add_arguments(p) -> None:
     p.add_argument("--save-model", metavar="PATH", help="save the refitted best learner with joblib (joblib.load; "
                    "load only files you trust: unpickling runs code)")
     p.add_argument("--n-jobs", type=int, default=1, metavar="N", help="tests run at once (default 1; -1: one per CPU)")
+    add_data_options(p)
     add_common(p, out=True)
 
 
@@ -52,7 +53,8 @@ def run(args):
                        cv=args.cv, top=args.top, random_state=args.seed, refit=False, dry_run=args.dry_run,
                        exclude_datasets=args.exclude_dataset, allow_modules=args.allow_module, metric=args.metric,
                        time_model=args.time_model, time_overhead=args.time_overhead, save_model=args.save_model,
-                       n_jobs=args.n_jobs, on_plan=progress.on_plan, on_start=None if args.dry_run else progress.on_start,
+                       n_jobs=args.n_jobs, task=args.task, keep_columns=items(args.keep_columns) or (),
+                       drop_columns=items(args.drop_columns) or (), on_plan=progress.on_plan, on_start=None if args.dry_run else progress.on_start,
                        on_observation=progress.on_observation, started=process_start() if args.started is None else args.started)
     untested = result.trace is not None and result.best is None  # the run tested nothing successfully
     code = 130 if result.stop_reason == "interrupted" else EXIT_NOTHING_TESTED if untested else 0

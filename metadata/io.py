@@ -23,7 +23,7 @@ from typing import Iterator
 from algorank.metadata.errors import AlgorankError, InputError
 
 __all__ = ["atomic_path", "atomic_write_text", "json_dumps", "check_out_dir", "check_out_file", "output_folder",
-           "staged_folder", "write_error", "to_plain"]
+           "staged_folder", "write_error", "to_plain", "check_dataset_file", "is_dataset_spec", "DATASET_SUFFIXES"]
 
 #: errno values meaning "this path cannot be written" (a user's choice: exit 2); any other
 #: OSError while writing (no space left, quota, I/O error) is a failure of the machine (exit 1).
@@ -276,3 +276,40 @@ def _indented(obj, step: str, newline: str) -> str:
         raise _NotPlain
 
     return enc(obj, newline)
+
+
+# ---------------------------------------------------------------- dataset files
+#: File suffixes the dataset reader understands.
+DATASET_SUFFIXES = (".arff", ".csv", ".txt", ".tsv", ".parquet", ".pq")
+
+
+def is_dataset_spec(text: str) -> bool:
+    """Whether ``text`` names a dataset that is not a file (``sklearn:NAME``, ``openml:ID``)."""
+    return text.strip().startswith(("sklearn:", "openml:"))
+
+
+def check_dataset_file(path) -> Path:
+    """``path`` as a :class:`~pathlib.Path` when it is a non-empty file; else one :class:`InputError`.
+
+    Needs no data library, so the command line checks its ``DATASET`` before the heavy imports.  A
+    missing file's error suggests the closest name in its folder (``did you mean 'iris.csv'?``).
+    """
+    import difflib
+
+    from algorank.metadata.text import escape
+
+    p = Path(path)
+    if not p.exists():
+        folder = p.parent
+        try:
+            names = [c.name for c in folder.iterdir() if c.suffix.lower() in DATASET_SUFFIXES][:5000]
+        except OSError:
+            names = []
+        close = difflib.get_close_matches(p.name, names, n=1, cutoff=0.75)
+        hint = f"; did you mean {escape(str(folder / close[0]))!r}?" if close else ""
+        raise InputError(f"dataset file not found: {escape(str(p))!r}{hint}")
+    if p.is_dir():
+        raise InputError(f"dataset path is a directory, not a file: {escape(str(p))!r}")
+    if p.stat().st_size == 0:
+        raise InputError(f"dataset file is empty: {escape(str(p))!r}")
+    return p

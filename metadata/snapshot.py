@@ -162,6 +162,8 @@ def load_meta(path=None, *, default: str = DEFAULT_META) -> MetaDataset:
         return MetaDataset.concat([load_meta(p, default=default) for p in path])
     if isinstance(path, str) and path in EMBEDDED and not Path(path).exists():
         return load_embedded(path)
+    if isinstance(path, (str, Path)) and not Path(path).exists():
+        raise InputError(f"meta-data file not found: {path}{_embedded_hint(str(path))}")
     if Path(path).is_dir():
         from .aslib import is_aslib_dir, read_aslib
 
@@ -170,6 +172,17 @@ def load_meta(path=None, *, default: str = DEFAULT_META) -> MetaDataset:
         raise InputError(f"meta-data path is a folder, not a file: {path} (and not an ASlib scenario: it needs description.txt and "
                          "algorithm_runs.arff)")
     return MetaDataset.load(path)
+
+
+def _embedded_hint(name: str) -> str:
+    """``; did you mean 'lcdb'? embedded sets: ...`` for a meta-data name that is no file (the closest embedded set)."""
+    import difflib
+
+    names = [DEFAULT_META, *(n for n in EMBEDDED if n != DEFAULT_META)]
+    close = difflib.get_close_matches(name.strip().lower(), names, n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {close[0]!r}? embedded sets: {', '.join(names)}"
+    return f" (embedded sets: {', '.join(names)})"
 
 
 def build_snapshot(out_dir: str | Path | None = None, *, lcdb_dir: str | Path | None = None) -> dict:

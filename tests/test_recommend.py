@@ -235,14 +235,22 @@ def test_every_registered_strategy_gets_the_live_time_model(iris, spec):
 def test_prior_matches_flag_a_dataset_the_meta_data_has_seen(iris, caplog):
     from algorank.recommender.live.recommend import prior_matches
 
-    meta = _meta(LEARNERS)  # d0 has iris's shape: 150 rows, 4 features, 3 classes
+    meta = _meta(LEARNERS)  # d0 has iris's shape: 150 rows, 4 features, 3 classes, but another name
+    assert recommend(iris, strategy="ar:p=0", meta=meta, dry_run=True).prior_matches == ()  # the shape alone: no
+    runs, ds = meta.runs.copy(), meta.datasets.copy()
+    runs["dataset"] = runs["dataset"].replace({"d0": "iris"})
+    ds["dataset"] = ds["dataset"].replace({"d0": "iris"})
+    ds["name"] = ds["dataset"]
+    named = MetaDataset(runs, ds)
     with caplog.at_level("WARNING", logger="algorank.recommender.live.recommend"):
-        r = recommend(iris, strategy="ar:p=0", meta=meta, dry_run=True)
-    assert r.prior_matches == ("d0",) and r.to_dict()["prior_matches"] == ["d0"]
-    assert "looks like prior dataset(s) d0" in caplog.text
-    assert recommend(iris, strategy="ar:p=0", meta=meta, dry_run=True, exclude_datasets=["d0"]).prior_matches == ()
-    # by name, and NaN shapes never match
-    assert prior_matches(meta, {"name": "d2", "n_instances": float("nan")}) == ("d2",)
+        r = recommend(iris, strategy="ar:p=0", meta=named, dry_run=True)
+    assert r.prior_matches == ("iris",) and r.to_dict()["prior_matches"] == ["iris"]
+    assert r.to_dict()["prior_match_details"] == [{"dataset": "iris", "by": "name and shape"}]
+    assert "is prior dataset(s) iris (same name and shape: 150 rows, 4 features, 3 classes" in caplog.text
+    assert recommend(iris, strategy="ar:p=0", meta=named, dry_run=True, exclude_datasets=["iris"]).prior_matches == ()
+    # the name alone never matches, and NaN shapes never match
+    assert prior_matches(meta, {"name": "d2", "n_instances": float("nan")}) == ()
+    assert prior_matches(meta, {"name": "d2", "n_instances": 600, "n_features": 4, "n_classes": 3}) == ("d2",)
     assert prior_matches(meta, {"name": "new", "n_instances": 151, "n_features": 4, "n_classes": 3}) == ()
 
 

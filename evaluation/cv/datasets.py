@@ -24,11 +24,17 @@ silently training "predict Race" would be a nonsense task.  The user can always
 name a target explicitly.
 
 Nominal means: an ARFF nominal or string attribute; in CSV/Parquet a non-numeric
-column (object, string, category, bool).  An explicitly named (or ``class`` /
-``target``) CSV column with integer values is accepted as labels; a numeric
-ARFF attribute or a CSV column with fractional values is rejected as a numeric
-(regression) target.  Rows whose label is missing are dropped, with a warning
-saying how many (``meta_features["dropped_rows"]``).
+column (object, string, category, bool).  A numeric target (named explicitly, or
+``class`` / ``target``) is read by the rule of :mod:`algorank.evaluation.cv.task`:
+whole numbers with few distinct values are class labels; any other numeric target
+is a regression target, refused with an error that names ``task="classification"``
+(which reads whole numbers as labels whatever their number).  Rows whose label is
+missing are dropped, with a warning saying how many (``meta_features["dropped_rows"]``).
+
+Feature columns are then checked by the rules of :mod:`algorank.evaluation.cv.columns`:
+id-like and free-text columns are dropped, dates become numeric columns, and the user's
+``keep_columns`` / ``drop_columns`` come first (:attr:`LoadedDataset.columns` records what
+was done to each column).
 
 Values a classifier cannot compute with are refused or repaired up front, with one message:
 finite numbers beyond :data:`MAX_ABS_VALUE` in magnitude become missing values with a warning
@@ -48,7 +54,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from algorank.evaluation.cv.columns import apply_plan, log_plan, plan_changes, plan_columns
+from algorank.evaluation.cv.task import check_task, numeric_target_task, regression_refusal
 from algorank.metadata.errors import InputError
+from algorank.metadata.io import check_dataset_file
 from algorank.metadata.text import escape
 
 __all__ = ["LoadedDataset", "load_dataset", "dataset_from_frame", "as_dataset", "check_class_sizes", "SKLEARN_DATASETS",
@@ -87,6 +96,13 @@ class LoadedDataset:
     meta_features : dict
         ``n_instances``, ``n_features``, ``n_classes``, ``majority_fraction``,
         ``n_nominal_features``, ``missing_fraction``, ``dropped_rows``.
+    columns : tuple of ColumnDecision
+        What was done to each feature column as read (:func:`~algorank.evaluation.cv.columns.plan_columns`);
+        empty when the dataset was built otherwise.
+    task : str
+        ``"classification"`` (the only task algorank runs).
+    task_detection : str
+        How the task was decided, in words (empty when not recorded).
     """
 
     name: str
@@ -96,6 +112,13 @@ class LoadedDataset:
     target: str = ""
     classes: tuple = ()
     meta_features: dict = field(default_factory=dict)
+    columns: tuple = field(default=(), repr=False)
+    task: str = "classification"
+    task_detection: str = ""
+
+    def columns_dict(self) -> list:
+        """What was done to each feature column, JSON-ready (``column``, ``action``, ``reason``, ``new_columns``)."""
+        return [d.to_dict() for d in self.columns]
 
     @property
     def y_codes(self) -> np.ndarray:
@@ -122,7 +145,8 @@ class LoadedDataset:
 
 
 # ------------------------------------------------------------------ public
-def load_dataset(spec: str, *, target: str | None = None) -> LoadedDataset:
+def load_dataset(spec: str, *, target: str | None = None, task: str = "auto", keep_columns=(),
+                 drop_columns=()) -> LoadedDataset:
     """Load a classification dataset.
 
     Parameters
@@ -131,6 +155,10 @@ def load_dataset(spec: str, *, target: str | None = None) -> LoadedDataset:
         A file path (``.arff``, ``.csv``, ``.parquet``), ``sklearn:NAME`` or ``openml:ID``.
     target : str, optional
         Name of the target attribute; default: see the module docstring.
+    task : {"auto", "classification", "regression"}
+        How a numeric target is read (:mod:`algorank.evaluation.cv.task`); regression is refused.
+    keep_columns, drop_columns : sequence of str
+        Feature columns kept as read, or dropped (:mod:`algorank.evaluation.cv.columns`).
 
     Returns
     -------
@@ -145,14 +173,16 @@ def load_dataset(spec: str, *, target: str | None = None) -> LoadedDataset:
     if not isinstance(spec, str) or not spec.strip():
         raise InputError(f"dataset must be a file path, sklearn:NAME or openml:ID; got {spec!r}")
     spec = spec.strip()
+    options = {"task": task, "keep_columns": keep_columns, "drop_columns": drop_columns}
     if spec.startswith("sklearn:"):
-        return _load_sklearn(spec[len("sklearn:"):], target=target)
+        return _load_sklearn(spec[len("sklearn:"):], target=target, **options)
     if spec.startswith("openml:"):
-        return _load_openml(spec[len("openml:"):], target=target)
-    return _load_file(Path(spec), target=target)
+        return _load_openml(spec[len("openml:"):], target=target, **options)
+    return _load_file(Path(spec), target=target, **options)
 
 
-def as_dataset(data, target: str | None = None, *, y=None, name: str | None = None) -> LoadedDataset:
+def as_dataset(data, target: str | None = None, *, y=None, name: str | None = None, task: str = "auto",
+               keep_columns=(), drop_columns=()) -> LoadedDataset:
     """Whatever a data scientist holds, as a :class:`LoadedDataset`.
 
     Parameters
@@ -167,6 +197,12 @@ def as_dataset(data, target: str | None = None, *, y=None, name: str | None = No
         Class labels aligned with ``data`` (then ``data`` holds features only).
     name : str, optional
         Dataset name in results (default: the file stem, ``frame`` or ``arrays``).
+    task : {"auto", "classification", "regression"}
+        How a numeric target is read (:mod:`algorank.evaluation.cv.task`); regression is refused.
+    keep_columns, drop_columns : sequence of str
+        Feature columns kept as read, or dropped (:mod:`algorank.evaluation.cv.columns`).  The
+        automatic column rules (ids, free text, dates) apply to files and to a DataFrame holding the
+        target, not to features given with ``y=`` (the user chose those columns).
 
     Raises
     ------
@@ -175,19 +211,22 @@ def as_dataset(data, target: str | None = None, *, y=None, name: str | None = No
     """
     import os
 
+    options = {"task": task, "keep_columns": keep_columns, "drop_columns": drop_columns}
     if isinstance(data, LoadedDataset):
         if y is not None or target is not None:
             raise InputError("y and target must be None when data is already a LoadedDataset")
+        if keep_columns or drop_columns:
+            raise InputError("keep_columns and drop_columns apply when data is read; data is already a LoadedDataset")
         return data
     if isinstance(data, (str, os.PathLike)):
         if y is not None:
             raise InputError("y must be None when data is a path or spec (the file holds the target)")
-        return load_dataset(str(data), target=target)
+        return load_dataset(str(data), target=target, **options)
     if y is None:
         if not isinstance(data, pd.DataFrame):
             raise InputError(f"data must be a path, a DataFrame with a target column, or X with y=; "
                              f"got {type(data).__name__} without y")
-        return dataset_from_frame(data, name=name or "frame", source="frame", target=target)
+        return dataset_from_frame(data, name=name or "frame", source="frame", target=target, **options)
     if target is not None:
         raise InputError("target names a column of a DataFrame holding the labels; with y= leave it None")
     X = data if isinstance(data, pd.DataFrame) else pd.DataFrame(np.asarray(data))
@@ -203,7 +242,17 @@ def as_dataset(data, target: str | None = None, *, y=None, name: str | None = No
     nominal = {c: not pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_bool_dtype(frame[c])
                for c in frame.columns}
     nominal[col] = True  # the labels, whatever their dtype
-    return dataset_from_frame(frame, name=name or "arrays", source="arrays", target=col, nominal=nominal)
+    task = check_task(task)
+    numeric = pd.api.types.is_numeric_dtype(labels.infer_objects()) and not pd.api.types.is_bool_dtype(
+        labels.infer_objects())
+    if numeric and task != "classification":  # numbers: labels or quantities, by the rule of the task module
+        nominal[col] = False
+    elif task == "regression":
+        raise InputError("task='regression' was asked for, but y holds class labels, not quantities (and "
+                         "regression is not supported yet)")
+    return dataset_from_frame(frame, name=name or "arrays", source="arrays", target=col, nominal=nominal,
+                              task=task, keep_columns=keep_columns, drop_columns=drop_columns,
+                              column_rules=False)
 
 
 def dataset_from_frame(
@@ -213,6 +262,10 @@ def dataset_from_frame(
     source: str,
     target: str | None = None,
     nominal: dict | None = None,
+    task: str = "auto",
+    keep_columns=(),
+    drop_columns=(),
+    column_rules: bool = True,
 ) -> LoadedDataset:
     """Build a :class:`LoadedDataset` from a DataFrame holding features and target.
 
@@ -227,6 +280,12 @@ def dataset_from_frame(
     nominal : dict, optional
         ``column -> bool`` (nominal or not) as declared by the file format; by
         default inferred from the dtypes.
+    task : {"auto", "classification", "regression"}
+        How to read a numeric target (:mod:`algorank.evaluation.cv.task`); regression is refused.
+    keep_columns, drop_columns : sequence of str
+        Feature columns kept as read, or dropped (:mod:`algorank.evaluation.cv.columns`).
+    column_rules : bool
+        Apply the automatic column rules (ids and free text dropped, dates expanded).
     """
     if frame.shape[0] == 0 or frame.shape[1] == 0:
         raise InputError(f"dataset {name!r} is empty ({frame.shape[0]} rows, {frame.shape[1]} columns)")
@@ -238,18 +297,28 @@ def dataset_from_frame(
     if nominal is None:  # from the dtypes (no Series per column: files with thousands of columns)
         numeric = _numeric_dtypes(frame.dtypes)
         nominal = {c: not numeric[dt] for c, dt in frame.dtypes.items()}
-    explicit = target is not None
+    task = check_task(task)
     target = _choose_target(frame, nominal, target, name)
     col = frame[target]
     if not nominal[target]:
         values = pd.to_numeric(col, errors="coerce")
-        integral = values.dropna().pipe(lambda v: bool(len(v)) and bool(np.all(v == np.floor(v))))
-        if not integral or (not explicit and target.lower() not in _TARGET_NAMES) or declared_numeric(nominal, target):
-            raise InputError(
-                f"target {target!r} of dataset {name!r} is numeric, not nominal: algorank evaluates "
-                "classifiers only (choose a nominal attribute as the target)"
-            )
+        detected, why = numeric_target_task(values)
+        integral = not why.endswith("not all whole numbers")
+        if task == "regression" or (task == "auto" and detected == "regression"):
+            raise regression_refusal(target, name, why, forced=task == "regression", whole=integral)
+        if not integral:  # task="classification" on fractional values
+            raise InputError(f"target {target!r} of dataset {name!r} has values that are not whole numbers ({why}): "
+                             "they cannot be class labels, and regression is not supported yet")
+        task_text = (f"classification (as asked: the values of the numeric target {target!r} read as class labels)"
+                     if task == "classification" else
+                     f"classification (target {target!r} is numeric with {why}; override with --task, task= in "
+                     "Python)")
         col = values.astype("Int64")
+    else:
+        if task == "regression":
+            raise InputError(f"task='regression' was asked for target {target!r} of dataset {name!r}, which is "
+                             "nominal: it holds class labels, not quantities (and regression is not supported yet)")
+        task_text = f"classification (target {target!r} is nominal)"
     labels = col.astype(object).where(col.notna(), None)
     missing = labels.isna().to_numpy()
     dropped = int(missing.sum())
@@ -260,6 +329,12 @@ def dataset_from_frame(
     X = frame.loc[keep, [c for c in frame.columns if c != target]].reset_index(drop=True)
     if len(y) == 0:
         raise InputError(f"dataset {name!r} has no rows with a target value (target {target!r})")
+    plan = plan_columns(frame.loc[keep], target=target, keep_columns=keep_columns, drop_columns=drop_columns,
+                        rules=column_rules)
+    if plan_changes(plan):
+        log_plan(plan, name)
+        X = apply_plan(X, plan)
+        nominal = {**nominal, **{c: False for d in plan if d.action == "date-expanded" for c in d.new_columns}}
     if X.shape[1] == 0:
         raise InputError(f"dataset {name!r} has no feature columns, only the target {target!r}: there is nothing "
                          "to learn from")
@@ -283,7 +358,8 @@ def dataset_from_frame(
         "missing_fraction": float(X.isna().to_numpy().sum() / n_cells) if n_cells else 0.0,
         "dropped_rows": dropped,
     }
-    return LoadedDataset(name=name, source=source, X=X, y=y, target=target, classes=classes, meta_features=meta)
+    return LoadedDataset(name=name, source=source, X=X, y=y, target=target, classes=classes, meta_features=meta,
+                         columns=plan, task="classification", task_detection=task_text)
 
 
 def check_class_sizes(counts, *, name: str, target: str | None = None) -> None:
@@ -411,8 +487,12 @@ def _choose_target(frame: pd.DataFrame, nominal: dict, target: str | None, name:
         folded = [c for c in columns if c.lower() == target.lower()]
         if len(folded) == 1:
             return folded[0]
+        import difflib
+
+        close = difflib.get_close_matches(target, columns, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         raise InputError(
-            f"target {target!r} is not an attribute of dataset {name!r}; attributes: {_listing(columns)}"
+            f"target {target!r} is not an attribute of dataset {name!r}; {hint}attributes: {_listing(columns)}"
         )
     named = [c for c in columns if c.lower() in _TARGET_NAMES]
     if named:
@@ -424,9 +504,12 @@ def _choose_target(frame: pd.DataFrame, nominal: dict, target: str | None, name:
                        "using the only nominal attribute %r as the target", name, nominal_cols[0])
         return nominal_cols[0]
     hint = f"nominal attributes: {_listing(nominal_cols)}" if nominal_cols else "it has no nominal attribute"
+    task, why = numeric_target_task(frame[columns[-1]])
+    what = (f"numeric ({why}: a regression target? regression is not supported yet)" if task == "regression" else
+            f"numeric ({why})")
     raise InputError(
         f"no nominal target in dataset {name!r}: no attribute is named class/target and the last attribute "
-        f"{columns[-1]!r} is numeric (a regression dataset?); choose one as the target ({hint})"
+        f"{columns[-1]!r} is {what}; choose one as the target ({hint})"
     )
 
 
@@ -436,13 +519,8 @@ def _listing(cols, limit: int = 8) -> str:
 
 
 # ------------------------------------------------------------------ readers
-def _load_file(path: Path, *, target: str | None) -> LoadedDataset:
-    if not path.exists():
-        raise InputError(f"dataset file not found: {str(path)!r}")
-    if path.is_dir():
-        raise InputError(f"dataset path is a directory, not a file: {str(path)!r}")
-    if path.stat().st_size == 0:
-        raise InputError(f"dataset file is empty: {str(path)!r}")
+def _load_file(path: Path, *, target: str | None, **options) -> LoadedDataset:
+    check_dataset_file(path)
     suffix = path.suffix.lower()
     name = path.stem
     source = f"file:{path}"
@@ -457,7 +535,7 @@ def _load_file(path: Path, *, target: str | None) -> LoadedDataset:
             raise InputError(f"cannot read Parquet file {str(path)!r}: {type(exc).__name__}: {exc}") from exc
     else:
         raise InputError(f"unknown dataset format {suffix!r} of {str(path)!r}: expected .arff, .csv or .parquet")
-    return dataset_from_frame(frame, name=name, source=source, target=target, nominal=nominal)
+    return dataset_from_frame(frame, name=name, source=source, target=target, nominal=nominal, **options)
 
 
 def _read_csv(path: Path, *, sep: str) -> pd.DataFrame:
@@ -496,7 +574,7 @@ def _read_arff(path: Path) -> tuple[pd.DataFrame, dict]:
     return frame, nominal
 
 
-def _load_sklearn(key: str, *, target: str | None) -> LoadedDataset:
+def _load_sklearn(key: str, *, target: str | None, **options) -> LoadedDataset:
     import sklearn.datasets as skd
 
     if key not in SKLEARN_DATASETS:
@@ -506,10 +584,11 @@ def _load_sklearn(key: str, *, target: str | None) -> LoadedDataset:
     tname = bunch.target.name if hasattr(bunch.target, "name") else "target"
     frame[tname] = np.asarray(bunch.target_names, dtype=object)[np.asarray(bunch.target)]
     nominal = {c: c == tname for c in frame.columns}
-    return dataset_from_frame(frame, name=key, source=f"sklearn:{key}", target=target or tname, nominal=nominal)
+    return dataset_from_frame(frame, name=key, source=f"sklearn:{key}", target=target or tname, nominal=nominal,
+                              **options)
 
 
-def _load_openml(key: str, *, target: str | None) -> LoadedDataset:
+def _load_openml(key: str, *, target: str | None, **options) -> LoadedDataset:
     if not re.fullmatch(r"\d+", key):
         raise InputError(f"openml dataset id must be a positive integer, got {key!r}")
     try:
@@ -524,4 +603,4 @@ def _load_openml(key: str, *, target: str | None) -> LoadedDataset:
         raise InputError(f"cannot load openml:{key} (unknown id, or offline and not cached): "
                          f"{type(exc).__name__}: {exc}") from exc
     target = target or (ds.default_target_attribute or "").split(",")[0] or None
-    return dataset_from_frame(frame, name=f"openml-{key}", source=f"openml:{key}", target=target)
+    return dataset_from_frame(frame, name=f"openml-{key}", source=f"openml:{key}", target=target, **options)

@@ -229,7 +229,11 @@ class EvaluationResult:
     config : dict
         The evaluation settings.
     dataset_row : dict
-        The datasets-table row (name, source, meta-features).
+        The datasets-table row (name, source, meta-features, ``fingerprint``: the hash of the values).
+    task, task_detection : str
+        The task that ran and how it was decided.
+    columns : tuple of dict
+        What was done to each feature column as read.
 
     Examples
     --------
@@ -250,6 +254,9 @@ class EvaluationResult:
     store: str | None = None
     config: dict = field(default_factory=dict)
     dataset_row: dict = field(default_factory=dict, repr=False)
+    task: str = "classification"
+    task_detection: str = ""
+    columns: tuple = field(default=(), repr=False)
 
     def to_meta(self) -> MetaDataset:
         """The runs as a :class:`~algorank.metadata.dataset.MetaDataset` (one dataset)."""
@@ -266,7 +273,8 @@ class EvaluationResult:
                 for i in self.reproducibility.index})
         return {"dataset": self.dataset, "learners": learners,
                 "failures": [{**f, "short": short_name(f["learner"])} for f in self.failures],
-                "store": self.store, "config": dict(self.config), "reproducibility": rep}
+                "store": self.store, "config": dict(self.config), "reproducibility": rep,
+                "task": self.task, "task_detection": self.task_detection, "columns": [dict(c) for c in self.columns]}
 
 
 # ====================================================================== evaluator
@@ -655,10 +663,12 @@ class Evaluator:
         if failures and report_failures:
             logger.warning("%d learner(s) failed on %s: %s", len(failures), dataset.name,
                            "; ".join(f"{f['learner']} ({f['status']}: {f['message']})" for f in failures))
-        row = {"dataset": dataset.name, "name": dataset.name, "source": dataset.source, **dataset.meta_features}
+        row = {"dataset": dataset.name, "name": dataset.name, "source": dataset.source, **dataset.meta_features,
+               "fingerprint": dataset.fingerprint()}  # the content check of a later recommend on the same data
         return EvaluationResult(dataset=dataset.name, runs=runs, summary=summ, failures=failures,
                                 reproducibility=rep, estimates=estimates, store=store_path,
-                                config=self.config(), dataset_row=row)
+                                config=self.config(), dataset_row=row, task=dataset.task,
+                                task_detection=dataset.task_detection, columns=tuple(dataset.columns_dict()))
 
 
 # ====================================================================== output files

@@ -175,7 +175,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"Classifier can't train when only one class is present ({self.classes_[0]!r})")
         seed = 0 if self.random_state is None else check_seed(self.random_state)
         check_folds(self.cv)
-        data = as_dataset(frame, y=codes.astype(np.int64), name="fit")
+        data = as_dataset(frame, y=codes.astype(np.int64), name="fit", task="classification")  # codes of y
         smallest = int(np.bincount(codes).min())
         folds = min(int(self.cv), smallest)
         meta = load_meta(self.meta)  # the loader of every front door: a name, a file, a MetaDataset, a list

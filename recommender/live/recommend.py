@@ -62,6 +62,7 @@ from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
 from algorank.recommender.live.environment import LiveEnvironment
 from algorank.recommender.live.explain import Explaining
 from algorank.recommender.live.labels import original_labels
+from algorank.recommender.live.overlap import describe_matches, overlap_matches
 from algorank.recommender.live.landmarks import LANDMARK_BUDGET_SHARE, measure_landmarks  # noqa: F401 (re-export)
 from algorank.recommender.live.pacing import PLAN_BUDGET_SHARE, SkipOverBudget, fit_within
 from algorank.recommender.live.parallel import check_n_jobs, run_parallel, warm_pool
@@ -194,21 +195,13 @@ def strategy_expectations(strategy, dataset_info: Mapping) -> dict | None:
             for p in strategy.predictions(dataset_info)}
 
 
-def prior_matches(meta, dataset_info: Mapping) -> tuple:
-    """Prior datasets of ``meta`` that look like the new dataset: the same name, or the same numbers of
-    rows, features and classes (e.g. the user's file is one the meta-data was built from)."""
-    table = meta.datasets
-    name = str(dataset_info.get("name", dataset_info.get("dataset", "")))
-    same_name = (table["name"].astype(str) == name) | (table["dataset"].astype(str) == name)
-    shape = np.ones(len(table), dtype=bool)
-    for key in ("n_instances", "n_features", "n_classes"):
-        value = dataset_info.get(key, math.nan)
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            value = math.nan
-        shape &= table[key].to_numpy(dtype=float) == value  # NaN never matches
-    return tuple(str(d) for d in table.loc[same_name.to_numpy() | shape, "dataset"])
+def prior_matches(meta, dataset_info: Mapping, *, fingerprint: str | None = None) -> tuple:
+    """Ids of the prior datasets of ``meta`` that are the new dataset: the same values where the meta-data
+    records their hash, else the same name and the same numbers of rows, features and classes
+    (:func:`algorank.recommender.live.overlap.overlap_matches`, the one rule)."""
+    from algorank.recommender.live.overlap import overlap_matches
+
+    return tuple(m["dataset"] for m in overlap_matches(meta, dataset_info, fingerprint=fingerprint))
 
 
 def recommend(
@@ -236,6 +229,9 @@ def recommend(
     metric: str | None = None,
     started: float | None = None,
     n_jobs: int = 1,
+    task: str = "auto",
+    keep_columns: Sequence[str] = (),
+    drop_columns: Sequence[str] = (),
 ) -> Recommendation:
     """Rank learners for ``dataset`` from the meta-data, then run them live.
 
@@ -306,6 +302,12 @@ def recommend(
         running and re-plans as each finishes, on the engine joblib is configured with (loky
         processes by default, a Dask cluster with ``joblib.parallel_config(backend="dask")``;
         :mod:`algorank.recommender.live.parallel`).
+    task : {"auto", "classification", "regression"}
+        How a numeric target is read (:mod:`algorank.evaluation.cv.task`): ``auto`` calls it regression
+        unless its values look like class labels; regression is refused with an error.
+    keep_columns, drop_columns : sequence of str
+        Feature columns kept as read, or dropped; the others follow the rules of
+        :mod:`algorank.evaluation.cv.columns` (ids and free text dropped, dates expanded).
 
     Returns
     -------
@@ -325,7 +327,7 @@ def recommend(
     cv = check_folds(cv)
     random_state = check_seed(random_state)
     n_jobs = check_n_jobs(n_jobs)
-    data = as_dataset(dataset, target, y=y)
+    data = as_dataset(dataset, target, y=y, task=task, keep_columns=keep_columns, drop_columns=drop_columns)
     labels = original_labels(dataset, data, y=y) if refit else None
     if not dry_run:
         check_folds(cv, n_rows=len(data.y))  # one error now, not the same error for every learner
@@ -347,7 +349,8 @@ def recommend(
                               dataset_info=info, plan=(), trace=Trace(dataset=data.name, observations=(),
                                                                       stopped="budget"),
                               budget_seconds=budget, excluded=excluded, time_model=used, metric=metric, cv=int(cv),
-                              timings=clock.to_dict(), n_jobs=n_jobs)
+                              timings=clock.to_dict(), n_jobs=n_jobs, task=data.task,
+                              task_detection=data.task_detection, columns=tuple(data.columns_dict()))
 
     if budget is not None and not dry_run and clock.left(budget) <= 0:  # nothing left to plan or test with
         return early("the budget of %g s was used up before planning (loading the data and the meta-data took "
@@ -363,11 +366,13 @@ def recommend(
         measure_landmarks(info, data, meta, budget=budget, random_state=random_state,
                           left=None if dry_run else clock.left(budget))
         clock.lap("landmark")
-    matches = prior_matches(meta, info)
+    found = overlap_matches(meta, info, fingerprint=data.fingerprint(),
+                            n_features_read=len(data.columns) if data.columns else None)
+    matches = tuple(m["dataset"] for m in found)
     if matches:
-        logger.warning("dataset %s looks like prior dataset(s) %s of the meta-data, whose results inform this "
+        logger.warning("dataset %s is prior dataset(s) %s of the meta-data, whose results inform this "
                        "ranking; leave them out (exclude_datasets) to test algorank honestly on it",
-                       data.name, ", ".join(matches))
+                       data.name, describe_matches(found))
     expected = strategy_expectations(strat, info)
     if expected is None:
         expected = expected_performance(meta, info, neighbours=neighbours, folds=int(cv), overhead=live.overhead,
@@ -377,6 +382,7 @@ def recommend(
     planned = PlannedOrder(plan(strat, info, expected, top=top, decisions=plan_decisions,
                                 budget=None if dry_run else clock.left(budget), deadline=plan_until))
     planned.metric = metric
+    planned.task_detection = data.task_detection
     neighbours_found = similar_datasets(meta, info, k=5)
     clock.lap("plan")
     if on_plan is not None:
@@ -443,11 +449,12 @@ def recommend(
         suggested = "balanced_accuracy" if note else None
     return Recommendation(dataset=data.name, source=data.source, strategy=strategy_name(strat),
                           dataset_info=info, plan=planned, trace=trace, budget_seconds=budget, excluded=excluded,
-                          time_model=used, prior_matches=matches, rank_only=rank_only, model=model, metric=metric,
+                          time_model=used, prior_matches=matches, prior_match_details=found, rank_only=rank_only, model=model, metric=metric,
                           expected=dict(expected), cv=int(cv), notes=notes, timings=clock.to_dict(),
                           suggested_metric=suggested, similar=neighbours_found, decisions=decisions,
                           plan_decisions=tuple(plan_decisions), test_times=test_times, skipped=skipped,
-                          n_jobs=n_jobs)
+                          n_jobs=n_jobs, task=data.task, task_detection=data.task_detection,
+                          columns=tuple(data.columns_dict()))
 
 
 def _prior_shape(meta) -> tuple[float, float]:
@@ -464,17 +471,25 @@ def _prior_shape(meta) -> tuple[float, float]:
 def refit_best(data: LoadedDataset, learner: str, *, random_state: int = 0, allow_modules=(), labels=None):
     """Fit ``learner`` on all of ``data`` with the live test's preprocessing; return the fitted Pipeline.
 
-    The pipeline takes raw features (a DataFrame with ``data.X``'s columns, or an array in
-    that column order) and predicts ``labels`` (the user's own labels, aligned with ``data.y``:
+    The pipeline takes raw features (a DataFrame with the columns as read, or an array in
+    that column order; when ``data.columns`` dropped or expanded columns, its first step does
+    the same to new data) and predicts ``labels`` (the user's own labels, aligned with ``data.y``:
     see :func:`~algorank.recommender.live.labels.original_labels`), or ``data.y``'s text labels
     when ``labels`` is None.
     """
     from threadpoolctl import threadpool_limits
 
+    from algorank.evaluation.cv.columns import ColumnPlanTransformer, plan_changes
+
     recipe = resolve_learner(learner, allow_modules=allow_modules)
     target = data.y.to_numpy(dtype=object) if labels is None else labels
     with threadpool_limits(limits=1):  # single-threaded like the live tests
-        return final_pipeline(recipe, random_state=random_state).fit(data.X, target)
+        model = final_pipeline(recipe, random_state=random_state).fit(data.X, target)
+    if plan_changes(data.columns):  # the model takes the columns as read: ids, text dropped, dates expanded first
+        from sklearn.pipeline import Pipeline
+
+        model = Pipeline([("columns", ColumnPlanTransformer(data.columns).fit(None)), *model.steps])
+    return model
 
 
 def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time_overhead: float | None = None,

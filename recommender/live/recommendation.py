@@ -76,9 +76,11 @@ class PlannedTest:
 
 
 class PlannedOrder(tuple):
-    """The planned order: a tuple of :class:`PlannedTest`, with ``metric``, the score it expects."""
+    """The planned order: a tuple of :class:`PlannedTest`, with ``metric``, the score it expects, and
+    ``task_detection``, how the target was read."""
 
     metric = "accuracy"
+    task_detection = ""
 
     def to_text(self) -> str:
         """The planned order as a table."""
@@ -113,9 +115,12 @@ class Recommendation:
         How meta-data times were turned into test times for ranking (e.g. ``5 x fit + 0.25 s``;
         ``fit`` = as recorded; ``given`` = a strategy object used as is).
     prior_matches : tuple of str
-        Prior datasets (still in the meta-data) that look like this one: same name, or same
-        numbers of rows, features and classes.  Their results inform the ranking; exclude them
-        to test algorank honestly on a dataset it has seen.
+        Prior datasets (still in the meta-data) that are this one: the same values where the
+        meta-data records their hash, else the same name and the same numbers of rows, features
+        and classes (:mod:`algorank.recommender.live.overlap`).  Their results inform the ranking;
+        exclude them to test algorank honestly on a dataset it has seen.
+    prior_match_details : tuple of dict
+        Each match with the rule that found it (``dataset``, ``by``: ``values`` or ``name and shape``).
     rank_only : tuple of str
         Learners of the meta-data that were ranked but not run: neither portfolio ids nor
         estimator classes of an allowed package (learner ids are data, never code).
@@ -157,6 +162,13 @@ class Recommendation:
         Folds of each live test.
     saved_model : str or None
         Where :func:`algorank.api.recommend` saved the refitted model (``save_model=``), else None.
+    task : str
+        The task that ran (``classification``).
+    task_detection : str
+        How the task was decided, in words, with the way to override it.
+    columns : tuple of dict
+        What was done to each feature column as read (``column``, ``action``, ``reason``,
+        ``new_columns``; :mod:`algorank.evaluation.cv.columns`).
 
     Examples
     --------
@@ -264,6 +276,10 @@ class Recommendation:
     timings: dict = field(default_factory=dict, compare=False)
     test_times: tuple = field(default=(), compare=False)
     skipped: tuple = field(default=(), compare=False)
+    task: str = "classification"
+    task_detection: str = field(default="", compare=False)
+    columns: tuple = field(default=(), compare=False)
+    prior_match_details: tuple = field(default=(), compare=False)
     n_jobs: int = 1
     suggested_metric: str | None = None
     similar: tuple = field(default=(), compare=False)
@@ -329,12 +345,16 @@ class Recommendation:
             "excluded_datasets": list(self.excluded),
             "time_model": self.time_model,
             "prior_matches": list(self.prior_matches),
+            "prior_match_details": [{"dataset": m["dataset"], "by": m["by"]} for m in self.prior_match_details],
             "rank_only": list(self.rank_only),
             "metric": self.metric,
             "higher_is_better": METRICS[m].higher_is_better,
             "order": self.plan_rows(),
             "trace": [] if self.trace is None else self._trace_rows(),
-            "skipped": [dict(s) for s in self.skipped],
+            "skipped": [{**dict(s), "short": short_name(s["learner"])} for s in self.skipped],
+            "task": self.task,
+            "task_detection": self.task_detection,
+            "columns": [dict(c) for c in self.columns],
             "n_jobs": self.n_jobs,
             "best": None if best is None else {"learner": best.learner, "short": short_name(best.learner),
                                                m: from_score(m, best.accuracy)},

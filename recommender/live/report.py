@@ -119,7 +119,9 @@ class Progress:
 
     def on_plan(self, plan) -> None:
         self.width, self.metric = progress_width(plan), getattr(plan, "metric", "accuracy")
-        self._write(self.plan_stream, plan_text(plan, metric=self.metric) + ("\n" if self.gap else ""))
+        task = getattr(plan, "task_detection", "")  # how the target was read: the first line of the output
+        self._write(self.plan_stream, (f"task: {escape(task)}\n" if task else "") + plan_text(plan, metric=self.metric)
+                    + ("\n" if self.gap else ""))
 
     def on_start(self, learner: str) -> None:
         self._write(self.test_stream, start_line(learner))
