@@ -304,7 +304,9 @@ def recommend(
         :mod:`algorank.recommender.live.parallel`).
     task : {"auto", "classification", "regression"}
         How a numeric target is read (:mod:`algorank.evaluation.cv.task`): ``auto`` calls it regression
-        unless its values look like class labels; regression is refused with an error.
+        unless its values look like class labels.  A regression target runs the regressors
+        (:func:`~algorank.recommender.live.regression.recommend_regression`: a fixed order while there is
+        no regression meta-data; ``meta`` must then be None, ``metric`` one of ``r2``, ``rmse``, ``mae``).
     keep_columns, drop_columns : sequence of str
         Feature columns kept as read, or dropped; the others follow the rules of
         :mod:`algorank.evaluation.cv.columns` (ids and free text dropped, dates expanded).
@@ -328,6 +330,14 @@ def recommend(
     random_state = check_seed(random_state)
     n_jobs = check_n_jobs(n_jobs)
     data = as_dataset(dataset, target, y=y, task=task, keep_columns=keep_columns, drop_columns=drop_columns)
+    if data.task == "regression":  # its own loop: the regressors, never ranked by classification meta-data
+        from algorank.recommender.live.regression import recommend_regression
+
+        return recommend_regression(data, refit=refit, meta=meta, budget=budget, top=top, cv=cv,
+                                    random_state=random_state, dry_run=dry_run, evaluator=evaluator, on_plan=on_plan,
+                                    on_start=on_start, on_observation=on_observation, allow_modules=allow_modules,
+                                    metric=metric, started=started, n_jobs=n_jobs,
+                                    excluded=tuple(str(d) for d in exclude_datasets))
     labels = original_labels(dataset, data, y=y) if refit else None
     if not dry_run:
         check_folds(cv, n_rows=len(data.y))  # one error now, not the same error for every learner
@@ -481,8 +491,11 @@ def refit_best(data: LoadedDataset, learner: str, *, random_state: int = 0, allo
 
     from algorank.evaluation.cv.columns import ColumnPlanTransformer, plan_changes
 
-    recipe = resolve_learner(learner, allow_modules=allow_modules)
-    target = data.y.to_numpy(dtype=object) if labels is None else labels
+    recipe = resolve_learner(learner, allow_modules=allow_modules, task=data.task)
+    if data.task == "regression":
+        target = data.y.to_numpy(dtype=float)
+    else:
+        target = data.y.to_numpy(dtype=object) if labels is None else labels
     with threadpool_limits(limits=1):  # single-threaded like the live tests
         model = final_pipeline(recipe, random_state=random_state).fit(data.X, target)
     if plan_changes(data.columns):  # the model takes the columns as read: ids, text dropped, dates expanded first
