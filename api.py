@@ -177,7 +177,8 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
         Rank, test and choose by ``accuracy``, ``balanced_accuracy``, ``roc_auc`` (one-vs-rest),
         ``log_loss`` (lower is better) or ``f1_macro``, where the meta-data records it (an error
         names the metrics it records); default the one the meta-data ranks by (accuracy for
-        ``broad``).  The leaderboard's score column is named after it.
+        ``broad``).  The leaderboard's score column is named after it.  A regression task chooses
+        by ``r2`` (default), ``rmse`` or ``mae``.
     neighbours : int
         Similar prior datasets behind the expected values of strategies without their own model.
     on_plan, on_start, on_observation : callable, optional
@@ -192,8 +193,11 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
         Tests run at once (default 1; ``-1``: one per CPU), re-planning as each finishes, on joblib's engine:
         local loky workers by default, a Dask cluster under ``joblib.parallel_config(backend="dask")``.
     task, keep_columns, drop_columns : str, sequence of str
-        How a numeric target is read (``"auto"``, ``"classification"``; regression is refused) and the feature
-        columns kept as read or dropped: see :func:`algorank.evaluation.cv.datasets.load_dataset`.
+        How a numeric target is read (``"auto"``, ``"classification"``, ``"regression"``) and the feature
+        columns kept as read or dropped: see :func:`algorank.evaluation.cv.datasets.load_dataset`.  A
+        regression target runs the regressors (:mod:`algorank.recommender.live.regression`): ``meta`` must
+        be None (no regression meta-data is embedded yet) and ``metric`` one of ``r2`` (default), ``rmse``,
+        ``mae``; the leaderboard and ``to_dict()`` carry each test's R², RMSE and MAE.
 
     Returns
     -------

@@ -463,7 +463,9 @@ def write_files(result, folder) -> list[str]:
     if kind == "Recommendation":
         from algorank.recommender.live.plot import plot_predicted_vs_realised, plot_recommendation
 
-        return [_csv(result.trace.to_frame(), folder / names[0], index=False),
+        # a regression's table: the leaderboard, with R², RMSE and MAE in their own units
+        table = result.leaderboard if result.task == "regression" else result.trace.to_frame()
+        return [_csv(table, folder / names[0], index=False),
                 _png(plot_recommendation(result.trace, metric=result.metric), folder / names[1]),
                 _png(plot_predicted_vs_realised(result), folder / names[2]),
                 write_report(recommend_report(result), folder)]

@@ -30,7 +30,8 @@ def add_arguments(p) -> None:
     p.add_argument("--allow-module", action="append", default=[], metavar="PACKAGE", help="also run estimator classes "
                    "of this package named by learner ids (default: scikit-learn only; learner ids are data, never code)")
     p.add_argument("--metric", metavar="NAME", help="rank and test by accuracy, balanced_accuracy, roc_auc, log_loss "
-                   "or f1_macro, where the meta-data records it (default: what it ranks by; accuracy for broad)")
+                   "or f1_macro, where the meta-data records it (default: what it ranks by; accuracy for broad); "
+                   "a regression: r2 (default), rmse or mae")
     p.add_argument("--save-model", metavar="PATH", help="save the refitted best learner with joblib (joblib.load; "
                    "load only files you trust: unpickling runs code)")
     p.add_argument("--n-jobs", type=int, default=1, metavar="N", help="tests run at once (default 1; -1: one per CPU)")
