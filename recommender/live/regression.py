@@ -70,7 +70,7 @@ def recommend_regression(data, *, refit: bool = True, meta=None, budget: float |
                          on_plan: Callable | None = None, on_start: Callable | None = None,
                          on_observation: Callable | None = None, allow_modules: Sequence[str] = (),
                          metric: str | None = None, started: float | None = None, n_jobs: int = 1,
-                         excluded: Sequence[str] = ()) -> Recommendation:
+                         excluded: Sequence[str] = (), learners: Sequence[str] | None = None) -> Recommendation:
     """Test the regressors on ``data`` live, in :data:`~algorank.metadata.regressors.PRIOR_FREE_ORDER`.
 
     Called by :func:`algorank.recommender.live.recommend.recommend` for a regression target, with
@@ -90,6 +90,9 @@ def recommend_regression(data, *, refit: bool = True, meta=None, budget: float |
         :func:`time.perf_counter` value the budget counts from.
     excluded : sequence of str
         Prior datasets the caller asked to leave out (recorded only: there is no meta-data).
+    learners : sequence of str, optional
+        Test these regressor ids (portfolio ids, short names or regressor class paths), in this order,
+        instead of :data:`~algorank.metadata.regressors.PRIOR_FREE_ORDER`.
 
     Returns
     -------
@@ -112,18 +115,26 @@ def recommend_regression(data, *, refit: bool = True, meta=None, budget: float |
         raise InputError(f"dataset {data.name!r} is a {data.task} task, not a regression")
     metric = check_task_metric(metric, "regression")
     _check_meta(meta)
+    allowed = check_allow_modules(allow_modules)[len(DEFAULT_ALLOWED_MODULES):]
     started = time.perf_counter() if started is None else float(started)
     clock = PhaseClock(started)
     if not dry_run:
         check_folds(cv, n_rows=len(data.y))
-    allowed = check_allow_modules(allow_modules)[len(DEFAULT_ALLOWED_MODULES):]
     info = _dataset_info(data)
-    order = list(PRIOR_FREE_ORDER)
+    if learners is None:
+        order = list(PRIOR_FREE_ORDER)
+    else:
+        from algorank.evaluation.cv.preprocessing import resolve_learner
+
+        if isinstance(learners, str) or not len(learners):
+            raise InputError("learners must be a non-empty list of regressor ids")
+        order = list(dict.fromkeys(resolve_learner(str(l), allow_modules=allowed, task="regression").id
+                                   for l in learners))
     expected = {learner: (math.nan, math.nan) for learner in order}
     planned = PlannedOrder(PlannedTest(learner, math.nan, math.nan) for learner in order[:top])
     planned.metric = metric
     planned.task_detection = data.task_detection
-    planned.source = PRIOR_FREE_NOTE
+    planned.source = PRIOR_FREE_NOTE if learners is None else "the learners as given, in their order"
     clock.lap("plan")
     if on_plan is not None:
         on_plan(planned)
@@ -157,9 +168,11 @@ def recommend_regression(data, *, refit: bool = True, meta=None, budget: float |
     if refit and trace is not None and trace.best() is not None:
         model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed)
         clock.lap("refit")
-    return Recommendation(dataset=data.name, source=data.source, strategy=PRIOR_FREE_STRATEGY, dataset_info=info,
+    strategy = PRIOR_FREE_STRATEGY if learners is None else "the learners as given"
+    notes = (PRIOR_FREE_NOTE,) if learners is None else ()
+    return Recommendation(dataset=data.name, source=data.source, strategy=strategy, dataset_info=info,
                           plan=planned, trace=trace, budget_seconds=budget, excluded=tuple(excluded),
                           time_model="measured", model=model, metric=metric, expected=expected, cv=int(cv),
-                          notes=(PRIOR_FREE_NOTE,), timings=clock.to_dict(), test_times=test_times, skipped=skipped,
+                          notes=notes, timings=clock.to_dict(), test_times=test_times, skipped=skipped,
                           n_jobs=n_jobs, task="regression", task_detection=data.task_detection,
                           columns=tuple(data.columns_dict()), errors=errors)
