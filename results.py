@@ -334,7 +334,27 @@ def _benchmark_text(suite) -> str:
     return "\n".join(lines)
 
 
+def _regression_evaluation_text(result) -> str:
+    """An evaluation of regressors: mean R², RMSE and MAE over the folds, best R² first."""
+    row, config = result.dataset_row, result.config
+    rows = [(short_name(lid), f"{r.r2_mean:.4f}", f"{r.rmse_mean:.4g}", f"{r.mae_mean:.4g}", int(r.repetitions),
+             format_seconds(r.fit_time_mean), r.status)
+            for lid, r in result.summary.sort_values("r2_mean", ascending=False, na_position="last").iterrows()]
+    lines = [f"{escape(row.get('name', result.dataset))}: {row.get('n_instances')} rows, {row.get('n_features')} "
+             f"features, regression; scheme {config.get('scheme')}, stop {config.get('stop')}",
+             f"task: {escape(result.task_detection)}",
+             format_table(["learner", "R² (higher better)", "RMSE (lower better)", "MAE (lower better)", "reps",
+                           "fit time", "status"], rows, align="lrrrrrl")]
+    lines += [f"failed: {escape(short_name(f['learner']))}: {f['status']}: {escape(f['message'])}"
+              for f in result.failures]
+    if result.store:
+        lines.append(f"store: {escape(result.store)}")
+    return "\n".join(lines)
+
+
 def _evaluation_text(result) -> str:
+    if getattr(result, "task", "classification") == "regression":
+        return _regression_evaluation_text(result)
     row, config = result.dataset_row, result.config
     rows = []
     for lid, r in result.summary.sort_values("accuracy_mean", ascending=False, na_position="last").iterrows():

@@ -57,7 +57,7 @@ import numpy as np
 import pandas as pd
 
 from algorank.evaluation.cv.columns import apply_plan, log_plan, plan_changes, plan_columns
-from algorank.evaluation.cv.task import check_task, numeric_target_task, regression_refusal
+from algorank.evaluation.cv.task import check_task, numeric_target_task
 from algorank.metadata.errors import InputError
 from algorank.metadata.io import check_dataset_file
 from algorank.metadata.text import escape
@@ -78,7 +78,7 @@ MAX_ABS_VALUE = 1e150
 
 @dataclass(frozen=True, eq=False)
 class LoadedDataset:
-    """A classification dataset ready for the evaluator.
+    """A classification or regression dataset ready for the evaluator.
 
     Attributes
     ----------
@@ -90,11 +90,12 @@ class LoadedDataset:
         Features: numeric columns as float, nominal columns as pandas ``category``
         (missing values as NaN).
     y : Series
-        Class labels as strings (no missing values), aligned with ``X``.
+        Class labels as strings (no missing values), aligned with ``X``; for a regression the
+        target as float (finite values only).
     target : str
         Name of the target attribute.
     classes : tuple of str
-        Sorted distinct labels present in ``y``.
+        Sorted distinct labels present in ``y`` (empty for a regression).
     meta_features : dict
         ``n_instances``, ``n_features``, ``n_classes``, ``majority_fraction``,
         ``n_nominal_features``, ``missing_fraction``, ``dropped_rows``.
@@ -102,7 +103,7 @@ class LoadedDataset:
         What was done to each feature column as read (:func:`~algorank.evaluation.cv.columns.plan_columns`);
         empty when the dataset was built otherwise.
     task : str
-        ``"classification"`` (the only task algorank runs).
+        ``"classification"`` or ``"regression"``.
     task_detection : str
         How the task was decided, in words (empty when not recorded).
     """
@@ -158,7 +159,7 @@ def load_dataset(spec: str, *, target: str | None = None, task: str = "auto", ke
     target : str, optional
         Name of the target attribute; default: see the module docstring.
     task : {"auto", "classification", "regression"}
-        How a numeric target is read (:mod:`algorank.evaluation.cv.task`); regression is refused.
+        How a numeric target is read (:mod:`algorank.evaluation.cv.task`): labels or a quantity.
     keep_columns, drop_columns : sequence of str
         Feature columns kept as read, or dropped (:mod:`algorank.evaluation.cv.columns`).
 
@@ -200,7 +201,7 @@ def as_dataset(data, target: str | None = None, *, y=None, name: str | None = No
     name : str, optional
         Dataset name in results (default: the file stem, ``frame`` or ``arrays``).
     task : {"auto", "classification", "regression"}
-        How a numeric target is read (:mod:`algorank.evaluation.cv.task`); regression is refused.
+        How a numeric target is read (:mod:`algorank.evaluation.cv.task`): labels or a quantity.
     keep_columns, drop_columns : sequence of str
         Feature columns kept as read, or dropped (:mod:`algorank.evaluation.cv.columns`).  The
         automatic column rules (ids, free text, dates) apply to files and to a DataFrame holding the
@@ -282,7 +283,7 @@ def dataset_from_frame(
         ``column -> bool`` (nominal or not) as declared by the file format; by
         default inferred from the dtypes.
     task : {"auto", "classification", "regression"}
-        How to read a numeric target (:mod:`algorank.evaluation.cv.task`); regression is refused.
+        How to read a numeric target (:mod:`algorank.evaluation.cv.task`): labels or a quantity.
     keep_columns, drop_columns : sequence of str
         Feature columns kept as read, or dropped (:mod:`algorank.evaluation.cv.columns`).
     column_rules : bool
