@@ -156,3 +156,16 @@ def test_a_failing_regressor_is_a_recorded_error():
     res = Evaluator(cv=3, progress=False).evaluate(data, ["sklearn.linear_model.PoissonRegressor"])
     assert (res.runs.status == "error").all() and res.summary.loc[
         "sklearn.linear_model.PoissonRegressor", "status"] == "error"
+
+
+def test_target_choice_takes_a_numeric_last_column_that_reads_as_a_quantity(tmp_path):
+    from algorank.evaluation.cv.datasets import load_dataset
+
+    p = tmp_path / "q.csv"
+    p.write_text("a,kind,other,amount\n" + "".join(f"{i},k{i % 2},o{i % 3},{i * 1.5 + 0.25}\n" for i in range(30)))
+    d = load_dataset(str(p))  # no column named class/target, two nominal columns, a fractional last column
+    assert d.task == "regression" and d.target == "amount" and d.y.iloc[:2].tolist() == [0.25, 1.75]
+    one = tmp_path / "one.csv"  # exactly one nominal column: it is the class (the rule that reads spectf)
+    one.write_text("a,kind,amount\n" + "".join(f"{i},k{i % 2},{i * 1.5 + 0.25}\n" for i in range(30)))
+    assert load_dataset(str(one)).target == "kind"
+    assert load_dataset(str(one), task="regression").target == "amount"  # unless a quantity is asked for

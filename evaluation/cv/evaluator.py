@@ -684,6 +684,8 @@ class Evaluator:
                            "; ".join(f"{f['learner']} ({f['status']}: {f['message']})" for f in failures))
         row = {"dataset": dataset.name, "name": dataset.name, "source": dataset.source, **dataset.meta_features,
                "fingerprint": dataset.fingerprint()}  # the content check of a later recommend on the same data
+        if regression:  # the datasets table's task column (absent: classification)
+            row["task"] = "regression"
         return EvaluationResult(dataset=dataset.name, runs=runs, summary=summ, failures=failures,
                                 reproducibility=rep, estimates=estimates, store=store_path,
                                 config=self.config(), dataset_row=row, task=dataset.task,
