@@ -132,3 +132,9 @@ def test_api_metric_rmse_chooses_the_lowest_rmse(diabetes_csv):
     assert rec.to_dict()["higher_is_better"] is False and rec.model is not None
     with pytest.raises(InputError, match="is not a regressor"):
         recommend_regression(data, budget=None, learners=["sklearn.svm.SVC"], dry_run=True)
+
+
+def test_a_strategy_is_refused_for_a_regression(diabetes_csv, capsys):
+    assert cli.main(["recommend", str(diabetes_csv), "--dry-run", "--strategy", "eiu"]) == 2
+    assert capsys.readouterr().err.startswith("error: a strategy ranks learners from meta-data, and there is no "
+                                              "regression meta-data yet")

@@ -321,6 +321,7 @@ def recommend(
         Unknown dataset/target/strategy, bad budget, bad ``top`` or ``cv``, unknown excluded id.
     """
     budget = check_budget(budget_seconds)
+    asked_strategy = strategy
     strategy = DEFAULT_STRATEGY if strategy is None else strategy
     started = time.perf_counter() if started is None else float(started)
     clock = PhaseClock(started)
@@ -332,6 +333,10 @@ def recommend(
     data = as_dataset(dataset, target, y=y, task=task, keep_columns=keep_columns, drop_columns=drop_columns)
     if data.task == "regression":  # its own loop: the regressors, never ranked by classification meta-data
         from algorank.recommender.live.regression import recommend_regression
+
+        if asked_strategy is not None:
+            raise InputError("a strategy ranks learners from meta-data, and there is no regression meta-data yet: "
+                             "leave the strategy out for a regression target (the regressors run in a fixed order)")
 
         return recommend_regression(data, refit=refit, meta=meta, budget=budget, top=top, cv=cv,
                                     random_state=random_state, dry_run=dry_run, evaluator=evaluator, on_plan=on_plan,
