@@ -305,7 +305,8 @@ def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str]
         As in :func:`recommend`.
     learners : sequence of str, optional
         Portfolio ids, short names or estimator class paths with JSON parameters (default: the
-        20-learner portfolio).
+        20-learner portfolio; for a regression target the 16 regressors of
+        :mod:`algorank.metadata.regressors`).
     repeats : int or "auto", optional
         Repetitions (``stop="fixed"``), their maximum (``rank``/``ks``), or ``"auto"``
         (adaptive; ``stop`` defaults to ``rank``), see :func:`parse_repeats`.
@@ -344,6 +345,10 @@ def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str]
                           store=store or None, random_state=random_state, progress=progress,
                           allow_modules=allow_modules)
     data = as_dataset(data, target, y=y, task=task, keep_columns=keep_columns, drop_columns=drop_columns)
+    if not learners and data.task == "regression":
+        from algorank.metadata.regressors import PRIOR_FREE_ORDER
+
+        learners = PRIOR_FREE_ORDER
     return evaluator.evaluate(data, list(learners) if learners else learner_ids())
 
 

@@ -244,9 +244,10 @@ def recommend_report(result) -> Report:
                      p["fail_probability"], reasons.get(p["learner"], "")])
     report.sections.append(Section(
         "The plan",
-        text=[f"The order the strategy follows when every learner scores what it predicts, with the predicted {label}, "
-              "its 90 % interval, the predicted seconds of a live test, the probability that the test fails, and why "
-              "the learner was taken at that step (the policy's score then)."],
+        text=[f"The order of the tests: {getattr(result.plan, 'source', None)}." if getattr(result.plan, "source", None)
+              else f"The order the strategy follows when every learner scores what it predicts, with the predicted "
+              f"{label}, its 90 % interval, the predicted seconds of a live test, the probability that the test fails, "
+              "and why the learner was taken at that step (the policy's score then)."],
         tables=[Table(["#", "learner", f"predicted {label}", "90 % interval", "predicted time", "p(fail)",
                        "why at this step"], rows)]))
 

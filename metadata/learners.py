@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .errors import InputError
+from .regressors import REGRESSORS, REGRESSORS_BY_SHORT
 from .text import escape
 
 logger = logging.getLogger(__name__)
@@ -428,10 +429,8 @@ def learner_ids() -> list[str]:
     return sorted(LEARNERS)
 
 
-def _regressor_spec(learner_id: str) -> LearnerSpec | None:
+def _regressor_spec(learner_id: str):
     """The regression portfolio's spec of an id or short name (:mod:`algorank.metadata.regressors`), else None."""
-    from .regressors import REGRESSORS, REGRESSORS_BY_SHORT
-
     return REGRESSORS.get(learner_id) or REGRESSORS_BY_SHORT.get(learner_id)
 
 

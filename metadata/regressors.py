@@ -1,7 +1,7 @@
 """Learner ids of the regressors algorank can run, and the estimators they stand for.
 
 The regression portfolio mirrors the classification one: the scikit-learn families with their
-default settings, each a :class:`~algorank.metadata.learners.LearnerSpec`.  An id is the dotted
+default settings, each a :class:`RegressorSpec`.  An id is the dotted
 import path of the class (``sklearn.linear_model.Ridge``), except the three SVR kernels, which
 use the shorthand ``SVR_linear``, ``SVR_rbf`` and ``SVR_poly`` (``sklearn.svm.SVR`` with that
 kernel), as the classification portfolio does for ``SVC``.  Every id has a short name ending in
@@ -51,11 +51,37 @@ no regression meta-data to rank them (see that constant).
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from .learners import LearnerSpec, _plain_spec
+__all__ = ["RegressorSpec", "REGRESSORS", "REGRESSORS_BY_SHORT", "PRIOR_FREE_ORDER", "regressor_ids",
+           "is_regressor_id"]
 
-__all__ = ["REGRESSORS", "REGRESSORS_BY_SHORT", "PRIOR_FREE_ORDER", "regressor_ids", "is_regressor_id"]
+
+@dataclass(frozen=True)
+class RegressorSpec:
+    """How to build one regressor of the portfolio (the fields of :class:`~algorank.metadata.learners.LearnerSpec`).
+
+    Attributes
+    ----------
+    id : str
+        The learner id.
+    short : str
+        A short display name.
+    factory : callable
+        Returns a fresh, unfitted estimator.
+    needs_scaling : bool
+        The learner is sensitive to feature scale (the evaluator standardises for it).
+    needs_nonnegative : bool
+        Always False here (kept for the same fields as a classifier's spec).
+    """
+
+    id: str
+    short: str
+    factory: Callable[[], Any]
+    needs_scaling: bool = False
+    needs_nonnegative: bool = False
 
 
 def _svr(kernel: str) -> Callable[[], Any]:
@@ -67,6 +93,15 @@ def _svr(kernel: str) -> Callable[[], Any]:
     return make
 
 
+def _plain_spec(path: str, short: str, *, needs_scaling: bool = False) -> RegressorSpec:
+    """The spec of a scikit-learn class built with its defaults (its id is its import path)."""
+    def make():
+        module, _, name = path.rpartition(".")
+        return getattr(importlib.import_module(module), name)()
+
+    return RegressorSpec(path, short, make, needs_scaling=needs_scaling)
+
+
 _SPECS = [
     _plain_spec("sklearn.linear_model.LinearRegression", "linear-reg", needs_scaling=True),
     _plain_spec("sklearn.linear_model.Ridge", "ridge-reg", needs_scaling=True),
@@ -74,9 +109,9 @@ _SPECS = [
     _plain_spec("sklearn.linear_model.ElasticNet", "elastic-net-reg", needs_scaling=True),
     _plain_spec("sklearn.linear_model.HuberRegressor", "huber-reg", needs_scaling=True),
     _plain_spec("sklearn.neighbors.KNeighborsRegressor", "knn-reg", needs_scaling=True),
-    LearnerSpec("SVR_linear", "svr-linear", _svr("linear"), needs_scaling=True),
-    LearnerSpec("SVR_rbf", "svr-rbf", _svr("rbf"), needs_scaling=True),
-    LearnerSpec("SVR_poly", "svr-poly", _svr("poly"), needs_scaling=True),
+    RegressorSpec("SVR_linear", "svr-linear", _svr("linear"), needs_scaling=True),
+    RegressorSpec("SVR_rbf", "svr-rbf", _svr("rbf"), needs_scaling=True),
+    RegressorSpec("SVR_poly", "svr-poly", _svr("poly"), needs_scaling=True),
     _plain_spec("sklearn.tree.DecisionTreeRegressor", "decision-tree-reg"),
     _plain_spec("sklearn.tree.ExtraTreeRegressor", "extra-tree-reg"),
     _plain_spec("sklearn.ensemble.RandomForestRegressor", "random-forest-reg"),
@@ -86,10 +121,10 @@ _SPECS = [
     _plain_spec("sklearn.neural_network.MLPRegressor", "mlp-reg", needs_scaling=True),
 ]
 
-#: id -> :class:`~algorank.metadata.learners.LearnerSpec` of every regressor of the portfolio.
-REGRESSORS: Mapping[str, LearnerSpec] = {s.id: s for s in _SPECS}
+#: id -> :class:`RegressorSpec` of every regressor of the portfolio.
+REGRESSORS: Mapping[str, RegressorSpec] = {s.id: s for s in _SPECS}
 #: short name -> spec.
-REGRESSORS_BY_SHORT: Mapping[str, LearnerSpec] = {s.short: s for s in _SPECS}
+REGRESSORS_BY_SHORT: Mapping[str, RegressorSpec] = {s.short: s for s in _SPECS}
 
 #: The order of the live tests while no regression meta-data ranks the regressors: a fixed order
 #: chosen before any result, by a written rule.  First ridge regression (fast on any size: a

@@ -496,11 +496,8 @@ def refit_best(data: LoadedDataset, learner: str, *, random_state: int = 0, allo
 
     from algorank.evaluation.cv.columns import ColumnPlanTransformer, plan_changes
 
-    recipe = resolve_learner(learner, allow_modules=allow_modules, task=data.task)
-    if data.task == "regression":
-        target = data.y.to_numpy(dtype=float)
-    else:
-        target = data.y.to_numpy(dtype=object) if labels is None else labels
+    recipe = resolve_learner(learner, allow_modules=allow_modules)
+    target = data.y.to_numpy(dtype=object) if labels is None else labels
     with threadpool_limits(limits=1):  # single-threaded like the live tests
         model = final_pipeline(recipe, random_state=random_state).fit(data.X, target)
     if plan_changes(data.columns):  # the model takes the columns as read: ids, text dropped, dates expanded first

@@ -31,11 +31,11 @@ from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modu
 from algorank.metadata.metric import check_task_metric
 from algorank.metadata.regressors import PRIOR_FREE_ORDER
 from algorank.recommender.base import OrderPolicy
-from algorank.recommender.kernel.trace import Trace, run_policy
+from algorank.recommender.kernel.trace import ForwardsLimit, Trace, run_policy
 from algorank.recommender.live.recommendation import PlannedOrder, PlannedTest, Recommendation
 from algorank.recommender.live.timing import PhaseClock
 
-__all__ = ["recommend_regression", "PRIOR_FREE_STRATEGY", "PRIOR_FREE_NOTE"]
+__all__ = ["recommend_regression", "refit_regressor", "PRIOR_FREE_STRATEGY", "PRIOR_FREE_NOTE"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +45,50 @@ PRIOR_FREE_STRATEGY = "fixed regression order"
 PRIOR_FREE_NOTE = ("no regression meta-data ranks the regressors yet: they are tested in a fixed order "
                    "(ridge first, then the tree ensembles, the other linear models, kNN and single trees, "
                    "SVR and MLP last)")
+
+
+def _dataset_info(data) -> dict:
+    """The dataset's name, source and simple meta-features (as a classification's)."""
+    info = {"dataset": data.name, "name": data.name, "source": data.source}
+    for key in ("n_instances", "n_features", "n_classes", "majority_fraction"):
+        info[key] = data.meta_features.get(key, math.nan)
+    for key, value in data.meta_features.items():
+        info.setdefault(key, value)
+    return info
+
+
+class _Announcing(ForwardsLimit):
+    """Policy wrapper that reports each learner before it is tested."""
+
+    def __init__(self, policy, hook: Callable) -> None:
+        self.policy, self.hook = policy, hook
+
+    def next(self, history):
+        learner = self.policy.next(history)
+        if learner is not None:
+            self.hook(learner)
+        return learner
+
+
+def refit_regressor(data, learner: str, *, random_state: int = 0, allow_modules=()):
+    """Fit the regressor ``learner`` on all of ``data`` with the live test's preprocessing; the fitted Pipeline.
+
+    The pipeline takes raw features (a DataFrame with the columns as read, or an array in that
+    column order; when the column rules dropped or expanded columns, its first step does the same to
+    new data) and predicts the target as float.
+    """
+    from sklearn.pipeline import Pipeline
+    from threadpoolctl import threadpool_limits
+
+    from algorank.evaluation.cv.columns import ColumnPlanTransformer, plan_changes
+    from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
+
+    recipe = resolve_learner(learner, allow_modules=allow_modules, task="regression")
+    with threadpool_limits(limits=1):  # single-threaded like the live tests
+        model = final_pipeline(recipe, random_state=random_state).fit(data.X, data.y.to_numpy(dtype=float))
+    if plan_changes(data.columns):
+        model = Pipeline([("columns", ColumnPlanTransformer(data.columns).fit(None)), *model.steps])
+    return model
 
 
 def _check_meta(meta) -> None:
@@ -109,7 +153,6 @@ def recommend_regression(data, *, refit: bool = True, meta=None, budget: float |
     from algorank.metadata.checks import check_folds
     from algorank.recommender.live.environment import LiveEnvironment
     from algorank.recommender.live.parallel import run_parallel, warm_pool
-    from algorank.recommender.live.recommend import _Announcing, _dataset_info, refit_best
 
     if data.task != "regression":
         raise InputError(f"dataset {data.name!r} is a {data.task} task, not a regression")
@@ -166,7 +209,7 @@ def recommend_regression(data, *, refit: bool = True, meta=None, budget: float |
         clock.lap("tests")
     model = None
     if refit and trace is not None and trace.best() is not None:
-        model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed)
+        model = refit_regressor(data, trace.best().learner, random_state=random_state, allow_modules=allowed)
         clock.lap("refit")
     strategy = PRIOR_FREE_STRATEGY if learners is None else "the learners as given"
     notes = (PRIOR_FREE_NOTE,) if learners is None else ()
