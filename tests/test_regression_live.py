@@ -138,3 +138,15 @@ def test_a_strategy_is_refused_for_a_regression(diabetes_csv, capsys):
     assert cli.main(["recommend", str(diabetes_csv), "--dry-run", "--strategy", "eiu"]) == 2
     assert capsys.readouterr().err.startswith("error: a strategy ranks learners from meta-data, and there is no "
                                               "regression meta-data yet")
+
+
+def test_evaluate_runs_regressors_with_their_errors(diabetes_csv, capsys):
+    assert cli.main(["evaluate", str(diabetes_csv), "--learners", "ridge-reg", "sklearn.dummy.DummyRegressor",
+                     "--cv", "3", "--no-store", "--quiet", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["task"] == "regression"
+    ridge, dummy = d["learners"]["sklearn.linear_model.Ridge"], d["learners"]["sklearn.dummy.DummyRegressor"]
+    assert ridge["short"] == "ridge-reg" and 0.4 < ridge["r2_mean"] < 0.6 and ridge["rmse_mean"] > 0
+    assert dummy["r2_mean"] < 0.01 and dummy["accuracy_mean"] >= 0  # the score is max(R², 0) per fold
+    assert cli.main(["evaluate", str(diabetes_csv), "--learners", "lda", "--cv", "3", "--no-store", "--quiet"]) == 2
+    assert "error: learner 'lda' is a classifier; it cannot run on a regression task" in capsys.readouterr().err

@@ -52,8 +52,10 @@ def test_ids_are_checked_against_the_task():
         resolve_learner("ridge-reg")
     with pytest.raises(InputError, match="is not a regressor"):
         resolve_learner("sklearn.linear_model.LogisticRegression", task="regression")
-    with pytest.raises(InputError, match="unknown regressor id 'knn'"):
+    with pytest.raises(InputError, match="learner 'knn' is a classifier; it cannot run on a regression task"):
         resolve_learner("knn", task="regression")
+    with pytest.raises(InputError, match="unknown regressor id 'knn-regression'"):
+        resolve_learner("knn-regression", task="regression")
     assert is_runnable("sklearn.linear_model.BayesianRidge", task="regression")
     assert not is_runnable("sklearn.linear_model.BayesianRidge")  # not a classifier
     assert not is_runnable("sklearn.linear_model.LogisticRegression", task="regression")
@@ -144,7 +146,7 @@ def test_store_keeps_regression_folds_and_a_rerun_resumes(tmp_path):
 def test_classifiers_refused_on_a_regression_and_loo_refused():
     X, y = _linear_data()
     data = as_dataset(X, y=y, task="regression")
-    with pytest.raises(InputError, match="is not a regressor|unknown regressor id"):
+    with pytest.raises(InputError, match="learner .lda. is a classifier"):
         Evaluator(cv=3, progress=False).evaluate(data, ["lda"])
     with pytest.raises(InputError, match="scheme 'loo' is not available for regression"):
         Evaluator(scheme="loo", progress=False).evaluate(data, ["ridge-reg"])

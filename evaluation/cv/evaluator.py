@@ -430,9 +430,6 @@ class Evaluator:
             if self.scheme in ("loo", "bootstrap"):
                 raise InputError(f"scheme {self.scheme!r} is not available for regression (R² needs test folds of "
                                  "several rows, and the .632 estimate is defined for accuracy); use cv, 5x2 or holdout")
-            wrong = [r.id for r in recipes if r.task != "regression"]
-            if wrong:
-                raise InputError(f"learner {wrong[0]!r} is a classifier; dataset {dataset.name!r} is a regression task")
             y = dataset.y.to_numpy(dtype=float)
             n_classes = 0
         else:

@@ -159,6 +159,9 @@ def _regression_recipe(text: str, *, task: str, allow_modules) -> LearnerRecipe:
     if spec is not None:
         return LearnerRecipe(id=spec.id, path=None, params_json="{}",
                              scaling="standard" if spec.needs_scaling else "none", task="regression")
+    if text in LEARNERS or any(short_name(full) == text for full in LEARNERS):
+        raise InputError(f"learner {text!r} is a classifier; it cannot run on a regression task (the regressors: "
+                         f"{', '.join(sorted(REGRESSORS_BY_SHORT))})")
     if "." not in text.split("{")[0]:
         raise InputError(f"unknown regressor id {text!r}; known ids: {', '.join(sorted(REGRESSORS_BY_SHORT))} "
                          "(short names), their full ids, or a scikit-learn regressor class path")
