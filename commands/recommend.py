@@ -13,7 +13,8 @@ EXIT_NOTHING_TESTED = 3
 
 def add_arguments(p) -> None:
     p.add_argument("dataset", metavar="DATASET", help="file (.arff/.csv/.parquet), sklearn:NAME or openml:ID")
-    p.add_argument("--target", metavar="NAME", help="target column (default: class/target, else the last nominal)")
+    p.add_argument("--target", metavar="NAME", help="target column (default: class/target, else the last nominal, else a numeric last "
+                   "column that reads as a quantity)")
     p.add_argument("--strategy", default=None, metavar="SPEC",
                    help="eiu (default), ei, ar:p=1/16, ar:p=0, at:p=1/16,sim=tested, lt:h=inf, random, ...")
     p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS", help="wall-clock budget (default 60)")
@@ -21,7 +22,8 @@ def add_arguments(p) -> None:
     p.add_argument("--dry-run", action="store_true", help="only print the planned order")
     p.add_argument("--exclude-dataset", action="append", default=[], metavar="ID",
                    help="leave this prior dataset out of the meta-data (repeatable)")
-    p.add_argument("--cv", type=int, default=5, metavar="K", help="folds of the live stratified CV (default 5)")
+    p.add_argument("--cv", type=int, default=5, metavar="K", help="folds of the live CV (default 5; stratified, or shuffled K-fold for a "
+                   "regression)")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the live evaluation")
     p.add_argument("--time-model", choices=("live", "fit"), default="live",
                    help="rank with a live test's time, CV x (fit+predict, or fit) + overhead (default), or the fit time")

@@ -51,7 +51,9 @@ def test_ids_are_checked_against_the_task():
     with pytest.raises(InputError, match="is a regressor; it cannot run on a classification task"):
         resolve_learner("ridge-reg")
     with pytest.raises(InputError, match="is not a regressor"):
-        resolve_learner("sklearn.linear_model.LogisticRegression", task="regression")
+        resolve_learner("sklearn.naive_bayes.GaussianNB", task="regression")
+    with pytest.raises(InputError, match="is a classifier; it cannot run on a regression task"):
+        resolve_learner("sklearn.linear_model.LogisticRegression", task="regression")  # a classification id
     with pytest.raises(InputError, match="learner 'knn' is a classifier; it cannot run on a regression task"):
         resolve_learner("knn", task="regression")
     with pytest.raises(InputError, match="unknown regressor id 'knn-regression'"):
