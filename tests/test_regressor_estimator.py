@@ -103,3 +103,16 @@ def test_nothing_tested_raises_or_warns():
         _fast(budget=1e-3).fit(X, y)
     reg = _fast(budget=1e-3, on_untested="warn").fit(X, y)
     assert reg.best_learner_ == "sklearn.linear_model.Ridge"  # the first of the order, fitted without a test
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"top": 0}, "top must be an integer >= 1"),
+    ({"learners": ["lda"]}, "learner 'lda' is a classifier"),
+    ({"learners": []}, "learners must be a non-empty list"),
+    ({"metric": "f1_macro"}, "metric 'f1_macro' measures classification"),
+    ({"budget": -1.0}, "budget"),
+])
+def test_bad_parameters_are_named(params, message):
+    X, y = load_diabetes(return_X_y=True)
+    with pytest.raises(ValueError, match=message):
+        _fast(**params).fit(X[:60], y[:60])

@@ -24,6 +24,8 @@ from __future__ import annotations
 import logging
 import math
 import time
+
+import numpy as np
 from typing import Callable, Sequence
 
 from algorank.metadata.errors import InputError
@@ -147,7 +149,7 @@ def recommend_regression(data, *, refit: bool = True, meta=None, budget: float |
     Raises
     ------
     InputError
-        A classification metric, meta-data given, or too few rows for the folds.
+        A classification metric, meta-data given, a bad ``top`` or ``learners``, or too few rows for the folds.
     """
     from algorank.evaluation.cv.children import start_fold_server
     from algorank.metadata.checks import check_folds
@@ -157,6 +159,8 @@ def recommend_regression(data, *, refit: bool = True, meta=None, budget: float |
     if data.task != "regression":
         raise InputError(f"dataset {data.name!r} is a {data.task} task, not a regression")
     metric = check_task_metric(metric, "regression")
+    if top is not None and (isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1):
+        raise InputError(f"top must be an integer >= 1; got {top!r}")
     _check_meta(meta)
     allowed = check_allow_modules(allow_modules)[len(DEFAULT_ALLOWED_MODULES):]
     started = time.perf_counter() if started is None else float(started)

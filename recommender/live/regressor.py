@@ -147,6 +147,8 @@ class AlgorankRegressor(RegressorMixin, BaseEstimator):
         seed = 0 if self.random_state is None else check_seed(self.random_state)
         check_folds(self.cv)
         order = list(PRIOR_FREE_ORDER) if self.learners is None else list(self.learners)
+        if isinstance(self.learners, str) or not order:
+            raise InputError("learners must be a non-empty list of regressor ids")
         folds = min(int(self.cv), len(y))
         learner = None
         self.recommendation_, self.trace_, self.leaderboard_ = None, None, None
