@@ -130,8 +130,9 @@ def estimator_class(path: str, *, allow_modules=(), role: str | None = None) -> 
     role : {None, "classifier", "regressor", "predictor"}
         ``"classifier"``: the class must be a classifier (a learner id of a classification);
         ``"regressor"``: a regressor (a learner id of a regression); ``"predictor"``: a classifier,
-        regressor or transformer (a nested estimator, e.g. the target transformer of
-        :class:`sklearn.compose.TransformedTargetRegressor`); ``None``: any estimator.
+        regressor, or a transformer of :mod:`sklearn.preprocessing` (a nested estimator, e.g. the
+        target transformer of :class:`sklearn.compose.TransformedTargetRegressor`); ``None``: any
+        estimator.
 
     Before anything is imported, a path with a private (``_x``), test, build or vendored component
     (``tests``, ``conftest``, ``externals``, ``experimental`` ...) is refused, so data can never make
@@ -174,9 +175,12 @@ def estimator_class(path: str, *, allow_modules=(), role: str | None = None) -> 
 
         kinds = {"classifier": (ClassifierMixin,), "regressor": (RegressorMixin,)}.get(
             role, (ClassifierMixin, RegressorMixin, TransformerMixin))
+        if role == "predictor" and not issubclass(obj, (ClassifierMixin, RegressorMixin)) \
+                and not obj.__module__.startswith("sklearn.preprocessing"):
+            kinds = ()  # a nested transformer: scikit-learn's preprocessing ones only (no file readers)
         if not issubclass(obj, kinds):
             what = {"classifier": "a classifier", "regressor": "a regressor"}.get(
-                role, "a classifier, regressor or transformer")
+                role, "a classifier, regressor or scikit-learn preprocessing transformer")
             raise InputError(f"learner {text!r} is not {what}: a learner id may only build "
                              + {"classifier": "classifiers", "regressor": "regressors"}.get(
                                  role, "predictors and transformers as nested estimators"))

@@ -41,9 +41,9 @@ target::
     sklearn.compose.TransformedTargetRegressor{"regressor": {"__class__": "sklearn.linear_model.Ridge"},
         "transformer": {"__class__": "sklearn.preprocessing.StandardScaler"}}
 
-or on the log of a positive target (``QuantileTransformer``, ``PowerTransformer`` and the
-other scikit-learn transformers are accepted the same way; ``func`` and ``inverse_func`` are
-functions, so they cannot come from a learner id).
+(``QuantileTransformer``, ``PowerTransformer`` and the other transformers of
+:mod:`sklearn.preprocessing` are accepted the same way; ``func`` and ``inverse_func`` are functions,
+so they cannot come from a learner id).
 
 :data:`PRIOR_FREE_ORDER` is the order in which ``recommend`` tests the regressors while there is
 no regression meta-data to rank them (see that constant).

@@ -71,6 +71,8 @@ def test_ids_are_checked_against_the_task():
     ('sklearn.compose.TransformedTargetRegressor{"regressor": {"__class__": "sklearn.linear_model.Ridge"}, '
      '"func": "numpy.log1p"}', "cannot come from data|fixed choices"),
     ('sklearn.compose.TransformedTargetRegressor{"regressor": {"__class__": "os.system"}}', "outside the allowed"),
+    ('sklearn.compose.TransformedTargetRegressor{"transformer": {"__class__": '
+     '"sklearn.feature_extraction.text.TfidfVectorizer", "input": "filename"}}', "preprocessing transformer"),
 ])
 def test_regressor_ids_are_data_never_code(learner, why):
     with pytest.raises(InputError, match=why):
