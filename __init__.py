@@ -17,6 +17,7 @@ The public API (the command line is a thin shell over exactly these)::
     algorank.compare(meta, learners=["knn", "lda", "svc-rbf"])  # Friedman, post hoc, effect sizes
     algorank.evaluate(X, y=y, learners=["knn", "logreg"])    # repeated CV of chosen learners
     algorank.AlgorankClassifier(budget=30).fit(X, y)         # the loop as a scikit-learn estimator
+    algorank.AlgorankRegressor(budget=30).fit(X, y)          # the same for a numeric target
 
 Importing the package is cheap: each name is imported on first use.
 """
@@ -42,6 +43,7 @@ _LAZY = {
     "Multi2TestResult": "algorank.recommender.multitest",
     "LearnerComparison": "algorank.evaluation.stats.compare",
     "AlgorankClassifier": "algorank.recommender.live.estimator",
+    "AlgorankRegressor": "algorank.recommender.live.regressor",
 }
 
 __all__ = [*_LAZY, "__version__"]

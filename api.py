@@ -179,7 +179,8 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
         Rank, test and choose by ``accuracy``, ``balanced_accuracy``, ``roc_auc`` (one-vs-rest),
         ``log_loss`` (lower is better) or ``f1_macro``, where the meta-data records it (an error
         names the metrics it records); default the one the meta-data ranks by (accuracy for
-        ``broad``).  The leaderboard's score column is named after it.
+        ``broad``).  The leaderboard's score column is named after it.  A regression task chooses
+        by ``r2`` (default), ``rmse`` or ``mae``.
     neighbours : int
         Similar prior datasets behind the expected values of strategies without their own model.
     on_plan, on_start, on_observation : callable, optional
@@ -198,8 +199,11 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
     force : bool
         Let ``save_model`` replace an existing file that is not a model algorank saved.
     task, keep_columns, drop_columns : str, sequence of str
-        How a numeric target is read (``"auto"``, ``"classification"``; regression is refused) and the feature
-        columns kept as read or dropped: see :func:`algorank.evaluation.cv.datasets.load_dataset`.
+        How a numeric target is read (``"auto"``, ``"classification"``, ``"regression"``) and the feature
+        columns kept as read or dropped: see :func:`algorank.evaluation.cv.datasets.load_dataset`.  A
+        regression target runs the regressors (:mod:`algorank.recommender.live.regression`): ``meta`` must
+        be None (no regression meta-data is embedded yet) and ``metric`` one of ``r2`` (default), ``rmse``,
+        ``mae``; the leaderboard and ``to_dict()`` carry each test's R², RMSE and MAE.
 
     Returns
     -------
@@ -310,7 +314,8 @@ def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str]
         As in :func:`recommend`.
     learners : sequence of str, optional
         Portfolio ids, short names or estimator class paths with JSON parameters (default: the
-        20-learner portfolio).
+        20-learner portfolio; for a regression target the 16 regressors of
+        :mod:`algorank.metadata.regressors`).
     repeats : int or "auto", optional
         Repetitions (``stop="fixed"``), their maximum (``rank``/``ks``), or ``"auto"``
         (adaptive; ``stop`` defaults to ``rank``, and ``stop="fixed"`` is an error with it).
@@ -349,6 +354,10 @@ def evaluate(data, target: str | None = None, *, y=None, learners: Sequence[str]
                           store=store or None, random_state=random_state, progress=progress,
                           allow_modules=allow_modules)
     data = as_dataset(data, target, y=y, task=task, keep_columns=keep_columns, drop_columns=drop_columns)
+    if not learners and data.task == "regression":
+        from algorank.metadata.regressors import PRIOR_FREE_ORDER
+
+        learners = PRIOR_FREE_ORDER
     return evaluator.evaluate(data, list(learners) if learners else learner_ids())
 
 

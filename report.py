@@ -321,9 +321,10 @@ def recommend_report(result) -> Report:
     else:
         report.sections.append(Section(
             "The plan", key="plan",
-            text=[f"The order the strategy follows when every learner scores what it predicts, with the predicted "
-                  f"{label}, its 90 % interval, the predicted seconds of a live test, the probability that the test "
-                  "fails, and why the learner was taken at that step (the policy's score then)."],
+            text=[f"The order of the tests: {result.plan.source}." if getattr(result.plan, "source", None)
+                  else f"The order the strategy follows when every learner scores what it predicts, with the "
+                  f"predicted {label}, its 90 % interval, the predicted seconds of a live test, the probability that "
+                  "the test fails, and why the learner was taken at that step (the policy's score then)."],
             tables=[absolute_table]))
 
     # 5. the live tests in full

@@ -384,7 +384,27 @@ def _benchmark_detail(suite, where: str) -> str:
     return "\n".join(lines)
 
 
+def _regression_evaluation_text(result) -> str:
+    """An evaluation of regressors: mean R², RMSE and MAE over the folds, best R² first."""
+    row, config = result.dataset_row, result.config
+    rows = [(short_name(lid), f"{r.r2_mean:.4f}", f"{r.rmse_mean:.4g}", f"{r.mae_mean:.4g}", int(r.repetitions),
+             format_seconds(r.fit_time_mean), r.status)
+            for lid, r in result.summary.sort_values("r2_mean", ascending=False, na_position="last").iterrows()]
+    lines = [f"{escape(row.get('name', result.dataset))}: {row.get('n_instances')} rows, {row.get('n_features')} "
+             f"features, regression; scheme {config.get('scheme')}, stop {config.get('stop')}",
+             f"task: {escape(result.task_detection)}",
+             format_table(["learner", "R² (higher better)", "RMSE (lower better)", "MAE (lower better)", "reps",
+                           "fit time", "status"], rows, align="lrrrrrl")]
+    lines += [f"failed: {escape(short_name(f['learner']))}: {f['status']}: {escape(f['message'])}"
+              for f in result.failures]
+    if result.store:
+        lines.append(f"store: {escape(result.store)}")
+    return "\n".join(lines)
+
+
 def _evaluation_text(result) -> str:
+    if getattr(result, "task", "classification") == "regression":
+        return _regression_evaluation_text(result)
     row, config = result.dataset_row, result.config
     rows = []
     for lid, r in result.summary.sort_values("accuracy_mean", ascending=False, na_position="last").iterrows():
@@ -527,7 +547,9 @@ def write_files(result, folder) -> list[str]:
     if kind == "Recommendation":
         from algorank.recommender.live.plot import plot_predicted_vs_realised, plot_recommendation
 
-        return [_csv(result.trace.to_frame(), folder / names[0], index=False),
+        # a regression's table: the leaderboard, with R², RMSE and MAE in their own units
+        table = result.leaderboard if result.task == "regression" else result.trace.to_frame()
+        return [_csv(table, folder / names[0], index=False),
                 _png(plot_recommendation(result.trace, metric=result.metric), folder / names[1]),
                 _png(plot_predicted_vs_realised(result), folder / names[2]),
                 write_report(recommend_report(result), folder)]

@@ -37,8 +37,8 @@ def add_data_options(p: argparse.ArgumentParser) -> None:
     """``--task``, ``--keep-columns``, ``--drop-columns``: how a dataset file is read (commands that read one)."""
     p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto",
                    help="auto (default): a numeric target is regression unless its values look like class labels "
-                        "(whole numbers, few distinct values); classification: read whole numbers as class labels. "
-                        "Regression is not supported yet and is refused")
+                        "(whole numbers, few distinct values); classification: read whole numbers as class labels; "
+                        "regression: read the target as a quantity")
     p.add_argument("--keep-columns", action="append", default=None, metavar="NAMES",
                    help="keep these columns as read (no id, free-text or date rule; space- or comma-separated, "
                         "repeatable)")

@@ -13,7 +13,8 @@ EXIT_NOTHING_TESTED = 3
 
 def add_arguments(p) -> None:
     p.add_argument("dataset", metavar="DATASET", help="file (.arff/.csv/.parquet), sklearn:NAME or openml:ID")
-    p.add_argument("--target", metavar="NAME", help="target column (default: class/target, else the last nominal)")
+    p.add_argument("--target", metavar="NAME", help="target column (default: class/target, else the last nominal, else a numeric last "
+                   "column that reads as a quantity)")
     p.add_argument("--strategy", default=None, metavar="SPEC",
                    help="eiu (default), ei, ar:p=1/16, ar:p=0, at:p=1/16,sim=tested, lt:h=inf, random, ...")
     p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS", help="wall-clock budget (default 60)")
@@ -21,7 +22,8 @@ def add_arguments(p) -> None:
     p.add_argument("--dry-run", action="store_true", help="only print the planned order")
     p.add_argument("--exclude-dataset", action="append", default=[], metavar="ID",
                    help="leave this prior dataset out of the meta-data (repeatable)")
-    p.add_argument("--cv", type=int, default=5, metavar="K", help="folds of the live stratified CV (default 5)")
+    p.add_argument("--cv", type=int, default=5, metavar="K", help="folds of the live CV (default 5; stratified, or shuffled K-fold for a "
+                   "regression)")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the live evaluation")
     p.add_argument("--time-model", choices=("live", "fit"), default="live",
                    help="rank with a live test's time, CV x (fit+predict, or fit) + overhead (default), or the fit time")
@@ -30,7 +32,8 @@ def add_arguments(p) -> None:
     p.add_argument("--allow-module", action="append", default=[], metavar="PACKAGE", help="also run estimator classes "
                    "of this package named by learner ids (default: scikit-learn only; learner ids are data, never code)")
     p.add_argument("--metric", metavar="NAME", help="rank and test by accuracy, balanced_accuracy, roc_auc, log_loss "
-                   "or f1_macro, where the meta-data records it (default: what it ranks by; accuracy for broad)")
+                   "or f1_macro, where the meta-data records it (default: what it ranks by; accuracy for broad); "
+                   "a regression: r2 (default), rmse or mae")
     p.add_argument("--save-model", metavar="PATH", help="refit the best learner on all the data and save it with "
                    "joblib (joblib.load; load only files you trust: unpickling runs code); without it the command "
                    "keeps no model")

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .errors import InputError
+from .regressors import REGRESSORS, REGRESSORS_BY_SHORT
 from .text import escape
 
 logger = logging.getLogger(__name__)
@@ -131,9 +132,12 @@ def estimator_class(path: str, *, allow_modules=(), role: str | None = None) -> 
         ``package.module.Class``.
     allow_modules : sequence of str
         Packages allowed besides :data:`DEFAULT_ALLOWED_MODULES`.
-    role : {None, "classifier", "predictor"}
-        ``"classifier"``: the class must be a classifier (a learner id); ``"predictor"``: a classifier
-        or regressor (a nested estimator); ``None``: any estimator.
+    role : {None, "classifier", "regressor", "predictor"}
+        ``"classifier"``: the class must be a classifier (a learner id of a classification);
+        ``"regressor"``: a regressor (a learner id of a regression); ``"predictor"``: a classifier,
+        regressor, or a transformer of :mod:`sklearn.preprocessing` (a nested estimator, e.g. the
+        target transformer of :class:`sklearn.compose.TransformedTargetRegressor`); ``None``: any
+        estimator.
 
     Before anything is imported, a path with a private (``_x``), test, build or vendored component
     (``tests``, ``conftest``, ``externals``, ``experimental`` ...) is refused, so data can never make
@@ -172,30 +176,44 @@ def estimator_class(path: str, *, allow_modules=(), role: str | None = None) -> 
         raise InputError(f"learner {text!r} names a class defined in {obj.__module__!r}, outside the allowed "
                          f"packages ({', '.join(allowed)})")
     if role is not None:
-        from sklearn.base import ClassifierMixin, RegressorMixin
+        from sklearn.base import ClassifierMixin, RegressorMixin, TransformerMixin
 
-        kinds = (ClassifierMixin,) if role == "classifier" else (ClassifierMixin, RegressorMixin)
+        kinds = {"classifier": (ClassifierMixin,), "regressor": (RegressorMixin,)}.get(
+            role, (ClassifierMixin, RegressorMixin, TransformerMixin))
+        if role == "predictor" and not issubclass(obj, (ClassifierMixin, RegressorMixin)) \
+                and not obj.__module__.startswith("sklearn.preprocessing"):
+            kinds = ()  # a nested transformer: scikit-learn's preprocessing ones only (no file readers)
         if not issubclass(obj, kinds):
-            what = "a classifier" if role == "classifier" else "a classifier or regressor"
+            what = {"classifier": "a classifier", "regressor": "a regressor"}.get(
+                role, "a classifier, regressor or scikit-learn preprocessing transformer")
             raise InputError(f"learner {text!r} is not {what}: a learner id may only build "
-                             + ("classifiers" if role == "classifier" else "predictors as nested estimators"))
+                             + {"classifier": "classifiers", "regressor": "regressors"}.get(
+                                 role, "predictors and transformers as nested estimators"))
     return obj
 
 
-def is_runnable(learner_id: str, *, allow_modules=()) -> bool:
+def is_runnable(learner_id: str, *, allow_modules=(), task: str = "classification") -> bool:
     """Whether ``learner_id`` can be run: a portfolio id or short name, or an allowed classifier class path
     (optionally followed by JSON parameters that pass :func:`check_params`, nested estimators included).
+    With ``task="regression"``: a regression portfolio id or short name
+    (:mod:`algorank.metadata.regressors`), or an allowed regressor class path.
     Never executes anything outside the allowed packages and never constructs an estimator."""
     check_allow_modules(allow_modules)  # a bad allow-list is the caller's error, not a "no"
     text = str(learner_id).strip()
-    spec = _lookup(text)
-    if spec is not None:
-        from .boosting import library_available
+    regression = task == "regression"
+    if regression:
+        if _regressor_spec(text) is not None:
+            return True
+    else:
+        spec = _lookup(text)
+        if spec is not None:
+            from .boosting import library_available
 
-        return all(library_available(r) for r in spec.requires)
+            return all(library_available(r) for r in spec.requires)
     path, brace, rest = text.partition("{")
     try:
-        cls = estimator_class(path.strip(), allow_modules=allow_modules, role="classifier")
+        cls = estimator_class(path.strip(), allow_modules=allow_modules,
+                              role="regressor" if regression else "classifier")
         if brace:
             params = _json_object(brace + rest)
             if params is None:
@@ -495,8 +513,13 @@ def portfolio_spec(learner_id: str) -> LearnerSpec | None:
     return _lookup(str(learner_id).strip())
 
 
+def _regressor_spec(learner_id: str):
+    """The regression portfolio's spec of an id or short name (:mod:`algorank.metadata.regressors`), else None."""
+    return REGRESSORS.get(learner_id) or REGRESSORS_BY_SHORT.get(learner_id)
+
+
 def _resolve(learner_id: str) -> LearnerSpec:
-    spec = _lookup(learner_id)
+    spec = _lookup(learner_id) or _regressor_spec(learner_id)
     if spec is None:
         raise InputError(
             f"unknown learner id {escape(repr(learner_id))}; known ids: {', '.join(sorted(_BY_SHORT))} "
@@ -526,7 +549,7 @@ def short_name(learner_id: str) -> str:
     escaped (:func:`~algorank.metadata.text.escape`).  Display only: these names are not resolved
     back to ids.
     """
-    spec = _lookup(str(learner_id))
+    spec = _lookup(str(learner_id)) or _regressor_spec(str(learner_id))
     if spec is not None:
         return spec.short
     return escape(_parameterised_short(str(learner_id)) or learner_id)
@@ -543,6 +566,8 @@ _CHOICE_PARAMS = frozenset({"criterion", "kernel", "solver", "penalty", "loss", 
 def _class_short(path: str) -> str | None:
     if path in LEARNERS:
         return LEARNERS[path].short
+    if _regressor_spec(path) is not None:
+        return _regressor_spec(path).short
     if not _DOTTED.match(path) or not _within(path.rpartition(".")[0], DEFAULT_ALLOWED_MODULES):
         return None
     name = path.rpartition(".")[2]
@@ -618,7 +643,7 @@ def make_estimator(learner_id: str, *, random_state: int | None = None, allow_mo
     allow_modules : sequence of str
         Packages allowed besides scikit-learn for import-path ids.
     """
-    if _lookup(learner_id) is None and "." in learner_id:
+    if _lookup(learner_id) is None and _regressor_spec(learner_id) is None and "." in learner_id:
         est = estimator_from_path(learner_id, allow_modules=allow_modules)
     else:
         est = _resolve(learner_id).factory()
@@ -627,11 +652,13 @@ def make_estimator(learner_id: str, *, random_state: int | None = None, allow_mo
     return est
 
 
-def estimator_from_path(path: str, params: Mapping[str, Any] | None = None, *, allow_modules=(), _depth: int = 0):
+def estimator_from_path(path: str, params: Mapping[str, Any] | None = None, *, allow_modules=(),
+                        task: str = "classification", _depth: int = 0):
     """Build an estimator from an import path and keyword parameters.
 
     The class is checked by :func:`estimator_class` before anything is called (the outer one must
-    be a classifier, nested ones classifiers or regressors); the parameters must be JSON literals
+    be a classifier, or a regressor with ``task="regression"``; nested ones classifiers, regressors
+    or transformers); the parameters must be JSON literals
     that pass :func:`check_params` (nothing that can reach files, processes or code; ``n_jobs`` and
     ``verbose`` are dropped) and are passed as keyword arguments to that class only.
 
@@ -650,7 +677,8 @@ def estimator_from_path(path: str, params: Mapping[str, Any] | None = None, *, a
     InputError
         When the path is refused or cannot be imported, or the parameters are rejected.
     """
-    cls = estimator_class(path, allow_modules=allow_modules, role="classifier" if _depth == 0 else "predictor")
+    outer = "regressor" if task == "regression" else "classifier"
+    cls = estimator_class(path, allow_modules=allow_modules, role=outer if _depth == 0 else "predictor")
     params = dict(params or {})
     for key, value in params.items():
         if not isinstance(key, str) or not _is_literal(value):

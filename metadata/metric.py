@@ -15,7 +15,15 @@ metric                 runs column          score (higher is better)
 ``log_loss``           ``log_loss``         ``exp(-log loss)``: the geometric mean of the
                                             probability given to the true class
 ``f1_macro``           ``f1_macro``         macro-averaged F1
+``r2``                 ``r2``               R² (regression)
+``rmse``               ``rmse``             ``-RMSE`` (regression; lower RMSE is better)
+``mae``                ``mae``              ``-MAE`` (regression; lower MAE is better)
 =====================  ===================  ==========================================
+
+The last three are the metrics of a regression task (:func:`check_task_metric`); a
+classification metric on a regression task, or the other way round, is an error.  The
+``accuracy`` column of regression runs holds ``max(R², 0)``, the score meta-level methods
+rank by (predicting the mean scores about 0, the role of the majority class).
 
 The score of a cell (and of a live test) is the mean of the per-fold scores.  Tables and
 JSON show the metric's own value, :func:`from_score` (for log loss ``-log`` of the score,
@@ -38,7 +46,7 @@ from algorank.metadata.errors import InputError
 
 __all__ = ["Metric", "METRICS", "METRIC_LABELS", "primary_metric", "available_metrics", "check_metric",
            "meta_for_metric", "to_score", "from_score", "score_from_runs", "metric_label", "baseline_warning",
-           "metric_baseline", "labels_baseline", "BASELINE_COLUMN"]
+           "metric_baseline", "labels_baseline", "BASELINE_COLUMN", "REGRESSION_METRICS", "check_task_metric"]
 
 #: Column of the datasets table (and key of a dataset's info) holding the score of the majority-class
 #: predictor under the metric a meta-dataset was re-scored by (:func:`meta_for_metric`).
@@ -60,7 +68,9 @@ class Metric:
     column : str
         Column of the runs table (and of the evaluator's per-fold runs) holding it.
     higher_is_better : bool
-        False for log loss.
+        False for log loss, RMSE and MAE.
+    task : str
+        ``"classification"`` or ``"regression"``: the task the metric measures.
     """
 
     name: str
@@ -68,6 +78,7 @@ class Metric:
     short: str
     column: str
     higher_is_better: bool = True
+    task: str = "classification"
 
 
 #: The metrics, by name.
@@ -77,12 +88,18 @@ METRICS = {
     "roc_auc": Metric("roc_auc", "ROC AUC", "ROC AUC", "auc"),
     "log_loss": Metric("log_loss", "log loss", "log loss", "log_loss", higher_is_better=False),
     "f1_macro": Metric("f1_macro", "macro F1", "macro F1", "f1_macro"),
+    "r2": Metric("r2", "R²", "R²", "r2", task="regression"),
+    "rmse": Metric("rmse", "RMSE", "RMSE", "rmse", higher_is_better=False, task="regression"),
+    "mae": Metric("mae", "MAE", "MAE", "mae", higher_is_better=False, task="regression"),
 }
+
+#: The metrics of a regression task; the first is the default.
+REGRESSION_METRICS = ("r2", "rmse", "mae")
 
 #: Other spellings accepted for the names above.
 _ALIASES = {"auc": "roc_auc", "roc-auc": "roc_auc", "balanced-accuracy": "balanced_accuracy",
             "logloss": "log_loss", "log-loss": "log_loss", "f1": "f1_macro", "macro_f1": "f1_macro",
-            "f1-macro": "f1_macro"}
+            "f1-macro": "f1_macro", "r²": "r2", "r2_score": "r2"}
 
 #: Display labels of the metrics.
 METRIC_LABELS = {name: m.label for name, m in METRICS.items()}
@@ -102,11 +119,13 @@ def _name(metric: str) -> str:
 
 
 def to_score(metric: str, values):
-    """The metric's values as scores (higher is better): ``exp(-v)`` for log loss, else ``v``."""
+    """The metric's values as scores (higher is better): ``exp(-v)`` for log loss, ``-v`` for RMSE and MAE, else ``v``."""
     v = np.asarray(values, dtype=float)
     if metric == "log_loss":
         with np.errstate(over="ignore"):
             return np.exp(-v)
+    if metric in ("rmse", "mae"):
+        return -v
     return v
 
 
@@ -116,6 +135,8 @@ def from_score(metric: str, score):
     if metric == "log_loss":
         with np.errstate(divide="ignore", invalid="ignore"):
             out = -np.log(s) + 0.0  # no -0.0
+    elif metric in ("rmse", "mae"):
+        out = -s + 0.0
     else:
         out = s
     return float(out) if np.ndim(out) == 0 else out
@@ -179,11 +200,44 @@ def check_metric(meta, metric: str | None) -> str:
     name = _name(metric)
     if name not in METRICS:
         raise InputError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
+    if METRICS[name].task == "regression" and getattr(meta, "task", "classification") != "regression":
+        raise InputError(f"metric {name!r} measures regression; this is a classification task (its metrics: "
+                         f"{', '.join(n for n, m in METRICS.items() if m.task == 'classification')})")
     have = available_metrics(meta)
     if name not in have:
         raise InputError(f"the meta-data does not record {METRICS[name].label} ({name}); it records "
                          f"{', '.join(have) or 'no usable metric'} (the embedded 'broad' set records balanced accuracy, "
                          "ROC AUC and log loss)")
+    return name
+
+
+def check_task_metric(metric: str | None, task: str) -> str:
+    """``metric`` by its canonical name for a task with no meta-data to check it against (None: the task's default).
+
+    Parameters
+    ----------
+    metric : str or None
+        A metric name (None: ``r2`` for regression, ``accuracy`` for classification).
+    task : {"classification", "regression"}
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    InputError
+        An unknown metric, or one of the other task (the message names it and the task's metrics).
+    """
+    default = "r2" if task == "regression" else "accuracy"
+    if metric is None:
+        return default
+    name = _name(metric)
+    if name not in METRICS:
+        raise InputError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
+    if METRICS[name].task != task:
+        own = ", ".join(n for n, m in METRICS.items() if m.task == task)
+        raise InputError(f"metric {name!r} measures {METRICS[name].task}; this is a {task} task (its metrics: {own})")
     return name
 
 
@@ -197,6 +251,10 @@ def metric_baseline(metric: str, *, majority_fraction: float, n_classes: float, 
     """
     name = _name(metric)
     p, k = float(majority_fraction), float(n_classes)
+    if name == "r2":
+        return 0.0  # predicting the mean
+    if METRICS.get(name) is not None and METRICS[name].task == "regression":
+        return math.nan  # in the target's units: no baseline without the target
     if name == "accuracy":
         return p
     if name == "roc_auc":

@@ -48,7 +48,7 @@ def test_table_output_names_failures(tmp_path, capsys, monkeypatch):
     [
         (["missing.arff"], "not found"),
         (["sklearn:iris", "--target", "nope"], "not an attribute"),
-        (["sklearn:iris", "--target", "petal length (cm)"], "numeric"),
+        (["sklearn:iris", "--target", "petal length (cm)", "--task", "classification"], "not whole numbers"),
         (["sklearn:iris", "--repeats", "0"], "--repeats"),
         (["sklearn:iris", "--repeats", "auto", "--stop", "fixed"], "adaptive"),
         (["sklearn:iris", "--cv", "500"], "at least 500 rows"),

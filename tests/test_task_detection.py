@@ -1,4 +1,4 @@
-"""Task detection: a numeric target is a regression target unless it looks like class labels; regression is refused."""
+"""Task detection: a numeric target is a regression target unless it looks like class labels."""
 
 import json
 import subprocess
@@ -36,46 +36,39 @@ def test_the_rule_on_hand_made_targets(values, task):
     assert numeric_target_task(pd.Series(values))[0] == task
 
 
-def test_diabetes_whole_number_target_is_refused_as_regression_not_run_as_214_classes(diabetes_csv):
-    with pytest.raises(InputError) as err:
-        load_dataset(str(diabetes_csv))
-    assert str(err.value) == ("target 'target' of dataset 'diabetes' looks numeric (214 distinct values in 442 "
-                              "rows): regression is not supported yet; pass task='classification' to treat its "
-                              "values as class labels")
+def test_diabetes_whole_number_target_is_regression_not_214_classes(diabetes_csv):
+    d = load_dataset(str(diabetes_csv))
+    assert d.task == "regression" and d.classes == () and d.y.dtype == float
+    assert d.task_detection == ("regression (target 'target' is numeric with 214 distinct values in 442 rows; "
+                                "override with --task, task= in Python)")
+    assert d.meta_features["n_classes"] == 0 and d.meta_features["majority_fraction"] == 0.0
     forced = load_dataset(str(diabetes_csv), task="classification")  # the old reading, on request
     assert len(forced.classes) == 214 and forced.task_detection.startswith("classification (as asked: the values")
     frame = pd.read_csv(diabetes_csv)
     from algorank.api import recommend
 
-    with pytest.raises(InputError, match="regression is not supported yet"):
-        recommend(frame, target="target", dry_run=True)
-    with pytest.raises(InputError, match="regression is not supported yet"):  # the same with X and y=
-        recommend(frame.drop(columns="target"), y=frame["target"], dry_run=True)
+    assert recommend(frame, target="target", dry_run=True).task == "regression"
+    assert recommend(frame.drop(columns="target"), y=frame["target"], dry_run=True).task == "regression"  # X and y=
 
 
-def test_cli_refuses_with_one_line_and_exit_2_and_task_classification_forces_the_old_reading(diabetes_csv, capsys):
-    assert cli.main(["recommend", str(diabetes_csv), "--dry-run"]) == 2
-    err = capsys.readouterr().err
-    assert err == ("error: target 'target' of dataset 'diabetes' looks numeric (214 distinct values in 442 rows): "
-                   "regression is not supported yet; pass --task classification to treat its values as class labels\n")
-    assert cli.main(["evaluate", str(diabetes_csv), "--learners", "lda", "--no-store", "--quiet"]) == 2
-    assert "--task classification" in capsys.readouterr().err
+def test_cli_task_classification_forces_the_old_reading(diabetes_csv, capsys):
     assert cli.main(["recommend", str(diabetes_csv), "--dry-run", "--json", "--task", "classification"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["task"] == "classification" and out["dataset_info"]["n_classes"] == 214
     assert out["task_detection"] == ("classification (as asked: the values of the numeric target 'target' read as "
                                      "class labels)")
-    assert cli.main(["recommend", str(diabetes_csv), "--task", "regression", "--dry-run"]) == 2
-    assert "regression is not supported yet" in capsys.readouterr().err
+    assert cli.main(["recommend", str(diabetes_csv), "--task", "regression", "--dry-run", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["task"] == "regression" and out["task_detection"] == "regression (as asked)"
 
 
-def test_a_continuous_target_gets_the_same_clear_message(tmp_path):
+def test_a_continuous_target_is_regression_and_cannot_be_forced_to_labels(tmp_path):
     rng = np.random.default_rng(0)
     path = tmp_path / "prices.csv"
     pd.DataFrame({"x": rng.normal(size=50), "target": rng.normal(size=50) * 10}).to_csv(path, index=False)
-    with pytest.raises(InputError, match=r"looks numeric \(50 distinct values, not all whole numbers\): regression "
-                                         r"is not supported yet; its values are not whole numbers"):
-        load_dataset(str(path))
+    assert load_dataset(str(path)).task_detection == ("regression (target 'target' is numeric with 50 distinct "
+                                                      "values, not all whole numbers; override with --task, task= in "
+                                                      "Python)")
     with pytest.raises(InputError, match="not whole numbers.*cannot be class labels"):
         load_dataset(str(path), task="classification")
 

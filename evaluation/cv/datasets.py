@@ -1,4 +1,4 @@
-"""Load a classification dataset for the evaluator from a file, scikit-learn or OpenML.
+"""Load a classification or regression dataset for the evaluator from a file, scikit-learn or OpenML.
 
 :func:`load_dataset` understands one string ``spec``:
 
@@ -11,25 +11,27 @@
 Target choice (``target=None``):
 
 1. an attribute named ``class`` or ``target`` (any case; the last one if several);
-2. else the last attribute, when it is nominal;
+2. else the last attribute, when it is nominal, or when ``task="regression"``;
 3. else the only nominal attribute, when there is exactly one (e.g. spectf, whose
    class is the first column); a warning names it;
-4. else :class:`~algorank.metadata.errors.InputError` "no nominal target", listing the
+4. else the last attribute, when it is numeric and reads as a quantity under the rule of
+   :mod:`algorank.evaluation.cv.task` (a regression target);
+5. else :class:`~algorank.metadata.errors.InputError` "no nominal target", listing the
    nominal candidates for the target.
 
 Rule 3 narrows the usual "else the last nominal attribute": when the last column
 is numeric and several nominal columns exist (e.g. StatLib's analcatdata_aids:
 Sex, Age, Race, then numeric counts) the file is a regression dataset, and
-silently training "predict Race" would be a nonsense task.  The user can always
-name a target explicitly.
+silently training "predict Race" would be a nonsense task (rule 4 reads it as the
+regression it is).  The user can always name a target explicitly.
 
 Nominal means: an ARFF nominal or string attribute; in CSV/Parquet a non-numeric
 column (object, string, category, bool).  A numeric target (named explicitly, or
 ``class`` / ``target``) is read by the rule of :mod:`algorank.evaluation.cv.task`:
 whole numbers with few distinct values are class labels; any other numeric target
-is a regression target, refused with an error that names ``task="classification"``
-(which reads whole numbers as labels whatever their number).  Rows whose label is
-missing are dropped, with a warning saying how many (``meta_features["dropped_rows"]``).
+is a regression target (``task="classification"`` reads whole numbers as labels whatever
+their number).  Rows whose label is missing (for regression: not a finite number) are
+dropped, with a warning saying how many (``meta_features["dropped_rows"]``).
 
 Feature columns are then checked by the rules of :mod:`algorank.evaluation.cv.columns`:
 id-like and free-text columns are dropped, dates become numeric columns, and the user's
@@ -55,7 +57,7 @@ import numpy as np
 import pandas as pd
 
 from algorank.evaluation.cv.columns import apply_plan, log_plan, plan_changes, plan_columns
-from algorank.evaluation.cv.task import check_task, numeric_target_task, regression_refusal
+from algorank.evaluation.cv.task import check_task, numeric_target_task
 from algorank.metadata.errors import InputError
 from algorank.metadata.io import check_dataset_file
 from algorank.metadata.text import escape
@@ -76,7 +78,7 @@ MAX_ABS_VALUE = 1e150
 
 @dataclass(frozen=True, eq=False)
 class LoadedDataset:
-    """A classification dataset ready for the evaluator.
+    """A classification or regression dataset ready for the evaluator.
 
     Attributes
     ----------
@@ -88,11 +90,12 @@ class LoadedDataset:
         Features: numeric columns as float, nominal columns as pandas ``category``
         (missing values as NaN).
     y : Series
-        Class labels as strings (no missing values), aligned with ``X``.
+        Class labels as strings (no missing values), aligned with ``X``; for a regression the
+        target as float (finite values only).
     target : str
         Name of the target attribute.
     classes : tuple of str
-        Sorted distinct labels present in ``y``.
+        Sorted distinct labels present in ``y`` (empty for a regression).
     meta_features : dict
         ``n_instances``, ``n_features``, ``n_classes``, ``majority_fraction``,
         ``n_nominal_features``, ``missing_fraction``, ``dropped_rows``.
@@ -100,7 +103,7 @@ class LoadedDataset:
         What was done to each feature column as read (:func:`~algorank.evaluation.cv.columns.plan_columns`);
         empty when the dataset was built otherwise.
     task : str
-        ``"classification"`` (the only task algorank runs).
+        ``"classification"`` or ``"regression"``.
     task_detection : str
         How the task was decided, in words (empty when not recorded).
     """
@@ -156,7 +159,7 @@ def load_dataset(spec: str, *, target: str | None = None, task: str = "auto", ke
     target : str, optional
         Name of the target attribute; default: see the module docstring.
     task : {"auto", "classification", "regression"}
-        How a numeric target is read (:mod:`algorank.evaluation.cv.task`); regression is refused.
+        How a numeric target is read (:mod:`algorank.evaluation.cv.task`): labels or a quantity.
     keep_columns, drop_columns : sequence of str
         Feature columns kept as read, or dropped (:mod:`algorank.evaluation.cv.columns`).
 
@@ -198,7 +201,7 @@ def as_dataset(data, target: str | None = None, *, y=None, name: str | None = No
     name : str, optional
         Dataset name in results (default: the file stem, ``frame`` or ``arrays``).
     task : {"auto", "classification", "regression"}
-        How a numeric target is read (:mod:`algorank.evaluation.cv.task`); regression is refused.
+        How a numeric target is read (:mod:`algorank.evaluation.cv.task`): labels or a quantity.
     keep_columns, drop_columns : sequence of str
         Feature columns kept as read, or dropped (:mod:`algorank.evaluation.cv.columns`).  The
         automatic column rules (ids, free text, dates) apply to files and to a DataFrame holding the
@@ -248,8 +251,7 @@ def as_dataset(data, target: str | None = None, *, y=None, name: str | None = No
     if numeric and task != "classification":  # numbers: labels or quantities, by the rule of the task module
         nominal[col] = False
     elif task == "regression":
-        raise InputError("task='regression' was asked for, but y holds class labels, not quantities (and "
-                         "regression is not supported yet)")
+        raise InputError("task='regression' was asked for, but y holds class labels, not quantities")
     return dataset_from_frame(frame, name=name or "arrays", source="arrays", target=col, nominal=nominal,
                               task=task, keep_columns=keep_columns, drop_columns=drop_columns,
                               column_rules=False)
@@ -281,7 +283,7 @@ def dataset_from_frame(
         ``column -> bool`` (nominal or not) as declared by the file format; by
         default inferred from the dtypes.
     task : {"auto", "classification", "regression"}
-        How to read a numeric target (:mod:`algorank.evaluation.cv.task`); regression is refused.
+        How to read a numeric target (:mod:`algorank.evaluation.cv.task`): labels or a quantity.
     keep_columns, drop_columns : sequence of str
         Feature columns kept as read, or dropped (:mod:`algorank.evaluation.cv.columns`).
     column_rules : bool
@@ -298,17 +300,21 @@ def dataset_from_frame(
         numeric = _numeric_dtypes(frame.dtypes)
         nominal = {c: not numeric[dt] for c, dt in frame.dtypes.items()}
     task = check_task(task)
-    target = _choose_target(frame, nominal, target, name)
+    target = _choose_target(frame, nominal, target, name, task=task)
     col = frame[target]
     if not nominal[target]:
         values = pd.to_numeric(col, errors="coerce")
         detected, why = numeric_target_task(values)
         integral = not why.endswith("not all whole numbers")
         if task == "regression" or (task == "auto" and detected == "regression"):
-            raise regression_refusal(target, name, why, forced=task == "regression", whole=integral)
+            how = ("as asked" if task == "regression" else
+                   f"target {escape(target)!r} is numeric with {why}; override with --task, task= in Python")
+            return _regression_dataset(frame, values, name=name, source=source, target=target, nominal=nominal,
+                                       task_text=f"regression ({how})", keep_columns=keep_columns,
+                                       drop_columns=drop_columns, column_rules=column_rules)
         if not integral:  # task="classification" on fractional values
             raise InputError(f"target {target!r} of dataset {name!r} has values that are not whole numbers ({why}): "
-                             "they cannot be class labels, and regression is not supported yet")
+                             "they cannot be class labels; leave the task to auto, or pass task='regression'")
         task_text = (f"classification (as asked: the values of the numeric target {target!r} read as class labels)"
                      if task == "classification" else
                      f"classification (target {target!r} is numeric with {why}; override with --task, task= in "
@@ -317,7 +323,7 @@ def dataset_from_frame(
     else:
         if task == "regression":
             raise InputError(f"task='regression' was asked for target {target!r} of dataset {name!r}, which is "
-                             "nominal: it holds class labels, not quantities (and regression is not supported yet)")
+                             "nominal: it holds class labels, not quantities")
         task_text = f"classification (target {target!r} is nominal)"
     labels = col.astype(object).where(col.notna(), None)
     missing = labels.isna().to_numpy()
@@ -360,6 +366,56 @@ def dataset_from_frame(
     }
     return LoadedDataset(name=name, source=source, X=X, y=y, target=target, classes=classes, meta_features=meta,
                          columns=plan, task="classification", task_detection=task_text)
+
+
+def _regression_dataset(frame: pd.DataFrame, values: pd.Series, *, name: str, source: str, target: str, nominal: dict,
+                        task_text: str, keep_columns, drop_columns, column_rules: bool) -> LoadedDataset:
+    """A regression :class:`LoadedDataset`: ``y`` the numeric target as float, rows without a finite target dropped.
+
+    Its meta-features are those of a classification dataset with ``n_classes = 0`` and the baseline score
+    ``majority_fraction = 0.0`` (the R² of predicting the mean), plus ``target_std`` and ``target_skewness``.
+    """
+    v = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    missing = ~np.isfinite(v)
+    dropped = int(missing.sum())
+    if dropped:
+        logger.warning("dataset %s: dropped %d row(s) whose target %r is missing or not finite", name, dropped,
+                       escape(target))
+    keep = ~missing
+    y = pd.Series(v[keep], name=target, dtype=float)
+    X = frame.loc[keep, [c for c in frame.columns if c != target]].reset_index(drop=True)
+    if len(y) == 0:
+        raise InputError(f"dataset {name!r} has no rows with a target value (target {target!r})")
+    if len(np.unique(y)) < 2:
+        raise InputError(f"target {target!r} of dataset {name!r} has a single value ({y.iloc[0]:g} in all {len(y)} "
+                         "rows): there is nothing to predict")
+    plan = plan_columns(frame.loc[keep], target=target, keep_columns=keep_columns, drop_columns=drop_columns,
+                        rules=column_rules)
+    if plan_changes(plan):
+        log_plan(plan, name)
+        X = apply_plan(X, plan)
+        nominal = {**nominal, **{c: False for d in plan if d.action == "date-expanded" for c in d.new_columns}}
+    if X.shape[1] == 0:
+        raise InputError(f"dataset {name!r} has no feature columns, only the target {target!r}: there is nothing "
+                         "to learn from")
+    _refuse_nested(X, nominal, name)
+    X = _out_of_range_as_missing(_typed_features(X, nominal), name)
+    from scipy.stats import skew
+
+    n_cells = X.shape[0] * X.shape[1]
+    meta = {
+        "n_instances": int(len(y)),
+        "n_features": int(X.shape[1]),
+        "n_classes": 0,
+        "majority_fraction": 0.0,
+        "n_nominal_features": int(sum(bool(nominal[c]) for c in X.columns)),
+        "missing_fraction": float(X.isna().to_numpy().sum() / n_cells) if n_cells else 0.0,
+        "dropped_rows": dropped,
+        "target_std": float(np.std(y.to_numpy())),
+        "target_skewness": float(skew(y.to_numpy())),
+    }
+    return LoadedDataset(name=name, source=source, X=X, y=y, target=target, classes=(), meta_features=meta,
+                         columns=plan, task="regression", task_detection=task_text)
 
 
 def check_class_sizes(counts, *, name: str, target: str | None = None) -> None:
@@ -473,7 +529,7 @@ def _typed_features(X: pd.DataFrame, nominal: dict) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------ target choice
-def _choose_target(frame: pd.DataFrame, nominal: dict, target: str | None, name: str) -> str:
+def _choose_target(frame: pd.DataFrame, nominal: dict, target: str | None, name: str, *, task: str = "auto") -> str:
     columns = list(frame.columns)
     nominal_cols = [c for c in columns if nominal.get(c)]
     if target is not None:
@@ -494,13 +550,17 @@ def _choose_target(frame: pd.DataFrame, nominal: dict, target: str | None, name:
         return named[-1]
     if nominal.get(columns[-1]):
         return columns[-1]
+    if task == "regression":
+        return columns[-1]  # a quantity was asked for: the last attribute, numeric
     if len(nominal_cols) == 1:
         logger.warning("dataset %s: no attribute named class/target and the last one is numeric; "
                        "using the only nominal attribute %r as the target", name, nominal_cols[0])
         return nominal_cols[0]
+    if task == "auto" and numeric_target_task(frame[columns[-1]])[0] == "regression":
+        return columns[-1]  # a quantity, and no single nominal attribute is the class
     hint = f"nominal attributes: {_listing(nominal_cols)}" if nominal_cols else "it has no nominal attribute"
     task, why = numeric_target_task(frame[columns[-1]])
-    what = (f"numeric ({why}: a regression target? regression is not supported yet)" if task == "regression" else
+    what = (f"numeric ({why}: a regression target? pass task='regression')" if task == "regression" else
             f"numeric ({why})")
     raise InputError(
         f"no nominal target in dataset {name!r}: no attribute is named class/target and the last attribute "

@@ -99,6 +99,9 @@ _NOT_RUN_TIMED_OUT = "not run: an earlier fold of this learner timed out"
 DEFAULT_REPEATS = {"cv": 1, "5x2": 5, "holdout": 1, "loo": 1, "bootstrap": 10}
 _RUN_COLUMNS = ["dataset", "learner", "repeat", "fold", "accuracy", "fit_time", "predict_time", "status",
                 "balanced_accuracy", "auc", "log_loss", "model_bytes", "message", "f1_macro"]
+#: Runs columns of a regression: ``accuracy`` holds the score ``max(r2, 0)``; ``r2`` keeps negative values.
+_REGRESSION_RUN_COLUMNS = ["dataset", "learner", "repeat", "fold", "accuracy", "fit_time", "predict_time", "status",
+                           "model_bytes", "message", "r2", "rmse", "mae"]
 
 
 # ====================================================================== one fold, here or in a child
@@ -415,24 +418,34 @@ class Evaluator:
         """
         if isinstance(learners, str) or not learners:
             raise InputError("learners must be a non-empty list of learner ids")
-        recipes = [resolve_learner(lid, allow_modules=self.allow_modules) for lid in learners]
+        recipes = [resolve_learner(lid, allow_modules=self.allow_modules, task=dataset.task) for lid in learners]
         ids = [r.id for r in recipes]
         bars = {r.id: check_bar((screen or {})[lid], name=f"screen: the bar of {lid!r}")
                 for lid, r in zip(learners, recipes) if (screen or {}).get(lid) is not None}
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup:
             raise InputError(f"learners must be distinct; repeated: {', '.join(dup)}")
-        y = dataset.y_codes
-        n_classes = len(dataset.classes)
-        check_class_sizes(np.bincount(y, minlength=n_classes), name=dataset.name, target=dataset.target)
+        regression = dataset.task == "regression"
+        if regression:
+            if self.scheme in ("loo", "bootstrap"):
+                raise InputError(f"scheme {self.scheme!r} is not available for regression (R² needs test folds of "
+                                 "several rows, and the .632 estimate is defined for accuracy); use cv, 5x2 or holdout")
+            y = dataset.y.to_numpy(dtype=float)
+            n_classes = 0
+        else:
+            y = dataset.y_codes
+            n_classes = len(dataset.classes)
+            check_class_sizes(np.bincount(y, minlength=n_classes), name=dataset.name, target=dataset.target)
         resampler = make_resampler(self.scheme, cv=self.cv, n_rows=len(y), train_fraction=self.train_fraction,
-                                   random_state=self.random_state)
+                                   random_state=self.random_state, stratify=not regression)
         store, own_store = self._open_store()
         key = None
         if store is not None:  # hashing the data costs time (seconds on wide files): only for a store
             parts = {"data": dataset.fingerprint(), "scheme": self.scheme, "folds": resampler.n_splits,
                      "train_fraction": self.train_fraction, "random_state": self.random_state,
                      "timeout": self.timeout}
+            if regression:  # never the folds of a classification of the same table
+                parts["task"] = "regression"
             notes = encode_dataset(dataset)[2]
             if notes:  # the encoding changed the data (e.g. capped levels): not the folds of older versions
                 parts["encoding"] = list(notes)
@@ -611,6 +624,7 @@ class Evaluator:
         summary = []
         failures = []
         estimates = {}
+        regression = dataset.task == "regression"
         n_test_per_rep = sum(len(s.test) for s in resampler.repetition(0, y))
         for r in recipes:
             st = states[r.id]
@@ -631,7 +645,8 @@ class Evaluator:
                 failures.append({"learner": r.id, "status": status, "message": message,
                                  "failed_folds": len(st["failed"]), "repeat": first.repeat, "fold": first.fold})
             mean = float(np.mean(est)) if len(est) else math.nan
-            low, high = wilson_interval(mean, n_test_per_rep) if len(est) else (math.nan, math.nan)
+            low, high = (wilson_interval(mean, n_test_per_rep) if len(est) and not regression
+                         else (math.nan, math.nan))
 
             def avg(attr, pool=ok):
                 vals = np.array([getattr(x, attr) for x in pool], dtype=float)
@@ -649,8 +664,9 @@ class Evaluator:
                 "predict_time_mean": avg("predict_time"), "model_bytes_mean": avg("model_bytes"),
                 "status": status, "message": message, "stop_reason": st["reason"],
                 "stop_statistic": float(st["rule"].statistic),
+                **({"r2_mean": avg("r2"), "rmse_mean": avg("rmse"), "mae_mean": avg("mae")} if regression else {}),
             })
-        runs = pd.DataFrame(rows, columns=_RUN_COLUMNS)
+        runs = pd.DataFrame(rows, columns=_REGRESSION_RUN_COLUMNS if regression else _RUN_COLUMNS)
         runs = runs.astype({"repeat": np.int64, "fold": np.int64})
         summ = pd.DataFrame(summary).set_index("learner")
         ids = [r.id for r in recipes]
@@ -665,6 +681,8 @@ class Evaluator:
                            "; ".join(f"{f['learner']} ({f['status']}: {f['message']})" for f in failures))
         row = {"dataset": dataset.name, "name": dataset.name, "source": dataset.source, **dataset.meta_features,
                "fingerprint": dataset.fingerprint()}  # the content check of a later recommend on the same data
+        if regression:  # the datasets table's task column (absent: classification)
+            row["task"] = "regression"
         return EvaluationResult(dataset=dataset.name, runs=runs, summary=summ, failures=failures,
                                 reproducibility=rep, estimates=estimates, store=store_path,
                                 config=self.config(), dataset_row=row, task=dataset.task,

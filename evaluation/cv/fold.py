@@ -9,6 +9,10 @@ without probabilities), fit and predict wall time, pickled size of the fitted pi
 and message.  For the ``bootstrap`` scheme accuracy and balanced accuracy are the .632 estimate
 ``0.632 * out-of-bag + 0.368 * resubstitution``; macro F1, AUC and log loss are out-of-bag.
 
+A regression fold (a learner recipe of ``task="regression"``) is measured by R² (scikit-learn's
+``r2_score`` on the test rows), RMSE and MAE, and its ``accuracy`` is the score ``max(R², 0)``: predicting
+the training mean scores about 0, the role the majority class plays in classification.
+
 A learner fault is a recorded result (status ``error``), never an exception;
 :func:`failed_fold` builds the record of a fold that produced no result (``error``,
 ``timeout``, ``interrupted``), and :func:`fold_seed` the learner seed of a fold.
@@ -27,7 +31,8 @@ from algorank.evaluation.cv.preprocessing import LearnerRecipe, make_pipeline
 from algorank.evaluation.cv.resampling import Split, derive_seed
 from algorank.evaluation.cv.store import FoldRecord
 
-__all__ = ["evaluate_fold", "failed_fold", "fold_seed", "fold_sequence", "NOT_RUN_DEADLINE", "INTERRUPTED"]
+__all__ = ["evaluate_fold", "failed_fold", "fold_seed", "fold_sequence", "NOT_RUN_DEADLINE", "INTERRUPTED",
+           "regression_errors"]
 
 _LOG_LOSS_EPS = 1e-15
 #: Message of a fold that was not started because the evaluation's deadline had passed.
@@ -139,6 +144,9 @@ def evaluate_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Sp
         Measure the fitted model's pickled size (``model_bytes``; NaN when False).  Pickling a
         forest takes a good part of its fit time; the live tests do not need the size.
     """
+    if getattr(recipe, "task", "classification") == "regression":
+        return _regression_fold(recipe, X, y, split, random_state=random_state, nominal=nominal,
+                                model_bytes=model_bytes)
     y_test = y[split.test]
     fit_time = predict_time = math.nan
     try:
@@ -178,6 +186,45 @@ def evaluate_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Sp
     return FoldRecord(recipe.id, split.repeat, split.fold, "ok", accuracy, balanced, auc, log_loss, fit_time,
                       predict_time, size, "", np.asarray(true_score, dtype=float), f1_macro=f1)
 
+
+
+def regression_errors(y_true: np.ndarray, y_pred: np.ndarray) -> tuple[float, float, float]:
+    """``(r2, rmse, mae)`` of predictions ``y_pred`` of ``y_true``: scikit-learn's ``r2_score`` (1 for a perfect
+    prediction of a constant fold, 0 for any other prediction of it), root mean squared error, mean absolute error."""
+    from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score
+
+    y_true = np.asarray(y_true, dtype=float)
+    y_pred = np.asarray(y_pred, dtype=float).ravel()
+    if not np.all(np.isfinite(y_pred)):
+        raise ValueError("the predictions hold NaN or infinite values")
+    return (float(r2_score(y_true, y_pred)), float(np.sqrt(mean_squared_error(y_true, y_pred))),
+            float(mean_absolute_error(y_true, y_pred)))
+
+
+def _regression_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Split, *, random_state: int,
+                     nominal: tuple = (), model_bytes: bool = True) -> FoldRecord:
+    """A regression fold: R², RMSE and MAE on the test rows, ``accuracy = max(R², 0)`` (the score), per-row scores
+    the negated squared errors (higher is better, for the stopping rules)."""
+    y_test = np.asarray(y[split.test], dtype=float)
+    fit_time = predict_time = math.nan
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pipe = make_pipeline(recipe, nominal, random_state=random_state)
+            t0 = time.perf_counter()
+            pipe.fit(X[split.train], np.asarray(y[split.train], dtype=float))
+            fit_time = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            y_pred = np.asarray(pipe.predict(X[split.test]), dtype=float).ravel()
+            predict_time = time.perf_counter() - t0
+            r2, rmse, mae = regression_errors(y_test, y_pred)
+            size = float(len(pickle.dumps(pipe, protocol=pickle.HIGHEST_PROTOCOL))) if model_bytes else math.nan
+    except Exception as exc:  # a learner fault is a recorded result, not a crash
+        message = f"{type(exc).__name__}: {exc}".strip()
+        return failed_fold(recipe, split, "error", " ".join(message.split())[:500], fit_time=fit_time,
+                           predict_time=predict_time)
+    return FoldRecord(recipe.id, split.repeat, split.fold, "ok", max(r2, 0.0), math.nan, math.nan, math.nan,
+                      fit_time, predict_time, size, "", -((y_test - y_pred) ** 2), r2=r2, rmse=rmse, mae=mae)
 
 
 def _warm_up(recipe: LearnerRecipe, X, y, split: Split, **kwargs) -> None:

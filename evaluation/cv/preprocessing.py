@@ -42,6 +42,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from algorank.metadata.errors import InputError
+from algorank.metadata.regressors import is_regressor_id
 from algorank.metadata.learners import (LEARNERS, estimator_from_path, make_estimator, portfolio_spec, seed_estimator,
                                        short_name)
 
@@ -76,6 +77,8 @@ class LearnerRecipe:
     allow_modules : tuple of str
         Packages allowed besides scikit-learn for ``path`` (checked again at build time,
         also in worker processes).
+    task : str
+        ``"classification"`` (a classifier) or ``"regression"`` (a regressor).
     """
 
     id: str
@@ -83,17 +86,18 @@ class LearnerRecipe:
     params_json: str
     scaling: str
     allow_modules: tuple = ()
+    task: str = "classification"
 
     def build(self, *, random_state: int | None):
         """Return a fresh, unfitted estimator (``random_state`` set where the estimator has one)."""
         if self.path is None:
             return make_estimator(self.id, random_state=random_state)
         params = json.loads(self.params_json)
-        est = estimator_from_path(self.path, params, allow_modules=self.allow_modules)
+        est = estimator_from_path(self.path, params, allow_modules=self.allow_modules, task=self.task)
         return seed_estimator(est, params, random_state)  # nested estimators too, unless the id sets it
 
 
-def resolve_learner(learner: str, *, allow_modules=()) -> LearnerRecipe:
+def resolve_learner(learner: str, *, allow_modules=(), task: str = "classification") -> LearnerRecipe:
     """Turn a learner string into a :class:`LearnerRecipe`.
 
     A learner string is data: an import path is accepted only when it names a
@@ -107,15 +111,21 @@ def resolve_learner(learner: str, *, allow_modules=()) -> LearnerRecipe:
         Portfolio id, short name, or ``package.module.Class{"json": "params"}``.
     allow_modules : sequence of str
         Packages allowed besides scikit-learn.
+    task : {"classification", "regression"}
+        The task the learner must do: a classifier, or a regressor (the regression portfolio of
+        :mod:`algorank.metadata.regressors`, or a regressor class path).
 
     Raises
     ------
     InputError
-        Unknown id, bad JSON, a refused or unimportable path, or bad parameters.
+        Unknown id, bad JSON, a refused or unimportable path, bad parameters, or a learner of the
+        other task.
     """
     if not isinstance(learner, str) or not learner.strip():
         raise InputError(f"learner must be a portfolio id or an import path, got {learner!r}")
     text = learner.strip()
+    if task == "regression" or is_regressor_id(text):
+        return _regression_recipe(text, task=task, allow_modules=allow_modules)
     if ":" in text and "{" not in text and portfolio_spec(text) is not None:
         make_estimator(text)  # a missing library is the registry's InputError, naming the extra
         return LearnerRecipe(id=text, path=None, params_json="{}", scaling="none")
@@ -140,6 +150,40 @@ def resolve_learner(learner: str, *, allow_modules=()) -> LearnerRecipe:
     recipe = LearnerRecipe(id=text, path=path.strip(), params_json=params_json, scaling=scaling,
                            allow_modules=tuple(allow_modules or ()))
     recipe.build(random_state=None)  # fail early on a bad path or bad parameters
+    return recipe
+
+
+def _regression_recipe(text: str, *, task: str, allow_modules) -> LearnerRecipe:
+    """The recipe of a regressor id (portfolio id, short name or class path with JSON parameters)."""
+    from algorank.metadata.regressors import REGRESSORS, REGRESSORS_BY_SHORT
+
+    spec = REGRESSORS.get(text) or REGRESSORS_BY_SHORT.get(text)
+    if task != "regression":
+        raise InputError(f"learner {text!r} is a regressor; it cannot run on a classification task")
+    if spec is not None:
+        return LearnerRecipe(id=spec.id, path=None, params_json="{}",
+                             scaling="standard" if spec.needs_scaling else "none", task="regression")
+    if text in LEARNERS or any(short_name(full) == text for full in LEARNERS):
+        raise InputError(f"learner {text!r} is a classifier; it cannot run on a regression task (the regressors: "
+                         f"{', '.join(sorted(REGRESSORS_BY_SHORT))})")
+    if "." not in text.split("{")[0]:
+        raise InputError(f"unknown regressor id {text!r}; known ids: {', '.join(sorted(REGRESSORS_BY_SHORT))} "
+                         "(short names), their full ids, or a scikit-learn regressor class path")
+    path, brace, rest = text.partition("{")
+    params: dict[str, Any] = {}
+    if brace:
+        try:
+            params = json.loads("{" + rest)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"learner {text!r}: parameters after the import path must be a JSON object: {exc}") from exc
+        if not isinstance(params, dict):
+            raise InputError(f"learner {text!r}: parameters must be a JSON object")
+    scaling = str(params.pop("__scaling__", "standard"))
+    if scaling not in SCALINGS:
+        raise InputError(f"learner {text!r}: __scaling__ must be one of {', '.join(SCALINGS)}, got {scaling!r}")
+    recipe = LearnerRecipe(id=text, path=path.strip(), params_json=json.dumps(params, sort_keys=True),
+                           scaling=scaling, allow_modules=tuple(allow_modules or ()), task="regression")
+    recipe.build(random_state=None)  # fail early on a bad path, a classifier or bad parameters
     return recipe
 
 

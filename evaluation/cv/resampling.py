@@ -10,7 +10,8 @@ adaptive run can add repetitions one at a time.
 Schemes (``Resampler.scheme``):
 
 ``cv``
-    stratified k-fold, reshuffled per repetition (repeated n x k CV).
+    stratified k-fold, reshuffled per repetition (repeated n x k CV); for regression
+    (``stratify=False``) scikit-learn's ``KFold(k, shuffle=True)`` with the repetition's seed.
 ``5x2``
     ``cv`` with ``k = 2`` (Dietterich's 5x2 with 5 repetitions).
 ``holdout``
@@ -86,12 +87,16 @@ class Resampler:
         Training share of a holdout split.
     random_state : int
         Seed of every split.
+    stratify : bool
+        Stratify by the labels (classification); False (regression): plain shuffled k-fold and
+        shuffled holdout splits, seeded the same way.
     """
 
     scheme: str
     n_splits: int
     train_fraction: float = 2 / 3
     random_state: int = 0
+    stratify: bool = True
 
     @property
     def folds_per_repeat(self) -> int:
@@ -113,7 +118,7 @@ class Resampler:
 
             k = self.n_splits
             _check_rows(n, k, self.scheme)
-            if np.bincount(y).max() < k:
+            if not self.stratify or np.bincount(y).max() < k:
                 # every class has fewer rows than folds: plain shuffled k-fold
                 from sklearn.model_selection import KFold
 
@@ -151,7 +156,7 @@ class Resampler:
         n_test = max(1, min(n - 1, int(round(n * (1 - self.train_fraction)))))
         rng = np.random.default_rng(self.seed(repeat))
         classes, counts = np.unique(y, return_counts=True)
-        if counts.min() >= 2 and n_test >= len(classes) and n - n_test >= len(classes):
+        if self.stratify and counts.min() >= 2 and n_test >= len(classes) and n - n_test >= len(classes):
             from sklearn.model_selection import StratifiedShuffleSplit
 
             sss = StratifiedShuffleSplit(1, test_size=n_test, random_state=self.seed(repeat))
@@ -168,7 +173,7 @@ def _check_rows(n: int, k: int, scheme: str) -> None:
 
 
 def make_resampler(scheme: str, *, cv: int = 5, n_rows: int, train_fraction: float = 2 / 3,
-                   random_state: int = 0) -> Resampler:
+                   random_state: int = 0, stratify: bool = True) -> Resampler:
     """Validate the options and return a :class:`Resampler` for ``n_rows`` rows.
 
     Raises
@@ -188,7 +193,8 @@ def make_resampler(scheme: str, *, cv: int = 5, n_rows: int, train_fraction: flo
         _check_rows(n_rows, k, f"{scheme} with {k} folds")
     else:
         _check_rows(n_rows, 2, scheme)
-    return Resampler(scheme=scheme, n_splits=k, train_fraction=float(train_fraction), random_state=int(random_state))
+    return Resampler(scheme=scheme, n_splits=k, train_fraction=float(train_fraction), random_state=int(random_state),
+                     stratify=bool(stratify))
 
 
 def wilson_interval(accuracy: float, n: int, *, confidence: float = 0.95) -> tuple[float, float]:

@@ -53,6 +53,8 @@ __all__ = ["FoldRecord", "FoldStore", "config_key", "SCHEMA_VERSION"]
 SCHEMA_VERSION = 1
 
 _METRICS = ("accuracy", "balanced_accuracy", "auc", "log_loss", "fit_time", "predict_time", "model_bytes")
+#: Per-fold errors of a regression fold (NULL for classification folds).
+_REGRESSION_METRICS = ("r2", "rmse", "mae")
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,6 +80,10 @@ class FoldRecord:
     f1_macro : float
         Macro-averaged F1 over the classes in the test fold or predicted (NaN when it failed, and
         for folds a store kept before it was measured).
+    r2, rmse, mae : float
+        A regression fold's coefficient of determination, root mean squared error and mean absolute
+        error on the test rows (NaN for classification folds and failed ones).  Its ``accuracy`` is
+        the score ``max(r2, 0)``.
     """
 
     learner: str
@@ -94,6 +100,9 @@ class FoldRecord:
     message: str
     scores: np.ndarray
     f1_macro: float = math.nan
+    r2: float = math.nan
+    rmse: float = math.nan
+    mae: float = math.nan
 
     def as_row(self) -> dict:
         """The runs-schema fields of this record (without ``dataset``)."""
@@ -101,6 +110,7 @@ class FoldRecord:
                "message": self.message}
         row.update({m: getattr(self, m) for m in _METRICS})
         row["f1_macro"] = self.f1_macro
+        row.update(r2=self.r2, rmse=self.rmse, mae=self.mae)
         return row
 
 
@@ -198,7 +208,8 @@ class FoldStore:
                     config TEXT NOT NULL, learner TEXT NOT NULL, repeat INTEGER NOT NULL, fold INTEGER NOT NULL,
                     status TEXT NOT NULL, accuracy REAL, balanced_accuracy REAL, auc REAL, log_loss REAL,
                     fit_time REAL, predict_time REAL, model_bytes REAL, message TEXT, scores BLOB,
-                    created REAL, f1_macro REAL, PRIMARY KEY (config, learner, repeat, fold))"""
+                    created REAL, f1_macro REAL, r2 REAL, rmse REAL, mae REAL,
+                    PRIMARY KEY (config, learner, repeat, fold))"""
             )
             self._con.execute(
                 "CREATE TABLE IF NOT EXISTS configs (config TEXT PRIMARY KEY, description TEXT, created REAL)"
@@ -311,15 +322,17 @@ class FoldStore:
         self.close()
 
     def _add_f1_column(self) -> None:
-        """Give a store written before macro F1 was measured its ``f1_macro`` column (NULL for the old folds)."""
+        """Give a store written before macro F1 (or the regression errors) were measured its ``f1_macro`` (``r2``,
+        ``rmse``, ``mae``) columns (NULL for the old folds)."""
         columns = {row[1] for row in self._con.execute("PRAGMA table_info(folds)")}
-        if "f1_macro" in columns:
-            return
-        try:
-            self._con.execute("ALTER TABLE folds ADD COLUMN f1_macro REAL")
-        except sqlite3.OperationalError as exc:  # another process added it first
-            if "duplicate column" not in str(exc).lower():
-                raise
+        for name in ("f1_macro", *_REGRESSION_METRICS):
+            if name in columns:
+                continue
+            try:
+                self._con.execute(f"ALTER TABLE folds ADD COLUMN {name} REAL")
+            except sqlite3.OperationalError as exc:  # another process added it first
+                if "duplicate column" not in str(exc).lower():
+                    raise
 
     @_translated
     def register(self, config: str, description: dict) -> None:
@@ -332,11 +345,14 @@ class FoldStore:
         values = [None if (isinstance(v, float) and np.isnan(v)) else v
                   for v in (getattr(record, m) for m in _METRICS)]
         try:
+            extra = [None if np.isnan(getattr(record, m)) else float(getattr(record, m))
+                     for m in ("f1_macro", *_REGRESSION_METRICS)]
             cur = self._con.execute(
-                "INSERT OR IGNORE INTO folds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO folds (config, learner, repeat, fold, status, " + ", ".join(_METRICS)
+                + ", message, scores, created, f1_macro, " + ", ".join(_REGRESSION_METRICS) + ") VALUES ("
+                + ", ".join(["?"] * (5 + len(_METRICS) + 4 + len(_REGRESSION_METRICS))) + ")",
                 (config, record.learner, int(record.repeat), int(record.fold), record.status, *values,
-                 record.message, np.asarray(record.scores, dtype=np.float64).tobytes(), time.time(),
-                 None if np.isnan(record.f1_macro) else float(record.f1_macro)),
+                 record.message, np.asarray(record.scores, dtype=np.float64).tobytes(), time.time(), *extra),
             )
         except sqlite3.Error as exc:  # e.g. the disk is full: the folds stored so far stay (a rerun resumes)
             raise _store_error(self.path, exc) from None
@@ -347,7 +363,8 @@ class FoldStore:
         """All stored folds of ``learner`` under ``config``, keyed by ``(repeat, fold)``."""
         rows = self._con.execute(
             "SELECT learner, repeat, fold, status, accuracy, balanced_accuracy, auc, log_loss, fit_time, "
-            "predict_time, model_bytes, message, scores, f1_macro FROM folds WHERE config = ? AND learner = ?",
+            "predict_time, model_bytes, message, scores, f1_macro, r2, rmse, mae FROM folds WHERE config = ? AND "
+            "learner = ?",
             (config, learner),
         ).fetchall()
         out = {}
@@ -355,7 +372,8 @@ class FoldStore:
             nums = [np.nan if v is None else float(v) for v in r[4:11]]
             rec = FoldRecord(r[0], int(r[1]), int(r[2]), r[3], *nums, r[11] or "",
                              np.frombuffer(r[12] or b"", dtype=np.float64).copy(),
-                             f1_macro=np.nan if r[13] is None else float(r[13]))
+                             f1_macro=np.nan if r[13] is None else float(r[13]),
+                             **{m: np.nan if v is None else float(v) for m, v in zip(_REGRESSION_METRICS, r[14:17])})
             out[(rec.repeat, rec.fold)] = rec
         return out
 

@@ -13,11 +13,12 @@
 
 ``task="classification"`` reads the values of a numeric target as class labels when they are
 whole numbers (fractional values cannot be labels: an error says so), whatever their number.
-``task="regression"`` asks for regression.
+``task="regression"`` asks for regression (a nominal target is then an error: class labels are not
+quantities).
 
-algorank evaluates classifiers only: a target detected, or asked for, as regression is refused
-with an error (never run as a classification with hundreds of classes), which names the way to
-force the other reading.
+A target detected, or asked for, as regression runs the regressors
+(:mod:`algorank.recommender.live.regression`), never a classification with hundreds of classes; the
+detection is one line of the output, with the way to force the other reading.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from algorank.metadata.errors import InputError
 from algorank.metadata.text import escape
 
 __all__ = ["TASKS", "check_task", "numeric_target_task", "MAX_LABEL_VALUES", "MAX_LABEL_VALUES_SHARE",
-           "MAX_LABEL_SHARE", "regression_refusal"]
+           "MAX_LABEL_SHARE"]
 
 #: Accepted values of ``task``.
 TASKS = ("auto", "classification", "regression")
@@ -73,11 +74,3 @@ def numeric_target_task(values: pd.Series) -> tuple[str, str]:
         return "classification", f"{distinct} distinct whole numbers in {n} rows: class labels"
     return "regression", f"{distinct} distinct values in {n} rows"
 
-
-def regression_refusal(target: str, name: str, why: str, *, forced: bool = False, whole: bool = True) -> InputError:
-    """The error for a regression target: one line naming the target, the evidence and the way out."""
-    head = (f"task='regression' was asked for target {escape(target)!r} of dataset {escape(name)!r}" if forced else
-            f"target {escape(target)!r} of dataset {escape(name)!r} looks numeric ({why})")
-    way = ("pass task='classification' to treat its values as class labels" if whole else
-           "its values are not whole numbers, so they cannot be class labels; choose a nominal target (target=)")
-    return InputError(f"{head}: regression is not supported yet; {way}")

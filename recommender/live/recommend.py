@@ -316,7 +316,9 @@ def recommend(
         :mod:`algorank.recommender.live.parallel`).
     task : {"auto", "classification", "regression"}
         How a numeric target is read (:mod:`algorank.evaluation.cv.task`): ``auto`` calls it regression
-        unless its values look like class labels; regression is refused with an error.
+        unless its values look like class labels.  A regression target runs the regressors
+        (:func:`~algorank.recommender.live.regression.recommend_regression`: a fixed order while there is
+        no regression meta-data; ``meta`` must then be None, ``metric`` one of ``r2``, ``rmse``, ``mae``).
     keep_columns, drop_columns : sequence of str
         Feature columns kept as read, or dropped; the others follow the rules of
         :mod:`algorank.evaluation.cv.columns` (ids and free text dropped, dates expanded).
@@ -331,6 +333,7 @@ def recommend(
         Unknown dataset/target/strategy, bad budget, bad ``top`` or ``cv``, unknown excluded id.
     """
     budget = check_budget(budget_seconds)
+    asked_strategy = strategy
     strategy = DEFAULT_STRATEGY if strategy is None else strategy
     started = time.perf_counter() if started is None else float(started)
     clock = PhaseClock(started)
@@ -340,6 +343,18 @@ def recommend(
     random_state = check_seed(random_state)
     n_jobs = check_n_jobs(n_jobs)
     data = as_dataset(dataset, target, y=y, task=task, keep_columns=keep_columns, drop_columns=drop_columns)
+    if data.task == "regression":  # its own loop: the regressors, never ranked by classification meta-data
+        from algorank.recommender.live.regression import recommend_regression
+
+        if asked_strategy is not None:
+            raise InputError("a strategy ranks learners from meta-data, and there is no regression meta-data yet: "
+                             "leave the strategy out for a regression target (the regressors run in a fixed order)")
+
+        return recommend_regression(data, refit=refit, meta=meta, budget=budget, top=top, cv=cv,
+                                    random_state=random_state, dry_run=dry_run, evaluator=evaluator, on_plan=on_plan,
+                                    on_start=on_start, on_observation=on_observation, allow_modules=allow_modules,
+                                    metric=metric, started=started, n_jobs=n_jobs,
+                                    excluded=tuple(str(d) for d in exclude_datasets))
     labels = original_labels(dataset, data, y=y) if refit else None
     if not dry_run:
         check_folds(cv, n_rows=len(data.y))  # one error now, not the same error for every learner

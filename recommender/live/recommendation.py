@@ -99,6 +99,8 @@ class PlannedOrder(tuple):
     task_detection = ""
     relative: dict = {}
     best: tuple = (math.nan, math.nan, math.nan)
+    #: Where the expected values come from, in words (None: the meta-data).
+    source = None
 
     def to_text(self) -> str:
         """The planned order as a table."""
@@ -181,7 +183,7 @@ class Recommendation:
     saved_model : str or None
         Where :func:`algorank.api.recommend` saved the refitted model (``save_model=``), else None.
     task : str
-        The task that ran (``classification``).
+        The task that ran (``classification`` or ``regression``).
     task_detection : str
         How the task was decided, in words, with the way to override it.
     columns : tuple of dict
@@ -200,6 +202,9 @@ class Recommendation:
         Learners stopped at their limit and not tested again because the budget left was less than the pace of
         their first test said a full test needs (``learner``, ``needed_seconds``, ``seconds_left``;
         :class:`~algorank.recommender.live.pacing.RetryStopped`).
+    errors : dict
+        Regression only: learner -> ``{"r2", "rmse", "mae"}``, the means over the folds of its test (the
+        leaderboard's ``r2``, ``rmse`` and ``mae`` columns, and ``best`` in ``to_dict()``).
 
     Examples
     --------
@@ -239,7 +244,8 @@ class Recommendation:
         import pandas as pd
 
         m = self.metric
-        cols = ["learner", "short", m, "seconds", "cumulative_seconds", "status", "capped", "screened", "message",
+        cols = ["learner", "short", m, *[k for k in ("r2", "rmse", "mae") if self.task == "regression" and k != m],
+                "seconds", "cumulative_seconds", "status", "capped", "screened", "message",
                 "test", "why", f"predicted_{m}", f"expected_{m}", "predicted_seconds", "expected_seconds", "started",
                 "ended"]
         if self.trace is None:
@@ -266,7 +272,9 @@ class Recommendation:
                          **{k: v for k, v in row.items() if k != "learner"}, "message": o.message,
                          f"predicted_{m}": from_score(m, pred_acc), f"expected_{m}": from_score(m, expected),
                          "predicted_seconds": pred_sec,
-                         "expected_seconds": _finite(decisions[i].get("expected_seconds"), pred_sec), **self._when(i)})
+                         "expected_seconds": _finite(decisions[i].get("expected_seconds"), pred_sec), **self._when(i),
+                         **({k: v for k, v in self._errors(r["learner"]).items() if k != m} if o.status == "ok"
+                            else {})})
         return rows
 
     def test_decisions(self) -> list[dict]:
@@ -335,6 +343,14 @@ class Recommendation:
     no_metric: tuple = field(default=(), compare=False)
     not_retried: tuple = field(default=(), compare=False)
     relative_prior: dict = field(default_factory=dict, compare=False)
+    errors: dict = field(default_factory=dict, compare=False)
+
+    def _errors(self, learner: str) -> dict:
+        """A regression test's mean R², RMSE and MAE (NaN when unknown); {} for classification."""
+        if self.task != "regression":
+            return {}
+        got = self.errors.get(learner, {})
+        return {k: float(got.get(k, math.nan)) for k in ("r2", "rmse", "mae")}
 
     def to_text(self) -> str:
         """The results table and the summary (a dry run: the planned order)."""
@@ -393,7 +409,11 @@ class Recommendation:
             skipped += "; " + _not_retested(stopped, self.not_retried)
         k = next(i for i, o in enumerate(self.trace.observations) if o is best)
         found = float(self.trace.cumulative_seconds[k])
-        return (f"best: {short_name(best.learner)} with {label} {from_score(self.metric, best.accuracy):.4f}, "
+        also = ""
+        if self.task == "regression":  # R² and RMSE whatever the metric
+            errs = self._errors(best.learner)
+            also = " (" + ", ".join(f"{METRICS[k].label} {errs[k]:.4g}" for k in ("r2", "rmse") if k != self.metric) + ")"
+        return (f"best: {short_name(best.learner)} with {label} {from_score(self.metric, best.accuracy):.4f}{also}, "
                 f"found by test {k + 1} of {n} ({found:.3g} s of the {spent:.3g} s of tests); "
                 f"stopped because {why}{skipped}{self._no_metric_text()}")
 
@@ -443,7 +463,7 @@ class Recommendation:
             "not_retried": [dict(s) for s in self.not_retried],
             "n_jobs": self.n_jobs,
             "best": None if best is None else {"learner": best.learner, "short": short_name(best.learner),
-                                               m: from_score(m, best.accuracy)},
+                                               **self._errors(best.learner), m: from_score(m, best.accuracy)},
             "refitted": self.model is not None,
             "stop_reason": self.stop_reason,
             "summary": self.summary,

@@ -74,6 +74,10 @@ def plan_text(plan: Sequence, *, metric: str = "accuracy", relative=None, best=N
                      f"(90% interval [{b[1]:.2f}, {b[2]:.2f}])")
         return head + "\n" + format_table(header, rows, align="rlrrrr")
     modelled = any(t.accuracy_low == t.accuracy_low for t in plan)
+    if getattr(plan, "source", None):  # no meta-data: an order, nothing expected
+        return (f"planned order ({len(plan)} learners): {plan.source}\n"
+                + format_table(["#", "learner"], [[i, short_name(t.learner)] for i, t in enumerate(plan, 1)],
+                               align="rl"))
     source = ("the strategy's models for this dataset, before any test: each result updates them" if modelled
               else "the most similar prior datasets")
     lower_better = metric in METRICS and not METRICS[metric].higher_is_better
@@ -118,6 +122,8 @@ def results_text(rec) -> str:
         return rec.summary
     m = rec.metric
     # "expected": what the strategy expected of the test when it chose it (ei and eiu: given the tests before it)
+    if getattr(rec, "task", "classification") == "regression":
+        return _regression_results_text(rec)
     records = rec.leaderboard.to_dict("records")
     rows = [(i, r["short"], _acc(r[m]), _acc(r[f"expected_{m}"]), format_seconds(r["seconds"]),
              format_seconds(r["expected_seconds"]), format_seconds(r["cumulative_seconds"]),
@@ -135,6 +141,24 @@ def results_text(rec) -> str:
         lines += ["tested again:"] + again
     lines += ["", escape(rec.summary)]
     lines += [f"warning: {escape(n)}" for n in rec.notes]
+    if rec.best is None:
+        lines.append("nothing was tested successfully: no learner is recommended")
+    return "\n".join(lines)
+
+
+def _regression_results_text(rec) -> str:
+    """The results table of a regression: R² (higher is better), RMSE and MAE (lower is better) of each test."""
+    def num(v) -> str:
+        return "n/a" if v != v else f"{v:.4g}"
+
+    rows = [(i, r["short"], _acc(r["r2"]), num(r["rmse"]), num(r["mae"]), format_seconds(r["seconds"]),
+             format_seconds(r["cumulative_seconds"]), r["status"])
+            for i, r in enumerate(rec.leaderboard.to_dict("records"), 1)]
+    table = format_table(["#", "learner", "R² (higher better)", "RMSE (lower better)", "MAE (lower better)", "time",
+                          "total", "status"], rows, align="rlrrrrrl")
+    lines = [f"results on {escape(rec.dataset)} ({rec.cv}-fold shuffled CV, strategy {escape(rec.strategy)}, "
+             f"best by {_label(rec.metric)})", table, "", escape(rec.summary)]
+    lines += [f"note: {escape(n)}" for n in rec.notes]
     if rec.best is None:
         lines.append("nothing was tested successfully: no learner is recommended")
     return "\n".join(lines)

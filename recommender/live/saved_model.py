@@ -45,7 +45,7 @@ def model_info(recommendation) -> dict:
 
     best = recommendation.best
     return {"learner": None if best is None else best.learner, "dataset": recommendation.dataset,
-            "metric": recommendation.metric,
+            "metric": recommendation.metric, "task": getattr(recommendation, "task", "classification"),
             "cv_value": None if best is None else from_score(recommendation.metric, best.accuracy),
             "sklearn_version": sklearn.__version__, "algorank_version": __version__,
             "joblib_version": joblib.__version__, "numpy_version": numpy.__version__,
