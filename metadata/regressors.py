@@ -75,6 +75,8 @@ class RegressorSpec:
         The learner is sensitive to feature scale (the evaluator standardises for it).
     needs_nonnegative : bool
         Always False here (kept for the same fields as a classifier's spec).
+    requires : tuple of str
+        Optional libraries the learner needs (none: every regressor here is scikit-learn's).
     """
 
     id: str
@@ -82,6 +84,7 @@ class RegressorSpec:
     factory: Callable[[], Any]
     needs_scaling: bool = False
     needs_nonnegative: bool = False
+    requires: tuple = ()
 
 
 def _svr(kernel: str) -> Callable[[], Any]:
