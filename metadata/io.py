@@ -12,10 +12,11 @@ and folders), so nothing half-done is left.  Every single file is written with :
 visible and a killed process leaves none behind.
 
 What is replaced: never an input of the running command (:func:`protected_inputs`), a folder, a
-device, pipe or socket; an existing regular file named by the user (``--save-model``, ``export
---out``, ``pull --out``) only with ``force`` or when it is recognisably a file algorank wrote
+device, pipe or socket; an existing regular file named by the user (``save_model=`` of :func:`algorank.recommend`,
+``out=`` of :func:`algorank.export` and :func:`algorank.pull`) only with ``force`` or when it is
+recognisably a file algorank wrote
 (:func:`is_algorank_model`, :func:`is_algorank_metadata`); the files algorank names itself inside an
-output folder (``--out DIR``) are replaced.
+output folder (a command's output folder) are replaced.
 """
 
 from __future__ import annotations

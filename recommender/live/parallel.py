@@ -86,7 +86,7 @@ _WARM_EXECUTOR: list = []  # main side: the executor they ran on
 def check_n_jobs(n_jobs) -> int:
     """``n_jobs`` as a positive number of parallel tests (``-1``: one per core, like joblib).
 
-    On this machine's own engines (loky, the default, and threads) it is at most the cores this process
+    On the local engines (loky, the default, and threads) it is at most the cores this process
     may run on (:func:`~algorank.metadata.checks.available_cores`): a larger value is lowered to it, with
     a note in the log (more tests at once than cores only make them compete, and each costs a worker
     process).  A Dask cluster's or another backend's workers are not counted here: no cap.
