@@ -190,3 +190,14 @@ def test_fold_auc_and_macro_f1_equal_scikit_learns_on_random_folds_with_ties():
     scores[0, :] = np.nan  # a non-finite score is an error, as in scikit-learn (the fold is then recorded as failed)
     with pytest.raises(ValueError):
         _auc_ovr(np.array([0, 1] * (len(scores) // 2) + [0] * (len(scores) % 2)), scores)
+
+
+def test_on_fold_sees_every_fold_record_as_it_comes_back(iris):
+    seen = []
+    res = Evaluator(cv=3, repeats=2, random_state=1, progress=False).evaluate(iris, ["lda", MAJORITY],
+                                                                              on_fold=seen.append)
+    assert len(seen) == 2 * 3 * 2
+    got = {(r.learner, r.repeat, r.fold): r.accuracy for r in seen}
+    assert len(got) == len(seen)  # each fold once
+    runs = res.runs.set_index(["learner", "repeat", "fold"])["accuracy"]
+    assert got == pytest.approx({k: float(v) for k, v in runs.items()})

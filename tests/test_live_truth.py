@@ -158,17 +158,21 @@ def test_recommend_tests_a_stopped_learner_again_with_a_longer_limit_and_finds_i
         def fit(self, meta):
             return self
 
-        def policy(self, info):  # the slow learner first, under a 1 s limit it cannot meet (3 folds of 0.4 s)
-            return _Order([slow(0.4), NB], {slow(0.4): 1.0})
+        def policy(self, info):  # the slow learner first, under a 1 s limit that its first fold alone exceeds
+            return _Order([learner, NB], {learner: 1.0})
 
+    learner = slow(1.2)  # its first fold never ends before the limit: stopped there, never screened, on any machine
     started = []
-    r = recommend(iris, strategy=Strategy(), meta=meta_for([slow(0.4), NB]), budget_seconds=60, cv=3,
+    r = recommend(iris, strategy=Strategy(), meta=meta_for([learner, NB]), budget_seconds=60, cv=3,
                   allow_modules=ALLOW, on_start=started.append, refit=False)
-    tests = [o for o in r.trace.observations if o.learner == slow(0.4)]
-    assert started == [slow(0.4), NB, slow(0.4)]
+    tests = [o for o in r.trace.observations if o.learner == learner]
+    assert started == [learner, NB, learner]
     assert [outcome(t) for t in tests] == ["stopped at its limit", "ok"] and tests[1].accuracy == pytest.approx(1 / 3,
                                                                                                            abs=0.05)
+    assert tests[0].message == "stopped at its limit of 1 s"
+    # no fold came back from the first test: a full one needs its seconds times 3 folds, the re-test twice that
     trace = r.to_dict()["trace"]
+    assert f"under a limit of {6 * tests[0].seconds:.3g} s" in trace[2]["why"]
     assert trace[2]["test"] == 2
     assert trace[2]["why"].startswith("re-test with a longer limit: its first test stopped at")
     assert r.not_retried == () and "every recommended learner was tested" in r.summary
@@ -200,6 +204,33 @@ def test_a_screened_test_measures_the_pace_of_a_full_test(iris):
     assert outcome(o) == "screened"
     assert env.needs(slow(0.3)) == pytest.approx(3 * o.seconds) and env.needs(slow(0.3)) >= 0.9
     assert math.isnan(env.needs(NB))
+
+
+def test_a_first_test_abandoned_during_its_first_fold_measures_the_pace_of_a_full_test(iris):
+    # a cheap-looking first test runs in-process under a watchdog that ends at its 1 s limit; its first fold alone
+    # sleeps 1.2 s, so no fold has come back when it is abandoned, on a fast machine or a slow one.  A full test
+    # needs the seconds it used times its 3 folds (before, only the seconds it used: its re-test got a limit of
+    # twice that, shorter than one fold and a half, and was stopped again)
+    learner = slow(1.2)
+    env = LiveEnvironment(iris, cv=3, allow_modules=ALLOW, budget_seconds=60, expected_seconds={learner: 0.003})
+    assert env.watch_seconds(learner, limit=1.0) == pytest.approx(1.0)  # the in-process path
+    o = env.test(learner, limit=1.0)
+    assert outcome(o) == "stopped at its limit" and o.capped and o.message == "stopped at its limit of 1 s"
+    assert env.needs(learner) == pytest.approx(3 * o.seconds)
+    # the re-test's limit is twice that need: longer than the three folds it runs
+    again = RetryStopped(_Order([]), env.needs, lambda: 60.0, folds=3)
+    assert again.next([o]) == learner
+    assert again.limit(learner) == pytest.approx(6 * o.seconds) and again.limit(learner) > 3 * 1.2
+
+
+def test_a_timed_first_test_stopped_during_its_first_fold_measures_the_pace_of_a_full_test(iris):
+    # no expected seconds: the first test runs timed, its fold process killed at the 1 s limit
+    learner = slow(1.2)
+    env = LiveEnvironment(iris, cv=3, allow_modules=ALLOW, budget_seconds=60)
+    assert env.watch_seconds(learner, limit=1.0) is None
+    o = env.test(learner, limit=1.0)
+    assert outcome(o) == "stopped at its limit" and o.capped
+    assert env.needs(learner) == pytest.approx(3 * o.seconds)
 
 
 def test_a_re_test_is_not_started_with_less_time_left_than_its_first_fold_took():

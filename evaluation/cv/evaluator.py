@@ -386,7 +386,7 @@ class Evaluator:
 
     # ------------------------------------------------------------------
     def evaluate(self, dataset: LoadedDataset, learners: Sequence[str], *, deadline: float | None = None,
-                 report_failures: bool = True, screen=None) -> EvaluationResult:
+                 report_failures: bool = True, screen=None, on_fold=None) -> EvaluationResult:
         """Evaluate ``learners`` on ``dataset``.
 
         Parameters
@@ -407,6 +407,10 @@ class Evaluator:
             learner id (as given in ``learners``) -> accuracy bar: that learner's first fold runs
             first, and when it scores below the bar its other folds are not run (module
             docstring, "First-fold screen").
+        on_fold : callable, optional
+            Called with the record (a :class:`FoldRecord`) of each fold this call runs or reads from the store
+            as it goes (folds resumed from the store at the start excepted), in the thread that evaluates: a
+            caller that stops waiting before the evaluation ends knows which folds had come back by then.
 
         Raises
         ------
@@ -453,7 +457,8 @@ class Evaluator:
         try:
             if store is not None:
                 store.register(key, {"dataset": dataset.source, **self.config()})
-            records, states = self._run(dataset, recipes, resampler, y, n_classes, store, key, deadline, bars)
+            records, states = self._run(dataset, recipes, resampler, y, n_classes, store, key, deadline, bars,
+                                        on_fold)
         finally:
             if own_store and store is not None:
                 store.close()
@@ -467,7 +472,8 @@ class Evaluator:
             return self.store, False
         return FoldStore(self.store), True
 
-    def _run(self, dataset, recipes, resampler: Resampler, y, n_classes, store, key, deadline=None, bars=None):
+    def _run(self, dataset, recipes, resampler: Resampler, y, n_classes, store, key, deadline=None, bars=None,
+             on_fold=None):
         X, nominal, _ = encode_dataset(dataset)
         records: dict[str, dict] = {r.id: (store.get(key, r.id) if store is not None else {}) for r in recipes}
         states = {r.id: {"rule": self._new_rule(), "active": True, "reason": "", "failed": None}
@@ -505,6 +511,8 @@ class Evaluator:
                             claims.release(rec)
                         records[rec.learner][(rec.repeat, rec.fold)] = rec
                         bar.update(1)
+                        if on_fold is not None:
+                            on_fold(rec)
                     staged = batch is not todo  # the rest of todo has not been tried yet
                     if staged:
                         bar.update(self._screen(bars, records, splits, list({r.id: r for r, _ in batch}.values())))

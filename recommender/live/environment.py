@@ -357,7 +357,7 @@ class LiveEnvironment:
         return min(max(FIRST_TEST_GUARD * expected, FIRST_TEST_MIN_WATCH * max(int(self.sharing), 1)), left)
 
     def _watched(self, learner: str, watch: float, deadline: float | None, *, evaluator: Evaluator | None = None,
-                 grace: float | None = None, screen=None):
+                 grace: float | None = None, screen=None, on_fold=None):
         """Evaluate ``learner`` in a daemon thread; its result, or None when the watchdog fired.
 
         The caller waits until ``watch`` seconds from now (never beyond ``deadline``) plus ``grace``.
@@ -371,7 +371,7 @@ class LiveEnvironment:
         def work():
             try:
                 box["result"] = evaluator.evaluate(self.dataset, [learner], deadline=stop, report_failures=False,
-                                                   screen=screen)
+                                                   screen=screen, on_fold=on_fold)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 box["error"] = exc
 
@@ -451,9 +451,9 @@ class LiveEnvironment:
             self.timeline.append((start - self.origin, self._end - self.origin))
         if o.status == "timeout":  # stopped: how long a full test needs at the pace it showed
             running = 0 if o.screened else 1  # a screened test ran its first fold only; else a fold was cut short
-            need = float(o.seconds)  # no fold came back: only what it used is known
+            need = float(o.seconds)  # nothing known of its folds: only what it used
             if self._done is not None:
-                need = float(o.seconds) * self._folds() / max(self._done + running, 1)
+                need = max(float(o.seconds) * self._folds() / max(self._done + running, 1), float(o.seconds))
             self.paces[learner] = max(need, self.paces.get(learner, 0.0))
         return o
 
@@ -461,9 +461,10 @@ class LiveEnvironment:
         """Seconds a full test of ``learner`` needs at the pace its stopped tests showed (NaN when none stopped).
 
         A test stopped after ``k`` finished folds, one more cut short, used ``s`` seconds: a full test of ``folds``
-        folds needs at least ``s x folds / (k + 1)``; a screened test ran its first fold only: ``s x folds``; a test
-        abandoned before any of its folds came back (a watchdog, the end of its limit with no result): ``s``, all
-        that is known.  Never less than the seconds the stopped test used.
+        folds needs at least ``s x folds / (k + 1)``; a screened test ran its first fold only: ``s x folds``.  A test
+        abandoned before its result came back (a watchdog, the end of its limit with no result) counts the folds
+        that had come back by then (``evaluate``'s ``on_fold``): abandoned during its first fold, it needs
+        ``s x folds``.  Never less than the seconds the stopped test used.
         """
         return float(self.paces.get(learner, math.nan))
 
@@ -489,6 +490,12 @@ class LiveEnvironment:
         deadline = None
         if self.budget_seconds is not None:
             deadline = time.perf_counter() + max(self.budget_seconds - self.spent, 0.0)
+        finished: list = []  # folds that came back, as they come: all a test abandoned before its result tells
+
+        def on_fold(rec) -> None:
+            if rec.status == "ok":
+                finished.append(rec.fold)
+
         try:
             watch = self.watch_seconds(learner, limit=limit)
             # a test not watched gets its evaluator here, which may raise like evaluate (too few rows for the folds)
@@ -502,9 +509,10 @@ class LiveEnvironment:
                 deadline = now + limit
             if watch is not None:  # a cheap first test: in-process, under a watchdog
                 by_limit = by_limit and watch >= limit  # else the watchdog stops it first
-                result = self._watched(learner, watch, deadline, screen=bars)
+                result = self._watched(learner, watch, deadline, screen=bars, on_fold=on_fold)
                 if result is None:
                     seconds = self._charge(start)
+                    self._done = len(finished)
                     self.time_ratios.append(max(seconds / max(float(self.expected_seconds[learner]), 1e-9), 1.0))
                     if by_limit:
                         return self._capped(learner, seconds, limit, "no result by then")
@@ -516,9 +524,10 @@ class LiveEnvironment:
                 # timed: its folds are killed at the deadline, but starting a fold process waits for the
                 # fork server, which may still be starting on a busy machine: never wait past the deadline
                 result = self._watched(learner, max(deadline - time.perf_counter(), 0.0), deadline,
-                                       evaluator=evaluator, grace=_TIMED_GRACE, screen=bars)
+                                       evaluator=evaluator, grace=_TIMED_GRACE, screen=bars, on_fold=on_fold)
                 if result is None:
                     seconds = self._charge(start)
+                    self._done = len(finished)
                     if by_limit:
                         return self._capped(learner, seconds, limit, "no result by then")
                     message = "no result by the end of the budget (its fold process had not started or finished)"
