@@ -340,21 +340,32 @@ def test_recommend_ranks_but_does_not_run_a_learner_whose_library_is_missing(mon
 
 
 # ---------------------------------------------------------------- every learner runs
-@pytest.mark.slow
-def test_every_portfolio_learner_fits_a_tiny_dataset(tmp_path, monkeypatch):
-    # the published configurations as they are (thousands of trees where they say so) on 60 rows:
-    # minutes of CPU in all, hence slow
+def _one_of_each_kind() -> list[str]:
+    """The first id of each way the portfolio builds an estimator: its class, with or without the library's
+    own early stopping, and auto-sklearn's exponent forests (every configuration goes through one of these)."""
+    kinds: dict = {}
+    for e in portfolio_entries():
+        kinds.setdefault((e["estimator"], bool(e["early_stopping"]), "max_features_exponent" in e), e["id"])
+    return list(kinds.values())
+
+
+def test_every_portfolio_learner_builds_and_one_of_each_kind_fits_a_tiny_dataset(tmp_path, monkeypatch):
+    # every id builds (its checked parameters); one configuration of each kind is fitted as published
+    # (thousands of rounds where it says so, early stopping included) on 60 rows; fitting all of them is
+    # tests/benchmarks/check_portfolio_fits.py (minutes of CPU)
     monkeypatch.chdir(tmp_path)
+    for lid in portfolio_ids():
+        assert make_estimator(lid, random_state=0).get_params() is not None, lid
+    kinds = _one_of_each_kind()
+    assert len(kinds) >= 10  # 4 libraries' defaults, early stopping, the forests, the exponent forests
     for classes in (2, 3):
         X, y = _tiny(60, classes=classes)  # balanced classes
-        for lid in portfolio_ids():
+        for lid in kinds:
             est = make_estimator(lid, random_state=0).fit(X, y)
             proba = est.predict_proba(X)
             assert proba.shape == (60, classes) and np.allclose(proba.sum(axis=1), 1), lid
-            # no worse than a constant on its own training rows (a strongly regularised configuration,
-            # e.g. FLAML's lgbm binary 3 with reg_lambda 35, may predict one class on 60 rows)
             assert (est.predict(X) == y).mean() >= 1 / classes, lid
-    assert list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == []  # no library wrote a file (CatBoost's catboost_info/ among them)
 
 
 # ---------------------------------------------------------------- the meta-data build
