@@ -152,7 +152,8 @@ def test_a_damaged_store_is_one_error_naming_the_file_and_how_to_start_over(tmp_
     else:
         path.write_bytes(b"not a database " * 100)
     line = _one_error(capsys, ["evaluate", "sklearn:iris", "--learners", "lda", "--store", str(path)])
-    assert line.startswith(f"error: store {str(path)!r} is damaged or is not an algorank fold store (")
+    # the command line names its flag (the library error names the parameter, store=)
+    assert line.startswith(f"error: --store {str(path)!r} is damaged or is not an algorank fold store (")
     assert line.endswith("to start over, delete it (its folds are computed again) or choose another store file")
     with pytest.raises(InputError, match="is damaged"):
         FoldStore(path)
