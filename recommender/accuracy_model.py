@@ -209,7 +209,10 @@ def fit_accuracy_model(accuracy: np.ndarray, majority: np.ndarray, learners: Seq
     shrink, noise : float
         See :class:`AccuracyModel`.
     """
-    acc = np.asarray(accuracy, dtype=float)
+    # C order whatever the caller's layout (a table read from a pivot is often in Fortran order): numpy's sums
+    # along an axis add in an order that depends on the memory layout, and the same table must give the same
+    # model to the last bit (a near-tie between learners must not turn on how the table was built)
+    acc = np.ascontiguousarray(accuracy, dtype=float)
     n, m = acc.shape
     if len(learners) != m or len(majority) != n:
         raise InputError("accuracy model: table, majority and learners disagree in size")
@@ -220,8 +223,8 @@ def fit_accuracy_model(accuracy: np.ndarray, majority: np.ndarray, learners: Seq
     gain = np.clip(to_gain(acc, maj[:, None]), -1.0, 1.0)
     observed = np.isfinite(gain)
     filled = _impute_additive(gain, observed)
-    failed = np.zeros((n, m), dtype=bool) if failed is None else np.asarray(failed, dtype=bool)
-    attempted = observed | failed if attempted is None else np.asarray(attempted, dtype=bool) | observed | failed
+    failed = np.zeros((n, m), dtype=bool) if failed is None else np.ascontiguousarray(failed, dtype=bool)
+    attempted = observed | failed if attempted is None else np.ascontiguousarray(attempted, dtype=bool) | observed | failed
     return AccuracyModel(learners=tuple(str(l) for l in learners), gain=filled, observed=observed, failed=failed,
                          attempted=attempted, shrink=float(shrink), noise=float(noise))
 

@@ -209,14 +209,16 @@ def fit_runtime_model(seconds: np.ndarray, features: np.ndarray, learners: Seque
     InputError
         Shapes disagree or no cell has a time.
     """
-    y = np.log10(np.maximum(np.asarray(seconds, dtype=float), TIME_FLOOR_S))
-    x = np.asarray(features, dtype=float)
+    # C order whatever the caller's layout: numpy's sums along an axis add in an order that depends on the
+    # memory layout, and the same table must give the same fit to the last bit
+    y = np.log10(np.maximum(np.ascontiguousarray(seconds, dtype=float), TIME_FLOOR_S))
+    x = np.ascontiguousarray(features, dtype=float)
     n, m = y.shape
     if x.shape != (n, len(_FEATURES)) or len(learners) != m:
         raise InputError(f"runtime model: seconds {y.shape}, features {x.shape} and {len(learners)} learners disagree")
     if not np.isfinite(y).any():
         raise InputError("runtime model: no cell has a time")
-    cens = np.zeros_like(y, dtype=bool) if censored is None else np.asarray(censored, dtype=bool) & np.isfinite(y)
+    cens = np.zeros_like(y, dtype=bool) if censored is None else np.ascontiguousarray(censored, dtype=bool) & np.isfinite(y)
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
     with np.errstate(all="ignore"):
         fill = np.array([np.nanmean(x[:, j]) if np.isfinite(x[:, j]).any() else 0.0 for j in range(x.shape[1])])
