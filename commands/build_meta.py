@@ -4,7 +4,8 @@ resumable), or assemble the embedded 'broad' set; ``--task regression``: the sam
 
 __all__ = ["HELP", "add_arguments", "run"]
 
-HELP = "build the broad evaluator meta-data from ../shared/datasets (one file per dataset, resumable), or assemble the embedded 'broad' set"
+HELP = ("build the broad evaluator meta-data from ../shared/datasets (one file per dataset, resumable), or assemble "
+        "the embedded 'broad' set; --task regression: the regression meta-data and the embedded 'regression' set")
 
 
 def add_arguments(p) -> None:
@@ -14,7 +15,7 @@ def add_arguments(p) -> None:
                    "datasets whose file exists are skipped")
     p.add_argument("--cap", type=float, default=120.0, metavar="S", help="seconds per test (a learner's folds); "
                    "a test beyond it is killed and recorded as 'timeout' with the cap as a lower bound (120)")
-    p.add_argument("--folds", type=int, default=5, metavar="K", help="stratified CV folds (5)")
+    p.add_argument("--folds", type=int, default=5, metavar="K", help="CV folds (5): stratified for classification, shuffled for regression")
     p.add_argument("--portfolio", choices=("lcdb", "modern"), default="lcdb", help="learners: LCDB's 20 (default), "
                    "or those and the modern portfolio's gradient boosting and published configurations "
                    "(needs 'algorank[boosting]'; files default to metadata/data/modern)")

@@ -194,6 +194,14 @@ def test_cli_task_regression(items, tmp_path, capsys):
     assert len(listed) == 30 and listed[0]["task"] == "regression"
     assert main(["build-meta", "--task", "regression", "--portfolio", "modern", "--list", "--quiet"]) == 2
     assert capsys.readouterr().err.startswith("error: ")
+    assert main(["build-meta", "--task", "ranking", "--list"]) == 2
+    capsys.readouterr()
+    import algorank
+
+    with pytest.raises(InputError, match="task must be"):
+        algorank.build_meta(task="ranking", list_only=True)
+    assert [i.dataset for i in algorank.build_meta(task="regression", list_only=True, datasets=["cpu", "mv"]).items] \
+        == ["cpu", "mv"]
     _build(items, tmp_path / "parts")
     code = main(["build-meta", "--task", "regression", "--assemble", "--out", str(tmp_path / "parts"),
                  "--assemble-to", str(tmp_path), "--json", "--quiet"])
