@@ -11,11 +11,13 @@ HELP = ("build the broad evaluator meta-data from ../shared/datasets (one file p
 def add_arguments(p) -> None:
     p.add_argument("--shared", metavar="DIR", help="folder with datasets/MANIFEST.csv "
                    "(default $ALGORANK_SHARED, else ../shared)")
-    p.add_argument("--out", metavar="DIR", help="per-dataset files (default metadata/data/broad, metadata/data/regression with --task regression); "
+    p.add_argument("--out", metavar="DIR", help="per-dataset files (default metadata/data/broad, "
+                   "metadata/data/regression with --task regression); "
                    "datasets whose file exists are skipped")
     p.add_argument("--cap", type=float, default=120.0, metavar="S", help="seconds per test (a learner's folds); "
                    "a test beyond it is killed and recorded as 'timeout' with the cap as a lower bound (120)")
-    p.add_argument("--folds", type=int, default=5, metavar="K", help="CV folds (5): stratified for classification, shuffled for regression")
+    p.add_argument("--folds", type=int, default=5, metavar="K",
+                   help="CV folds (5): stratified for classification, shuffled for regression")
     p.add_argument("--portfolio", choices=("lcdb", "modern"), default="lcdb", help="learners: LCDB's 20 (default), "
                    "or those and the modern portfolio's gradient boosting and published configurations "
                    "(needs 'algorank[boosting]'; files default to metadata/data/modern)")

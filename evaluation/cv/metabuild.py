@@ -235,8 +235,8 @@ PROTOCOL = (
 )
 BROAD_SOURCE = ("algorank evaluator (stratified 5-fold CV x1, seed 0, 120 s cap per test) on every classification "
                 "dataset of shared/datasets (uci, statlib, keel, highdim; evaluation/metabuild.py)")
-REGRESSION_SOURCE = ("algorank evaluator (shuffled 5-fold CV x1, seed 0, 120 s cap per test) on the regression datasets "
-                     "of metadata/data/splits/regression_datasets.csv (evaluation/cv/regression_build.py)")
+REGRESSION_SOURCE = ("algorank evaluator (shuffled 5-fold CV x1, seed 0, 120 s cap per test) on the regression "
+                     "datasets of metadata/data/splits/regression_datasets.csv (evaluation/cv/regression_build.py)")
 _EMBEDDED_FILE = "broad_evaluator.parquet"
 _EMBEDDED_RECORD = "broad_evaluator.json"
 
