@@ -833,8 +833,14 @@ def pull(*, out, suite: int | str | None = None, tasks: Sequence[int] | None = N
 
 def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None = None, cap: float = 120.0,
                folds: int = 5, n_jobs: int = 1, calibrate: bool = True, list_only: bool = False,
-               assemble: bool = False, assemble_to=None, progress: bool = False, portfolio: str = "lcdb"):
+               assemble: bool = False, assemble_to=None, progress: bool = False, portfolio: str = "lcdb",
+               task: str = "classification"):
     """Build the broad evaluator meta-data (one file per dataset, resumable), list its datasets, or assemble it.
+
+    With ``task="regression"``: the regression meta-data instead (the 16 regressors on the datasets of
+    the frozen regression list, each target named and read as a quantity, shuffled k-fold; per-dataset
+    files default to ``metadata/data/regression``, assembled into the embedded ``regression`` set;
+    :mod:`algorank.evaluation.cv.regression_build`).
 
     Parameters
     ----------
@@ -848,6 +854,8 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
         See :func:`~algorank.evaluation.cv.metabuild.build_meta`, :func:`~algorank.evaluation.cv.portfolios.build_args`.
     list_only : bool
         Only select the datasets (:class:`~algorank.results.DatasetSelection`).
+    task : {"classification", "regression"}
+        Which meta-data to build, list or assemble.
     assemble : bool
         Do not build: concatenate the files under ``out_dir`` into the embedded set, written to
         ``assemble_to`` (:class:`~algorank.results.RecordResult`).
@@ -869,6 +877,12 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
     from algorank.evaluation.cv import metabuild, portfolios
     from algorank.metadata.io import check_out_dir, created_folders, output_folder, write_error
 
+    if task not in ("classification", "regression"):
+        raise InputError(f"task must be 'classification' or 'regression', got {task!r}")
+    if task == "regression":
+        return _build_regression_meta(shared_dir=shared_dir, out_dir=out_dir, datasets=datasets, cap=cap, folds=folds,
+                                      n_jobs=n_jobs, calibrate=calibrate, list_only=list_only, assemble=assemble,
+                                      assemble_to=assemble_to, progress=progress, portfolio=portfolio)
     if list_only:
         return DatasetSelection(items=tuple(metabuild.select_datasets(shared_dir, only=datasets)))
     try:
@@ -888,6 +902,39 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
             return metabuild.build_meta(only=datasets, shared_dir=shared_dir, cap=cap, folds=folds, n_jobs=n_jobs,
                                         calibrate=calibrate, progress=progress, **args)
     except OSError as exc:  # a full disk or a folder that cannot be written while building
+        raise write_error(exc, assemble_to if assemble else out_dir) from None
+
+
+def _build_regression_meta(*, shared_dir, out_dir, datasets, cap, folds, n_jobs, calibrate, list_only, assemble,
+                           assemble_to, progress, portfolio):
+    """:func:`build_meta` with ``task="regression"``."""
+    import contextlib
+
+    from algorank.evaluation.cv import regression_build
+    from algorank.metadata.io import check_out_dir, created_folders, output_folder, write_error
+
+    if portfolio != "lcdb":
+        raise InputError("portfolio chooses classifiers; the regression build runs the 16 regressors (leave it out)")
+    if list_only:
+        items, _ = regression_build.select_regression_datasets(only=datasets)
+        return DatasetSelection(items=tuple(items))
+    try:
+        if assemble:
+            if assemble_to is not None:
+                check_out_dir(assemble_to, option="assemble_to")
+            with output_folder(assemble_to) if assemble_to is not None else contextlib.nullcontext():
+                record = regression_build.assemble_regression(out_dir, assemble_to)
+            return RecordResult(record=record, keys=("file", "sha256", "bytes", "task", "datasets", "learners", "cells",
+                                                     "runs", "ok_runs", "error_runs", "timeout_runs",
+                                                     "timeout_tests", "complete"))
+        if out_dir is not None:
+            check_out_dir(out_dir)
+        out = out_dir if out_dir is not None else regression_build.default_regression_out_dir()
+        with created_folders(out):
+            return regression_build.build_regression(only=datasets, shared_dir=shared_dir, out_dir=out, cap=cap,
+                                                     folds=folds, n_jobs=n_jobs, calibrate=calibrate,
+                                                     progress=progress)
+    except OSError as exc:
         raise write_error(exc, assemble_to if assemble else out_dir) from None
 
 

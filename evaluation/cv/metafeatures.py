@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["dataset_meta_features", "expected_landmark_seconds", "LANDMARK_ROWS"]
+__all__ = ["dataset_meta_features", "regression_meta_features", "expected_landmark_seconds", "LANDMARK_ROWS"]
 
 #: Rows of the random subsample the landmarkers run on.
 LANDMARK_ROWS = 2000
@@ -141,3 +141,75 @@ def dataset_meta_features(data, *, max_rows: int = LANDMARK_ROWS, random_state: 
         mf[name], mf[f"{name}_time"] = float(acc), float(sec)
     return mf
 
+
+
+def _landmark_r2(X: np.ndarray, nominal: tuple, y: np.ndarray, estimator, *, folds: int, random_state: int):
+    """(R² of the pooled out-of-fold predictions, seconds) of ``estimator`` behind the evaluator's preprocessing,
+    shuffled k-fold CV."""
+    from sklearn.metrics import r2_score
+    from sklearn.model_selection import KFold
+    from sklearn.pipeline import Pipeline
+
+    from algorank.evaluation.cv.preprocessing import make_preprocessor
+
+    t0 = time.perf_counter()
+    pred = np.empty(len(y), dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for train, test in KFold(n_splits=folds, shuffle=True, random_state=random_state).split(X):
+            pipe = Pipeline([("prep", make_preprocessor(nominal, scaling="standard")), ("model", estimator)])
+            pipe.fit(X[train], y[train])
+            pred[test] = pipe.predict(X[test])
+    return float(r2_score(y, pred)), time.perf_counter() - t0
+
+
+def regression_meta_features(data, *, max_rows: int = LANDMARK_ROWS, random_state: int = _SEED) -> dict:
+    """Meta-features of a regression :class:`~algorank.evaluation.cv.datasets.LoadedDataset`.
+
+    The loader's meta-features (``n_classes = 0``, ``majority_fraction = 0.0``, the R² of predicting the
+    mean; ``target_std``, ``target_skewness``) plus ``n_features_onehot``, ``nominal_fraction`` and the
+    two landmarkers of :func:`dataset_meta_features` as regressors, scored by R² of the out-of-fold
+    predictions (shuffled 5-fold CV on a random subsample of at most ``max_rows`` rows):
+    ``landmark_1nn`` (1-nearest-neighbour regression), ``landmark_stump`` (depth-1 regression tree),
+    their ``*_time`` and ``landmark_rows``.  The columns keep the classification names so that
+    :func:`expected_landmark_seconds` reads their cost the same way; a meta-dataset holds one task, so
+    an accuracy and an R² never share a column.
+
+    Parameters
+    ----------
+    data : LoadedDataset
+        A dataset loaded with ``task="regression"``.
+    max_rows : int
+        Rows of the random subsample the landmarkers run on.
+    random_state : int
+        Seed of the subsample and the landmarkers' folds.
+
+    Returns
+    -------
+    dict
+    """
+    from sklearn.neighbors import KNeighborsRegressor
+    from sklearn.tree import DecisionTreeRegressor
+
+    from algorank.evaluation.cv.preprocessing import encode_features, make_preprocessor
+
+    mf = dict(data.meta_features)
+    X, nominal = encode_features(data.X)
+    y = data.y.to_numpy(dtype=float)
+    n, d = X.shape
+    onehot = make_preprocessor(nominal, scaling="none").fit(X).transform(X[:1]).shape[1] if n else 0
+    mf.update({"n_features_onehot": int(onehot), "nominal_fraction": float(sum(nominal) / d) if d else 0.0})
+    rows = np.arange(n)
+    if n > max_rows:
+        rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_rows, replace=False))
+    Xs, ys = X[rows], y[rows]
+    folds = min(_FOLDS, len(rows))
+    mf["landmark_rows"] = int(len(rows))
+    for name, est in (("landmark_1nn", KNeighborsRegressor(n_neighbors=1)),
+                      ("landmark_stump", DecisionTreeRegressor(max_depth=1, random_state=random_state))):
+        if folds >= 2 and len(np.unique(ys)) >= 2:
+            r2, sec = _landmark_r2(Xs, nominal, ys, est, folds=folds, random_state=random_state)
+        else:
+            r2, sec = math.nan, 0.0
+        mf[name], mf[f"{name}_time"] = float(r2), float(sec)
+    return mf
