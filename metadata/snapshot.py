@@ -36,8 +36,8 @@ JSON record of its SHA-256 checksum and basic counts next to it.  ``broad``
     The regression meta-data: the 16 regressors of :mod:`algorank.metadata.regressors` on the
     datasets of the frozen regression list, under the ``broad`` protocol with shuffled k-fold
     (per-fold R², RMSE, MAE; ``accuracy`` holds ``max(R², 0)``).  Built per dataset into
-    ``metadata/data/regression/`` by ``algorank build-meta --task regression`` and assembled by
-    ``--assemble`` (:mod:`algorank.evaluation.cv.regression_build`); until it is assembled, loading
+    ``metadata/data/regression/`` by :func:`algorank.build_meta` with ``task="regression"`` and
+    assembled with ``assemble=True`` (:mod:`algorank.evaluation.cv.regression_build`); until it is assembled, loading
     it says it is not built yet.
 
 Next to them, ``metadata/data/lcdb_growth.csv`` holds each LCDB learner's growth exponent of fit
