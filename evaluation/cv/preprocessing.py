@@ -134,18 +134,7 @@ def resolve_learner(learner: str, *, allow_modules=(), task: str = "classificati
         spec = LEARNERS[full]
         scaling = "minmax" if spec.needs_nonnegative else ("standard" if spec.needs_scaling else "none")
         return LearnerRecipe(id=full, path=None, params_json="{}", scaling=scaling)
-    path, brace, rest = text.partition("{")
-    params: dict[str, Any] = {}
-    if brace:
-        try:
-            params = json.loads("{" + rest)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"learner {text!r}: parameters after the import path must be a JSON object: {exc}") from exc
-        if not isinstance(params, dict):
-            raise InputError(f"learner {text!r}: parameters must be a JSON object")
-    scaling = str(params.pop("__scaling__", "standard"))
-    if scaling not in SCALINGS:
-        raise InputError(f"learner {text!r}: __scaling__ must be one of {', '.join(SCALINGS)}, got {scaling!r}")
+    path, params, scaling = _path_params(text)
     params_json = json.dumps(params, sort_keys=True)
     recipe = LearnerRecipe(id=text, path=path.strip(), params_json=params_json, scaling=scaling,
                            allow_modules=tuple(allow_modules or ()))
@@ -169,6 +158,15 @@ def _regression_recipe(text: str, *, task: str, allow_modules) -> LearnerRecipe:
     if "." not in text.split("{")[0]:
         raise InputError(f"unknown regressor id {text!r}; known ids: {', '.join(sorted(REGRESSORS_BY_SHORT))} "
                          "(short names), their full ids, or a scikit-learn regressor class path")
+    path, params, scaling = _path_params(text)
+    recipe = LearnerRecipe(id=text, path=path.strip(), params_json=json.dumps(params, sort_keys=True),
+                           scaling=scaling, allow_modules=tuple(allow_modules or ()), task="regression")
+    recipe.build(random_state=None)  # fail early on a bad path, a classifier or bad parameters
+    return recipe
+
+
+def _path_params(text: str) -> tuple[str, dict, str]:
+    """An import-path learner id's class path, its JSON parameters and its ``__scaling__`` (default standard)."""
     path, brace, rest = text.partition("{")
     params: dict[str, Any] = {}
     if brace:
@@ -181,10 +179,7 @@ def _regression_recipe(text: str, *, task: str, allow_modules) -> LearnerRecipe:
     scaling = str(params.pop("__scaling__", "standard"))
     if scaling not in SCALINGS:
         raise InputError(f"learner {text!r}: __scaling__ must be one of {', '.join(SCALINGS)}, got {scaling!r}")
-    recipe = LearnerRecipe(id=text, path=path.strip(), params_json=json.dumps(params, sort_keys=True),
-                           scaling=scaling, allow_modules=tuple(allow_modules or ()), task="regression")
-    recipe.build(random_state=None)  # fail early on a bad path, a classifier or bad parameters
-    return recipe
+    return path, params, scaling
 
 
 def _full_id(text: str) -> str:
