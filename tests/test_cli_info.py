@@ -70,6 +70,6 @@ def test_cli_py_runs_as_a_script_without_traceback():
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2
     assert proc.stderr == ("error: meta-data file not found: nope.csv (embedded sets: broad, lcdb, uci, oboe, "
-                           "rdatasets)\n")
+                           "rdatasets, regression)\n")
     proc = subprocess.run([sys.executable, str(ROOT / "cli.py"), "info", "--json"], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0 and json.loads(proc.stdout)["learners"] == 20

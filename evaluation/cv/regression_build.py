@@ -180,7 +180,7 @@ def build_regression(*, only: Sequence[str] | None = None, shared_dir: str | os.
     items, notes = select_regression_datasets(only=only, inputs_dir=out / "inputs", rdatasets=rdatasets,
                                               listing=listing)
     for note in notes:
-        logger.warning("build-meta --task regression: %s", note)
+        logger.warning("regression build: %s", note)
     if not items:
         raise InputError("no regression dataset of the list can be built here" + (f": {notes[0]}" if notes else ""))
     summary = metabuild.build_meta(items, shared_dir=shared, out_dir=out, cap=cap, folds=folds, learners=learners,
@@ -223,8 +223,8 @@ def assemble_regression(parts_dir: str | os.PathLike | None = None, out_dir: str
     parts = Path(parts_dir) if parts_dir is not None else default_regression_out_dir()
     files = sorted(p for p in parts.glob("*.parquet") if not p.name.startswith("."))
     if not files:
-        raise InputError(f"no per-dataset .parquet files in {str(parts)!r}; run 'algorank build-meta --task regression' "
-                         "first")
+        raise InputError(f"no per-dataset .parquet files in {str(parts)!r}; build it first "
+                         "(build_meta with task='regression')")
     metas = [MetaDataset.load(p) for p in files]
     other = [p.name for p, m in zip(files, metas) if m.task != "regression"]
     if other:
