@@ -30,7 +30,7 @@ import numpy as np
 from algorank.recommender.kernel.trace import ForwardsLimit, Observation
 from algorank.metadata.text import escape
 
-__all__ = ["SkipOverBudget", "RetryStopped", "UntilDeadline", "fit_within", "PLAN_BUDGET_SHARE", "SKIP_MESSAGE",
+__all__ = ["Announcing", "SkipOverBudget", "RetryStopped", "UntilDeadline", "fit_within", "PLAN_BUDGET_SHARE", "SKIP_MESSAGE",
            "MAX_CONSECUTIVE_SKIPS"]
 
 logger = logging.getLogger(__name__)
@@ -273,3 +273,16 @@ class RetryStopped(ForwardsLimit):
         if learner == self._current:
             return None
         return super().screen(learner, best=best)
+
+
+class Announcing(ForwardsLimit):
+    """Policy wrapper that reports each learner before it is tested."""
+
+    def __init__(self, policy, hook: Callable) -> None:
+        self.policy, self.hook = policy, hook
+
+    def next(self, history):
+        learner = self.policy.next(history)
+        if learner is not None:
+            self.hook(learner)
+        return learner

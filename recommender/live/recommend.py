@@ -73,6 +73,7 @@ from algorank.recommender.live.explain import Explaining
 from algorank.recommender.live.labels import original_labels
 from algorank.recommender.live.overlap import describe_matches, overlap_matches
 from algorank.recommender.live.landmarks import LANDMARK_BUDGET_SHARE, measure_landmarks  # noqa: F401 (re-export)
+from algorank.recommender.live.pacing import Announcing as _Announcing  # noqa: F401 (also the regression loop's)
 from algorank.recommender.live.pacing import PLAN_BUDGET_SHARE, RetryStopped, SkipOverBudget, fit_within
 from algorank.recommender.live.parallel import check_n_jobs, run_parallel, stop_pool, warm_pool
 from algorank.recommender.live.recommendation import PlannedOrder, PlannedTest, Recommendation
@@ -628,15 +629,3 @@ class _SkipRankOnly(ForwardsLimit):
                 return learner
             seen.append(Observation(learner, float("nan"), 0.0, "error", "rank-only learner: not run"))
 
-
-class _Announcing(ForwardsLimit):
-    """Policy wrapper that reports each learner before it is tested."""
-
-    def __init__(self, policy, hook: Callable) -> None:
-        self.policy, self.hook = policy, hook
-
-    def next(self, history):
-        learner = self.policy.next(history)
-        if learner is not None:
-            self.hook(learner)
-        return learner

@@ -33,7 +33,8 @@ from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modu
 from algorank.metadata.metric import check_task_metric
 from algorank.metadata.regressors import PRIOR_FREE_ORDER
 from algorank.recommender.base import OrderPolicy
-from algorank.recommender.kernel.trace import ForwardsLimit, Trace, run_policy
+from algorank.recommender.kernel.trace import Trace, run_policy
+from algorank.recommender.live.pacing import Announcing
 from algorank.recommender.live.recommendation import PlannedOrder, PlannedTest, Recommendation
 from algorank.recommender.live.timing import PhaseClock
 
@@ -57,19 +58,6 @@ def _dataset_info(data) -> dict:
     for key, value in data.meta_features.items():
         info.setdefault(key, value)
     return info
-
-
-class _Announcing(ForwardsLimit):
-    """Policy wrapper that reports each learner before it is tested."""
-
-    def __init__(self, policy, hook: Callable) -> None:
-        self.policy, self.hook = policy, hook
-
-    def next(self, history):
-        learner = self.policy.next(history)
-        if learner is not None:
-            self.hook(learner)
-        return learner
 
 
 def refit_regressor(data, learner: str, *, random_state: int = 0, allow_modules=()):
@@ -204,7 +192,7 @@ def recommend_regression(data, *, refit: bool = True, meta=None, budget: float |
                                      max_tests=top, on_start=on_start, on_observation=on_observation)
             else:
                 if on_start is not None:
-                    policy = _Announcing(policy, on_start)
+                    policy = Announcing(policy, on_start)
                 trace = run_policy(policy, env, dataset=data.name, budget=left, max_tests=top,
                                    on_observation=on_observation, keep_on_interrupt=True)
             test_times = tuple(env.timeline)
