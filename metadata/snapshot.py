@@ -62,7 +62,7 @@ from .errors import InputError
 from .io import atomic_write_text, check_out_dir, output_folder
 
 __all__ = ["SNAPSHOT_FILE", "SNAPSHOT_RECORD", "EMBEDDED", "DEFAULT_META", "snapshot_path", "snapshot_record", "load_snapshot",
-           "load_embedded", "embedded_path", "embedded_record", "load_meta", "build_snapshot", "file_sha256"]
+           "load_embedded", "embedded_path", "embedded_available", "embedded_record", "load_meta", "build_snapshot", "file_sha256"]
 
 logger = logging.getLogger(__name__)
 
@@ -124,6 +124,13 @@ def embedded_path(name: str) -> Path:
     """Path of the Parquet file of the embedded meta-dataset ``name`` (see :data:`EMBEDDED`)."""
     file, _ = EMBEDDED[_embedded_name(name)]
     return Path(str(resources.files(__package__).joinpath("data", file)))
+
+
+def embedded_available(name: str) -> bool:
+    """Whether the embedded meta-dataset ``name`` is installed (its file and its record exist)."""
+    file, record = EMBEDDED[_embedded_name(name)]
+    base = resources.files(__package__).joinpath("data")
+    return base.joinpath(file).is_file() and base.joinpath(record).is_file()
 
 
 def embedded_record(name: str) -> dict:

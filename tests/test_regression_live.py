@@ -1,4 +1,6 @@
-"""``recommend`` on a regression target, end to end: scikit-learn's diabetes data written to CSV."""
+"""``recommend`` on a regression target without regression meta-data, end to end: scikit-learn's diabetes
+data written to CSV.  The embedded ``regression`` set is hidden here, so the regressors run in their fixed
+order; ``test_regression_ranked.py`` covers the ranked path."""
 
 from __future__ import annotations
 
@@ -16,6 +18,17 @@ from algorank import cli
 from algorank.evaluation.cv.resampling import derive_seed
 from algorank.metadata.errors import InputError
 from algorank.recommender.live.regression import PRIOR_FREE_NOTE
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_regression_meta():
+    """As on an install without the embedded regression set."""
+    from algorank.metadata import snapshot
+
+    real = snapshot.embedded_available
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(snapshot, "embedded_available", lambda name: False if name == "regression" else real(name))
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +119,7 @@ def test_task_classification_forces_the_old_reading(diabetes_csv, capsys):
     (["--metric", "log_loss"], "error: metric 'log_loss' measures classification; this is a regression task (its "
                                "metrics: r2, rmse, mae)\n"),
     (["--meta", "uci"], "error: the meta-data holds classification runs; a regression task is never ranked by them. "
-                        "Leave the meta-data out to test the regressors in their fixed order\n"),
+                        "Give regression meta-data, or leave the meta-data out\n"),
 ])
 def test_a_classification_metric_or_meta_data_is_refused(diabetes_csv, capsys, argv, message):
     assert cli.main(["recommend", str(diabetes_csv), "--dry-run", *argv]) == 2
@@ -137,7 +150,7 @@ def test_api_metric_rmse_chooses_the_lowest_rmse(diabetes_csv):
 def test_a_strategy_is_refused_for_a_regression(diabetes_csv, capsys):
     assert cli.main(["recommend", str(diabetes_csv), "--dry-run", "--strategy", "eiu"]) == 2
     assert capsys.readouterr().err.startswith("error: a strategy ranks learners from meta-data, and there is no "
-                                              "regression meta-data yet")
+                                              "regression meta-data: leave the strategy out")
 
 
 def test_evaluate_runs_regressors_with_their_errors(diabetes_csv, capsys):

@@ -74,7 +74,7 @@ def _subsample(data, rows: int, random_state: int):
     keep = np.sort(np.random.default_rng(random_state).choice(n, size=rows, replace=False))
     return LoadedDataset(name=data.name, source=data.source, X=data.X.iloc[keep].reset_index(drop=True),
                          y=data.y.iloc[keep].reset_index(drop=True), target=data.target, classes=data.classes,
-                         meta_features=dict(data.meta_features))
+                         meta_features=dict(data.meta_features), task=getattr(data, "task", "classification"))
 
 
 def measure_landmarks(info: dict, data, meta, *, budget: float | None, random_state: int = 0,
@@ -98,8 +98,11 @@ def measure_landmarks(info: dict, data, meta, *, budget: float | None, random_st
         Seconds left of the budget: they never take more than that.
     """
     from algorank.evaluation.cv.children import limit_threads
-    from algorank.evaluation.cv.metafeatures import dataset_meta_features, expected_landmark_seconds
+    from algorank.evaluation.cv.metafeatures import (dataset_meta_features, expected_landmark_seconds,
+                                                     regression_meta_features)
 
+    if getattr(data, "task", "classification") == "regression":  # the landmarkers as regressors, scored by R²
+        dataset_meta_features = regression_meta_features  # noqa: F811
     if budget is None:
         start = clock()
         with limit_threads(1):  # one BLAS/OpenMP thread, like the live tests (module docstring)

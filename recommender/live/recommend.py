@@ -78,6 +78,7 @@ from algorank.recommender.live.pacing import PLAN_BUDGET_SHARE, RetryStopped, Sk
 from algorank.recommender.live.parallel import check_n_jobs, run_parallel, stop_pool, warm_pool
 from algorank.recommender.live.recommendation import PlannedOrder, PlannedTest, Recommendation
 from algorank.recommender.live.prior import relative_prior_for
+from algorank.recommender.live.regression import regression_errors
 from algorank.recommender.live.similar import similar_datasets
 from algorank.recommender.live.timing import PhaseClock
 from algorank.recommender.kernel.environments import meta_arrays
@@ -87,8 +88,9 @@ from algorank.metadata.checks import check_budget, check_folds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable
 from algorank.metadata.portfolio import missing_libraries, missing_library_note
-from algorank.metadata.metric import (METRICS, BASELINE_COLUMN, baseline_warning, check_metric, labels_baseline,
-                                      meta_for_metric)
+from algorank.metadata.metric import (METRICS, BASELINE_COLUMN, baseline_warning, check_metric, check_task_metric,
+                                      labels_baseline, meta_for_metric)
+from algorank.metadata.task import check_meta_task
 from algorank.metadata.snapshot import DEFAULT_META, load_meta
 from algorank.recommender.base import capability, strategy_name
 from algorank.recommender.registry import parse_strategy
@@ -344,27 +346,34 @@ def recommend(
     random_state = check_seed(random_state)
     n_jobs = check_n_jobs(n_jobs)
     data = as_dataset(dataset, target, y=y, task=task, keep_columns=keep_columns, drop_columns=drop_columns)
-    if data.task == "regression":  # its own loop: the regressors, never ranked by classification meta-data
-        from algorank.recommender.live.regression import recommend_regression
+    regression = data.task == "regression"
+    if regression:  # ranked by regression meta-data only; without it, the regressors' own fixed order
+        from algorank.recommender.live.regression import recommend_regression, regression_meta
 
-        if asked_strategy is not None:
-            raise InputError("a strategy ranks learners from meta-data, and there is no regression meta-data yet: "
-                             "leave the strategy out for a regression target (the regressors run in a fixed order)")
-
-        return recommend_regression(data, refit=refit, meta=meta, budget=budget, top=top, cv=cv,
-                                    random_state=random_state, dry_run=dry_run, evaluator=evaluator, on_plan=on_plan,
-                                    on_start=on_start, on_observation=on_observation, allow_modules=allow_modules,
-                                    metric=metric, started=started, n_jobs=n_jobs,
-                                    excluded=tuple(str(d) for d in exclude_datasets))
-    labels = original_labels(dataset, data, y=y) if refit else None
+        meta = regression_meta(meta)
+        if meta is None:
+            if asked_strategy is not None:
+                raise InputError("a strategy ranks learners from meta-data, and there is no regression meta-data: "
+                                 "leave the strategy out for a regression target (the regressors run in a fixed "
+                                 "order), or give regression meta-data (meta)")
+            return recommend_regression(data, refit=refit, budget=budget, top=top, cv=cv,
+                                        random_state=random_state, dry_run=dry_run, evaluator=evaluator,
+                                        on_plan=on_plan, on_start=on_start, on_observation=on_observation,
+                                        allow_modules=allow_modules, metric=metric, started=started, n_jobs=n_jobs,
+                                        excluded=tuple(str(d) for d in exclude_datasets))
+    labels = original_labels(dataset, data, y=y) if refit and not regression else None
     if not dry_run:
         check_folds(cv, n_rows=len(data.y))  # one error now, not the same error for every learner
     meta = load_meta(meta)
+    check_meta_task(meta, data.task)  # a recommendation never turns one task into the other
     excluded = tuple(str(d) for d in exclude_datasets)
     if excluded:
         meta = meta.exclude(datasets=excluded)
-    metric = check_metric(meta, metric)
-    meta = meta_for_metric(meta, metric)  # its accuracy column holds the metric's score: every strategy ranks by it
+    if regression:  # every regression metric ranks by the score max(R², 0); the live tests pick the best by it
+        metric = check_task_metric(metric, "regression")
+    else:
+        metric = check_metric(meta, metric)
+        meta = meta_for_metric(meta, metric)  # its accuracy column holds the metric's score: every strategy ranks by it
     strat, used, kind, live = live_strategy(strategy, meta, time_model=time_model, cv=int(cv),
                                             time_overhead=time_overhead, random_state=random_state)
     clock.lap("load")
@@ -426,7 +435,8 @@ def recommend(
     clock.lap("plan")
     if on_plan is not None:
         on_plan(planned)
-    rank_only = tuple(sorted(l for l in meta.learner_ids if not is_runnable(l, allow_modules=allowed)))
+    rank_only = tuple(sorted(l for l in meta.learner_ids
+                             if not is_runnable(l, allow_modules=allowed, task=data.task)))
     library_note = missing_library_note(rank_only)  # one note naming the extra, not one line per learner
     if library_note:
         logger.warning("%s", library_note)
@@ -437,13 +447,14 @@ def recommend(
                        ", ".join(_clip(l) for l in unknown[:5]) + (", ..." if len(unknown) > 5 else ""))
     from algorank.recommender.live.capability import SkipWithoutMetric, learners_without_metric
 
-    no_metric = learners_without_metric([l for l in meta.learner_ids if l not in set(rank_only)], metric,
-                                        allow_modules=allowed)
+    no_metric = {} if regression else learners_without_metric([l for l in meta.learner_ids if l not in set(rank_only)],
+                                                              metric, allow_modules=allowed)
     trace = None
     decisions: tuple = ()
     test_times: tuple = ()
     skipped: tuple = ()
     not_retried: tuple = ()
+    errors: dict = {}
     if not dry_run:
         left = clock.left(budget)
         if left is not None and left <= 0:
@@ -487,6 +498,8 @@ def recommend(
                                       if d["learner"] in set(trace.learners)), key=lambda d: d["step"]))
             not_retried = tuple(dict(d) for d in retry.declined)
             test_times = tuple(env.timeline)
+            if regression:
+                errors = regression_errors(env)
             skipped = () if skipper is None else tuple(skipper.skipped)
             if skipped and trace.stopped == "policy":  # what was left did not fit in the budget
                 trace = Trace(dataset=trace.dataset, observations=trace.observations, stopped="budget")
@@ -494,14 +507,19 @@ def recommend(
     model = None
     if refit and trace is not None and trace.best() is not None:
         try:
-            model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed,
-                               labels=labels)
+            if regression:
+                from algorank.recommender.live.regression import refit_regressor
+
+                model = refit_regressor(data, trace.best().learner, random_state=random_state, allow_modules=allowed)
+            else:
+                model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed,
+                                   labels=labels)
         except KeyboardInterrupt:  # Ctrl-C during the refit: the tests are done, their best is kept (no model)
             logger.warning("interrupted during the refit of %s: no model", _clip(trace.best().learner))
             trace = Trace(dataset=trace.dataset, observations=trace.observations, stopped="interrupted")
         clock.lap("refit")
     notes, suggested = (), None
-    if trace is not None and trace.best() is not None:
+    if trace is not None and trace.best() is not None and not regression:
         note = baseline_warning(metric, trace.best().accuracy, majority_fraction=info.get("majority_fraction", math.nan),
                                 n_rows=len(data.y))
         notes = (note,) if note else ()
@@ -518,7 +536,7 @@ def recommend(
                           n_jobs=n_jobs, task=data.task, task_detection=data.task_detection,
                           columns=tuple(data.columns_dict()),
                           no_metric=tuple({"learner": l, "reason": r} for l, r in no_metric.items()),
-                          not_retried=not_retried, relative_prior=relative)
+                          not_retried=not_retried, relative_prior=relative, errors=errors)
 
 
 def _prior_shape(meta) -> tuple[float, float]:

@@ -38,7 +38,8 @@ from algorank.recommender.live.pacing import Announcing
 from algorank.recommender.live.recommendation import PlannedOrder, PlannedTest, Recommendation
 from algorank.recommender.live.timing import PhaseClock
 
-__all__ = ["recommend_regression", "refit_regressor", "PRIOR_FREE_STRATEGY", "PRIOR_FREE_NOTE"]
+__all__ = ["recommend_regression", "refit_regressor", "regression_meta", "regression_errors", "PRIOR_FREE_STRATEGY",
+           "PRIOR_FREE_NOTE"]
 
 logger = logging.getLogger(__name__)
 
@@ -81,25 +82,42 @@ def refit_regressor(data, learner: str, *, random_state: int = 0, allow_modules=
     return model
 
 
-def _check_meta(meta) -> None:
-    """A regression task is never ranked by classification meta-data (the error says what to do instead)."""
+def regression_meta(meta):
+    """The regression meta-data that ranks the regressors, or None when there is none.
+
+    Parameters
+    ----------
+    meta : str, path, MetaDataset, list or None
+        Prior runs as :func:`~algorank.metadata.snapshot.load_meta` reads them; None: the embedded
+        ``regression`` set when it is installed, else no meta-data (the fixed order).
+
+    Returns
+    -------
+    MetaDataset or None
+
+    Raises
+    ------
+    InputError
+        ``meta`` holds classification runs: a regression task is never ranked by them.
+    """
+    from algorank.metadata.snapshot import embedded_available, load_meta
+
     if meta is None:
-        return
-    from algorank.metadata.snapshot import load_meta
-
+        return load_meta("regression") if embedded_available("regression") else None
     loaded = load_meta(meta)
-    task = getattr(loaded, "task", None)
-    if task is None:
-        table = loaded.datasets
-        task = str(table["task"].iloc[0]) if "task" in table.columns and len(table) else "classification"
-    if task != "regression":
+    if getattr(loaded, "task", "classification") != "regression":
         raise InputError("the meta-data holds classification runs; a regression task is never ranked by them. "
-                         "Leave the meta-data out to test the regressors in their fixed order")
-    raise InputError("ranking regressors by regression meta-data is not available yet; leave the meta-data out "
-                     "to test the regressors in their fixed order")
+                         "Give regression meta-data, or leave the meta-data out")
+    return loaded
 
 
-def recommend_regression(data, *, refit: bool = True, meta=None, budget: float | None = 60.0, top: int | None = None,
+def regression_errors(env) -> dict:
+    """learner -> its mean R², RMSE and MAE over the folds, from a live environment's results."""
+    return {learner: {k: float(row.get(f"{k}_mean", math.nan)) for k in ("r2", "rmse", "mae")}
+            for learner, row in env.results.items()}
+
+
+def recommend_regression(data, *, refit: bool = True, budget: float | None = 60.0, top: int | None = None,
                          cv: int = 5, random_state: int = 0, dry_run: bool = False, evaluator=None,
                          on_plan: Callable | None = None, on_start: Callable | None = None,
                          on_observation: Callable | None = None, allow_modules: Sequence[str] = (),
@@ -116,8 +134,6 @@ def recommend_regression(data, *, refit: bool = True, meta=None, budget: float |
         A regression dataset (``data.task == "regression"``).
     refit, budget, top, cv, random_state, dry_run, evaluator, on_plan, on_start, on_observation, allow_modules, n_jobs
         As in :func:`~algorank.recommender.live.recommend.recommend` (``budget`` in seconds, None: no limit).
-    meta : optional
-        Must be None: classification meta-data never ranks a regression task (an error says so).
     metric : {"r2", "rmse", "mae"}, optional
         The metric that picks the best learner (default ``r2``).
     started : float, optional
@@ -137,7 +153,7 @@ def recommend_regression(data, *, refit: bool = True, meta=None, budget: float |
     Raises
     ------
     InputError
-        A classification metric, meta-data given, a bad ``top`` or ``learners``, or too few rows for the folds.
+        A classification metric, a bad ``top`` or ``learners``, or too few rows for the folds.
     """
     from algorank.evaluation.cv.children import start_fold_server
     from algorank.metadata.checks import check_folds
@@ -149,7 +165,6 @@ def recommend_regression(data, *, refit: bool = True, meta=None, budget: float |
     metric = check_task_metric(metric, "regression")
     if top is not None and (isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1):
         raise InputError(f"top must be an integer >= 1; got {top!r}")
-    _check_meta(meta)
     allowed = check_allow_modules(allow_modules)[len(DEFAULT_ALLOWED_MODULES):]
     started = time.perf_counter() if started is None else float(started)
     clock = PhaseClock(started)
@@ -196,8 +211,7 @@ def recommend_regression(data, *, refit: bool = True, meta=None, budget: float |
                 trace = run_policy(policy, env, dataset=data.name, budget=left, max_tests=top,
                                    on_observation=on_observation, keep_on_interrupt=True)
             test_times = tuple(env.timeline)
-            errors = {learner: {k: float(row.get(f"{k}_mean", math.nan)) for k in ("r2", "rmse", "mae")}
-                      for learner, row in env.results.items()}
+            errors = regression_errors(env)
         clock.lap("tests")
     model = None
     if refit and trace is not None and trace.best() is not None:

@@ -1,8 +1,10 @@
 """``AlgorankRegressor``: the recommend loop of a regression as a scikit-learn estimator.
 
 ``fit(X, y)`` tests the regressors on this data by shuffled K-fold cross-validation within
-``budget`` seconds (:func:`~algorank.recommender.live.regression.recommend_regression`: a fixed order
-while there is no regression meta-data to rank them), picks the one with the best CV value of
+``budget`` seconds, in the order the regression meta-data ranks them for this data
+(:func:`~algorank.recommender.live.recommend.recommend` with the embedded ``regression`` set; without
+regression meta-data, :func:`~algorank.recommender.live.regression.recommend_regression`'s fixed
+order), picks the one with the best CV value of
 ``metric`` (R² by default), refits it on all the data and predicts with it.  It works in ``clone``,
 ``Pipeline``, ``cross_val_score`` and ``GridSearchCV`` like any regressor.
 """
@@ -22,7 +24,8 @@ from algorank.metadata.checks import check_budget, check_folds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.regressors import PRIOR_FREE_ORDER
 from algorank.recommender.live.estimator import UNTESTED_CHOICES, AlgorankClassifier, NothingTestedError, _refit_choice
-from algorank.recommender.live.regression import recommend_regression
+from algorank.recommender.live.recommend import recommend
+from algorank.recommender.live.regression import recommend_regression, regression_meta
 
 __all__ = ["AlgorankRegressor"]
 
@@ -46,8 +49,15 @@ class AlgorankRegressor(RegressorMixin, BaseEstimator):
     learners : sequence of str, optional
         The regressors to test, in this order: ids or short names of the regression portfolio
         (``"ridge-reg"``, ``"hist-gradient-boosting-reg"``, ...) or scikit-learn regressor class paths
-        with JSON parameters.  Default: the whole portfolio in its fixed order
-        (:data:`algorank.metadata.regressors.PRIOR_FREE_ORDER`).
+        with JSON parameters.  Default: the meta-data's regressors, in the order ``strategy`` ranks
+        them for this data.
+    strategy : str, optional
+        How the meta-data ranks the regressors (a spec of :mod:`algorank.recommender.registry`;
+        default that of :func:`~algorank.recommender.live.recommend.recommend`).  Not with ``learners``.
+    meta : str, path or MetaDataset, optional
+        Regression meta-data (default: the embedded ``regression`` set; when it is not installed, the
+        whole regression portfolio in its fixed order,
+        :data:`algorank.metadata.regressors.PRIOR_FREE_ORDER`).
     random_state : int, optional
         Seed of the CV splits and the learners (None: 0, so ``fit`` is deterministic).
     allow_modules : tuple of str
@@ -97,9 +107,11 @@ class AlgorankRegressor(RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, budget: float = 30.0, *, cv: int = 5, top: int | None = None, learners=None,
-                 random_state: int | None = None, allow_modules: tuple = (), metric: str | None = None,
-                 on_untested: str = "raise", n_jobs: int = 1):
+                 strategy: str | None = None, meta=None, random_state: int | None = None, allow_modules: tuple = (),
+                 metric: str | None = None, on_untested: str = "raise", n_jobs: int = 1):
         self.budget = budget
+        self.strategy = strategy
+        self.meta = meta
         self.cv = cv
         self.top = top
         self.learners = learners
@@ -146,17 +158,35 @@ class AlgorankRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"X and y have inconsistent numbers of samples: {len(frame)} and {len(y)}")
         seed = 0 if self.random_state is None else check_seed(self.random_state)
         check_folds(self.cv)
-        order = list(PRIOR_FREE_ORDER) if self.learners is None else list(self.learners)
-        if isinstance(self.learners, str) or not order:
-            raise InputError("learners must be a non-empty list of regressor ids")
+        meta = None
+        if self.learners is None:
+            meta = regression_meta(self.meta)
+            order = list(PRIOR_FREE_ORDER)
+        else:
+            if self.strategy is not None or self.meta is not None:
+                raise InputError("learners fixes the order: give either learners, or strategy and meta")
+            order = list(self.learners)
+            if isinstance(self.learners, str) or not order:
+                raise InputError("learners must be a non-empty list of regressor ids")
+        if meta is None and self.strategy is not None:
+            raise InputError("strategy ranks the regressors from regression meta-data, and there is none: "
+                             "give meta, or leave strategy out")
         folds = min(int(self.cv), len(y))
         learner = None
         self.recommendation_, self.trace_, self.leaderboard_ = None, None, None
         if folds >= 2 and len(np.unique(y)) >= 2:
             data = as_dataset(frame, y=y, name="fit", task="regression")
-            rec = recommend_regression(data, refit=False, budget=float(self.budget) * (folds - 1) / folds,
-                                       top=self.top, cv=folds, random_state=seed, allow_modules=self.allow_modules,
-                                       metric=self.metric, started=started, n_jobs=self.n_jobs, learners=order)
+            budget = float(self.budget) * (folds - 1) / folds
+            if meta is not None:
+                rec = recommend(data, strategy=self.strategy, meta=meta, refit=False, budget_seconds=budget,
+                                top=self.top, cv=folds, random_state=seed, allow_modules=self.allow_modules,
+                                metric=self.metric, started=started, n_jobs=self.n_jobs, task="regression")
+                if rec.plan:
+                    order = [p.learner for p in rec.plan] + [l for l in order if l not in {p.learner for p in rec.plan}]
+            else:
+                rec = recommend_regression(data, refit=False, budget=budget, top=self.top, cv=folds,
+                                           random_state=seed, allow_modules=self.allow_modules, metric=self.metric,
+                                           started=started, n_jobs=self.n_jobs, learners=order)
             self.recommendation_, self.trace_, self.leaderboard_ = rec, rec.trace, rec.leaderboard
             left = float(self.budget) - (time.perf_counter() - started)
             learner = _refit_choice(rec.trace, folds=folds, seconds_left=left)

