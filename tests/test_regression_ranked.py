@@ -38,7 +38,7 @@ def test_the_default_ranks_the_regressors_by_the_embedded_regression_set(diabete
     assert rec.task == "regression" and rec.strategy == "eiu" and rec.metric == "r2"
     assert sorted(p.learner for p in rec.plan) == sorted(meta.learner_ids)  # all 16, none rank-only
     assert rec.rank_only == () and rec.notes == ()
-    assert all(np.isfinite(p.seconds) and p.seconds > 0 for p in rec.plan)
+    assert all(np.isfinite(p.expected_seconds) and p.expected_seconds > 0 for p in rec.plan)
     # what the plan shows is relative to the best learner, in R² points of the score max(R², 0)
     assert set(rec.plan.relative) == set(meta.learner_ids)
     assert 0.0 <= rec.plan.best[0] <= 1.0
