@@ -118,6 +118,8 @@ from algorank.metadata.checks import check_n_jobs, check_seconds
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 
+from algorank.evaluation.cv import buildparts
+from algorank.evaluation.cv.buildparts import REGRESSION_RUN_ORDER, REGRESSION_SOURCE
 from algorank.evaluation.cv.calibration import CALIBRATION_WORKLOAD, calibrate_machine, rescale_times
 from algorank.evaluation.cv.children import ChildStream, parallel
 from algorank.evaluation.cv.fold import failed_fold, fold_sequence
@@ -235,8 +237,6 @@ PROTOCOL = (
 )
 BROAD_SOURCE = ("algorank evaluator (stratified 5-fold CV x1, seed 0, 120 s cap per test) on every classification "
                 "dataset of shared/datasets (uci, statlib, keel, highdim; evaluation/metabuild.py)")
-REGRESSION_SOURCE = ("algorank evaluator (shuffled 5-fold CV x1, seed 0, 120 s cap per test) on the regression "
-                     "datasets of metadata/data/splits/regression_datasets.csv (evaluation/cv/regression_build.py)")
 _EMBEDDED_FILE = "broad_evaluator.parquet"
 _EMBEDDED_RECORD = "broad_evaluator.json"
 
@@ -367,12 +367,8 @@ def select_datasets(shared_dir: str | os.PathLike | None = None, *,
     if dup:
         raise InputError(f"the selection gives two files the same dataset id: {', '.join(dup)}")
     if only is not None:
-        wanted = [str(d) for d in only]
-        unknown = [d for d in wanted if d not in ids]
-        if unknown:
-            raise InputError(f"datasets must be ids the selection rule selects; unknown or excluded: "
-                             f"{', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}")
-        items = [i for i in items if i.dataset in set(wanted)]
+        wanted = buildparts.keep_only(ids, only, what="ids the selection rule selects; unknown or excluded")
+        items = [i for i in items if i.dataset in wanted]
     return sorted(items, key=lambda i: (i.instances * i.features, i.file))
 
 
@@ -422,9 +418,6 @@ def censor_timeouts(runs: pd.DataFrame, cap: float) -> pd.DataFrame:
 # ====================================================================== one dataset
 _RUN_ORDER = ["dataset", "learner", "repeat", "fold", "accuracy", "fit_time", "predict_time", "status",
               "balanced_accuracy", "auc", "log_loss", "model_bytes", "message"]
-#: Runs columns of a regression test: ``accuracy`` is the score ``max(r2, 0)``, ``r2`` keeps negative values.
-_REGRESSION_RUN_ORDER = ["dataset", "learner", "repeat", "fold", "accuracy", "fit_time", "predict_time", "status",
-                         "model_bytes", "message", "r2", "rmse", "mae"]
 
 
 def _run_test(recipe, X, y, splits, *, n_classes: int, nominal: tuple, random_state: int,
@@ -511,7 +504,7 @@ def evaluate_capped(data, learners: Sequence[str], *, cap: float | None = DEFAUL
         bad = [r for r in recs if r.status != "ok"]
         if bad:
             logger.debug("%s on %s: %s", recipe.id, data.name, bad[0].message)
-    order = _REGRESSION_RUN_ORDER if regression else _RUN_ORDER
+    order = REGRESSION_RUN_ORDER if regression else _RUN_ORDER
     runs = pd.DataFrame(rows, columns=order).astype({"repeat": np.int64, "fold": np.int64})
     runs["message"] = runs["message"].fillna("").astype(str)
     return runs if cap is None else censor_timeouts(runs, float(cap))
@@ -551,42 +544,24 @@ def build_dataset(item: BroadDataset, *, out_dir: str | os.PathLike, datasets_di
         ``dataset``, ``path``, ``status`` (``built``), counts of ``ok``/``error``/``timeout``
         runs, ``wall_s``, ``calibration_s``.
     """
-    from algorank.metadata.learners import learner_ids
     from sklearn import __version__ as sklearn_version
 
-    from algorank.evaluation.cv.datasets import load_dataset
-
-    regression = item.task == "regression"
     start = time.perf_counter()
     calibration = calibrate_machine() if calibrate else math.nan
-    if regression:  # the named target, read as a quantity (never left to the automatic rule)
-        if not item.target:
-            raise InputError(f"the regression dataset {item.dataset!r} must name its target")
-        data = load_dataset(str(item.location(datasets_dir)), target=item.target, task="regression")
-    else:
-        data = load_dataset(str(item.location(datasets_dir)), target=item.target)
-    if data.name != item.dataset:
-        raise InputError(f"dataset id mismatch: {item.file} loads as {data.name!r}, expected {item.dataset!r}")
-    if regression:
-        from algorank.evaluation.cv.metafeatures import regression_meta_features
-        from algorank.metadata.regressors import regressor_ids
-
-        features = regression_meta_features(data, random_state=random_state)
-        default_learners = regressor_ids()
-    else:
-        features = dataset_meta_features(data, random_state=random_state)
-        default_learners = learner_ids()
+    data = buildparts.load_item(item, datasets_dir)
+    features, default_learners = buildparts.item_features(item, data, random_state=random_state)
     runs = evaluate_capped(data, list(learners) if learners is not None else default_learners, cap=cap, folds=folds,
                            random_state=random_state)
     wall = time.perf_counter() - start
     row = {"dataset": item.dataset, "name": item.dataset, "source": item.source, **features,
-           **({"task": "regression", "target": item.target} if regression else {}),
-           "collection": item.collection, "family": item.family or item.dataset, "kind": item.kind,
+           **buildparts.item_columns(item), "collection": item.collection, "family": item.family or item.dataset,
+           "kind": item.kind,
            "calibration_s": calibration, "build_cap_s": math.nan if cap is None else float(cap),
            "build_folds": int(folds), "build_seed": int(random_state), "build_wall_s": wall,
            "build_sklearn": sklearn_version,
            "build_machine": f"{platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}"}
-    meta = MetaDataset(runs, pd.DataFrame([row]), source=REGRESSION_SOURCE if regression else BROAD_SOURCE)
+    meta = MetaDataset(runs, pd.DataFrame([row]),
+                       source=REGRESSION_SOURCE if item.task == "regression" else BROAD_SOURCE)
     path = meta.save(_part_path(Path(out_dir), item))
     counts = runs["status"].value_counts()
     return {"dataset": item.dataset, "file": item.file, "path": str(path), "status": "built",
@@ -756,72 +731,36 @@ def assemble_broad(parts_dir: str | os.PathLike | None = None, out_dir: str | os
         ``cap_s``, ``calibration`` (workload, median/min/max seconds and how to apply
         it), ``missing``, ``complete`` and ``source``.
     """
-    from algorank.metadata.io import atomic_write_text, json_dumps
     from algorank.metadata.snapshot import file_sha256
 
     parts = Path(parts_dir) if parts_dir is not None else default_out_dir()
-    files = sorted(p for p in parts.glob("*.parquet") if not p.name.startswith("."))
-    if not files:
-        raise InputError(f"no per-dataset .parquet files in {str(parts)!r}; run 'algorank build-meta' first")
-    metas = [MetaDataset.load(p) for p in files]
-    regression = [p.name for p, m in zip(files, metas) if m.task == "regression"]
-    if regression:  # never written over the classification set
-        raise InputError(f"{str(parts)!r} holds regression files ({', '.join(regression[:3])}"
-                         f"{' ...' if len(regression) > 3 else ''}); assemble them with task='regression'")
-    meta = MetaDataset.concat(metas)
-    meta = MetaDataset(meta.runs, meta.datasets, source=BROAD_SOURCE)
+    meta = buildparts.load_parts(parts, task="classification", source=BROAD_SOURCE,
+                                 hint="run 'algorank build-meta' first")
     target_dir = Path(out_dir) if out_dir is not None else default_out_dir().parent
     target = target_dir / _EMBEDDED_FILE
-    meta.save(target)
-    size = target.stat().st_size
-    if size > max_bytes:
-        target.unlink()
-        raise InputError(f"the assembled file is {size} bytes, above max_bytes={max_bytes}")
-    runs = meta.runs
-    status = runs["status"].value_counts()
-    tests = runs.groupby(["dataset", "learner"])["status"]
+    size = buildparts.save_within(meta, target, max_bytes)
+    tests = meta.runs.groupby(["dataset", "learner"])["status"]
     ds = meta.datasets
-    calib = pd.to_numeric(ds.get("calibration_s", pd.Series(dtype=float)), errors="coerce").dropna()
-    caps = sorted(set(pd.to_numeric(ds.get("build_cap_s", pd.Series(dtype=float)), errors="coerce").dropna()))
     missing = []
     shared = Path(shared_dir) if shared_dir is not None else default_shared_dir()
     if shared is not None and (shared / "datasets" / "MANIFEST.csv").is_file():
         have = set(meta.dataset_ids)
         missing = [i.file for i in select_datasets(shared) if i.dataset not in have]
-    desc = meta.describe()
-
-    def counts(col):
-        return {str(k): int(v) for k, v in ds[col].value_counts().sort_index().items()} if col in ds else {}
 
     record = {
-        "file": _EMBEDDED_FILE, "sha256": file_sha256(target), "bytes": int(size),
-        "datasets": desc.datasets, "learners": desc.learners, "cells": desc.cells, "runs": desc.runs,
-        "ok_runs": int(status.get("ok", 0)), "error_runs": int(status.get("error", 0)),
-        "timeout_runs": int(status.get("timeout", 0)),
-        "timeout_tests": int(tests.apply(lambda s: (s == "timeout").any()).sum()),
+        "file": _EMBEDDED_FILE, "sha256": file_sha256(target), "bytes": int(size), **buildparts.run_counts(meta),
         "error_tests": int(tests.apply(lambda s: (s == "error").any() and not (s == "timeout").any()).sum()),
-        "collections": counts("collection"), "kinds": counts("kind"),
-        "families": int(ds["family"].nunique()) if "family" in ds else desc.datasets,
+        "collections": buildparts.column_counts(ds, "collection"), "kinds": buildparts.column_counts(ds, "kind"),
+        "families": int(ds["family"].nunique()) if "family" in ds else len(meta.dataset_ids),
         "selection": SELECTION_RULE,
         "near_copies": {k: v[0] for k, v in sorted(NEAR_COPIES.items())},
         "protocol": PROTOCOL,
-        "cap_s": caps[0] if len(caps) == 1 else caps,
-        "calibration": {
-            "workload": CALIBRATION_WORKLOAD,
-            "median_s": float(calib.median()) if len(calib) else None,
-            "min_s": float(calib.min()) if len(calib) else None,
-            "max_s": float(calib.max()) if len(calib) else None,
-            "per_dataset": "datasets table, column calibration_s",
-            "apply": "times from machine A on machine B's scale: multiply by calib_B / calib_A "
-                     "(algorank.evaluation.cv.metabuild.rescale_times)",
-            "machines": sorted(set(ds["build_machine"].dropna().astype(str))) if "build_machine" in ds else [],
-        },
+        "cap_s": buildparts.cap_record(ds),
+        "calibration": buildparts.calibration_record(
+            ds, apply="times from machine A on machine B's scale: multiply by calib_B / calib_A "
+                      "(algorank.evaluation.cv.metabuild.rescale_times)"),
         "missing": missing,
         "complete": not missing,
         "source": BROAD_SOURCE,
     }
-    atomic_write_text(target_dir / _EMBEDDED_RECORD, json_dumps(record) + "\n")
-    logger.info("wrote %s: %d datasets, %d runs (%d timeout), %d bytes; %d selected dataset(s) missing",
-                target, desc.datasets, desc.runs, record["timeout_runs"], size, len(missing))
-    return record
-
+    return buildparts.write_record(record, target_dir / _EMBEDDED_RECORD, target=target, what="selected", log=logger)

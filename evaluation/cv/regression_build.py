@@ -34,6 +34,7 @@ classification assembly refuses regression files, so neither is ever written ove
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from pathlib import Path
@@ -41,10 +42,9 @@ from typing import Sequence
 
 import pandas as pd
 
-from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 
-from algorank.evaluation.cv import metabuild
+from algorank.evaluation.cv import buildparts, metabuild
 from algorank.evaluation.cv.metabuild import BroadDataset
 
 __all__ = ["REGRESSION_PROTOCOL", "REGRESSION_FILE", "REGRESSION_RECORD", "default_regression_out_dir",
@@ -105,12 +105,8 @@ def select_regression_datasets(*, only: Sequence[str] | None = None, inputs_dir:
     table = _listing(listing)
     ids = list(table["dataset"])
     if only is not None:
-        wanted = [str(d) for d in only]
-        unknown = [d for d in wanted if d not in ids]
-        if unknown:
-            raise InputError(f"datasets must be ids of the regression list; unknown: "
-                             f"{', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}")
-        table = table[table["dataset"].isin(set(wanted))]
+        wanted = buildparts.keep_only(ids, only, what="ids of the regression list; unknown")
+        table = table[table["dataset"].isin(wanted)]
     shared = table[table["source"].str.startswith(_SHARED_PREFIX)]
     tables = table[~table["source"].str.startswith(_SHARED_PREFIX)]
     items = [BroadDataset(file=r.source[len(_SHARED_PREFIX):], dataset=r.dataset, target=r.target,
@@ -185,8 +181,7 @@ def build_regression(*, only: Sequence[str] | None = None, shared_dir: str | os.
         raise InputError("no regression dataset of the list can be built here" + (f": {notes[0]}" if notes else ""))
     summary = metabuild.build_meta(items, shared_dir=shared, out_dir=out, cap=cap, folds=folds, learners=learners,
                                    n_jobs=n_jobs, random_state=random_state, calibrate=calibrate, progress=progress)
-    return metabuild.BuildSummary(out_dir=summary.out_dir, selected=summary.selected, built=summary.built,
-                                  skipped=summary.skipped, failed=summary.failed, wall_s=summary.wall_s, notes=notes)
+    return dataclasses.replace(summary, notes=notes)
 
 
 def assemble_regression(parts_dir: str | os.PathLike | None = None, out_dir: str | os.PathLike | None = None, *,
@@ -217,60 +212,27 @@ def assemble_regression(parts_dir: str | os.PathLike | None = None, out_dir: str
     InputError
         No files, a file that is not a regression meta-dataset, or a file above ``max_bytes``.
     """
-    from algorank.metadata.io import atomic_write_text, json_dumps
     from algorank.metadata.snapshot import file_sha256
 
     parts = Path(parts_dir) if parts_dir is not None else default_regression_out_dir()
-    files = sorted(p for p in parts.glob("*.parquet") if not p.name.startswith("."))
-    if not files:
-        raise InputError(f"no per-dataset .parquet files in {str(parts)!r}; build it first "
-                         "(build_meta with task='regression')")
-    metas = [MetaDataset.load(p) for p in files]
-    other = [p.name for p, m in zip(files, metas) if m.task != "regression"]
-    if other:
-        raise InputError(f"{str(parts)!r} holds files that are not regression meta-data ({', '.join(other[:3])}"
-                         f"{' ...' if len(other) > 3 else ''}); assemble only the regression build's folder")
-    meta = MetaDataset.concat(metas)
-    meta = MetaDataset(meta.runs, meta.datasets, source=metabuild.REGRESSION_SOURCE)
+    meta = buildparts.load_parts(parts, task="regression", source=metabuild.REGRESSION_SOURCE,
+                                 hint="build it first (build_meta with task='regression')")
     target_dir = Path(out_dir) if out_dir is not None else metabuild.default_out_dir().parent
     target = target_dir / REGRESSION_FILE
-    meta.save(target)
-    size = target.stat().st_size
-    if size > max_bytes:
-        target.unlink()
-        raise InputError(f"the assembled file is {size} bytes, above max_bytes={max_bytes}")
-    runs, ds = meta.runs, meta.datasets
-    status = runs["status"].value_counts()
-    tests = runs.groupby(["dataset", "learner"])["status"]
-    calib = pd.to_numeric(ds.get("calibration_s", pd.Series(dtype=float)), errors="coerce").dropna()
-    caps = sorted(set(pd.to_numeric(ds.get("build_cap_s", pd.Series(dtype=float)), errors="coerce").dropna()))
+    size = buildparts.save_within(meta, target, max_bytes)
+    ds = meta.datasets
     have = set(meta.dataset_ids)
     missing = [d for d in _listing(listing)["dataset"] if d not in have]
-    desc = meta.describe()
     record = {
         "file": REGRESSION_FILE, "sha256": file_sha256(target), "bytes": int(size), "task": "regression",
-        "datasets": desc.datasets, "learners": desc.learners, "cells": desc.cells, "runs": desc.runs,
-        "ok_runs": int(status.get("ok", 0)), "error_runs": int(status.get("error", 0)),
-        "timeout_runs": int(status.get("timeout", 0)),
-        "timeout_tests": int(tests.apply(lambda s: (s == "timeout").any()).sum()),
-        "collections": ({str(k): int(v) for k, v in ds["collection"].value_counts().sort_index().items()}
-                        if "collection" in ds else {}),
+        **buildparts.run_counts(meta),
+        "collections": buildparts.column_counts(ds, "collection"),
         "selection": "metadata/data/splits/regression_datasets.csv (algorank.metadata.regression_sets)",
         "protocol": REGRESSION_PROTOCOL,
-        "cap_s": caps[0] if len(caps) == 1 else caps,
-        "calibration": {
-            "workload": metabuild.CALIBRATION_WORKLOAD,
-            "median_s": float(calib.median()) if len(calib) else None,
-            "min_s": float(calib.min()) if len(calib) else None,
-            "max_s": float(calib.max()) if len(calib) else None,
-            "per_dataset": "datasets table, column calibration_s",
-            "machines": sorted(set(ds["build_machine"].dropna().astype(str))) if "build_machine" in ds else [],
-        },
+        "cap_s": buildparts.cap_record(ds),
+        "calibration": buildparts.calibration_record(ds),
         "missing": missing,
         "complete": not missing,
         "source": metabuild.REGRESSION_SOURCE,
     }
-    atomic_write_text(target_dir / REGRESSION_RECORD, json_dumps(record) + "\n")
-    logger.info("wrote %s: %d datasets, %d runs (%d timeout), %d bytes; %d listed dataset(s) missing",
-                target, desc.datasets, desc.runs, record["timeout_runs"], size, len(missing))
-    return record
+    return buildparts.write_record(record, target_dir / REGRESSION_RECORD, target=target, what="listed", log=logger)
