@@ -35,23 +35,58 @@ def _entropy_bits(counts: np.ndarray) -> float:
     return float(-(p * np.log2(p)).sum()) if len(p) else 0.0
 
 
-def _landmark(X: np.ndarray, nominal: tuple, y: np.ndarray, estimator, *, folds: int, random_state: int):
-    """(accuracy, seconds) of ``estimator`` behind the evaluator's preprocessing, stratified k-fold CV."""
-    from sklearn.model_selection import StratifiedKFold
+def _landmark(X: np.ndarray, nominal: tuple, y: np.ndarray, estimator, *, folds: int, random_state: int,
+              regression: bool = False):
+    """(score, seconds) of ``estimator`` behind the evaluator's preprocessing: its accuracy under stratified
+    k-fold CV, or (``regression``) the R² of its pooled out-of-fold predictions under shuffled k-fold CV."""
+    from sklearn.metrics import r2_score
+    from sklearn.model_selection import KFold, StratifiedKFold
     from sklearn.pipeline import Pipeline
 
     from algorank.evaluation.cv.preprocessing import make_preprocessor
 
     t0 = time.perf_counter()
-    correct = 0
+    pred = np.empty(len(y), dtype=float if regression else y.dtype)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cv = StratifiedKFold(n_splits=folds, shuffle=True, random_state=random_state)
+        cv = (KFold if regression else StratifiedKFold)(n_splits=folds, shuffle=True, random_state=random_state)
         for train, test in cv.split(X, y):
             pipe = Pipeline([("prep", make_preprocessor(nominal, scaling="standard")), ("model", estimator)])
             pipe.fit(X[train], y[train])
-            correct += int(np.sum(pipe.predict(X[test]) == y[test]))
-    return correct / len(y), time.perf_counter() - t0
+            pred[test] = pipe.predict(X[test])
+    score = float(r2_score(y, pred)) if regression else int(np.sum(pred == y)) / len(y)
+    return score, time.perf_counter() - t0
+
+
+def _with_landmarks(data, y: np.ndarray, landmarkers, *, target_features: dict, regression: bool, max_rows: int,
+                    random_state: int) -> dict:
+    """The loader's meta-features, the one-hot and nominal columns, ``target_features``, then the landmarkers.
+
+    ``landmarkers`` are ``(name, estimator)`` pairs, each scored on the same random subsample of at most
+    ``max_rows`` rows (NaN, 0 seconds, where the subsample is too small for 2 folds or has a single value).
+    """
+    from algorank.evaluation.cv.preprocessing import encode_features, make_preprocessor
+
+    mf = dict(data.meta_features)
+    X, nominal = encode_features(data.X)
+    n, d = X.shape
+    onehot = make_preprocessor(nominal, scaling="none").fit(X).transform(X[:1]).shape[1] if n else 0
+    mf.update({"n_features_onehot": int(onehot), "nominal_fraction": float(sum(nominal) / d) if d else 0.0,
+               **target_features})
+    rows = np.arange(n)
+    if n > max_rows:
+        rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_rows, replace=False))
+    Xs, ys = X[rows], y[rows]
+    # StratifiedKFold needs n_splits <= the largest class
+    folds = min(_FOLDS, len(rows) if regression else int(np.bincount(ys).max()))
+    mf["landmark_rows"] = int(len(rows))
+    for name, est in landmarkers:
+        if folds >= 2 and len(np.unique(ys)) >= 2:
+            score, sec = _landmark(Xs, nominal, ys, est, folds=folds, random_state=random_state, regression=regression)
+        else:
+            score, sec = math.nan, 0.0
+        mf[name], mf[f"{name}_time"] = float(score), float(sec)
+    return mf
 
 
 def expected_landmark_seconds(datasets, n_rows: float, n_features: float) -> float:
@@ -110,57 +145,15 @@ def dataset_meta_features(data, *, max_rows: int = LANDMARK_ROWS, random_state: 
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.tree import DecisionTreeClassifier
 
-    from algorank.evaluation.cv.preprocessing import encode_features, make_preprocessor
-
-    mf = dict(data.meta_features)
-    X, nominal = encode_features(data.X)
     y = data.y_codes
-    n, d = X.shape
-    onehot = make_preprocessor(nominal, scaling="none").fit(X).transform(X[:1]).shape[1] if n else 0
-    counts = np.bincount(y, minlength=len(data.classes)).astype(float)
     k = len(data.classes)
-    entropy = _entropy_bits(counts)
-    mf.update({
-        "n_features_onehot": int(onehot),
-        "nominal_fraction": float(sum(nominal) / d) if d else 0.0,
-        "class_entropy": entropy,
-        "class_entropy_normalized": entropy / math.log2(k) if k > 1 else 0.0,
-    })
-    rows = np.arange(n)
-    if n > max_rows:
-        rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_rows, replace=False))
-    Xs, ys = X[rows], y[rows]
-    folds = min(_FOLDS, int(np.bincount(ys).max()))  # StratifiedKFold needs n_splits <= the largest class
-    mf["landmark_rows"] = int(len(rows))
-    for name, est in (("landmark_1nn", KNeighborsClassifier(n_neighbors=1)),
-                      ("landmark_stump", DecisionTreeClassifier(max_depth=1, random_state=random_state))):
-        if folds >= 2 and len(np.unique(ys)) >= 2:
-            acc, sec = _landmark(Xs, nominal, ys, est, folds=folds, random_state=random_state)
-        else:
-            acc, sec = math.nan, 0.0
-        mf[name], mf[f"{name}_time"] = float(acc), float(sec)
-    return mf
-
-
-
-def _landmark_r2(X: np.ndarray, nominal: tuple, y: np.ndarray, estimator, *, folds: int, random_state: int):
-    """(R² of the pooled out-of-fold predictions, seconds) of ``estimator`` behind the evaluator's preprocessing,
-    shuffled k-fold CV."""
-    from sklearn.metrics import r2_score
-    from sklearn.model_selection import KFold
-    from sklearn.pipeline import Pipeline
-
-    from algorank.evaluation.cv.preprocessing import make_preprocessor
-
-    t0 = time.perf_counter()
-    pred = np.empty(len(y), dtype=float)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for train, test in KFold(n_splits=folds, shuffle=True, random_state=random_state).split(X):
-            pipe = Pipeline([("prep", make_preprocessor(nominal, scaling="standard")), ("model", estimator)])
-            pipe.fit(X[train], y[train])
-            pred[test] = pipe.predict(X[test])
-    return float(r2_score(y, pred)), time.perf_counter() - t0
+    entropy = _entropy_bits(np.bincount(y, minlength=k).astype(float))
+    return _with_landmarks(data, y,
+                           (("landmark_1nn", KNeighborsClassifier(n_neighbors=1)),
+                            ("landmark_stump", DecisionTreeClassifier(max_depth=1, random_state=random_state))),
+                           target_features={"class_entropy": entropy,
+                                            "class_entropy_normalized": entropy / math.log2(k) if k > 1 else 0.0},
+                           regression=False, max_rows=max_rows, random_state=random_state)
 
 
 def regression_meta_features(data, *, max_rows: int = LANDMARK_ROWS, random_state: int = _SEED) -> dict:
@@ -191,25 +184,7 @@ def regression_meta_features(data, *, max_rows: int = LANDMARK_ROWS, random_stat
     from sklearn.neighbors import KNeighborsRegressor
     from sklearn.tree import DecisionTreeRegressor
 
-    from algorank.evaluation.cv.preprocessing import encode_features, make_preprocessor
-
-    mf = dict(data.meta_features)
-    X, nominal = encode_features(data.X)
-    y = data.y.to_numpy(dtype=float)
-    n, d = X.shape
-    onehot = make_preprocessor(nominal, scaling="none").fit(X).transform(X[:1]).shape[1] if n else 0
-    mf.update({"n_features_onehot": int(onehot), "nominal_fraction": float(sum(nominal) / d) if d else 0.0})
-    rows = np.arange(n)
-    if n > max_rows:
-        rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_rows, replace=False))
-    Xs, ys = X[rows], y[rows]
-    folds = min(_FOLDS, len(rows))
-    mf["landmark_rows"] = int(len(rows))
-    for name, est in (("landmark_1nn", KNeighborsRegressor(n_neighbors=1)),
-                      ("landmark_stump", DecisionTreeRegressor(max_depth=1, random_state=random_state))):
-        if folds >= 2 and len(np.unique(ys)) >= 2:
-            r2, sec = _landmark_r2(Xs, nominal, ys, est, folds=folds, random_state=random_state)
-        else:
-            r2, sec = math.nan, 0.0
-        mf[name], mf[f"{name}_time"] = float(r2), float(sec)
-    return mf
+    return _with_landmarks(data, data.y.to_numpy(dtype=float),
+                           (("landmark_1nn", KNeighborsRegressor(n_neighbors=1)),
+                            ("landmark_stump", DecisionTreeRegressor(max_depth=1, random_state=random_state))),
+                           target_features={}, regression=True, max_rows=max_rows, random_state=random_state)
