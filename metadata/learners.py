@@ -27,11 +27,11 @@ import math
 import numbers
 import re
 import warnings
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .errors import InputError
 from .regressors import REGRESSORS, REGRESSORS_BY_SHORT
+from .specs import LearnerSpec, kernel_factory, plain_spec
 from .text import escape
 
 logger = logging.getLogger(__name__)
@@ -59,41 +59,6 @@ META_KEYS = frozenset({"__scaling__"})
 _RISKY_NAME = re.compile(r"memory|cache|path|dir|file|folder|callback|hook|func|command|module|import|url|socket",
                          re.IGNORECASE)
 _PLAIN_WORD = re.compile(r"^[A-Za-z0-9_+-]{1,40}$")
-
-
-@dataclass(frozen=True)
-class LearnerSpec:
-    """How to build one portfolio learner.
-
-    Attributes
-    ----------
-    id : str
-        The learner id used in meta-data.
-    short : str
-        A short display name.
-    factory : callable
-        Returns a fresh, unfitted estimator.
-    needs_scaling : bool
-        The learner is sensitive to feature scale (the evaluator standardises for it).
-    needs_nonnegative : bool
-        The learner rejects negative inputs (the evaluator min-max scales for it).
-    requires : tuple of str
-        Optional libraries the learner needs (``lightgbm``, ``xgboost``, ``catboost``); where one is
-        missing the learner is rank-only.
-    """
-
-    id: str
-    short: str
-    factory: Callable[[], Any]
-    needs_scaling: bool = False
-    needs_nonnegative: bool = False
-    requires: tuple = ()
-
-
-def _import(path: str):
-    """Import a portfolio class (trusted, fixed paths of this module only)."""
-    module, _, name = path.rpartition(".")
-    return getattr(importlib.import_module(module), name)
 
 
 def check_allow_modules(allow_modules) -> tuple[str, ...]:
@@ -384,27 +349,6 @@ def check_params(cls, params: Mapping[str, Any], *, allow_modules=(), _depth: in
     return keep
 
 
-def _svc(kernel: str) -> Callable[[], Any]:
-    def make():
-        from sklearn.svm import SVC
-
-        return SVC(kernel=kernel)
-
-    return make
-
-
-def _plain(path: str) -> Callable[[], Any]:
-    def make():
-        return _import(path)()
-
-    return make
-
-
-def _plain_spec(path: str, short: str, **needs: bool) -> LearnerSpec:
-    """The spec of a scikit-learn class built with its defaults (its id is its import path)."""
-    return LearnerSpec(path, short, _plain(path), **needs)
-
-
 def _passive_aggressive():
     """PassiveAggressiveClassifier with defaults, or its named replacement where deprecated."""
     import sklearn.linear_model as lm
@@ -421,27 +365,27 @@ def _passive_aggressive():
 
 
 _SPECS = [
-    LearnerSpec("SVC_linear", "svc-linear", _svc("linear"), needs_scaling=True),
-    LearnerSpec("SVC_poly", "svc-poly", _svc("poly"), needs_scaling=True),
-    LearnerSpec("SVC_rbf", "svc-rbf", _svc("rbf"), needs_scaling=True),
-    LearnerSpec("SVC_sigmoid", "svc-sigmoid", _svc("sigmoid"), needs_scaling=True),
-    _plain_spec("sklearn.discriminant_analysis.LinearDiscriminantAnalysis", "lda"),
-    _plain_spec("sklearn.discriminant_analysis.QuadraticDiscriminantAnalysis", "qda"),
-    _plain_spec("sklearn.ensemble.ExtraTreesClassifier", "extra-trees"),
-    _plain_spec("sklearn.ensemble.GradientBoostingClassifier", "gradient-boosting"),
-    _plain_spec("sklearn.ensemble.RandomForestClassifier", "random-forest"),
-    _plain_spec("sklearn.linear_model.LogisticRegression", "logreg", needs_scaling=True),
+    LearnerSpec("SVC_linear", "svc-linear", kernel_factory("sklearn.svm.SVC", "linear"), needs_scaling=True),
+    LearnerSpec("SVC_poly", "svc-poly", kernel_factory("sklearn.svm.SVC", "poly"), needs_scaling=True),
+    LearnerSpec("SVC_rbf", "svc-rbf", kernel_factory("sklearn.svm.SVC", "rbf"), needs_scaling=True),
+    LearnerSpec("SVC_sigmoid", "svc-sigmoid", kernel_factory("sklearn.svm.SVC", "sigmoid"), needs_scaling=True),
+    plain_spec("sklearn.discriminant_analysis.LinearDiscriminantAnalysis", "lda"),
+    plain_spec("sklearn.discriminant_analysis.QuadraticDiscriminantAnalysis", "qda"),
+    plain_spec("sklearn.ensemble.ExtraTreesClassifier", "extra-trees"),
+    plain_spec("sklearn.ensemble.GradientBoostingClassifier", "gradient-boosting"),
+    plain_spec("sklearn.ensemble.RandomForestClassifier", "random-forest"),
+    plain_spec("sklearn.linear_model.LogisticRegression", "logreg", needs_scaling=True),
     LearnerSpec("sklearn.linear_model.PassiveAggressiveClassifier", "passive-aggressive", _passive_aggressive,
                 needs_scaling=True),
-    _plain_spec("sklearn.linear_model.Perceptron", "perceptron", needs_scaling=True),
-    _plain_spec("sklearn.linear_model.RidgeClassifier", "ridge", needs_scaling=True),
-    _plain_spec("sklearn.linear_model.SGDClassifier", "sgd", needs_scaling=True),
-    _plain_spec("sklearn.naive_bayes.BernoulliNB", "bernoulli-nb"),
-    _plain_spec("sklearn.naive_bayes.MultinomialNB", "multinomial-nb", needs_nonnegative=True),
-    _plain_spec("sklearn.neighbors.KNeighborsClassifier", "knn", needs_scaling=True),
-    _plain_spec("sklearn.neural_network.MLPClassifier", "mlp", needs_scaling=True),
-    _plain_spec("sklearn.tree.DecisionTreeClassifier", "decision-tree"),
-    _plain_spec("sklearn.tree.ExtraTreeClassifier", "extra-tree"),
+    plain_spec("sklearn.linear_model.Perceptron", "perceptron", needs_scaling=True),
+    plain_spec("sklearn.linear_model.RidgeClassifier", "ridge", needs_scaling=True),
+    plain_spec("sklearn.linear_model.SGDClassifier", "sgd", needs_scaling=True),
+    plain_spec("sklearn.naive_bayes.BernoulliNB", "bernoulli-nb"),
+    plain_spec("sklearn.naive_bayes.MultinomialNB", "multinomial-nb", needs_nonnegative=True),
+    plain_spec("sklearn.neighbors.KNeighborsClassifier", "knn", needs_scaling=True),
+    plain_spec("sklearn.neural_network.MLPClassifier", "mlp", needs_scaling=True),
+    plain_spec("sklearn.tree.DecisionTreeClassifier", "decision-tree"),
+    plain_spec("sklearn.tree.ExtraTreeClassifier", "extra-tree"),
 ]
 
 #: id -> :class:`LearnerSpec` for every learner algorank can run from an id.

@@ -51,58 +51,23 @@ no regression meta-data to rank them (see that constant).
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+import functools
+from typing import Mapping
+
+from .specs import LearnerSpec, kernel_factory, plain_spec
 
 __all__ = ["RegressorSpec", "REGRESSORS", "REGRESSORS_BY_SHORT", "PRIOR_FREE_ORDER", "regressor_ids",
            "is_regressor_id"]
 
 
-@dataclass(frozen=True)
-class RegressorSpec:
-    """How to build one regressor of the portfolio (the fields of :class:`~algorank.metadata.learners.LearnerSpec`).
+class RegressorSpec(LearnerSpec):
+    """How to build one regressor of the portfolio: the fields of :class:`~algorank.metadata.learners.LearnerSpec`.
 
-    Attributes
-    ----------
-    id : str
-        The learner id.
-    short : str
-        A short display name.
-    factory : callable
-        Returns a fresh, unfitted estimator.
-    needs_scaling : bool
-        The learner is sensitive to feature scale (the evaluator standardises for it).
-    needs_nonnegative : bool
-        Always False here (kept for the same fields as a classifier's spec).
-    requires : tuple of str
-        Optional libraries the learner needs (none: every regressor here is scikit-learn's).
+    ``needs_nonnegative`` is False and ``requires`` empty for every regressor here (all are scikit-learn's).
     """
 
-    id: str
-    short: str
-    factory: Callable[[], Any]
-    needs_scaling: bool = False
-    needs_nonnegative: bool = False
-    requires: tuple = ()
 
-
-def _svr(kernel: str) -> Callable[[], Any]:
-    def make():
-        from sklearn.svm import SVR
-
-        return SVR(kernel=kernel)
-
-    return make
-
-
-def _plain_spec(path: str, short: str, *, needs_scaling: bool = False) -> RegressorSpec:
-    """The spec of a scikit-learn class built with its defaults (its id is its import path)."""
-    def make():
-        module, _, name = path.rpartition(".")
-        return getattr(importlib.import_module(module), name)()
-
-    return RegressorSpec(path, short, make, needs_scaling=needs_scaling)
+_plain_spec = functools.partial(plain_spec, spec_class=RegressorSpec)
 
 
 _SPECS = [
@@ -112,9 +77,9 @@ _SPECS = [
     _plain_spec("sklearn.linear_model.ElasticNet", "elastic-net-reg", needs_scaling=True),
     _plain_spec("sklearn.linear_model.HuberRegressor", "huber-reg", needs_scaling=True),
     _plain_spec("sklearn.neighbors.KNeighborsRegressor", "knn-reg", needs_scaling=True),
-    RegressorSpec("SVR_linear", "svr-linear", _svr("linear"), needs_scaling=True),
-    RegressorSpec("SVR_rbf", "svr-rbf", _svr("rbf"), needs_scaling=True),
-    RegressorSpec("SVR_poly", "svr-poly", _svr("poly"), needs_scaling=True),
+    RegressorSpec("SVR_linear", "svr-linear", kernel_factory("sklearn.svm.SVR", "linear"), needs_scaling=True),
+    RegressorSpec("SVR_rbf", "svr-rbf", kernel_factory("sklearn.svm.SVR", "rbf"), needs_scaling=True),
+    RegressorSpec("SVR_poly", "svr-poly", kernel_factory("sklearn.svm.SVR", "poly"), needs_scaling=True),
     _plain_spec("sklearn.tree.DecisionTreeRegressor", "decision-tree-reg"),
     _plain_spec("sklearn.tree.ExtraTreeRegressor", "extra-tree-reg"),
     _plain_spec("sklearn.ensemble.RandomForestRegressor", "random-forest-reg"),
