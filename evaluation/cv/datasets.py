@@ -332,20 +332,10 @@ def dataset_from_frame(
         logger.warning("dataset %s: dropped %d row(s) whose target %r is missing", name, dropped, target)
     keep = ~missing
     y = pd.Series([str(v).strip() for v in labels[keep]], name=target, dtype=object)
-    X = frame.loc[keep, [c for c in frame.columns if c != target]].reset_index(drop=True)
     if len(y) == 0:
         raise InputError(f"dataset {name!r} has no rows with a target value (target {target!r})")
-    plan = plan_columns(frame.loc[keep], target=target, keep_columns=keep_columns, drop_columns=drop_columns,
-                        rules=column_rules)
-    if plan_changes(plan):
-        log_plan(plan, name)
-        X = apply_plan(X, plan)
-        nominal = {**nominal, **{c: False for d in plan if d.action == "date-expanded" for c in d.new_columns}}
-    if X.shape[1] == 0:
-        raise InputError(f"dataset {name!r} has no feature columns, only the target {target!r}: there is nothing "
-                         "to learn from")
-    _refuse_nested(X, nominal, name)
-    X = _out_of_range_as_missing(_typed_features(X, nominal), name)
+    X, plan, nominal = _features(frame, keep, name=name, target=target, nominal=nominal, keep_columns=keep_columns,
+                                 drop_columns=drop_columns, column_rules=column_rules)
     classes = tuple(sorted(y.unique()))
     if len(classes) < 2:
         raise InputError(
@@ -354,16 +344,8 @@ def dataset_from_frame(
         )
     counts = y.value_counts()
     check_class_sizes(counts.to_numpy(), name=name, target=target)
-    n_cells = X.shape[0] * X.shape[1]
-    meta = {
-        "n_instances": int(len(y)),
-        "n_features": int(X.shape[1]),
-        "n_classes": len(classes),
-        "majority_fraction": float(counts.max() / len(y)),
-        "n_nominal_features": int(sum(bool(nominal[c]) for c in X.columns)),
-        "missing_fraction": float(X.isna().to_numpy().sum() / n_cells) if n_cells else 0.0,
-        "dropped_rows": dropped,
-    }
+    meta = _loader_meta(X, y, nominal, n_classes=len(classes), majority_fraction=float(counts.max() / len(y)),
+                        dropped=dropped)
     return LoadedDataset(name=name, source=source, X=X, y=y, target=target, classes=classes, meta_features=meta,
                          columns=plan, task="classification", task_detection=task_text)
 
@@ -383,12 +365,35 @@ def _regression_dataset(frame: pd.DataFrame, values: pd.Series, *, name: str, so
                        escape(target))
     keep = ~missing
     y = pd.Series(v[keep], name=target, dtype=float)
-    X = frame.loc[keep, [c for c in frame.columns if c != target]].reset_index(drop=True)
     if len(y) == 0:
         raise InputError(f"dataset {name!r} has no rows with a target value (target {target!r})")
     if len(np.unique(y)) < 2:
         raise InputError(f"target {target!r} of dataset {name!r} has a single value ({y.iloc[0]:g} in all {len(y)} "
                          "rows): there is nothing to predict")
+    X, plan, nominal = _features(frame, keep, name=name, target=target, nominal=nominal, keep_columns=keep_columns,
+                                 drop_columns=drop_columns, column_rules=column_rules)
+    from scipy.stats import skew
+
+    meta = {**_loader_meta(X, y, nominal, n_classes=0, majority_fraction=0.0, dropped=dropped),
+            "target_std": float(np.std(y.to_numpy())), "target_skewness": float(skew(y.to_numpy()))}
+    return LoadedDataset(name=name, source=source, X=X, y=y, target=target, classes=(), meta_features=meta,
+                         columns=plan, task="regression", task_detection=task_text)
+
+
+def _features(frame: pd.DataFrame, keep: np.ndarray, *, name: str, target: str, nominal: dict, keep_columns,
+              drop_columns, column_rules: bool) -> tuple[pd.DataFrame, list, dict]:
+    """The feature columns of the rows ``keep``, after the column rules: ``(X, plan, nominal)``.
+
+    The columns are planned (:mod:`algorank.evaluation.cv.columns`) and the plan applied, nested values
+    refused, each column typed by ``nominal`` and out-of-range numbers read as missing; ``nominal`` gains
+    the columns a date expands into.
+
+    Raises
+    ------
+    InputError
+        No feature column is left, or a column holds nested values.
+    """
+    X = frame.loc[keep, [c for c in frame.columns if c != target]].reset_index(drop=True)
     plan = plan_columns(frame.loc[keep], target=target, keep_columns=keep_columns, drop_columns=drop_columns,
                         rules=column_rules)
     if plan_changes(plan):
@@ -399,23 +404,22 @@ def _regression_dataset(frame: pd.DataFrame, values: pd.Series, *, name: str, so
         raise InputError(f"dataset {name!r} has no feature columns, only the target {target!r}: there is nothing "
                          "to learn from")
     _refuse_nested(X, nominal, name)
-    X = _out_of_range_as_missing(_typed_features(X, nominal), name)
-    from scipy.stats import skew
+    return _out_of_range_as_missing(_typed_features(X, nominal), name), plan, nominal
 
+
+def _loader_meta(X: pd.DataFrame, y: pd.Series, nominal: dict, *, n_classes: int, majority_fraction: float,
+                 dropped: int) -> dict:
+    """The loader's meta-features of the features ``X`` and the target ``y``."""
     n_cells = X.shape[0] * X.shape[1]
-    meta = {
+    return {
         "n_instances": int(len(y)),
         "n_features": int(X.shape[1]),
-        "n_classes": 0,
-        "majority_fraction": 0.0,
+        "n_classes": n_classes,
+        "majority_fraction": majority_fraction,
         "n_nominal_features": int(sum(bool(nominal[c]) for c in X.columns)),
         "missing_fraction": float(X.isna().to_numpy().sum() / n_cells) if n_cells else 0.0,
         "dropped_rows": dropped,
-        "target_std": float(np.std(y.to_numpy())),
-        "target_skewness": float(skew(y.to_numpy())),
     }
-    return LoadedDataset(name=name, source=source, X=X, y=y, target=target, classes=(), meta_features=meta,
-                         columns=plan, task="regression", task_detection=task_text)
 
 
 def check_class_sizes(counts, *, name: str, target: str | None = None) -> None:
