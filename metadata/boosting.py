@@ -2,7 +2,8 @@
 
 Three pieces:
 
-* :class:`BoostingClassifier`, a scikit-learn classifier around one of the three libraries.  It
+* :class:`BoostingClassifier`, a scikit-learn classifier around one of the three libraries (and
+  :class:`BoostingRegressor`, its regression counterpart, with the same parameter rules).  It
   encodes the labels itself (so a training part that lacks a class, or string labels, work the same
   for every library), sets the library's thread count from ``n_jobs`` (one thread unless told
   otherwise: left alone, these libraries take every core), silences the library, keeps CatBoost from
@@ -29,12 +30,12 @@ import sys
 from typing import Any, Mapping
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from .errors import InputError
 from .text import escape
 
-__all__ = ["BoostingClassifier", "LIBRARIES", "LIBRARY_PARAMS", "LIBRARY_FORCED", "EARLY_STOPPING",
+__all__ = ["BoostingClassifier", "BoostingRegressor", "LIBRARIES", "LIBRARY_PARAMS", "LIBRARY_FORCED", "EARLY_STOPPING",
            "BOOSTING_EXTRA", "library_available", "check_library_params", "autogluon_holdout_fraction",
            "autogluon_patience", "library_of_class"]
 
@@ -358,3 +359,74 @@ class BoostingClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X):
         """Predicted class labels."""
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+class BoostingRegressor(RegressorMixin, BaseEstimator):
+    """A LightGBM, XGBoost or CatBoost regressor with inert parameters and a fixed thread count.
+
+    The regression counterpart of :class:`BoostingClassifier`: the same parameter rules
+    (:func:`check_library_params`), the same forced values (one thread unless ``n_jobs`` says otherwise,
+    the library silenced, no files written) and the library's squared-error objective.  It trains the
+    configured number of trees (no early stopping).
+
+    Parameters
+    ----------
+    library : {"lightgbm", "xgboost", "catboost"}
+        The library (imported at ``fit``).
+    params : dict, optional
+        Parameters of the library's scikit-learn interface (``LGBMRegressor``, ``XGBRegressor``,
+        ``CatBoostRegressor``), checked by :func:`check_library_params`.
+    n_jobs : int, optional
+        Threads of the library; None means one.
+    random_state : int, optional
+        Seed of the library.
+
+    Attributes
+    ----------
+    model_ : object
+        The fitted library model.
+    n_iter_ : int
+        Trees (boosting rounds) trained.
+
+    References
+    ----------
+    Ke et al., "LightGBM: A Highly Efficient Gradient Boosting Decision Tree", NeurIPS 2017.
+    Chen and Guestrin, "XGBoost: A Scalable Tree Boosting System", KDD 2016.
+    Prokhorenkova et al., "CatBoost: unbiased boosting with categorical features", NeurIPS 2018.
+    """
+
+    def __init__(self, library: str = "lightgbm", params: dict | None = None, n_jobs: int | None = None,
+                 random_state: int | None = None):
+        self.library = library
+        self.params = params
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    _seed = BoostingClassifier._seed
+
+    def fit(self, X, y):
+        """Fit on ``X`` (numeric matrix) and ``y`` (numbers); returns ``self``."""
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2:
+            raise ValueError(f"X must be a 2-d matrix; got shape {X.shape}")
+        y = np.asarray(y, dtype=float).ravel()
+        lib = _import_library(self.library)
+        params = check_library_params(self.library, self.params, owner=f"{self.library} learner")
+        params.update(forced_values(self.library, _threads(self.n_jobs)))
+        seed = self._seed()
+        if seed is not None:
+            params["random_seed" if self.library == "catboost" else "random_state"] = seed
+        cls = {"lightgbm": "LGBMRegressor", "xgboost": "XGBRegressor", "catboost": "CatBoostRegressor"}[self.library]
+        model = getattr(lib, cls)(**params)
+        model.fit(X, y)
+        self.model_ = model
+        self.n_features_in_ = X.shape[1]
+        self.n_iter_ = BoostingClassifier._iterations(self, model, False)
+        return self
+
+    def predict(self, X):
+        """Predicted target values."""
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "model_")
+        return np.asarray(self.model_.predict(np.asarray(X, dtype=float)), dtype=float).ravel()

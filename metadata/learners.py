@@ -167,8 +167,11 @@ def is_runnable(learner_id: str, *, allow_modules=(), task: str = "classificatio
     text = str(learner_id).strip()
     regression = task == "regression"
     if regression:
-        if _regressor_spec(text) is not None:
-            return True
+        spec = _regressor_spec(text)
+        if spec is not None:
+            from .boosting import library_available
+
+            return all(library_available(r) for r in spec.requires)
     else:
         spec = _lookup(text)
         if spec is not None:

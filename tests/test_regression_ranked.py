@@ -110,3 +110,13 @@ def test_algorank_regressor_ranks_from_the_meta_data(diabetes):
     assert reg.best_learner_ in {o.learner for o in reg.trace_.observations}
     with pytest.raises(InputError, match="learners fixes the order"):
         algorank.AlgorankRegressor(learners=["ridge-reg"], strategy="eiu").fit(X, y)
+
+
+def test_research_commands_read_the_embedded_regression_set(capsys):
+    assert cli.main(["compare", "--meta", "regression", "--learners", "ridge-reg", "knn-reg", "--quiet"]) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    assert "metric score (R²)" in flat and "2 learners on 52 datasets" in flat
+    assert "mean rank by score (R²) over the datasets" in flat and "higher score (R²) is better" in flat
+    assert cli.main(["rank", "--meta", "regression", "--json", "--quiet"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert len(d["order"]) == 16 and d["n_datasets"] == 52 and d["order"][0] == "sklearn.linear_model.Ridge"

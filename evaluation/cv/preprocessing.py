@@ -150,6 +150,12 @@ def _regression_recipe(text: str, *, task: str, allow_modules) -> LearnerRecipe:
     if task != "regression":
         raise InputError(f"learner {text!r} is a regressor; it cannot run on a classification task")
     if spec is not None:
+        from algorank.metadata.boosting import BOOSTING_EXTRA, library_available
+
+        missing = [r for r in spec.requires if not library_available(r)]
+        if missing:
+            raise InputError(f"learner {text!r} needs {', '.join(missing)}, which is not installed; "
+                             f"{BOOSTING_EXTRA} installs it")
         return LearnerRecipe(id=spec.id, path=None, params_json="{}",
                              scaling="standard" if spec.needs_scaling else "none", task="regression")
     if text in LEARNERS or any(short_name(full) == text for full in LEARNERS):

@@ -159,9 +159,13 @@ class LearnerComparison:
         lines += [f"note: {escape(n)}" for n in self.notes]
         import textwrap
 
-        lines += textwrap.wrap(f"avg rank: mean rank by {escape(self.metric)} over the datasets (1 = best; lower "
-                               f"is better); a > b: a ranks significantly better; a - b: a positive difference "
-                               f"favours a (higher {escape(self.metric)} is better)", width=110,
+        from algorank.metadata.task import score_label
+
+        words = escape(score_label(self.task) if self.metric == "accuracy" else self.metric)
+        sign = (f"a - b: a positive difference favours b (lower {words} is better)" if lower_is_better(self.metric)
+                else f"a - b: a positive difference favours a (higher {words} is better)")
+        lines += textwrap.wrap(f"avg rank: mean rank by {words} over the datasets (1 = best; lower "
+                               f"is better); a > b: a ranks significantly better; {sign}", width=110,
                                subsequent_indent="  ", break_on_hyphens=False)
         return "\n".join(lines)
 

