@@ -384,6 +384,13 @@ def _benchmark_detail(suite, where: str) -> str:
     return "\n".join(lines)
 
 
+def _evaluation_tail(result) -> list[str]:
+    """The lines after an evaluation's table: each failed learner, then the store."""
+    lines = [f"failed: {escape(short_name(f['learner']))}: {f['status']}: {escape(f['message'])}"
+             for f in result.failures]
+    return lines + ([f"store: {escape(result.store)}"] if result.store else [])
+
+
 def _regression_evaluation_text(result) -> str:
     """An evaluation of regressors: mean R², RMSE and MAE over the folds, best R² first."""
     row, config = result.dataset_row, result.config
@@ -395,11 +402,7 @@ def _regression_evaluation_text(result) -> str:
              f"task: {escape(result.task_detection)}",
              format_table(["learner", "R² (higher better)", "RMSE (lower better)", "MAE (lower better)", "reps",
                            "fit time", "status"], rows, align="lrrrrrl")]
-    lines += [f"failed: {escape(short_name(f['learner']))}: {f['status']}: {escape(f['message'])}"
-              for f in result.failures]
-    if result.store:
-        lines.append(f"store: {escape(result.store)}")
-    return "\n".join(lines)
+    return "\n".join(lines + _evaluation_tail(result))
 
 
 def _evaluation_text(result) -> str:
@@ -417,11 +420,7 @@ def _evaluation_text(result) -> str:
                           align="lrrrrrl")]
     if getattr(result, "task_detection", ""):
         lines.insert(1, f"task: {escape(result.task_detection)}")
-    lines += [f"failed: {escape(short_name(f['learner']))}: {f['status']}: {escape(f['message'])}"
-              for f in result.failures]
-    if result.store:
-        lines.append(f"store: {escape(result.store)}")
-    return "\n".join(lines)
+    return "\n".join(lines + _evaluation_tail(result))
 
 
 def _build_text(summary) -> str:
