@@ -57,67 +57,43 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
     """
     import contextlib
 
-    from algorank.evaluation.cv import metabuild, portfolios
+    from algorank.evaluation.cv import metabuild, portfolios, regression_build
     from algorank.metadata.io import check_out_dir, created_folders, output_folder, write_error
 
     if task not in ("classification", "regression"):
         raise InputError(f"task must be 'classification' or 'regression', got {task!r}")
-    if task == "regression":
-        return _build_regression_meta(shared_dir=shared_dir, out_dir=out_dir, datasets=datasets, cap=cap, folds=folds,
-                                      n_jobs=n_jobs, calibrate=calibrate, list_only=list_only, assemble=assemble,
-                                      assemble_to=assemble_to, progress=progress, portfolio=portfolio)
-    if list_only:
-        return DatasetSelection(items=tuple(metabuild.select_datasets(shared_dir, only=datasets)))
-    try:
-        if assemble:
-            if assemble_to is not None:
-                check_out_dir(assemble_to, option="assemble_to")
-            with output_folder(assemble_to) if assemble_to is not None else contextlib.nullcontext():
-                record = metabuild.assemble_broad(out_dir, assemble_to, shared_dir=shared_dir)
-            return RecordResult(record=record, keys=("file", "sha256", "bytes", "datasets", "learners", "cells",
-                                                     "runs", "ok_runs", "error_runs", "timeout_runs",
-                                                     "timeout_tests", "collections", "complete"))
-        if out_dir is not None:
-            check_out_dir(out_dir)
-        args = portfolios.build_args(portfolio, out_dir)
-        # a failure (a full disk) removes the folders the build created while they hold nothing
-        with created_folders(args["out_dir"] if args["out_dir"] is not None else metabuild.default_out_dir()):
-            return metabuild.build_meta(only=datasets, shared_dir=shared_dir, cap=cap, folds=folds, n_jobs=n_jobs,
-                                        calibrate=calibrate, progress=progress, **args)
-    except OSError as exc:  # a full disk or a folder that cannot be written while building
-        raise write_error(exc, assemble_to if assemble else out_dir) from None
-
-
-def _build_regression_meta(*, shared_dir, out_dir, datasets, cap, folds, n_jobs, calibrate, list_only, assemble,
-                           assemble_to, progress, portfolio):
-    """:func:`build_meta` with ``task="regression"``."""
-    import contextlib
-
-    from algorank.evaluation.cv import regression_build
-    from algorank.metadata.io import check_out_dir, created_folders, output_folder, write_error
-
-    if portfolio != "lcdb":
+    regression = task == "regression"
+    if regression and portfolio != "lcdb":
         raise InputError("portfolio chooses classifiers; the regression build runs the 16 regressors (leave it out)")
     if list_only:
-        items, _ = regression_build.select_regression_datasets(only=datasets)
+        items = (regression_build.select_regression_datasets(only=datasets)[0] if regression else
+                 metabuild.select_datasets(shared_dir, only=datasets))
         return DatasetSelection(items=tuple(items))
     try:
         if assemble:
             if assemble_to is not None:
                 check_out_dir(assemble_to, option="assemble_to")
             with output_folder(assemble_to) if assemble_to is not None else contextlib.nullcontext():
-                record = regression_build.assemble_regression(out_dir, assemble_to)
-            return RecordResult(record=record, keys=("file", "sha256", "bytes", "task", "datasets", "learners", "cells",
-                                                     "runs", "ok_runs", "error_runs", "timeout_runs",
-                                                     "timeout_tests", "complete"))
+                record = (regression_build.assemble_regression(out_dir, assemble_to) if regression else
+                          metabuild.assemble_broad(out_dir, assemble_to, shared_dir=shared_dir))
+            counts = ("datasets", "learners", "cells", "runs", "ok_runs", "error_runs", "timeout_runs", "timeout_tests")
+            keys = (("file", "sha256", "bytes", "task", *counts, "complete") if regression else
+                    ("file", "sha256", "bytes", *counts, "collections", "complete"))
+            return RecordResult(record=record, keys=keys)
         if out_dir is not None:
             check_out_dir(out_dir)
-        out = out_dir if out_dir is not None else regression_build.default_regression_out_dir()
-        with created_folders(out):
-            return regression_build.build_regression(only=datasets, shared_dir=shared_dir, out_dir=out, cap=cap,
-                                                     folds=folds, n_jobs=n_jobs, calibrate=calibrate,
-                                                     progress=progress)
-    except OSError as exc:
+        if regression:
+            out = out_dir if out_dir is not None else regression_build.default_regression_out_dir()
+            with created_folders(out):
+                return regression_build.build_regression(only=datasets, shared_dir=shared_dir, out_dir=out, cap=cap,
+                                                         folds=folds, n_jobs=n_jobs, calibrate=calibrate,
+                                                         progress=progress)
+        args = portfolios.build_args(portfolio, out_dir)
+        # a failure (a full disk) removes the folders the build created while they hold nothing
+        with created_folders(args["out_dir"] if args["out_dir"] is not None else metabuild.default_out_dir()):
+            return metabuild.build_meta(only=datasets, shared_dir=shared_dir, cap=cap, folds=folds, n_jobs=n_jobs,
+                                        calibrate=calibrate, progress=progress, **args)
+    except OSError as exc:  # a full disk or a folder that cannot be written while building
         raise write_error(exc, assemble_to if assemble else out_dir) from None
 
 
