@@ -20,7 +20,7 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
                task: str = "classification"):
     """Build the broad evaluator meta-data (one file per dataset, resumable), list its datasets, or assemble it.
 
-    With ``task="regression"``: the regression meta-data instead (the 16 regressors on the datasets of
+    With ``task="regression"``: the regression meta-data instead (the 19 regressors on the datasets of
     the frozen regression list, each target named and read as a quantity, shuffled k-fold; per-dataset
     files default to ``metadata/data/regression``, assembled into the embedded ``regression`` set;
     :mod:`algorank.evaluation.cv.regression_build`).
@@ -64,7 +64,7 @@ def build_meta(*, shared_dir=None, out_dir=None, datasets: Sequence[str] | None 
         raise InputError(f"task must be 'classification' or 'regression', got {task!r}")
     regression = task == "regression"
     if regression and portfolio != "lcdb":
-        raise InputError("portfolio chooses classifiers; the regression build runs the 16 regressors (leave it out)")
+        raise InputError("portfolio chooses classifiers; the regression build runs the 19 regressors (leave it out)")
     if list_only:
         items = (regression_build.select_regression_datasets(only=datasets)[0] if regression else
                  metabuild.select_datasets(shared_dir, only=datasets))

@@ -22,7 +22,7 @@ def add_arguments(p) -> None:
                    "or those and the modern portfolio's gradient boosting and published configurations "
                    "(needs 'algorank[boosting]'; files default to metadata/data/modern)")
     p.add_argument("--task", choices=("classification", "regression"), default="classification",
-                   help="classification (default: the broad set) or regression (the 16 regressors on the frozen "
+                   help="classification (default: the broad set) or regression (the 19 regressors on the frozen "
                    "regression list, each target named; files default to metadata/data/regression, --assemble "
                    "writes the embedded 'regression' set)")
     p.add_argument("--n-jobs", type=int, default=1, metavar="N", help="datasets built in parallel (-1: all cores)")

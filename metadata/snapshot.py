@@ -33,7 +33,7 @@ JSON record of its SHA-256 checksum and basic counts next to it.  ``broad``
     see :mod:`algorank.metadata.oboe`.
 
 ``regression`` (``metadata/data/regression_evaluator.parquet``)
-    The regression meta-data: the 16 regressors of :mod:`algorank.metadata.regressors` on the
+    The regression meta-data: the 19 regressors of :mod:`algorank.metadata.regressors` on the
     datasets of the frozen regression list, under the ``broad`` protocol with shuffled k-fold
     (per-fold R², RMSE, MAE; ``accuracy`` holds ``max(R², 0)``).  Built per dataset into
     ``metadata/data/regression/`` by :func:`algorank.build_meta` with ``task="regression"`` and

@@ -217,3 +217,14 @@ def test_cli_task_regression(items, tmp_path, capsys):
     record = json.loads(capsys.readouterr().out)
     assert code == 0 and record["task"] == "regression" and record["runs"] == 20
     assert not (tmp_path / "broad_evaluator.parquet").exists()
+
+
+def test_a_missing_boosting_library_refuses_the_build_before_anything_runs(monkeypatch, tmp_path):
+    import sys
+
+    from algorank.evaluation.cv.regression_build import build_regression
+
+    monkeypatch.setitem(sys.modules, "catboost", None)  # Python's mark for "cannot be imported"
+    with pytest.raises(InputError, match=r"cannot build the regression meta-data: 1 learner\(s\) need catboost"):
+        build_regression(out_dir=tmp_path / "parts", shared_dir=tmp_path)
+    assert not (tmp_path / "parts").exists()

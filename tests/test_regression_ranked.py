@@ -119,4 +119,4 @@ def test_research_commands_read_the_embedded_regression_set(capsys):
     assert "mean rank by score (R²) over the datasets" in flat and "higher score (R²) is better" in flat
     assert cli.main(["rank", "--meta", "regression", "--json", "--quiet"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert len(d["order"]) == 16 and d["n_datasets"] == 52 and d["order"][0] == "sklearn.linear_model.Ridge"
+    assert len(d["order"]) == 19 and d["n_datasets"] == 52 and d["order"][0] == "sklearn.linear_model.Ridge"

@@ -531,7 +531,7 @@ def build_dataset(item: BroadDataset, *, out_dir: str | os.PathLike, datasets_di
     folds : int
         CV folds (one repetition): stratified, or shuffled k-fold for a regression item.
     learners : list of str, optional
-        Default: the 20 portfolio learners (the 16 regressors of
+        Default: the 20 portfolio learners (the 19 regressors of
         :func:`algorank.metadata.regressors.regressor_ids` for a regression item).
     random_state : int
         Seed of the splits and learners.
@@ -634,7 +634,7 @@ def build_meta(datasets: Iterable[BroadDataset] | None = None, *, only: Sequence
     folds : int
         CV folds (stratified; shuffled k-fold for regression items).
     learners : list of str, optional
-        Default: the 20 portfolio learners (the 16 regressors for regression items).
+        Default: the 20 portfolio learners (the 19 regressors for regression items).
     n_jobs : int or None
         joblib workers over datasets; None takes the active joblib backend's default
         (1, or every Dask worker inside ``joblib.parallel_backend("dask")``).

