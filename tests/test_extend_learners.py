@@ -10,11 +10,11 @@ from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 
 
-def _file(folder, dataset, learners, *, calibration, fit=1.0, cap=120, seed=0):
+def _file(folder, dataset, learners, *, calibration, fit=1.0, cap=120, seed=0, features=3):
     runs = pd.DataFrame([{"dataset": dataset, "learner": l, "repeat": 0, "fold": f, "accuracy": 0.5 + 0.1 * f,
                           "fit_time": fit, "predict_time": fit / 10, "status": "ok"}
                          for l in learners for f in range(2)])
-    datasets = pd.DataFrame([{"dataset": dataset, "name": dataset, "n_instances": 100, "n_features": 3,
+    datasets = pd.DataFrame([{"dataset": dataset, "name": dataset, "n_instances": 100, "n_features": features,
                               "n_classes": 2, "majority_fraction": 0.5, "calibration_s": calibration,
                               "build_folds": 2, "build_seed": seed, "build_cap_s": cap, "build_wall_s": 7.0}])
     folder.mkdir(exist_ok=True)
@@ -39,6 +39,7 @@ def test_runs_are_joined_and_times_put_on_the_files_scale(tmp_path):
 @pytest.mark.parametrize("kwargs, learners, message", [
     ({"cap": 60}, ["l3"], "differ in build_cap_s"),
     ({"seed": 1}, ["l3"], "differ in build_seed"),
+    ({"features": 2}, ["l3"], "differ in n_features"),
     ({}, ["l2", "l3"], "are in both files"),
 ])
 def test_mismatches_are_refused_and_nothing_is_written(tmp_path, kwargs, learners, message):

@@ -30,8 +30,9 @@ __all__ = ["add_learner_runs", "PROTOCOL_COLUMNS"]
 
 logger = logging.getLogger(__name__)
 
-#: Columns of the datasets table that must agree between the two builds.
-PROTOCOL_COLUMNS = ("build_folds", "build_seed", "build_cap_s")
+#: Columns of the datasets table that must agree between the two builds: the protocol, and the data as
+#: the learners saw it (a change in how columns are read changes the features a learner gets).
+PROTOCOL_COLUMNS = ("build_folds", "build_seed", "build_cap_s", "n_instances", "n_features")
 
 
 def _value(table: pd.DataFrame, column: str) -> float:
@@ -51,7 +52,7 @@ def _joined(base: MetaDataset, extra: MetaDataset, name: str) -> MetaDataset:
         a, b = _value(base.datasets, column), _value(extra.datasets, column)
         if not (a == b or (math.isnan(a) and math.isnan(b))):
             raise InputError(f"{name}: the builds differ in {column} ({a:g} and {b:g}); only runs of the same "
-                             "protocol can be joined")
+                             "protocol on the same data can be joined")
     both = sorted(set(base.learner_ids) & set(extra.learner_ids))
     if both:
         raise InputError(f"{name}: learner(s) {', '.join(both[:3])} are in both files; add only new learners")
