@@ -120,3 +120,18 @@ def test_research_commands_read_the_embedded_regression_set(capsys):
     assert cli.main(["rank", "--meta", "regression", "--json", "--quiet"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert len(d["order"]) == 19 and d["n_datasets"] == 52 and d["order"][0] == "sklearn.linear_model.Ridge"
+
+
+def test_report_plots_and_saved_model_of_a_ranked_regression(diabetes_csv, tmp_path, capsys):
+    import joblib
+
+    out, model = tmp_path / "out", tmp_path / "model.joblib"
+    assert cli.main(["recommend", str(diabetes_csv), "--budget", "60", "--top", "2", "--cv", "3", "--quiet",
+                     "--out", str(out), "--save-model", str(model)]) == 0
+    assert {p.name for p in out.iterdir()} >= {"report.html", "trace.csv", "accuracy_vs_time.png",
+                                               "predicted_vs_realised.png"}
+    assert "R²" in (out / "report.html").read_text(encoding="utf-8")
+    fitted = joblib.load(model)
+    assert fitted.algorank_info_["task"] == "regression"
+    frame = __import__("pandas").read_csv(diabetes_csv)
+    assert fitted.predict(frame.drop(columns="target").head(3)).dtype.kind == "f"
