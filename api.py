@@ -202,9 +202,9 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
     task, keep_columns, drop_columns : str, sequence of str
         How a numeric target is read (``"auto"``, ``"classification"``, ``"regression"``) and the feature
         columns kept as read or dropped: see :func:`algorank.evaluation.cv.datasets.load_dataset`.  A
-        regression target runs the regressors (:mod:`algorank.recommender.live.regression`): ``meta`` must
-        be None (no regression meta-data is embedded yet) and ``metric`` one of ``r2`` (default), ``rmse``,
-        ``mae``; the leaderboard and ``to_dict()`` carry each test's R², RMSE and MAE.
+        regression target runs the regressors, ranked by regression meta-data (``meta``; default the
+        embedded ``regression`` set; classification meta-data is an error), with ``metric`` one of ``r2``
+        (default), ``rmse``, ``mae``; the leaderboard and ``to_dict()`` carry each test's R², RMSE and MAE.
 
     Returns
     -------

@@ -265,7 +265,8 @@ def recommend(
         object; default :data:`DEFAULT_STRATEGY`.
     meta : str, path, MetaDataset or list, optional
         Prior runs: an embedded set's name, a file, an ASlib folder, a MetaDataset or a list of
-        these (:func:`algorank.metadata.snapshot.load_meta`); default :data:`DEFAULT_META`.
+        these (:func:`algorank.metadata.snapshot.load_meta`); default :data:`DEFAULT_META`, and for a
+        regression target the embedded ``regression`` set.
     budget_seconds : float or None
         Wall-clock budget of the live tests (None: no limit).
     top : int, optional
@@ -319,9 +320,12 @@ def recommend(
         :mod:`algorank.recommender.live.parallel`).
     task : {"auto", "classification", "regression"}
         How a numeric target is read (:mod:`algorank.evaluation.cv.task`): ``auto`` calls it regression
-        unless its values look like class labels.  A regression target runs the regressors
-        (:func:`~algorank.recommender.live.regression.recommend_regression`: a fixed order while there is
-        no regression meta-data; ``meta`` must then be None, ``metric`` one of ``r2``, ``rmse``, ``mae``).
+        unless its values look like class labels.  A regression target runs the regressors, ranked by
+        regression meta-data (``meta``; default the embedded ``regression`` set) and tested by shuffled
+        K-fold CV; ``metric`` is then one of ``r2``, ``rmse``, ``mae`` (every one ranks by the score
+        ``max(R², 0)``, the live tests pick the best by it).  Without regression meta-data they run in the
+        fixed order of :func:`~algorank.recommender.live.regression.recommend_regression`.  Meta-data of the
+        other task is an error.
     keep_columns, drop_columns : sequence of str
         Feature columns kept as read, or dropped; the others follow the rules of
         :mod:`algorank.evaluation.cv.columns` (ids and free text dropped, dates expanded).

@@ -1,8 +1,10 @@
-"""Recommend for a regression target: the regressors tested live, in a fixed order while no meta-data ranks them.
+"""Recommend for a regression target: which regression meta-data ranks the regressors, and the loop without any.
 
-algorank learns its rankings from prior runs of the same task.  Until regression meta-data is
-available, :func:`recommend_regression` does not borrow classification results (that would be
-answering another question): it tests the regression portfolio
+algorank learns its rankings from prior runs of the same task.  :func:`regression_meta` picks the
+regression meta-data (the embedded ``regression`` set by default; classification meta-data is refused),
+and :func:`~algorank.recommender.live.recommend.recommend` ranks and tests the regressors with it like
+classifiers.  Where no regression meta-data is installed, :func:`recommend_regression` does not borrow
+classification results (that would be answering another question): it tests the regression portfolio
 (:mod:`algorank.metadata.regressors`) in the fixed order
 :data:`~algorank.metadata.regressors.PRIOR_FREE_ORDER`, chosen before any result by a written rule,
 and says so in one line of the output (:data:`PRIOR_FREE_NOTE`).

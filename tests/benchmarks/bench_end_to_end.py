@@ -272,7 +272,8 @@ def run_tool(spec: dict) -> dict:
         if spec["excluded"]:
             meta = meta.exclude(datasets=spec["excluded"])
         # the budget counts from t0, as it would include loading the meta-data in a plain call
-        rec = algorank.recommend(Xtr, y=ytr, budget=budget, n_jobs=1, meta=meta, started=t0, task=task)
+        rec = algorank.recommend(Xtr, y=ytr, budget=budget, n_jobs=1, meta=meta, started=t0, task=task,
+                                 cv=int(spec.get("cv", 5)))
         if rec.model is None:
             why = "; ".join(rec.notes) or "no learner was tested successfully"
             raise RuntimeError(f"algorank returned no model after {time.perf_counter() - t0:.1f} s: {why}")
@@ -518,6 +519,9 @@ def main(argv=None) -> int:
     ap.add_argument("--cap-extra", type=float, default=60.0)
     ap.add_argument("--fit-cap", type=float, default=600.0)
     ap.add_argument("--retry-failed", action="store_true")
+    ap.add_argument("--algorank-cv", type=int, default=5, metavar="K",
+                    help="folds of algorank's live tests (default 5, its own default; another value is a diagnostic, "
+                         "not the default being measured: write it to another --out)")
     ap.add_argument("--workers", type=int, default=1,
                     help="children at once (default 1); on a many-core machine at most the cores less one, each child "
                          "being single-threaded")
@@ -577,7 +581,7 @@ def main(argv=None) -> int:
                       + (", ".join(f"{d} ({why})" for d, why in excluded[name]) or "none"), file=sys.stderr)
             ex = excluded[name]
         spec = {"path": item["path"], "target": item["target"], "tool": tool, "budget": budget,
-                "excluded": [d for d, _ in ex], "task": task}
+                "excluded": [d for d, _ in ex], "task": task, "cv": args.algorank_cv}
         cap = args.fit_cap if budget is None else args.cap_factor * budget + args.cap_extra
         jobs.append((name, spec, cap))
     stopping = threading.Event()
