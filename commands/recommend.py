@@ -11,6 +11,19 @@ HELP = "rank learners for a dataset from the meta-data, then really run them"
 EXIT_NOTHING_TESTED = 3
 
 
+
+def _folds(text: str):
+    """``--cv``: an integer, or ``auto`` (checked further by the recommendation)."""
+    import argparse
+
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 2 or 'auto'; got {text!r}") from None
+
+
 def add_arguments(p) -> None:
     p.add_argument("dataset", metavar="DATASET", help="file (.arff/.csv/.parquet), sklearn:NAME or openml:ID")
     p.add_argument("--target", metavar="NAME", help="target column (default: class/target, else the last nominal, else a numeric last "
@@ -22,8 +35,9 @@ def add_arguments(p) -> None:
     p.add_argument("--dry-run", action="store_true", help="only print the planned order")
     p.add_argument("--exclude-dataset", action="append", default=[], metavar="ID",
                    help="leave this prior dataset out of the meta-data (repeatable)")
-    p.add_argument("--cv", type=int, default=5, metavar="K", help="folds of the live CV (default 5; stratified, or shuffled K-fold for a "
-                   "regression)")
+    p.add_argument("--cv", type=_folds, default=5, metavar="K|auto",
+                   help="folds of the live CV (default 5; stratified, or shuffled K-fold for a regression); 'auto': 5, or "
+                        "2 when rows x features are large for the budget")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the live evaluation")
     p.add_argument("--time-model", choices=("live", "fit"), default="live",
                    help="rank with a live test's time, CV x (fit+predict, or fit) + overhead (default), or the fit time")

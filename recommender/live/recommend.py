@@ -70,6 +70,7 @@ from algorank.evaluation.cv.datasets import LoadedDataset, as_dataset
 from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
 from algorank.recommender.live.environment import LiveEnvironment
 from algorank.recommender.live.explain import Explaining
+from algorank.recommender.live.folds import live_folds
 from algorank.recommender.live.labels import original_labels
 from algorank.recommender.live.overlap import describe_matches, overlap_matches
 from algorank.recommender.live.landmarks import LANDMARK_BUDGET_SHARE, measure_landmarks  # noqa: F401 (re-export)
@@ -230,7 +231,7 @@ def recommend(
     top: int | None = None,
     exclude_datasets: Sequence[str] = (),
     target: str | None = None,
-    cv: int = 5,
+    cv: int | str = 5,
     random_state: int = 0,
     dry_run: bool = False,
     evaluator=None,
@@ -275,8 +276,9 @@ def recommend(
         Prior dataset ids to leave out (e.g. the same dataset when it is in the meta-data).
     target : str, optional
         Target column when ``dataset`` is a spec.
-    cv : int
-        Folds of the live evaluation (stratified, one repetition).
+    cv : int or "auto"
+        Folds of the live evaluation (stratified, one repetition).  ``"auto"``: 5, or 2 when the data are
+        large for the budget (:mod:`algorank.recommender.live.folds`; a note says so).
     random_state : int
         Seed of the evaluation and of randomised strategies.
     dry_run : bool
@@ -346,10 +348,13 @@ def recommend(
     clock = PhaseClock(started)
     if top is not None and (isinstance(top, bool) or int(top) != top or top < 1):
         raise InputError(f"top must be an integer >= 1; got {top!r}")
-    cv = check_folds(cv)
+    cv = live_folds(cv, n_rows=0, n_features=0, budget=None)[0] if not isinstance(cv, str) else cv  # checked
     random_state = check_seed(random_state)
     n_jobs = check_n_jobs(n_jobs)
     data = as_dataset(dataset, target, y=y, task=task, keep_columns=keep_columns, drop_columns=drop_columns)
+    cv, fold_note = live_folds(cv, n_rows=len(data.y), n_features=data.X.shape[1], budget=budget)
+    if fold_note:
+        logger.info("%s", fold_note)
     regression = data.task == "regression"
     if regression:  # ranked by regression meta-data only; without it, the regressors' own fixed order
         from algorank.recommender.live.regression import recommend_regression, regression_meta
@@ -530,6 +535,8 @@ def recommend(
         suggested = "balanced_accuracy" if note else None
     if library_note:
         notes += (library_note,)
+    if fold_note:
+        notes += (fold_note,)
     return Recommendation(dataset=data.name, source=data.source, strategy=strategy_name(strat),
                           dataset_info=info, plan=planned, trace=trace, budget_seconds=budget, excluded=excluded,
                           time_model=used, prior_matches=matches, prior_match_details=found, rank_only=rank_only,
