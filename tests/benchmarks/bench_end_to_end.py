@@ -112,7 +112,8 @@ LABELS = {"algorank": "algorank (default)", "flaml": "FLAML (default learners)",
 TIE = 0.001
 SPLIT_SEED = 0
 TEST_SIZE = 0.25
-#: Collections whose tools solve the regression task, scored by the holdout R².
+DEFAULT_BUDGETS = {"mid": (20.0, 60.0), "large": (20.0, 60.0, 300.0), "regression": (60.0,),
+                   "fresh-regression": (60.0,)}
 #: Collections whose tools solve the regression task and are scored by the holdout R².
 REGRESSION_COLLECTIONS = ("regression", "fresh-regression")
 #: Fewest rows of a dataset of the regression collection.
