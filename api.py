@@ -131,8 +131,9 @@ def rank(meta=None, *, p="1/16", exclude_datasets: Sequence[str] = (), min_cover
 
 
 def recommend(data, target: str | None = None, *, y=None, strategy: str | None = None, budget: float | None = 60.0,
-              meta=None, cv: int | str = 5, top: int | None = None, random_state: int = 0, refit: bool = True,
-              dry_run: bool = False, exclude_datasets: Sequence[str] = (), allow_modules: Sequence[str] = (),
+              meta=None, cv: int | str | None = None, top: int | None = None, random_state: int = 0,
+              refit: bool = True, dry_run: bool = False, exclude_datasets: Sequence[str] = (),
+              allow_modules: Sequence[str] = (),
               time_model: str = "live", time_overhead: float | None = None, metric: str | None = None,
               neighbours: int = 10, on_plan: Callable | None = None, on_start: Callable | None = None,
               on_observation: Callable | None = None, started: float | None = None, save_model=None, n_jobs: int = 1,
@@ -158,9 +159,10 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
         For a budget that includes the refit use :class:`~algorank.AlgorankClassifier`.
     meta : str, path, MetaDataset or list, optional
         Prior runs (default the embedded ``broad`` set).
-    cv : int or "auto"
+    cv : int, "auto" or None
         Folds of each live test (stratified, one repetition).  ``"auto"``: 5, or 2 when the data are large
-        for the budget (:mod:`algorank.recommender.live.folds`).
+        for the budget (:mod:`algorank.recommender.live.folds`).  None (default): ``"auto"`` for a regression
+        target, 5 for a classification.
     top : int, optional
         Test at most this many learners.
     random_state : int

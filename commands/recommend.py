@@ -35,9 +35,9 @@ def add_arguments(p) -> None:
     p.add_argument("--dry-run", action="store_true", help="only print the planned order")
     p.add_argument("--exclude-dataset", action="append", default=[], metavar="ID",
                    help="leave this prior dataset out of the meta-data (repeatable)")
-    p.add_argument("--cv", type=_folds, default=5, metavar="K|auto",
-                   help="folds of the live CV (default 5; stratified, or shuffled K-fold for a regression); 'auto': 5, or "
-                        "2 when rows x features are large for the budget")
+    p.add_argument("--cv", type=_folds, default=None, metavar="K|auto",
+                   help="folds of the live CV (stratified, or shuffled K-fold for a regression); 'auto': 5, or 2 when rows "
+                        "x features are large for the budget (default: 5 for a classification, auto for a regression)")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the live evaluation")
     p.add_argument("--time-model", choices=("live", "fit"), default="live",
                    help="rank with a live test's time, CV x (fit+predict, or fit) + overhead (default), or the fit time")

@@ -47,3 +47,13 @@ def test_cli_accepts_auto_and_names_a_bad_value(capsys):
     capsys.readouterr()
     assert cli.main(["recommend", "sklearn:iris", "--cv", "x", "--dry-run"]) == 2
     assert "argument --cv: must be an integer >= 2 or 'auto'; got 'x'" in capsys.readouterr().err
+
+
+def test_the_default_is_auto_for_a_regression_and_five_folds_for_a_classification():
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(16_000, 10)), columns=[f"x{i}" for i in range(10)])
+    quantity = X["x0"] * 3.7 + rng.normal(size=len(X))
+    labels = np.where(quantity > 0, "a", "b")
+    assert algorank.recommend(X, y=quantity, budget=60, dry_run=True, top=2).cv == 2
+    assert algorank.recommend(X, y=labels, budget=60, dry_run=True, top=2).cv == 5
+    assert algorank.recommend(X.head(2_000), y=quantity.head(2_000), budget=60, dry_run=True, top=2).cv == 5

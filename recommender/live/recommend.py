@@ -70,7 +70,7 @@ from algorank.evaluation.cv.datasets import LoadedDataset, as_dataset
 from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
 from algorank.recommender.live.environment import LiveEnvironment
 from algorank.recommender.live.explain import Explaining
-from algorank.recommender.live.folds import live_folds
+from algorank.recommender.live.folds import AUTO, SMALL_FOLDS, live_folds
 from algorank.recommender.live.labels import original_labels
 from algorank.recommender.live.overlap import describe_matches, overlap_matches
 from algorank.recommender.live.landmarks import LANDMARK_BUDGET_SHARE, measure_landmarks  # noqa: F401 (re-export)
@@ -231,7 +231,7 @@ def recommend(
     top: int | None = None,
     exclude_datasets: Sequence[str] = (),
     target: str | None = None,
-    cv: int | str = 5,
+    cv: int | str | None = None,
     random_state: int = 0,
     dry_run: bool = False,
     evaluator=None,
@@ -276,9 +276,10 @@ def recommend(
         Prior dataset ids to leave out (e.g. the same dataset when it is in the meta-data).
     target : str, optional
         Target column when ``dataset`` is a spec.
-    cv : int or "auto"
+    cv : int, "auto" or None
         Folds of the live evaluation (stratified, one repetition).  ``"auto"``: 5, or 2 when the data are
-        large for the budget (:mod:`algorank.recommender.live.folds`; a note says so).
+        large for the budget (:mod:`algorank.recommender.live.folds`; a note says so).  None (default):
+        ``"auto"`` for a regression target, 5 for a classification.
     random_state : int
         Seed of the evaluation and of randomised strategies.
     dry_run : bool
@@ -348,10 +349,13 @@ def recommend(
     clock = PhaseClock(started)
     if top is not None and (isinstance(top, bool) or int(top) != top or top < 1):
         raise InputError(f"top must be an integer >= 1; got {top!r}")
-    cv = live_folds(cv, n_rows=0, n_features=0, budget=None)[0] if not isinstance(cv, str) else cv  # checked
+    if cv is not None and not isinstance(cv, str):
+        cv = live_folds(cv, n_rows=0, n_features=0, budget=None)[0]  # checked before any work
     random_state = check_seed(random_state)
     n_jobs = check_n_jobs(n_jobs)
     data = as_dataset(dataset, target, y=y, task=task, keep_columns=keep_columns, drop_columns=drop_columns)
+    if cv is None:  # the default: "auto" for a regression target, 5 folds for a classification
+        cv = AUTO if data.task == "regression" else SMALL_FOLDS
     cv, fold_note = live_folds(cv, n_rows=len(data.y), n_features=data.X.shape[1], budget=budget)
     if fold_note:
         logger.info("%s", fold_note)

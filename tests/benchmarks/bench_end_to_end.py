@@ -284,7 +284,7 @@ def run_tool(spec: dict) -> dict:
             meta = meta.exclude(datasets=spec["excluded"])
         # the budget counts from t0, as it would include loading the meta-data in a plain call
         rec = algorank.recommend(Xtr, y=ytr, budget=budget, n_jobs=1, meta=meta, started=t0, task=task,
-                                 cv=spec.get("cv", 5))
+                                 cv=spec.get("cv"))
         if rec.model is None:
             why = "; ".join(rec.notes) or "no learner was tested successfully"
             raise RuntimeError(f"algorank returned no model after {time.perf_counter() - t0:.1f} s: {why}")
@@ -531,9 +531,10 @@ def main(argv=None) -> int:
     ap.add_argument("--cap-extra", type=float, default=60.0)
     ap.add_argument("--fit-cap", type=float, default=600.0)
     ap.add_argument("--retry-failed", action="store_true")
-    ap.add_argument("--algorank-cv", type=lambda t: "auto" if t == "auto" else int(t), default=5, metavar="K|auto",
-                    help="folds of algorank's live tests (default 5, its own default; another value is a diagnostic, "
-                         "not the default being measured: write it to another --out)")
+    ap.add_argument("--algorank-cv", type=lambda t: "auto" if t == "auto" else int(t), default=None, metavar="K|auto",
+                    help="folds of algorank's live tests (default: its own default, 'auto' for a regression and 5 for a "
+                         "classification); another value is a diagnostic, not the default being measured: write it to "
+                         "another --out")
     ap.add_argument("--workers", type=int, default=1,
                     help="children at once (default 1); on a many-core machine at most the cores less one, each child "
                          "being single-threaded")
