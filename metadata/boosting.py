@@ -209,7 +209,29 @@ def _holdout(y: np.ndarray, fraction: float, rng: np.random.RandomState) -> tupl
     return fit_idx, stop_idx
 
 
-class BoostingClassifier(ClassifierMixin, BaseEstimator):
+class _LibraryModel:
+    """What the boosting classifier and regressor share: the library's seed and the trees a fit kept."""
+
+    def _seed(self):
+        rs = self.random_state
+        if rs is None:
+            return None
+        if isinstance(rs, np.random.RandomState):
+            return int(rs.randint(0, 2 ** 31 - 1))
+        return int(rs)
+
+    def _iterations(self, model, stopped: bool) -> int:
+        if self.library == "lightgbm":
+            best = getattr(model, "best_iteration_", None)
+            return int(best) if stopped and best else int(model.n_estimators_)
+        if self.library == "xgboost":
+            if stopped and getattr(model, "best_iteration", None) is not None:
+                return int(model.best_iteration) + 1
+            return int(model.get_booster().num_boosted_rounds())
+        return int(model.tree_count_)
+
+
+class BoostingClassifier(_LibraryModel, ClassifierMixin, BaseEstimator):
     """A LightGBM, XGBoost or CatBoost classifier with inert parameters and a fixed thread count.
 
     Parameters
@@ -256,14 +278,6 @@ class BoostingClassifier(ClassifierMixin, BaseEstimator):
         self.early_stopping = early_stopping
         self.n_jobs = n_jobs
         self.random_state = random_state
-
-    def _seed(self):
-        rs = self.random_state
-        if rs is None:
-            return None
-        if isinstance(rs, np.random.RandomState):
-            return int(rs.randint(0, 2 ** 31 - 1))
-        return int(rs)
 
     def _build(self, n_classes: int, threads: int, seed, patience):
         lib = _import_library(self.library)
@@ -336,16 +350,6 @@ class BoostingClassifier(ClassifierMixin, BaseEstimator):
         self.n_iter_ = self._iterations(model, patience is not None)
         return self
 
-    def _iterations(self, model, stopped: bool) -> int:
-        if self.library == "lightgbm":
-            best = getattr(model, "best_iteration_", None)
-            return int(best) if stopped and best else int(model.n_estimators_)
-        if self.library == "xgboost":
-            if stopped and getattr(model, "best_iteration", None) is not None:
-                return int(model.best_iteration) + 1
-            return int(model.get_booster().num_boosted_rounds())
-        return int(model.tree_count_)
-
     def predict_proba(self, X):
         """Class probabilities, one column per entry of ``classes_``."""
         from sklearn.utils.validation import check_is_fitted
@@ -361,7 +365,7 @@ class BoostingClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
 
-class BoostingRegressor(RegressorMixin, BaseEstimator):
+class BoostingRegressor(_LibraryModel, RegressorMixin, BaseEstimator):
     """A LightGBM, XGBoost or CatBoost regressor with inert parameters and a fixed thread count.
 
     The regression counterpart of :class:`BoostingClassifier`: the same parameter rules
@@ -402,8 +406,6 @@ class BoostingRegressor(RegressorMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    _seed = BoostingClassifier._seed
-
     def fit(self, X, y):
         """Fit on ``X`` (numeric matrix) and ``y`` (numbers); returns ``self``."""
         X = np.asarray(X, dtype=float)
@@ -421,7 +423,7 @@ class BoostingRegressor(RegressorMixin, BaseEstimator):
         model.fit(X, y)
         self.model_ = model
         self.n_features_in_ = X.shape[1]
-        self.n_iter_ = BoostingClassifier._iterations(self, model, False)
+        self.n_iter_ = self._iterations(model, False)
         return self
 
     def predict(self, X):

@@ -98,14 +98,15 @@ def add_learner_runs(base_dir: str | os.PathLike, added_dir: str | os.PathLike) 
         raise InputError(f"no per-dataset .parquet files in {str(base)!r}")
     if not added_files:
         raise InputError(f"no per-dataset .parquet files in {str(added)!r}")
-    pairs = {}
+    pairs, learners = {}, set()
     for stem, path in added_files.items():  # every pair checked before any file is written
         if stem in base_files:
-            pairs[stem] = _joined(MetaDataset.load(base_files[stem]), MetaDataset.load(path), stem)
-    learners = sorted({l for stem in pairs for l in MetaDataset.load(added_files[stem]).learner_ids})
+            added_meta = MetaDataset.load(path)
+            pairs[stem] = _joined(MetaDataset.load(base_files[stem]), added_meta, stem)
+            learners.update(added_meta.learner_ids)
     for stem, meta in pairs.items():
         meta.save(base_files[stem])  # atomic: renamed into place
         logger.info("joined the new learners' runs into %s", base_files[stem])
-    return {"joined": sorted(pairs), "learners": learners,
+    return {"joined": sorted(pairs), "learners": sorted(learners),
             "missing": sorted(set(base_files) - set(added_files)),
             "unmatched": sorted(set(added_files) - set(base_files))}

@@ -1,8 +1,8 @@
 """How many folds a live test gets: a fixed number, or ``"auto"``, fewer when the data are large for the budget.
 
 Every live test is a K-fold cross-validation, and its cost grows with K: a 5-fold test is five fits on 80 % of
-the rows.  On a table that is large for the budget, that cost keeps the strongest but slowest learners out of
-reach: on a 12,000-row table a 5-fold test of CatBoost at its defaults takes half of a 60 s budget.
+the rows.  On a table that is large for the budget, that cost can keep the strongest but slowest learners (such
+as gradient boosting with many trees) out of reach.
 
 ``cv="auto"`` follows the rule FLAML uses to choose between cross-validation and a holdout (Wang et al., *FLAML:
 A Fast and Lightweight AutoML Library*, MLSys 2021; its ``SMALL_LARGE_THRES``): the data are *large for the
@@ -33,11 +33,15 @@ LARGE_FOLDS = 2
 CELLS_PER_HOUR = 10_000_000
 
 
+def _cells(n_rows: int, n_features: int) -> int:
+    return int(n_rows) * max(int(n_features), 1)
+
+
 def large_for_budget(n_rows: int, n_features: int, budget: float | None) -> bool:
     """Whether ``rows × features / 0.9 >= 10⁷ × budget / 3600`` (never without a budget)."""
     if budget is None:
         return False
-    return n_rows * max(int(n_features), 1) / 0.9 >= CELLS_PER_HOUR * float(budget) / 3600.0
+    return _cells(n_rows, n_features) / 0.9 >= CELLS_PER_HOUR * float(budget) / 3600.0
 
 
 def live_folds(cv, *, n_rows: int, n_features: int, budget: float | None) -> tuple[int, str | None]:
@@ -67,8 +71,8 @@ def live_folds(cv, *, n_rows: int, n_features: int, budget: float | None) -> tup
         if cv.strip().lower() != AUTO:
             raise InputError(f"cv (number of folds) must be an integer >= 2 or 'auto'; got {cv!r}")
         if large_for_budget(n_rows, n_features, budget):
-            cells = n_rows * max(int(n_features), 1)
-            return LARGE_FOLDS, (f"{LARGE_FOLDS}-fold tests: {n_rows:,} rows x {n_features} features = {cells:,} "
+            return LARGE_FOLDS, (f"{LARGE_FOLDS}-fold tests: {n_rows:,} rows x {n_features} features = "
+                                 f"{_cells(n_rows, n_features):,} "
                                  f"cells are large for a {budget:g} s budget (cv='auto')")
         return SMALL_FOLDS, None
     return check_folds(cv), None

@@ -349,17 +349,17 @@ def recommend(
     clock = PhaseClock(started)
     if top is not None and (isinstance(top, bool) or int(top) != top or top < 1):
         raise InputError(f"top must be an integer >= 1; got {top!r}")
-    if cv is not None and not isinstance(cv, str):
-        cv = live_folds(cv, n_rows=0, n_features=0, budget=None)[0]  # checked before any work
+    if cv is not None:
+        live_folds(cv, n_rows=0, n_features=0, budget=None)  # a bad value is an error before any work
     random_state = check_seed(random_state)
     n_jobs = check_n_jobs(n_jobs)
     data = as_dataset(dataset, target, y=y, task=task, keep_columns=keep_columns, drop_columns=drop_columns)
+    regression = data.task == "regression"
     if cv is None:  # the default: "auto" for a regression target, 5 folds for a classification
-        cv = AUTO if data.task == "regression" else SMALL_FOLDS
+        cv = AUTO if regression else SMALL_FOLDS
     cv, fold_note = live_folds(cv, n_rows=len(data.y), n_features=data.X.shape[1], budget=budget)
     if fold_note:
         logger.info("%s", fold_note)
-    regression = data.task == "regression"
     if regression:  # ranked by regression meta-data only; without it, the regressors' own fixed order
         from algorank.recommender.live.regression import recommend_regression, regression_meta
 

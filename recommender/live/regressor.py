@@ -181,8 +181,8 @@ class AlgorankRegressor(RegressorMixin, BaseEstimator):
                 rec = recommend(data, strategy=self.strategy, meta=meta, refit=False, budget_seconds=budget,
                                 top=self.top, cv=folds, random_state=seed, allow_modules=self.allow_modules,
                                 metric=self.metric, started=started, n_jobs=self.n_jobs, task="regression")
-                if rec.plan:
-                    order = [p.learner for p in rec.plan] + [l for l in order if l not in {p.learner for p in rec.plan}]
+                planned = [p.learner for p in rec.plan]
+                order = planned + [l for l in order if l not in planned]
             else:
                 rec = recommend_regression(data, refit=False, budget=budget, top=self.top, cv=folds,
                                            random_state=seed, allow_modules=self.allow_modules, metric=self.metric,
