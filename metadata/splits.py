@@ -34,7 +34,9 @@ the rows; LCDB's own table lacks the row count of 51 datasets; the order is that
 rows); ``oboe``: OBOE's ``dataset_sizes.csv`` (column ``0`` = rows) for the datasets of its
 ``error_matrix.csv``; ``regression``: the chosen datasets of
 :mod:`algorank.metadata.regression_sets` (``regression_datasets.csv``, with their groups), split by
-the same rule before any learner ran on them.
+the same rule before any learner ran on them; ``modern``: the ``broad`` split itself, since the modern set
+holds the broad datasets with more learners (a dataset is held out in both or in neither, so no dataset
+that tuned a strategy on ``broad`` becomes a held-out one).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ __all__ = ["SPLIT_NAMES", "SPLITS_DIR", "SALT", "FRACTION", "STRATUM_DATASETS", 
            "resolve_heldout", "split_meta", "group_key", "choose_heldout", "split_table", "write_split"]
 
 #: Meta-datasets with a frozen split.
-SPLIT_NAMES = ("broad", "lcdb", "oboe", "uci", "regression")
+SPLIT_NAMES = ("broad", "lcdb", "oboe", "uci", "regression", "modern")
 #: Folder of the split files inside the installed package.
 SPLITS_DIR = Path(__file__).resolve().parent / "data" / "splits"
 #: Salt of the group keys (the "seed" of the rule).
@@ -81,7 +83,7 @@ def read_ids(path: str | os.PathLike) -> tuple[str, ...]:
 
 
 def heldout(name: str) -> tuple[str, ...]:
-    """The frozen held-out dataset ids of a meta-dataset (``broad``, ``lcdb``, ``oboe``, ``uci``, ``regression``).
+    """The frozen held-out dataset ids of a meta-dataset (``broad``, ``lcdb``, ``oboe``, ``uci``, ``regression``, ``modern``).
 
     Raises
     ------
@@ -247,6 +249,10 @@ def write_split(name: str, *, out_dir: str | os.PathLike | None = None,
         ids = _uci_from_broad(choose_heldout(split_table("broad")))
         n_total = len(__import__("algorank.metadata.snapshot", fromlist=["load_meta"]).load_meta("uci").dataset_ids)
         how = "the broad split restricted to the uci datasets"
+    elif key == "modern":
+        table = split_table("broad")
+        ids, n_total = choose_heldout(table), len(table)
+        how = "the broad split: the modern set holds the broad datasets"
     else:
         table = split_table(key, shared_dir=shared_dir)
         ids = choose_heldout(table)

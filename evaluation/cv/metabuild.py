@@ -150,6 +150,7 @@ __all__ = [
     "build_dataset",
     "build_meta",
     "assemble_broad",
+    "write_embedded",
 ]
 
 logger = logging.getLogger(__name__)
@@ -731,13 +732,42 @@ def assemble_broad(parts_dir: str | os.PathLike | None = None, out_dir: str | os
         ``cap_s``, ``calibration`` (workload, median/min/max seconds and how to apply
         it), ``missing``, ``complete`` and ``source``.
     """
-    from algorank.metadata.snapshot import file_sha256
-
     parts = Path(parts_dir) if parts_dir is not None else default_out_dir()
     meta = buildparts.load_parts(parts, task="classification", source=BROAD_SOURCE,
                                  hint="run 'algorank build-meta' first")
     target_dir = Path(out_dir) if out_dir is not None else default_out_dir().parent
-    target = target_dir / _EMBEDDED_FILE
+    return write_embedded(meta, target_dir, _EMBEDDED_FILE, _EMBEDDED_RECORD, shared_dir=shared_dir,
+                          max_bytes=max_bytes)
+
+
+def write_embedded(meta, target_dir: Path, file: str, record_file: str, *,
+                   shared_dir: str | os.PathLike | None = None, max_bytes: int = 15_000_000,
+                   extra: dict | None = None) -> dict:
+    """Write assembled classification meta-data built from the broad selection, with its JSON record.
+
+    Parameters
+    ----------
+    meta : MetaDataset
+        The assembled set.
+    target_dir : Path
+        Folder of the two files.
+    file, record_file : str
+        Names of the Parquet file and of its JSON record.
+    shared_dir : path, optional
+        As in :func:`assemble_broad`: where the MANIFEST is found to list the selected datasets without runs.
+    max_bytes : int
+        Size limit of the Parquet file.
+    extra : dict, optional
+        More entries of the record (placed before ``source``).
+
+    Returns
+    -------
+    dict
+        The written record (see :func:`assemble_broad`).
+    """
+    from algorank.metadata.snapshot import file_sha256
+
+    target = Path(target_dir) / file
     size = buildparts.save_within(meta, target, max_bytes)
     tests = meta.runs.groupby(["dataset", "learner"])["status"]
     ds = meta.datasets
@@ -748,7 +778,7 @@ def assemble_broad(parts_dir: str | os.PathLike | None = None, out_dir: str | os
         missing = [i.file for i in select_datasets(shared) if i.dataset not in have]
 
     record = {
-        "file": _EMBEDDED_FILE, "sha256": file_sha256(target), "bytes": int(size), **buildparts.run_counts(meta),
+        "file": file, "sha256": file_sha256(target), "bytes": int(size), **buildparts.run_counts(meta),
         "error_tests": int(tests.apply(lambda s: (s == "error").any() and not (s == "timeout").any()).sum()),
         "collections": buildparts.column_counts(ds, "collection"), "kinds": buildparts.column_counts(ds, "kind"),
         "families": int(ds["family"].nunique()) if "family" in ds else len(meta.dataset_ids),
@@ -761,6 +791,7 @@ def assemble_broad(parts_dir: str | os.PathLike | None = None, out_dir: str | os
                       "(algorank.evaluation.cv.metabuild.rescale_times)"),
         "missing": missing,
         "complete": not missing,
-        "source": BROAD_SOURCE,
+        **(extra or {}),
+        "source": meta.source,
     }
-    return buildparts.write_record(record, target_dir / _EMBEDDED_RECORD, target=target, what="selected", log=logger)
+    return buildparts.write_record(record, Path(target_dir) / record_file, target=target, what="selected", log=logger)

@@ -279,7 +279,7 @@ def run_tool(spec: dict) -> dict:
     tool, budget = spec["tool"], spec["budget"]
     t0 = time.perf_counter()
     if tool == "algorank":
-        meta = algorank.load_meta("regression" if regression else None)
+        meta = algorank.load_meta(spec.get("meta") or ("regression" if regression else None))
         if spec["excluded"]:
             meta = meta.exclude(datasets=spec["excluded"])
         # the budget counts from t0, as it would include loading the meta-data in a plain call
@@ -535,6 +535,9 @@ def main(argv=None) -> int:
                     help="folds of algorank's live tests (default: its own default, 'auto' for a regression and 5 for a "
                          "classification); another value is a diagnostic, not the default being measured: write it to "
                          "another --out")
+    ap.add_argument("--algorank-meta", default=None, metavar="NAME",
+                    help="embedded meta-data algorank ranks from (default: recommend's own default); another set is a "
+                         "diagnostic, not the default being measured: write it to another --out")
     ap.add_argument("--workers", type=int, default=1,
                     help="children at once (default 1); on a many-core machine at most the cores less one, each child "
                          "being single-threaded")
@@ -588,7 +591,7 @@ def main(argv=None) -> int:
             if meta is None:
                 import algorank
 
-                meta = algorank.load_meta("regression" if task == "regression" else None)
+                meta = algorank.load_meta(args.algorank_meta or ("regression" if task == "regression" else None))
             if name not in excluded:
                 excluded[name] = excluded_priors(meta, name, load_dataset(item["path"], target=item["target"],
                                                                           task=task))
@@ -596,7 +599,8 @@ def main(argv=None) -> int:
                       + (", ".join(f"{d} ({why})" for d, why in excluded[name]) or "none"), file=sys.stderr)
             ex = excluded[name]
         spec = {"path": item["path"], "target": item["target"], "tool": tool, "budget": budget,
-                "excluded": [d for d, _ in ex], "task": task, "cv": args.algorank_cv}
+                "excluded": [d for d, _ in ex], "task": task, "cv": args.algorank_cv,
+                "meta": args.algorank_meta}
         cap = args.fit_cap if budget is None else args.cap_factor * budget + args.cap_extra
         jobs.append((name, spec, cap))
     stopping = threading.Event()

@@ -330,7 +330,7 @@ def pooled(spec: str, eps: float = 1.0, *, oboe: str = "field_oboe_training", mo
 def main(argv=None) -> int:
     global meta_all
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--meta", default="broad", choices=("broad", "lcdb", "oboe"))
+    ap.add_argument("--meta", default="broad", choices=("broad", "lcdb", "oboe", "modern"))
     ap.add_argument("--heldout", action="store_true", help="score the frozen held-out split (record the look)")
     ap.add_argument("--every", type=int, default=1, help="training mode: score every K-th training dataset")
     ap.add_argument("--eps", type=float, default=1.0)
