@@ -7,7 +7,7 @@ object with ``to_dict()`` and ``to_text()`` (most also ``to_frame()``).  The com
 ``to_text()``, or ``to_dict()`` as JSON, and writes the result's files into the output folder the user
 names (:mod:`algorank.results`).
 
-Every function that reads meta-data defaults to the embedded ``broad`` set
+Every function that reads meta-data defaults to the embedded ``modern`` set
 (:data:`DEFAULT_META`), the same for every command, :func:`recommend` and
 :class:`~algorank.AlgorankClassifier`.
 """
@@ -37,14 +37,14 @@ __all__ = ["load_meta", "info", "rank", "recommend", "evaluate", "benchmark", "t
 
 
 def load_meta(source=None, *, default: str = DEFAULT_META) -> MetaDataset:
-    """Load meta-data: an embedded set's name (``"broad"``, ``"uci"``, ``"lcdb"``, ``"oboe"``, ``"rdatasets"``), a file, a MetaDataset, or a list of these.
+    """Load meta-data: an embedded set's name (``"modern"``, ``"broad"``, ``"uci"``, ``"lcdb"``, ``"oboe"``, ``"rdatasets"``, ``"regression"``), a file, a MetaDataset, or a list of these.
 
     Parameters
     ----------
     source : str, path, MetaDataset or sequence, optional
         What to load; None gives ``default``.  A list joins disjoint sources.
     default : str
-        Embedded set used when ``source`` is None (``broad``).
+        Embedded set used when ``source`` is None (``modern``).
 
     Returns
     -------
@@ -74,7 +74,7 @@ def info(meta=None):
     Parameters
     ----------
     meta : str, path, MetaDataset or list, optional
-        Prior runs (default the embedded ``broad`` set); anything :func:`load_meta` takes.
+        Prior runs (default the embedded ``modern`` set); anything :func:`load_meta` takes.
 
     Returns
     -------
@@ -97,7 +97,7 @@ def rank(meta=None, *, p="1/16", exclude_datasets: Sequence[str] = (), min_cover
     Parameters
     ----------
     meta : str, path, MetaDataset or list, optional
-        Prior runs (default ``broad``).
+        Prior runs (default ``modern``).
     p : float or str
         A3R time exponent in [0, 1] (``"1/64"``, ``0.015625``, ``0`` = accuracy only).
     exclude_datasets : sequence of str
@@ -158,7 +158,7 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
         included (None: no limit); the refit of the best learner (``refit=True``) comes on top.
         For a budget that includes the refit use :class:`~algorank.AlgorankClassifier`.
     meta : str, path, MetaDataset or list, optional
-        Prior runs (default the embedded ``broad`` set).
+        Prior runs (default the embedded ``modern`` set).
     cv : int, "auto" or None
         Folds of each live test (stratified, one repetition).  ``"auto"``: 5, or 2 when the data are large
         for the budget (:mod:`algorank.recommender.live.folds`).  None (default): ``"auto"`` for a regression
@@ -414,7 +414,7 @@ def benchmark(strategies: Sequence, meta=None, *, test_meta=None, heldout=None,
     strategies : sequence of str or Strategy
         Specs (``"ar:p=1/16"``, ``"ar:p=0"``, ``"oracle"``, ...) or strategy objects.
     meta : str, path, MetaDataset or list
-        Prior runs the strategies are fitted on (default the embedded ``broad`` set).
+        Prior runs the strategies are fitted on (default the embedded ``modern`` set).
     test_meta : str, path, MetaDataset or list, optional
         Score the strategies on every dataset of this meta-data (its recorded runs; adaptive
         strategies query them as their environment, as in leave-one-out), fitted on ``meta``.
@@ -532,7 +532,7 @@ def tune_p(meta=None, *, strategy: str = "ar", grid: Sequence[float] | None = No
     Parameters
     ----------
     meta : str, path, MetaDataset or list
-        Prior runs (default the embedded ``broad`` set).
+        Prior runs (default the embedded ``modern`` set).
     strategy : str
         The strategy family whose P is swept: ``"ar"`` (A3R average ranking, the default),
         ``"at"``, ``"lt"`` or ``"ei"`` (P in [0, 2]: ``EI / seconds ** P``), optionally with its
@@ -666,7 +666,7 @@ def multitest(meta=None, *, learners: Sequence[str] | None = None, cost="fit_tim
     Parameters
     ----------
     meta : str, path, MetaDataset, FoldRuns or list, optional
-        Prior runs (default the embedded ``broad`` set); a Parquet file is read as arrays (``load_fold_runs``).
+        Prior runs (default the embedded ``modern`` set); a Parquet file is read as arrays (``load_fold_runs``).
     learners : sequence of str, optional
         Learners to compare: ids or short names (default all).
     cost, pairwise, correction, posthoc_method, alpha, test_train_ratio, missing, progress, n_jobs
@@ -702,7 +702,7 @@ def compare(meta=None, *, learners: Sequence[str] | None = None, metric: str = "
     Parameters
     ----------
     meta : str, path, MetaDataset or list, optional
-        Prior runs (default the embedded ``broad`` set).
+        Prior runs (default the embedded ``modern`` set).
     learners : sequence of str, optional
         Learner ids or short names (default all).
     control : str, optional
@@ -749,7 +749,7 @@ def export(meta=None, *, aslib=None, out=None, scenario_id: str | None = None, f
     Parameters
     ----------
     meta : str, path, MetaDataset or list, optional
-        What to export (default the embedded ``broad`` set).
+        What to export (default the embedded ``modern`` set).
     aslib : path, optional
         ASlib scenario folder to write.
     out : path, optional

@@ -21,7 +21,7 @@ JSON record of its SHA-256 checksum and basic counts next to it.  ``broad``
     and a machine-speed calibration per dataset.  Built per dataset into
     ``metadata/data/broad/`` by ``algorank build-meta`` (resumable) and assembled
     by ``build_meta(assemble=True)`` (:mod:`algorank.evaluation.cv.metabuild`).
-    The default meta-data of every command.
+    The default meta-data until the ``modern`` set, which holds its runs, replaced it.
 
 ``oboe`` (``metadata/data/oboe.parquet``)
     OBOE's matrices (Yang et al., KDD 2019; BSD licence in ``OBOE_LICENSE.txt``): 219
@@ -44,7 +44,7 @@ JSON record of its SHA-256 checksum and basic counts next to it.  ``broad``
     The ``broad`` datasets and protocol with the modern portfolio's learners added a group at a time
     (:mod:`algorank.evaluation.cv.modern`): LCDB's 20 and, so far, the library defaults of
     histogram gradient boosting, LightGBM, XGBoost and CatBoost.  Its record lists, per group, the
-    datasets still without its runs.
+    datasets still without its runs.  The default meta-data of every command.
 
 Next to them, ``metadata/data/lcdb_growth.csv`` holds each LCDB learner's growth exponent of fit
 time in the training rows from LCDB's learning curves (:mod:`algorank.metadata.growth`, the held-out LCDB
@@ -87,7 +87,7 @@ EMBEDDED = {
 }
 
 #: The meta-data every command, API function and the estimator use when none is given.
-DEFAULT_META = "broad"
+DEFAULT_META = "modern"
 
 
 def file_sha256(path: str | Path) -> str:
@@ -170,7 +170,7 @@ def load_meta(path=None, *, default: str = DEFAULT_META) -> MetaDataset:
     """Load meta-data from a file ``path``, an ASlib scenario folder, or an embedded name (``"lcdb"``, ``"uci"``, ``"broad"``, ``"oboe"``,
     ``"rdatasets"``, ``"regression"``, ``"modern"``).
 
-    ``None`` (or an empty list) loads the embedded meta-dataset ``default`` (``broad``); a
+    ``None`` (or an empty list) loads the embedded meta-dataset ``default`` (``modern``); a
     :class:`MetaDataset` is returned as it is; a list of paths, names and MetaDatasets loads
     each and joins them (:meth:`MetaDataset.concat`, dataset ids must not repeat).  A name is
     read as a file when a file of that name exists.  The one loader behind every command, the

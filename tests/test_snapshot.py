@@ -44,7 +44,7 @@ def test_snapshot_structure(snapshot):
 def test_default_meta_is_the_broad_set():
     from algorank.metadata.snapshot import DEFAULT_META, load_embedded
 
-    assert DEFAULT_META == "broad" and load_meta(None) is load_embedded("broad")
+    assert DEFAULT_META == "modern" and load_meta(None) is load_embedded("modern")
     assert load_meta(None, default="lcdb") is load_snapshot()
 
 

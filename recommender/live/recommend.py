@@ -15,9 +15,10 @@ turned into the time of a live test by the live time model.  For fixed-order
 strategies this is exactly the order that will be followed; for active testing
 the live order can differ, since it reacts to the real results.
 
-Meta-data (default :data:`DEFAULT_META`, the embedded ``broad`` set).  The prior runs are
+Meta-data (default :data:`DEFAULT_META`, the embedded ``modern`` set).  The prior runs are
 those of algorank's own evaluator in the live setting (stratified 5-fold CV, per-fold
-preprocessing, fit and predict times) on about 150 public datasets, so what the
+preprocessing, fit and predict times) on about 150 public datasets, LCDB's 20 learners and the
+library defaults of four gradient-boosting implementations, so what the
 ranking expects is measured the way the live test runs.  ``meta=load_meta("lcdb")``
 ranks from LCDB instead (unscaled features, single fits, no predict times).
 
