@@ -183,7 +183,7 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
         Rank, test and choose by ``accuracy``, ``balanced_accuracy``, ``roc_auc`` (one-vs-rest),
         ``log_loss`` (lower is better) or ``f1_macro``, where the meta-data records it (an error
         names the metrics it records); default the one the meta-data ranks by (accuracy for
-        ``broad``).  The leaderboard's score column is named after it.  A regression task chooses
+        ``modern``).  The leaderboard's score column is named after it.  A regression task chooses
         by ``r2`` (default), ``rmse`` or ``mae``.
     neighbours : int
         Similar prior datasets behind the expected values of strategies without their own model.

@@ -1,10 +1,10 @@
-"""``algorank info``: summarise a meta-dataset (default: the embedded broad set)."""
+"""``algorank info``: summarise a meta-dataset (default: the embedded modern set)."""
 
 from algorank.commands.options import add_common
 
 __all__ = ["HELP", "add_arguments", "run"]
 
-HELP = "summarise a meta-dataset (default: the embedded broad set)"
+HELP = "summarise a meta-dataset (default: the embedded modern set)"
 
 
 def add_arguments(p) -> None:

@@ -16,8 +16,9 @@ def add_common(p: argparse.ArgumentParser, *, meta: bool = True, out: bool = Fal
     ``"written"`` in ``--json``."""
     if meta:
         p.add_argument("--meta", metavar="PATH", action="append",
-                       help="meta-data file (.parquet or .csv), an ASlib scenario folder, or an embedded set: broad, "
-                            "uci, lcdb, oboe, rdatasets (default: broad); repeat to join several with distinct datasets")
+                       help="meta-data file (.parquet or .csv), an ASlib scenario folder, or an embedded set: modern, "
+                            "broad, uci, lcdb, oboe, rdatasets, regression (default: modern); repeat to join several "
+                            "with distinct datasets")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     if out:
         p.add_argument("--out", metavar="DIR", help="write plots and tables to this folder")

@@ -46,7 +46,7 @@ def add_arguments(p) -> None:
     p.add_argument("--allow-module", action="append", default=[], metavar="PACKAGE", help="also run estimator classes "
                    "of this package named by learner ids (default: scikit-learn only; learner ids are data, never code)")
     p.add_argument("--metric", metavar="NAME", help="rank and test by accuracy, balanced_accuracy, roc_auc, log_loss "
-                   "or f1_macro, where the meta-data records it (default: what it ranks by; accuracy for broad); "
+                   "or f1_macro, where the meta-data records it (default: what it ranks by; accuracy for modern); "
                    "a regression: r2 (default), rmse or mae")
     p.add_argument("--save-model", metavar="PATH", help="refit the best learner on all the data and save it with "
                    "joblib (joblib.load; load only files you trust: unpickling runs code); without it the command "

@@ -58,14 +58,16 @@ def test_bad_input_exit_2(argv, needle, capsys, meta_file):
     assert err.startswith("error:") and needle in err and "\n" not in err
 
 
-def test_default_is_ei_on_the_evaluator_built_broad_set(capsys):
+def test_default_is_eiu_on_the_evaluator_built_modern_set(capsys):
     from algorank.recommender.kernel.time_model import LIVE_FIXED_OVERHEAD
     from algorank.metadata.learners import learner_ids
     from algorank.recommender.live.recommend import DEFAULT_STRATEGY
 
     assert cli.main(["recommend", "sklearn:wine", "--dry-run", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert sorted(o["learner"] for o in d["order"]) == sorted(learner_ids())
+    # LCDB's 20 and the four library defaults of the modern portfolio
+    defaults = ["histgb:default", "lgbm:default", "xgb:default", "catboost:default"]
+    assert sorted(o["learner"] for o in d["order"]) == sorted(learner_ids() + defaults)
     assert d["strategy"] == DEFAULT_STRATEGY == "eiu"
     assert all(o["accuracy_low"] <= o["expected_accuracy"] <= o["accuracy_high"] for o in d["order"])
     assert "landmark_1nn" not in d["dataset_info"]  # the default reads no landmarkers, so none are measured

@@ -32,9 +32,9 @@ def test_misspelt_commands_and_choices(capsys):
 
 def test_embedded_meta_data_names(capsys):
     assert _error(capsys, ["rank", "--meta", "lcbd"]) == (
-        "error: meta-data file not found: lcbd; did you mean 'lcdb'? embedded sets: broad, lcdb, uci, oboe, rdatasets, regression")
+        "error: meta-data file not found: lcbd; did you mean 'lcdb'? embedded sets: modern, lcdb, uci, broad, oboe, rdatasets, regression")
     assert _error(capsys, ["info", "--meta", "zzz.parquet"]).endswith(
-        "(embedded sets: broad, lcdb, uci, oboe, rdatasets, regression)")
+        "(embedded sets: modern, lcdb, uci, broad, oboe, rdatasets, regression)")
 
 
 def test_a_missing_dataset_file_is_reported_before_the_data_libraries_are_imported(tmp_path):

@@ -124,7 +124,7 @@ def test_dry_run_predicts_seconds_in_the_ratio_measured_times_show(shared_dir, c
     plans = {}
     for key, path, extra in (("big", "datasets/keel/magic.csv", ["--target", "class"]),
                              ("small", "datasets/uci/heart.statlog.arff", [])):
-        assert cli.main(["recommend", str(shared_dir / path), *extra, "--dry-run", "--json",
+        assert cli.main(["recommend", str(shared_dir / path), *extra, "--dry-run", "--json", "--meta", "broad",
                          "--exclude-dataset", "magic", "--exclude-dataset", "heart.statlog"]) == 0
         out = json.loads(capsys.readouterr().out)
         plans[key] = {o["learner"]: o for o in out["order"]}

@@ -93,7 +93,7 @@ KNOBS = {
     "zeroshot": ("regret", ("0", "0.01", "0.05")),
 }
 #: A3R's P as ``algorank tune-p --meta SET --exclude-heldout --time-model live`` picks it (training part).
-TUNED_P = {"broad": "1/4", "lcdb": "1/8", "oboe": "1/4"}
+TUNED_P = {"broad": "1/4", "lcdb": "1/8", "oboe": "1/4", "modern": "1/4"}
 OURS = ("ar:p=0", "ar:tuned", "lt:h=inf", "fastest")
 BUDGETS = (1.0, 10.0, 60.0)
 
