@@ -289,7 +289,9 @@ def run_tool(spec: dict) -> dict:
             why = "; ".join(rec.notes) or "no learner was tested successfully"
             raise RuntimeError(f"algorank returned no model after {time.perf_counter() - t0:.1f} s: {why}")
         pred = rec.model.predict(Xte)
-        returned = str(rec.best.learner)
+        from algorank.metadata.learners import short_name
+
+        returned = short_name(str(rec.best.learner))  # the name recommend's table shows
     elif tool == "flaml":
         from flaml import AutoML
 
@@ -498,9 +500,11 @@ def format_table(s: dict) -> str:
         wall = "n/a" if v["mean_wall_s"] is None else f"{v['mean_wall_s']:.1f}"
         w = "" if v["wtl"] is None else "/".join(map(str, v["wtl"]))
         lines.append(f"| {v['label']} | {acc} | {wall} | {v['failed']} | {w} |")
+    from algorank.metadata.learners import short_name  # rows written before the short names were recorded
+
     lines += ["", "| dataset | algorank returned | FLAML returned |", "|---|---|---|"]
     for d, r in s["returned"].items():
-        lines.append(f"| {d} | {r['algorank']} | {r['flaml']} |")
+        lines.append(f"| {d} | {short_name(r['algorank']) if r['algorank'] else ''} | {r['flaml']} |")
     return "\n".join(lines)
 
 
