@@ -1,4 +1,4 @@
-"""Accuracy-only meta-data (issue 15): a runs table without times works wherever no time is needed,
+"""Accuracy-only meta-data: a runs table without times works wherever no time is needed,
 and a time-aware request is one clear exit-2 error naming the missing column.  Also the exact
 tie rule of the average ranking (ties of the mean rank go to the learner id, never to a rounding)."""
 
@@ -176,7 +176,7 @@ def test_ties_of_the_mean_rank_go_to_the_learner_id_exactly():
     # Four learners on two datasets; rescaled ranks u = (r - 1) / 3:
     #   d1: a 1st, x 2nd, w 3rd, z 4th;   d2: w 1st, x 2nd, a 3rd, z 4th
     #   mean u: a (0 + 2/3) / 2 = 1/3, w (2/3 + 0) / 2 = 1/3, x (1/3 + 1/3) / 2 = 1/3, z 1.
-    # Exact ties -> learner id: a, w, x, z.  (Rounding u to multiples of 2**-20, as before issue 15,
+    # Exact ties -> learner id: a, w, x, z.  (Rounding u to multiples of 2**-20, as an earlier version did,
     # made x's sum one unit smaller and put it first.)
     acc = {("d1", "a"): .9, ("d1", "x"): .8, ("d1", "w"): .7, ("d1", "z"): .6,
            ("d2", "w"): .9, ("d2", "x"): .8, ("d2", "a"): .7, ("d2", "z"): .6}

@@ -1,4 +1,4 @@
-"""A budget is a promise (issue 16): deadlines in the evaluator, timed tests in the live loop,
+"""A budget is a promise: deadlines in the evaluator, timed tests in the live loop,
 and recommend / AlgorankClassifier ending within budget x 1.1 + 1 s when a learner is far
 slower than the meta-data says (no oracle: the prior times are deliberately wrong).
 

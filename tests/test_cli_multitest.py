@@ -30,7 +30,7 @@ def test_default_twenty_learners_json_reports_fallback(capsys):
     assert set(d["friedman"]) >= {"statistic", "pvalue"} and d["friedman"]["pvalue"] < 0.05
     assert d["posthoc"]["requested"] == "bergmann" and d["posthoc"]["method"] == "shaffer"
     assert any("Shaffer" in n for n in d["notes"])
-    # issue 15: the 14 % empty cells no longer drop datasets: Skillings-Mack on all 248
+    # the 14 % empty cells no longer drop datasets: Skillings-Mack on all 248
     assert d["n_dropped"] == 0 and d["n_datasets"] == 248
     assert d["omnibus_method"] == "Skillings-Mack" and d["omnibus"]["missing_cells"] >= 700
     assert any("Skillings-Mack on all 248 datasets" in n for n in d["notes"])

@@ -145,7 +145,7 @@ def test_landmarkers_condition_the_prior():
 def test_spec_and_benchmark():
     s = parse_strategy("ei:h=inf,p=0.5,stop=0.05,overhead=0.1")
     assert isinstance(s, ConditionedStrategy) and math.isinf(s.h) and s.p == 0.5 and s.time_model.overhead == 0.1
-    assert s.name == "ei:h=inf,p=0.5,stop=0.05,overhead=0.1"  # the spec as typed (issue 13)
+    assert s.name == "ei:h=inf,p=0.5,stop=0.05,overhead=0.1"  # the spec as typed
     assert ConditionedStrategy(h=math.inf, p=0.5, stop=0.05, time_overhead=0.1).name == s.name
     for bad in ("ei:p=5", "ei:h=0", "ei:landmarks=maybe", "ei:nope=1"):
         with pytest.raises(InputError):

@@ -1,4 +1,4 @@
-"""One learner id style in every output (issue 13): full ids in ``learner`` fields and keys, the short name in a
+"""One learner id style in every output: full ids in ``learner`` fields and keys, the short name in a
 ``short`` field, short names in tables and prose (LCDB's ``SVC_rbf`` never sits next to
 ``sklearn.linear_model.RidgeClassifier`` in a table)."""
 

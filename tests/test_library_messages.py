@@ -1,4 +1,4 @@
-"""Library errors and warnings name parameters, never command-line ``--flags`` (issue 13): the command line
+"""Library errors and warnings name parameters, never command-line ``--flags``: the command line
 (cli.py) is the only place that knows its flags."""
 
 from __future__ import annotations

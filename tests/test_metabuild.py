@@ -1,4 +1,4 @@
-"""The broad evaluator-built meta-data (issue 12 part 1): selection rule, capped tests, per-dataset files,
+"""The broad evaluator-built meta-data: selection rule, capped tests, per-dataset files,
 resume, assembly, calibration and the Dask path."""
 
 from __future__ import annotations

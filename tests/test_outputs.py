@@ -1,4 +1,4 @@
-"""Outputs (issue 16): ``--out`` checked before any work, results printed before files are
+"""Outputs: ``--out`` checked before any work, results printed before files are
 written, and every write failure is one ``error: cannot write ...`` line (exit 2 for a path
 that cannot be written, 1 for a full disk) that leaves nothing behind.
 

@@ -1,4 +1,4 @@
-"""One converter from results to plain Python / strict JSON (metadata.io.to_plain; issue 13)."""
+"""One converter from results to plain Python / strict JSON (metadata.io.to_plain)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Preprocessing limits (issue 16): high-cardinality nominal columns are capped to the most
+"""Preprocessing limits: high-cardinality nominal columns are capped to the most
 frequent levels (bounded memory, one warning), identically in the CV path and the final model."""
 
 from __future__ import annotations

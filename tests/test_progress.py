@@ -1,4 +1,4 @@
-"""The one progress-bar helper (metadata.progress.progress_bar; issue 13): tqdm on stderr, off when quiet or
+"""The one progress-bar helper (metadata.progress.progress_bar): tqdm on stderr, off when quiet or
 when stderr is not a terminal, and used by every bar in the package."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""No orphans, clean Ctrl-C (issue 16): real signals sent to real ``algorank`` processes.
+"""No orphans, clean Ctrl-C: real signals sent to real ``algorank`` processes.
 
 Every process started here carries a unique marker in its environment, which the
 forkserver and the fold processes inherit; ``/proc/<pid>/environ`` then tells which

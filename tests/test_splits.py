@@ -1,4 +1,4 @@
-"""Frozen held-out splits (issue 12, item 5): the files are what the written rule gives, families stay together,
+"""Frozen held-out splits: the files are what the written rule gives, families stay together,
 at least 25 % held out, and benchmark --heldout / tune-p --exclude-heldout use them."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Strategy names come from their specs and are never overwritten; capabilities are declared as class
-attributes and callers read those (issue 13: two ``at:`` specs differing only in their time overhead
+attributes and callers read those (two ``at:`` specs differing only in their time overhead
 failed with "strategies must be distinct")."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""benchmark on other test meta-data (issue 12, item 4): fit on --meta, score every dataset of --test-meta with
+"""benchmark on other test meta-data: fit on --meta, score every dataset of --test-meta with
 its recorded runs, adaptive strategies querying them as in leave-one-out; overlap is an error unless excluded."""
 
 from __future__ import annotations

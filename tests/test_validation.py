@@ -1,4 +1,4 @@
-"""Consistent exits (issue 16): one shared validation of seeds, fold counts and URLs, so every
+"""Consistent exits: one shared validation of seeds, fold counts and URLs, so every
 command gives the same one-line error with exit 2, before any work."""
 
 from __future__ import annotations
