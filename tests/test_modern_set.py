@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from algorank.evaluation.cv.modern import MODERN_GROUPS, assemble_modern, compose_modern
+from algorank.evaluation.cv.modern import assemble_modern, compose_modern
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
 from algorank.metadata.snapshot import embedded_available, embedded_record, load_meta
@@ -84,7 +84,9 @@ def test_the_embedded_modern_set_extends_broad_on_the_same_datasets():
     record = embedded_record("modern")
     assert set(modern.dataset_ids) == set(broad.dataset_ids)
     assert set(broad.learner_ids) < set(modern.learner_ids)
-    assert set(MODERN_GROUPS["defaults"]) <= set(modern.learner_ids)
+    assert {"histgb:default", "lgbm:default", "xgb:default", "catboost:default"} <= set(modern.learner_ids)
+    assert sorted(record["learner_groups"]["defaults"]["learners"]) == sorted(
+        ["histgb:default", "lgbm:default", "xgb:default", "catboost:default"])
     # same folds and protocol: a dataset that was not rebuilt keeps broad's LCDB runs exactly
     kept = next(d for d in broad.dataset_ids if d not in record["rebuilt"])
     cols = ["learner", "fold", "accuracy", "status"]

@@ -21,7 +21,7 @@ from algorank.metadata.errors import InputError
 
 from algorank.evaluation.cv.calibration import CALIBRATION_WORKLOAD
 
-__all__ = ["REGRESSION_SOURCE", "REGRESSION_RUN_ORDER", "keep_only", "load_item", "item_features", "item_columns",
+__all__ = ["REGRESSION_SOURCE", "REGRESSION_RUN_ORDER", "part_files", "keep_only", "load_item", "item_features", "item_columns",
            "load_parts", "save_within", "run_counts", "column_counts", "cap_record", "calibration_record",
            "write_record"]
 
@@ -101,6 +101,12 @@ def item_columns(item) -> dict:
 
 
 # ====================================================================== assembly
+def part_files(folder: str | os.PathLike) -> dict[str, Path]:
+    """The per-dataset ``.parquet`` files of a build folder by dataset id (file stem), sorted; hidden files
+    (a write in progress) are passed over."""
+    return {p.stem: p for p in sorted(Path(folder).glob("*.parquet")) if not p.name.startswith(".")}
+
+
 def load_parts(parts: Path, *, task: str, source: str, hint: str) -> MetaDataset:
     """The per-dataset files of ``parts`` concatenated, each checked to hold meta-data of ``task``.
 
@@ -120,7 +126,7 @@ def load_parts(parts: Path, *, task: str, source: str, hint: str) -> MetaDataset
         No file, or a file of the other task (the classification set is never written from
         regression files, nor the regression set from classification files).
     """
-    files = sorted(p for p in parts.glob("*.parquet") if not p.name.startswith("."))
+    files = list(part_files(parts).values())
     if not files:
         raise InputError(f"no per-dataset .parquet files in {str(parts)!r}; {hint}")
     metas = [MetaDataset.load(p) for p in files]

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from algorank.evaluation.cv.buildparts import part_files
 from algorank.evaluation.cv.calibration import rescale_times
 from algorank.metadata.dataset import MetaDataset
 from algorank.metadata.errors import InputError
@@ -92,8 +93,7 @@ def add_learner_runs(base_dir: str | os.PathLike, added_dir: str | os.PathLike) 
         protocol, or a learner in both); nothing is written then.
     """
     base, added = Path(base_dir), Path(added_dir)
-    base_files = {p.stem: p for p in sorted(base.glob("*.parquet")) if not p.name.startswith(".")}
-    added_files = {p.stem: p for p in sorted(added.glob("*.parquet")) if not p.name.startswith(".")}
+    base_files, added_files = part_files(base), part_files(added)
     if not base_files:
         raise InputError(f"no per-dataset .parquet files in {str(base)!r}")
     if not added_files:

@@ -33,10 +33,9 @@ __all__ = ["MODERN_GROUPS", "REBUILT_GROUP", "MODERN_SOURCE", "default_parts_dir
 
 logger = logging.getLogger(__name__)
 
-#: The learner groups joined into the modern set, in join order: folder name -> learners it holds.
-MODERN_GROUPS = {
-    "defaults": ("histgb:default", "lgbm:default", "xgb:default", "catboost:default"),
-}
+#: The learner groups joined into the modern set, in join order (folders of ``modern_parts``; the learners of a
+#: group are those its files hold).
+MODERN_GROUPS = ("defaults",)
 #: Folder of the LCDB 20 rebuilt under the current column rules (they replace the broad files).
 REBUILT_GROUP = "lcdb_rebuilt"
 MODERN_SOURCE = ("algorank evaluator (stratified 5-fold CV x1, seed 0, 120 s cap per test) on every classification "
@@ -49,10 +48,6 @@ _RECORD = "modern_evaluator.json"
 def default_parts_dir() -> Path:
     """``metadata/data/modern_parts`` of the checkout (one folder per learner group)."""
     return default_out_dir().parent / "modern_parts"
-
-
-def _files(folder: Path) -> dict[str, Path]:
-    return {p.stem: p for p in sorted(folder.glob("*.parquet")) if not p.name.startswith(".")}
 
 
 def compose_modern(out_dir: str | os.PathLike, *, base_dir: str | os.PathLike | None = None,
@@ -85,12 +80,12 @@ def compose_modern(out_dir: str | os.PathLike, *, base_dir: str | os.PathLike | 
     out = Path(out_dir)
     base = Path(base_dir) if base_dir is not None else default_out_dir()
     parts = Path(parts_dir) if parts_dir is not None else default_parts_dir()
-    if out.exists() and _files(out):
+    if out.exists() and buildparts.part_files(out):
         raise InputError(f"out_dir {str(out)!r} already holds .parquet files; give an empty folder")
-    base_files = _files(base)
+    base_files = buildparts.part_files(base)
     if not base_files:
         raise InputError(f"no per-dataset .parquet files in base_dir {str(base)!r}")
-    rebuilt = _files(parts / REBUILT_GROUP) if (parts / REBUILT_GROUP).is_dir() else {}
+    rebuilt = buildparts.part_files(parts / REBUILT_GROUP) if (parts / REBUILT_GROUP).is_dir() else {}
     unknown = sorted(set(rebuilt) - set(base_files))
     if unknown:
         raise InputError(f"{REBUILT_GROUP} holds datasets the base build lacks: {', '.join(unknown[:3])}")
@@ -145,10 +140,8 @@ def assemble_modern(parts_dir: str | os.PathLike | None = None, out_dir: str | o
         meta = buildparts.load_parts(Path(tmp) / "parts", task="classification", source=MODERN_SOURCE,
                                      hint="the broad build's files are missing")
     extra = {
-        "protocol": PROTOCOL.replace("the 20 learners of algorank.metadata.learners.learner_ids()",
-                                     "the 20 learners of algorank.metadata.learners.learner_ids() and the "
-                                     "learner groups below"),
-        "learner_groups": {g: {"learners": list(MODERN_GROUPS.get(g, v["learners"])), "missing": v["missing"]}
+        "protocol": PROTOCOL + "; the learner groups below were built under the same protocol and joined per dataset",
+        "learner_groups": {g: {"learners": v["learners"], "missing": v["missing"]}
                            for g, v in summary["groups"].items()},
         "rebuilt": summary["rebuilt"],
     }
