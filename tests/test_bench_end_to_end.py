@@ -90,8 +90,9 @@ def test_summary_hand_computed(bench, tmp_path):
     assert s["returned"]["a"] == {"algorank": "lgbm-default", "flaml": "lgbm"}
     text = bench.format_table(s)
     assert "higher is better" in text and "within 0.001" in text
-    assert "| algorank (default) | 0.8000 | 15.0 | 0 |  |" in text
-    assert "| FLAML (default learners) | 0.7497 | 20.0 | 1 | 2/1/0 |" in text
+    assert "| algorank (default) | 0.8000 | 15.0 | 0 |  |  |" in text
+    assert "| FLAML (default learners) | 0.7497 | 20.0 | 1 | 2/1/0 |  |" in text  # no per-row records: no paired W/T/L
+    assert t["flaml"]["paired_wtl"] == (0, 0, 0, 0)
     json.dumps(s)  # --json can print it
 
 
@@ -197,3 +198,70 @@ def test_summary_of_a_run_narrowed_to_some_tools(bench, tmp_path):
     t = s["tools"]["flaml"]
     assert t["datasets"] == 0 and t["wtl"] is None and t["mean_accuracy"] is None
     assert "| FLAML (default learners) | n/a | n/a | 0 |  |" in bench.format_table(s)
+
+
+def test_correctness_packs_and_unpacks(bench):
+    np = pytest.importorskip("numpy")
+    assert bench.pack_correct([True, False, True]) == "3:oA=="  # 101 then zero padding: 0xA0
+    rng = np.random.default_rng(0)
+    for n in (1, 7, 8, 9, 25_000):
+        bits = rng.random(n) < 0.7
+        np.testing.assert_array_equal(bench.unpack_correct(bench.pack_correct(bits)), bits)
+
+
+def test_paired_wtl_hand_computed(bench):
+    np = pytest.importorskip("numpy")
+
+    def pair(b, c, both=10):
+        """Two runs' correctness with ``b`` rows only the first gets right and ``c`` only the second."""
+        x = np.array([True] * both + [True] * b + [False] * c)
+        y = np.array([True] * both + [False] * b + [True] * c)
+        return x, y
+
+    # b = 8, c = 2: exact two-sided p = 2 (1 + 10 + 45) / 1024 = 0.109: a tie, though 0.6 points apart
+    x1, y1 = pair(8, 2)
+    # b = 10, c = 0: p = 2 / 1024: a win;  b = 0, c = 9: p = 2 / 512: a loss
+    x2, y2 = pair(10, 0)
+    x3, y3 = pair(0, 9)
+    # a failure loses to a result, two failures tie, a run without a per-row record is skipped
+    a = [x1, x2, x3, "failed", x1, "failed", None]
+    b = [y1, y2, y3, y1, "failed", "failed", y1]
+    assert bench.paired_wtl(a, b) == (2, 2, 2, 6)
+    assert bench.paired_wtl([x1], [y1], alpha=0.2) == (1, 0, 0, 1)  # p = 0.109 < 0.2
+
+
+def test_summary_with_per_row_records(bench, tmp_path):
+    np = pytest.importorskip("numpy")
+    path = tmp_path / "r.csv"
+    _hand_made(bench, path)
+    # dataset b: algorank right on 30 more rows than FLAML (p < 0.05: a win); a: 2 rows apart (a tie)
+    right = {("a", "algorank"): [True] * 40 + [True, True, False],
+             ("a", "flaml"): [True] * 40 + [False, False, True],
+             ("b", "algorank"): [True] * 40 + [True] * 30,
+             ("b", "flaml"): [True] * 40 + [False] * 30}
+    for (d, tool), bits in right.items():
+        bench.append_holdout(bench.holdout_path(path), {"collection": "mid", "dataset": d, "budget": "20",
+                                                        "tool": tool, "n_test": len(bits),
+                                                        "correct": bench.pack_correct(np.array(bits))})
+    assert bench.holdout_path(path).name == "r_holdout.csv"
+    [s] = bench.tables(bench.read_results(path), bench.read_holdout(bench.holdout_path(path)))
+    # a: McNemar b = 2, c = 1 (a tie); b: 30 / 0 (a win); c is skipped: algorank's run there kept no per-row record
+    assert s["tools"]["flaml"]["paired_wtl"] == (1, 1, 0, 2)
+    assert s["tools"]["hgb"]["paired_wtl"] == (0, 0, 0, 0)  # the single fits kept no record here
+    assert "| FLAML (default learners) | 0.7497 | 20.0 | 1 | 2/1/0 | 1/1/0 (2) |" in bench.format_table(s)
+
+
+def test_child_records_per_row_correctness(bench, tmp_path):
+    pd = pytest.importorskip("pandas")
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(200, 3))
+    frame = pd.DataFrame(x, columns=["u", "v", "w"])
+    frame["class"] = np.where(x[:, 0] + 0.5 * rng.normal(size=200) > 0, "yes", "no")
+    frame.to_csv(tmp_path / "toy.csv", index=False)
+    spec = {"path": str(tmp_path / "toy.csv"), "target": "class", "tool": "rf", "budget": None, "excluded": []}
+    res = bench.run_child(spec, 300)
+    assert res["status"] == "ok", res
+    bits = bench.unpack_correct(res["correct"])
+    assert len(bits) == res["n_test"] == 50
+    assert bits.mean() == pytest.approx(res["accuracy"])  # the per-row record is the accuracy, row by row

