@@ -358,8 +358,10 @@ def run_child(spec: dict, cap: float) -> dict:
         out = Path(tmp) / "result.json"
         cmd = [sys.executable, str(Path(__file__).resolve()), "_child", json.dumps(spec), str(out)]
         t0 = time.perf_counter()
+        # in the temporary folder: a library that writes into the working folder (CatBoost's training logs, under
+        # FLAML) leaves nothing behind
         proc = subprocess.Popen(cmd, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                start_new_session=True, text=True)
+                                start_new_session=True, text=True, cwd=tmp)
         with _LOCK:
             _RUNNING.add(proc)
         try:
@@ -662,6 +664,7 @@ def main(argv=None) -> int:
     ap.add_argument("--report", action="store_true", help="print the tables of --out and run nothing")
     ap.add_argument("--json", action="store_true", help="with --report: the tables as JSON")
     args = ap.parse_args(argv)
+    args.manifest, args.data = args.manifest.resolve(), args.data.resolve()  # the children run in a folder of their own
 
     if args.report:
         rows = read_results(args.out)
