@@ -456,10 +456,7 @@ def paired_wtl(a: list, b: list, *, alpha: float = ALPHA) -> tuple[int, int, int
 
 def read_holdout(path: Path) -> dict:
     """(collection, dataset, budget, tool) -> the last per-row record of that run (its ``correct`` text)."""
-    out = {}
-    for r in read_results(path):
-        out[(r["collection"], r["dataset"], r["budget"], r["tool"])] = r["correct"]
-    return out
+    return {key: r["correct"] for key, r in latest(read_results(path)).items()}
 
 
 def append_holdout(path: Path, row: dict) -> None:
