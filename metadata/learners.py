@@ -38,7 +38,8 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["LearnerSpec", "LEARNERS", "DEFAULT_ALLOWED_MODULES", "learner_ids", "make_estimator", "short_name",
            "short_names", "estimator_from_path", "estimator_class", "is_runnable", "check_allow_modules",
-           "NESTED_CLASS_KEY", "seed_estimator", "check_params", "FORCED_PARAMS", "portfolio_spec"]
+           "NESTED_CLASS_KEY", "seed_estimator", "check_params", "FORCED_PARAMS", "portfolio_spec",
+           "boosts_per_class"]
 
 #: Packages whose estimator classes a learner id may name (more only by explicit user choice).
 DEFAULT_ALLOWED_MODULES: tuple[str, ...] = ("sklearn",)
@@ -453,6 +454,31 @@ def _lookup(learner_id: str) -> LearnerSpec | None:
     if spec is None and ":" in learner_id and "{" not in learner_id:
         spec = _modern_specs().get(learner_id)
     return spec
+
+
+@functools.lru_cache(maxsize=1)
+def _portfolio_estimators() -> dict:
+    """id -> estimator (class path or boosting library) of the modern portfolio's entries."""
+    from .portfolio import portfolio_entries
+
+    return {e["id"]: str(e["estimator"]) for e in portfolio_entries()}
+
+
+def boosts_per_class(learner_id: str) -> bool:
+    """Whether a classifier's fit time grows with the number of classes, one boosting round at a time.
+
+    True for scikit-learn's gradient boosting (``GradientBoostingClassifier``,
+    ``HistGradientBoostingClassifier``, with or without JSON parameters) and for the LightGBM, XGBoost and
+    CatBoost learners of the modern portfolio.  On ``k`` classes, scikit-learn, LightGBM and XGBoost grow
+    ``k`` trees per round; CatBoost grows one tree whose leaves hold ``k`` values, and its gradient work
+    grows with ``k`` as well.  Regressors and every other learner: False.
+    """
+    lid = str(learner_id).strip()
+    if ":" in lid and "{" not in lid:
+        lid = _portfolio_estimators().get(lid, lid)
+    from .boosting import LIBRARIES
+
+    return lid in LIBRARIES or lid.split("{", 1)[0].strip().endswith("GradientBoostingClassifier")
 
 
 def portfolio_spec(learner_id: str) -> LearnerSpec | None:

@@ -232,12 +232,15 @@ class ConditionedStrategy(StrategyBase):
     def _fit_prepared(self, prep: "_Prepared") -> "ConditionedStrategy":
         """Fit on prepared meta-data (what :meth:`fit` and :meth:`loo_sequences` share)."""
         arrays, attempted, table = prep.arrays, prep.attempted, prep.table
+        from algorank.metadata.learners import boosts_per_class  # the learner catalogue, only once fitting
+
         learners = list(arrays.learners)
         failed = attempted & ~arrays.has_accuracy
         seconds, censored = arrays.seconds, arrays.censored & np.isfinite(arrays.seconds)
         self.learners_ = tuple(learners)
         self.runtime_: RuntimeModel = fit_runtime_model(seconds, prep.runtime_x, learners, censored=censored,
-                                                        growth=load_growth() if self.growth else None)
+                                                        growth=load_growth() if self.growth else None,
+                                                        per_class=[boosts_per_class(l) for l in learners])
         marks = list(landmark_columns(table)) if self.landmarks else []
         self.landmarks_ = tuple(marks)
         acc, fail, att = arrays.accuracy, failed, attempted

@@ -4,6 +4,11 @@ For each learner ``l``, ``log10 seconds = b0_l + b1_l log10 n + b2_l log10 d + b
 ``+ b4_l (log10 n - 3)^2 + b5_l (log10 n - 3)(log10 d - 1)`` (``n`` rows, ``d`` features after
 one-hot encoding, ``k`` classes of the dataset), fitted on the meta-data's datasets; the curvature
 terms let time grow faster on large data than the fixed costs of small data suggest.
+Learners that boost one round at a time over the classes (gradient boosting:
+:func:`~algorank.metadata.learners.boosts_per_class`) have a seventh term,
+``b6_l (log10 k - 0.5)(log10 d - 1)``: each round grows a tree per class over all features, so their time grows
+with classes and features together, most on data with many of both.  The term is fitted for these learners only;
+for all others its coefficient is zero.
 Each learner's slopes are shrunk towards the slopes shared by all learners (a ridge penalty
 ``lam * ||b_l - b_pooled||^2``), so a learner measured on few datasets still extrapolates
 sensibly to larger data.  A dataset-independent model (every learner's median time, what
@@ -107,8 +112,10 @@ class RuntimeModel:
     Attributes
     ----------
     learners : tuple of str
-    coef : ndarray of shape (n_learners, 6)
-        Intercept, slopes on log10 rows, features, classes, and the two curvature terms.
+    coef : ndarray of shape (n_learners, 7)
+        Intercept, slopes on log10 rows, features, classes, the two curvature terms, and the classes x features
+        term (zero for learners that do not boost per class).  Six columns are read as a model without that
+        term.
     sigma : ndarray of shape (n_learners,)
         Residual standard deviation of log10 seconds.
     fill : ndarray of shape (3,)
@@ -138,13 +145,14 @@ class RuntimeModel:
         physical range of the module docstring."""
         x = np.atleast_2d(np.asarray(features, dtype=float))
         x = np.where(np.isnan(x), self.fill, x)
-        out = _design(x) @ self.coef.T
+        width = self.coef.shape[1]
+        out = _design(x)[:, :width] @ self.coef.T
         beyond = x[:, 0] > self.rows_hi
         if self.growth is not None and beyond.any():
             anchored = x[beyond].copy()
             excess = anchored[:, 0] - self.rows_hi
             anchored[:, 0] = self.rows_hi
-            along = _design(anchored) @ self.coef.T + excess[:, None] * self.growth[None, :]
+            along = _design(anchored)[:, :width] @ self.coef.T + excess[:, None] * self.growth[None, :]
             known = np.isfinite(self.growth)[None, :]
             out[beyond] = np.where(known, along, out[beyond])
         return self._clamped(out, x)
@@ -182,7 +190,8 @@ class RuntimeModel:
 
 def fit_runtime_model(seconds: np.ndarray, features: np.ndarray, learners: Sequence[str], *,
                       censored: np.ndarray | None = None, lam: float = 1.0, weights: np.ndarray | None = None,
-                      growth: Mapping[str, float] | None = None, rows_quantile: float = 0.95) -> RuntimeModel:
+                      growth: Mapping[str, float] | None = None, rows_quantile: float = 0.95,
+                      per_class: Sequence[bool] | None = None) -> RuntimeModel:
     """Fit :class:`RuntimeModel` on a datasets x learners table of seconds.
 
     Parameters
@@ -203,6 +212,11 @@ def fit_runtime_model(seconds: np.ndarray, features: np.ndarray, learners: Seque
         without one keep the fitted curve everywhere.
     rows_quantile : float
         Quantile of the training datasets' rows above which ``growth`` extrapolates.
+    per_class : sequence of bool, optional
+        Per learner: it boosts one round at a time over the classes, and gets the classes x features term of
+        the module docstring (default: no learner).  These learners are fitted with the term in the design of
+        every learner, their slopes shrunk towards the slopes shared by all learners on that design; the others
+        are fitted without it.
 
     Raises
     ------
@@ -216,6 +230,9 @@ def fit_runtime_model(seconds: np.ndarray, features: np.ndarray, learners: Seque
     n, m = y.shape
     if x.shape != (n, len(_FEATURES)) or len(learners) != m:
         raise InputError(f"runtime model: seconds {y.shape}, features {x.shape} and {len(learners)} learners disagree")
+    flags = np.zeros(m, dtype=bool) if per_class is None else np.asarray(per_class, dtype=bool)
+    if flags.shape != (m,):
+        raise InputError(f"runtime model: per_class has {flags.size} values for {m} learners")
     if not np.isfinite(y).any():
         raise InputError("runtime model: no cell has a time")
     cens = np.zeros_like(y, dtype=bool) if censored is None else np.ascontiguousarray(censored, dtype=bool) & np.isfinite(y)
@@ -224,6 +241,29 @@ def fit_runtime_model(seconds: np.ndarray, features: np.ndarray, learners: Seque
         fill = np.array([np.nanmean(x[:, j]) if np.isfinite(x[:, j]).any() else 0.0 for j in range(x.shape[1])])
     xf = np.where(np.isnan(x), fill, x)
     design = _design(xf)
+    coef, sigma = _fit_coefficients(design[:, :-1], y, cens, w, lam)
+    coef = np.column_stack([coef, np.zeros(m)])
+    if flags.any():
+        with_term, spread = _fit_coefficients(design, y, cens, w, lam)
+        coef[flags], sigma[flags] = with_term[flags], spread[flags]
+    seconds_range, size_range = _observed_ranges(y, x, w)
+    g, hi = None, math.inf
+    if growth:
+        g = np.array([float(growth.get(str(l), np.nan)) for l in learners])
+        rows = x[np.isfinite(x[:, 0]) & (w > 0), 0]
+        if np.isfinite(g).any() and len(rows):
+            hi = float(np.quantile(rows, rows_quantile))
+        else:
+            g = None
+    return RuntimeModel(learners=tuple(str(l) for l in learners), coef=coef, sigma=np.maximum(sigma, 0.05), fill=fill,
+                        growth=g, rows_hi=hi, seconds_range=seconds_range, size_range=size_range)
+
+
+def _fit_coefficients(design: np.ndarray, y: np.ndarray, cens: np.ndarray, w: np.ndarray,
+                      lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """Every learner's coefficients on ``design`` and residual spread (0.5 for a learner with 4 times or fewer);
+    censored cells enter as ``max(cap, prediction)``, re-estimated three times."""
+    m = y.shape[1]
     target = y.copy()
     coef = np.zeros((m, design.shape[1]))
     sigma = np.full(m, 0.5)
@@ -240,17 +280,7 @@ def fit_runtime_model(seconds: np.ndarray, features: np.ndarray, learners: Seque
         if cens.any():  # right-censored cells: at least the cap, at least the prediction
             pred = design @ coef.T
             target = np.where(cens, np.maximum(y, pred), y)
-    seconds_range, size_range = _observed_ranges(y, x, w)
-    g, hi = None, math.inf
-    if growth:
-        g = np.array([float(growth.get(str(l), np.nan)) for l in learners])
-        rows = x[np.isfinite(x[:, 0]) & (w > 0), 0]
-        if np.isfinite(g).any() and len(rows):
-            hi = float(np.quantile(rows, rows_quantile))
-        else:
-            g = None
-    return RuntimeModel(learners=tuple(str(l) for l in learners), coef=coef, sigma=np.maximum(sigma, 0.05), fill=fill,
-                        growth=g, rows_hi=hi, seconds_range=seconds_range, size_range=size_range)
+    return coef, sigma
 
 
 def _observed_ranges(y: np.ndarray, x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -296,11 +326,12 @@ def _note_clamped(learners, out: np.ndarray, outside: np.ndarray) -> None:
 
 
 def _design(x: np.ndarray) -> np.ndarray:
-    """Intercept, log10 rows/features/classes, and the curvature terms (log10 rows - 3)^2 and
-    (log10 rows - 3) * (log10 features - 1): fixed costs dominate small data, so time grows
-    faster than any single power of the rows once the data is large."""
+    """Intercept, log10 rows/features/classes, the curvature terms (log10 rows - 3)^2 and
+    (log10 rows - 3) * (log10 features - 1) (fixed costs dominate small data, so time grows
+    faster than any single power of the rows once the data is large), and last the classes x features
+    term (log10 classes - 0.5) * (log10 features - 1) of the learners that boost per class."""
     n, d = x[:, 0] - 3.0, x[:, 1] - 1.0
-    return np.column_stack([np.ones(len(x)), x, n * n, n * d])
+    return np.column_stack([np.ones(len(x)), x, n * n, n * d, (x[:, 2] - 0.5) * d])
 
 
 def _pooled_slopes(design: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
