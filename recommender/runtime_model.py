@@ -24,9 +24,8 @@ learner with a known *growth exponent* ``a`` (``time ~ rows ** a`` within one da
 learning curves: :func:`algorank.metadata.growth.load_growth`) is extrapolated from the model's
 prediction at ``rows_hi`` along that exponent instead of along the fitted curve: a slope across
 datasets mixes size with features, classes and difficulty, and the few largest datasets of a
-meta-dataset pin it down poorly (leave-one-dataset-out on ``broad``, per-fold fit+predict seconds
-within 2x on datasets above 10,000 rows: 58 % without, 66 % with; above 5,000 rows 65 % and 68 %;
-all datasets unchanged at 73 %; on LCDB's own sizes it changes nothing measurable).
+meta-dataset pin it down poorly (measured in the benchmark record, *Runtime model beyond the
+meta-data's sizes*).
 
 Predictions carry a per-learner residual standard deviation (log10 units), and a live run can
 rescale all predictions by the median measured/predicted ratio of the tests so far
