@@ -23,6 +23,13 @@ chosen from the tables' documentation alone, before the build and without any le
 columns, was left out for its build cost), into ``metadata/data/reserve3`` and ``reserve3_rdatasets.parquet``: it is
 kept unscored for the next claim that a new default is ahead.
 
+A collection can gain the modern portfolio's learner groups (``GROUPS``: the four boosting libraries' defaults), built
+under the same protocol into ``metadata/data/<collection>_modern_parts/<group>`` and joined per dataset as the embedded
+``modern`` set is::
+
+    python tests/benchmarks/fresh_rdatasets.py build --collection reserve3 --group defaults
+    python tests/benchmarks/fresh_rdatasets.py assemble --collection reserve3 --modern   # reserve3_modern_rdatasets.parquet
+
 Score strategies fitted on ``broad`` on a collection with ``algorank benchmark --test-meta
 metadata/data/fresh_rdatasets.parquet`` or ``bench_field.py --test-meta``.
 
