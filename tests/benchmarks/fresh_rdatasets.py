@@ -127,7 +127,7 @@ TASKS = (
 )
 
 #: (package, table, response): the 29 tasks of the reserve, a second collection under the same rule, kept unscored
-#: for the next claim about a new default (score it once, and record that look).
+#: until its one evaluation, for a claim about a new default.
 RESERVE = (
     ("modeldata", "Sacramento", "type"),
     ("ISLR", "Weekly", "Direction"),
