@@ -246,9 +246,14 @@ COLLECTIONS = {
 GROUPS = {"defaults": ("histgb:default", "lgbm:default", "xgb:default", "catboost:default")}
 
 
+def groups_dir(collection: str) -> Path:
+    """``metadata/data/<collection>_modern_parts``: one folder of per-dataset files per learner group."""
+    return COLLECTIONS[collection][1].parent / f"{collection}_modern_parts"
+
+
 def group_dir(collection: str, group: str) -> Path:
     """``metadata/data/<collection>_modern_parts/<group>``: a learner group's per-dataset files."""
-    return COLLECTIONS[collection][1].parent / f"{collection}_modern_parts" / group
+    return groups_dir(collection) / group
 
 
 def modern_file(collection: str) -> Path:
@@ -420,7 +425,8 @@ def build(data_dir: Path, *, collection: str = "fresh", n_jobs: int, cap: float,
     # Cheapest first, as build-meta orders the shared datasets.
     items.sort(key=lambda i: written[i.dataset]["rows"] * written[i.dataset]["columns"])
     summary = build_meta(items, out_dir=parts, cap=cap, n_jobs=n_jobs, learners=learners)
-    atomic_write_text(parts / "tables.json", json.dumps(written, indent=1, sort_keys=True) + "\n")
+    if group is None:  # a group's tables are the collection's: its tables.json says them once
+        atomic_write_text(parts / "tables.json", json.dumps(written, indent=1, sort_keys=True) + "\n")
     logger.info("built %d, skipped %d, failed %d", len(summary.built), len(summary.skipped), len(summary.failed))
     for f in summary.failed:
         logger.warning("could not build %s: %s", f["dataset"], f["message"])
@@ -445,8 +451,8 @@ def assemble(collection: str = "fresh", *, modern: bool = False) -> dict:
             built = [g for g in GROUPS if group_dir(collection, g).is_dir()]
             if not built:
                 sys.exit(f"error: no learner group built yet for {collection}: run the build with --group first")
-            summary = compose_modern(Path(tmp) / "joined", base_dir=parts,
-                                     parts_dir=group_dir(collection, built[0]).parent, groups=built)
+            summary = compose_modern(Path(tmp) / "joined", base_dir=parts, parts_dir=groups_dir(collection),
+                                     groups=built)
             groups = summary["groups"]
             files, assembled = sorted((Path(tmp) / "joined").glob("*.parquet")), modern_file(collection)
         meta = MetaDataset.concat([MetaDataset.load(p) for p in files])
