@@ -310,6 +310,13 @@ def run_tool(spec: dict) -> dict:
                    verbose=0, log_file_name="")
         pred = automl.predict(Xte)
         returned = str(automl.best_estimator)
+    elif tool == "learner":  # one fit of a learner algorank knows, as recommend refits its best (its preprocessing)
+        from algorank.evaluation.cv.datasets import as_dataset
+        from algorank.recommender.live.recommend import refit_best
+
+        model = refit_best(as_dataset(Xtr, y=ytr, task="classification"), spec["learner"], random_state=0)
+        pred = model.predict(Xte)
+        returned = spec["learner"]
     else:
         model = _single(tool, Xtr, regression=regression).fit(Xtr, ytr)
         pred = model.predict(Xte)

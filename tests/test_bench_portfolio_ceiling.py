@@ -1,0 +1,120 @@
+"""The portfolio-ceiling benchmark: its learner sets, resume, the hindsight bound and the one-learner child."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="module")
+def ceiling():
+    spec = importlib.util.spec_from_file_location("bench_portfolio_ceiling", HERE / "benchmarks" /
+                                                  "bench_portfolio_ceiling.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_learner_sets_partition_the_modern_portfolio(ceiling):
+    from algorank.metadata.learners import learner_ids
+
+    sizes = {g: len(ceiling.group_learners(g))
+             for g in ("lcdb", "defaults", "ag2023-boosting", "ag2023-trees", "flaml", "askl2")}
+    assert sizes == {"lcdb": 20, "defaults": 4, "ag2023-boosting": 15, "ag2023-trees": 10, "flaml": 52, "askl2": 20}
+    union = [i for g in sizes for i in ceiling.group_learners(g)]
+    assert sorted(union) == sorted(learner_ids(portfolio="modern"))  # each learner in exactly one set
+    assert ceiling.group_learners("defaults") == ["histgb:default", "lgbm:default", "xgb:default", "catboost:default"]
+    assert all(i.split(":")[0] in ("lgbm", "xgb", "catboost") for i in ceiling.group_learners("ag2023-boosting"))
+    with pytest.raises(ValueError, match="group must be one of"):
+        ceiling.group_learners("tabrepo")
+
+
+def _row(dataset, learner, status="ok", accuracy="", wall="1"):
+    return {"collection": "mid", "dataset": dataset, "learner": learner, "status": status, "accuracy": accuracy,
+            "wall_s": wall, "process_s": "2", "n_train": "75", "n_test": "25", "message": ""}
+
+
+def test_pending_resumes_and_retries_failures(ceiling):
+    rows = [_row("a", "x", accuracy="0.5"), _row("a", "y", status="timeout"), _row("b", "x", accuracy="0.7")]
+    assert ceiling.pending("mid", ["a", "b"], ["x", "y"], rows) == [("b", "y")]
+    assert ceiling.pending("mid", ["a", "b"], ["x", "y"], rows, retry_failed=True) == [("a", "y"), ("b", "y")]
+    assert ceiling.pending("large", ["a"], ["x"], rows) == [("a", "x")]  # another collection's rows do not count
+
+
+def test_hindsight_bound_hand_computed(ceiling):
+    rows = [
+        _row("a", "x", accuracy="0.80", wall="2"), _row("a", "y", accuracy="0.90", wall="4"),
+        _row("a", "z", accuracy="0.8995", wall="6"),  # within 0.001 of y: also best on a
+        _row("b", "x", accuracy="0.60", wall="1"), _row("b", "y", status="timeout"),
+        _row("b", "z", accuracy="0.55", wall="3"),
+        _row("c", "x", accuracy="0.30"), _row("c", "x", accuracy="0.40"),  # the last row of a key counts
+    ]
+    s = ceiling.summarise(rows, "mid", sets={"xy": ["x", "y"], "z": ["z"]})
+    assert s["datasets"] == ["a", "b"]  # c has no z: not complete
+    e = s["entries"]
+    assert e["best of xy in hindsight"]["mean_accuracy"] == pytest.approx((0.90 + 0.60) / 2)
+    assert e["best of z in hindsight"]["mean_accuracy"] == pytest.approx((0.8995 + 0.55) / 2)
+    assert e["best of xy in hindsight"]["per_dataset"]["c"] == pytest.approx(0.40)
+    assert s["best"] == {"a": ["y", "z"], "b": ["x"], "c": ["x"]}
+    x = s["learners"]["x"]
+    assert (x["datasets"], x["failed"], x["best_on"]) == (3, 0, 2)
+    assert x["mean_accuracy"] == pytest.approx((0.80 + 0.60 + 0.40) / 3)
+    y = s["learners"]["y"]
+    assert (y["datasets"], y["failed"], y["mean_wall_s"]) == (1, 1, 4.0)
+    text = ceiling.format_summary(s)
+    assert "| best of xy in hindsight | 0.7500 |" in text and "optimistic bound" in text
+
+
+def test_compared_with_end_to_end_tools(ceiling):
+    e2e = ceiling._e2e()
+    e2e_rows = [{"collection": "mid", "dataset": "a", "budget": "60", "tool": "algorank", "status": "ok",
+                 "accuracy": "0.85"},
+                {"collection": "mid", "dataset": "a", "budget": "20", "tool": "algorank", "status": "ok",
+                 "accuracy": "0.10"},  # another budget: not compared
+                {"collection": "mid", "dataset": "a", "budget": "60", "tool": "flaml", "status": "ok",
+                 "accuracy": "0.95"},
+                {"collection": "mid", "dataset": "a", "budget": "", "tool": "lgbm", "status": "ok",
+                 "accuracy": "0.88"},
+                {"collection": "mid", "dataset": "a", "budget": "", "tool": "hgb", "status": "ok", "accuracy": "0.87"},
+                {"collection": "mid", "dataset": "a", "budget": "", "tool": "rf", "status": "ok", "accuracy": "0.86"}]
+    rows = [_row("a", "x", accuracy="0.90")]
+    s = ceiling.summarise(rows, "mid", e2e_rows=e2e_rows, budget="60")
+    means = {k: v["mean_accuracy"] for k, v in s["entries"].items()}
+    assert means == pytest.approx({"best of all in hindsight": 0.90, e2e.LABELS["algorank"] + ", 60 s": 0.85,
+                                   e2e.LABELS["flaml"] + ", 60 s": 0.95, e2e.LABELS["lgbm"]: 0.88,
+                                   e2e.LABELS["hgb"]: 0.87, e2e.LABELS["rf"]: 0.86})
+
+
+def test_one_learner_child_is_the_refit_recommend_returns(ceiling, tmp_path):
+    pd = pytest.importorskip("pandas")
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(240, 3))
+    frame = pd.DataFrame(x, columns=["u", "v", "w"])
+    frame["colour"] = np.where(x[:, 1] > 0, "red", "blue")
+    frame["class"] = np.where(x[:, 0] + 0.3 * rng.normal(size=240) > 0, "yes", "no")
+    frame.to_csv(tmp_path / "toy.csv", index=False)
+    e2e = ceiling._e2e()
+    learner = "sklearn.linear_model.LogisticRegression"
+    spec = {"path": str(tmp_path / "toy.csv"), "target": "class", "tool": "learner", "learner": learner,
+            "budget": None, "excluded": []}
+    res = e2e.run_child(spec, 300)
+    assert res["status"] == "ok", res
+    assert (res["n_train"], res["n_test"], res["returned"]) == (180, 60, learner)
+    # the same split and fit in this process
+    from algorank.evaluation.cv.datasets import as_dataset, load_dataset
+    from algorank.recommender.live.recommend import refit_best
+
+    Xtr, Xte, ytr, yte = e2e._split(load_dataset(str(tmp_path / "toy.csv"), target="class"))
+    model = refit_best(as_dataset(Xtr, y=ytr, task="classification"), learner, random_state=0)
+    assert res["accuracy"] == pytest.approx(float((model.predict(Xte) == yte.astype(str).to_numpy()).mean()))
+    assert 0.8 < res["accuracy"] <= 1.0  # u separates the classes up to noise
+
+
+def test_cli_refuses_without_learners_and_unknown_group(ceiling, capsys):
+    assert ceiling.main(["--collection", "mid"]) == 2
+    assert "--group or --learner" in capsys.readouterr().err
+    assert ceiling.main(["--group", "tabrepo"]) == 2
+    assert "group must be one of" in capsys.readouterr().err
