@@ -393,6 +393,26 @@ def run_child(spec: dict, cap: float) -> dict:
                 "message": (lines[-1] if lines else f"exit status {proc.returncode}")[:300]}
 
 
+def run_jobs(jobs, work, *, workers: int, stopping: threading.Event) -> int:
+    """Run ``work(job)`` for every job on ``workers`` threads; 0 when all ran.
+
+    Interrupted (Ctrl-C), it sets ``stopping`` (``work`` checks it, so that a child ended by the interrupt is not
+    recorded), ends every running child with its process group, and returns 130; the rows already written stay.
+    """
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        for f in [pool.submit(work, j) for j in jobs]:
+            f.result()
+    except KeyboardInterrupt:
+        stopping.set()
+        stop_children()
+        pool.shutdown(wait=True, cancel_futures=True)
+        print("interrupted: finished rows are kept; rerun to resume", file=sys.stderr)
+        return 130
+    pool.shutdown()
+    return 0
+
+
 # ------------------------------------------------------------------ per-row correctness (the paired test)
 HOLDOUT_FIELDS = ("collection", "dataset", "budget", "tool", "n_test", "correct")
 #: Significance level of the paired test that decides a win or a loss in the second W/T/L.
@@ -751,18 +771,7 @@ def main(argv=None) -> int:
                   f"wall {row.get('wall_s', '')} s, returned {row.get('returned', '')} {row.get('message', '')}",
                   file=sys.stderr)
 
-    pool = ThreadPoolExecutor(max_workers=args.workers)
-    try:
-        for f in [pool.submit(one, j) for j in jobs]:
-            f.result()
-    except KeyboardInterrupt:
-        stopping.set()
-        stop_children()
-        pool.shutdown(wait=True, cancel_futures=True)
-        print("interrupted: finished rows are kept; rerun to resume", file=sys.stderr)
-        return 130
-    pool.shutdown()
-    return 0
+    return run_jobs(jobs, one, workers=args.workers, stopping=stopping)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,6 @@ import importlib.util
 import json
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -286,18 +285,7 @@ def main(argv=None) -> int:
             print(f"{name} {learner}: {row['status']} accuracy {row.get('accuracy', '')} wall {row.get('wall_s', '')} s "
                   f"{row.get('message', '')}", file=sys.stderr)
 
-    pool = ThreadPoolExecutor(max_workers=args.workers)
-    try:
-        for f in [pool.submit(one, j) for j in todo]:
-            f.result()
-    except KeyboardInterrupt:
-        stopping.set()
-        e2e.stop_children()
-        pool.shutdown(wait=True, cancel_futures=True)
-        print("interrupted: finished rows are kept; rerun to resume", file=sys.stderr)
-        return 130
-    pool.shutdown()
-    return 0
+    return e2e.run_jobs(todo, one, workers=args.workers, stopping=stopping)
 
 
 if __name__ == "__main__":
