@@ -31,9 +31,10 @@ def test_learner_sets_partition_the_modern_portfolio(ceiling):
         ceiling.group_learners("tabrepo")
 
 
-def _row(dataset, learner, status="ok", accuracy="", wall="1"):
+def _row(dataset, learner, status="ok", accuracy="", wall="1", cv=""):
     return {"collection": "mid", "dataset": dataset, "learner": learner, "status": status, "accuracy": accuracy,
-            "wall_s": wall, "process_s": "2", "n_train": "75", "n_test": "25", "message": ""}
+            "wall_s": wall, "cv_accuracy": cv, "cv_s": "5" if cv else "", "process_s": "2", "n_train": "75",
+            "n_test": "25", "message": ""}
 
 
 def test_pending_resumes_and_retries_failures(ceiling):
@@ -41,6 +42,9 @@ def test_pending_resumes_and_retries_failures(ceiling):
     assert ceiling.pending("mid", ["a", "b"], ["x", "y"], rows) == [("b", "y")]
     assert ceiling.pending("mid", ["a", "b"], ["x", "y"], rows, retry_failed=True) == [("a", "y"), ("b", "y")]
     assert ceiling.pending("large", ["a"], ["x"], rows) == [("a", "x")]  # another collection's rows do not count
+    # with cross-validation asked for, a fit recorded without it is run again; a failed one is not
+    rows.append(_row("b", "y", accuracy="0.6", cv="0.61"))
+    assert ceiling.pending("mid", ["a", "b"], ["x", "y"], rows, cv=True) == [("a", "x"), ("b", "x")]
 
 
 def test_hindsight_bound_hand_computed(ceiling):
@@ -56,7 +60,8 @@ def test_hindsight_bound_hand_computed(ceiling):
     e = s["entries"]
     assert e["best of xy in hindsight"]["mean_accuracy"] == pytest.approx((0.90 + 0.60) / 2)
     assert e["best of z in hindsight"]["mean_accuracy"] == pytest.approx((0.8995 + 0.55) / 2)
-    assert e["best of xy in hindsight"]["per_dataset"]["c"] == pytest.approx(0.40)
+    assert e["best of xy in hindsight"]["per_dataset"]["c"] is None  # y not run on c yet: no bound
+    assert "xy, chosen by cross-validation" not in e  # no row has a cross-validation accuracy
     assert s["best"] == {"a": ["y", "z"], "b": ["x"], "c": ["x"]}
     x = s["learners"]["x"]
     assert (x["datasets"], x["failed"], x["best_on"]) == (3, 0, 2)
@@ -65,6 +70,20 @@ def test_hindsight_bound_hand_computed(ceiling):
     assert (y["datasets"], y["failed"], y["mean_wall_s"]) == (1, 1, 4.0)
     text = ceiling.format_summary(s)
     assert "| best of xy in hindsight | 0.7500 |" in text and "optimistic bound" in text
+
+
+def test_choice_by_cross_validation_hand_computed(ceiling):
+    rows = [
+        _row("a", "x", accuracy="0.80", cv="0.85"), _row("a", "y", accuracy="0.90", cv="0.84"),  # CV picks x
+        _row("b", "x", accuracy="0.60", cv="0.70"), _row("b", "y", accuracy="0.65", cv="0.70"),  # a tie: first, x
+        _row("c", "x", status="timeout"), _row("c", "y", accuracy="0.50", cv="0.52"),  # only y has a result
+    ]
+    s = ceiling.summarise(rows, "mid", sets={"xy": ["x", "y"]})
+    e = s["entries"]
+    assert e["xy, chosen by cross-validation"]["per_dataset"] == pytest.approx({"a": 0.80, "b": 0.60, "c": 0.50})
+    assert e["xy, chosen by cross-validation"]["mean_accuracy"] == pytest.approx((0.80 + 0.60 + 0.50) / 3)
+    assert e["best of xy in hindsight"]["mean_accuracy"] == pytest.approx((0.90 + 0.65 + 0.50) / 3)
+    assert "as recommend would with no time limit" in ceiling.format_summary(s)
 
 
 def test_compared_with_end_to_end_tools(ceiling):
@@ -99,7 +118,7 @@ def test_one_learner_child_is_the_refit_recommend_returns(ceiling, tmp_path):
     e2e = ceiling._e2e()
     learner = "sklearn.linear_model.LogisticRegression"
     spec = {"path": str(tmp_path / "toy.csv"), "target": "class", "tool": "learner", "learner": learner,
-            "budget": None, "excluded": []}
+            "budget": None, "excluded": [], "cv": 3}
     res = e2e.run_child(spec, 300)
     assert res["status"] == "ok", res
     assert (res["n_train"], res["n_test"], res["returned"]) == (180, 60, learner)
@@ -111,6 +130,10 @@ def test_one_learner_child_is_the_refit_recommend_returns(ceiling, tmp_path):
     model = refit_best(as_dataset(Xtr, y=ytr, task="classification"), learner, random_state=0)
     assert res["accuracy"] == pytest.approx(float((model.predict(Xte) == yte.astype(str).to_numpy()).mean()))
     assert 0.8 < res["accuracy"] <= 1.0  # u separates the classes up to noise
+    import algorank
+
+    cv = algorank.evaluate(as_dataset(Xtr, y=ytr, task="classification"), learners=[learner], cv=3, random_state=0)
+    assert res["cv_accuracy"] == pytest.approx(float(cv.runs["accuracy"].mean()))  # the test on the training part
 
 
 def test_cli_refuses_without_learners_and_unknown_group(ceiling, capsys):
@@ -118,3 +141,5 @@ def test_cli_refuses_without_learners_and_unknown_group(ceiling, capsys):
     assert "--group or --learner" in capsys.readouterr().err
     assert ceiling.main(["--group", "tabrepo"]) == 2
     assert "group must be one of" in capsys.readouterr().err
+    assert ceiling.main(["--group", "defaults", "--cv", "1"]) == 2
+    assert "--cv must be 0" in capsys.readouterr().err

@@ -314,7 +314,16 @@ def run_tool(spec: dict) -> dict:
         from algorank.evaluation.cv.datasets import as_dataset
         from algorank.recommender.live.recommend import refit_best
 
-        model = refit_best(as_dataset(Xtr, y=ytr, task="classification"), spec["learner"], random_state=0)
+        train = as_dataset(Xtr, y=ytr, task="classification")
+        if spec.get("cv"):  # first the test recommend would run on the training part: its mean fold accuracy
+            t_cv = time.perf_counter()
+            res = algorank.evaluate(train, learners=[spec["learner"]], cv=int(spec["cv"]), random_state=0)
+            folds = res.runs[res.runs["status"] == "ok"]
+            if len(folds) < int(spec["cv"]):
+                raise RuntimeError(f"{len(folds)} of {spec['cv']} folds ran")
+            out["cv_accuracy"], out["cv_s"] = float(folds["accuracy"].mean()), time.perf_counter() - t_cv
+            t0 = time.perf_counter()
+        model = refit_best(train, spec["learner"], random_state=0)
         pred = model.predict(Xte)
         returned = spec["learner"]
     else:
