@@ -143,3 +143,21 @@ def test_cli_refuses_without_learners_and_unknown_group(ceiling, capsys):
     assert "group must be one of" in capsys.readouterr().err
     assert ceiling.main(["--group", "defaults", "--cv", "1"]) == 2
     assert "--cv must be 0" in capsys.readouterr().err
+
+
+def test_report_adds_the_union_of_the_sets(ceiling, tmp_path, capsys):
+    e2e = ceiling._e2e()
+    out = tmp_path / "c.csv"
+    accs = {"histgb:default": ("0.70", "0.71"), "lgbm:default": ("0.72", "0.70"), "xgb:default": ("0.69", "0.69"),
+            "catboost:default": ("0.71", "0.72"), "lgbm:ag2023-r131": ("0.74", "0.73")}  # (holdout, cv)
+    for learner, (acc, cv) in accs.items():
+        e2e.append_row(out, _row("a", learner, accuracy=acc, cv=cv), fields=ceiling.FIELDS)
+    assert ceiling.main(["--report", "--json", "--out", str(out), "--group", "defaults",
+                         "--learner", "lgbm:ag2023-r131"]) == 0
+    (s,) = __import__("json").loads(capsys.readouterr().out)
+    means = {k: v["mean_accuracy"] for k, v in s["entries"].items()}
+    assert means == pytest.approx({
+        "best of defaults in hindsight": 0.72, "best of the named learners in hindsight": 0.74,
+        "best of all of them in hindsight": 0.74,
+        "defaults, chosen by cross-validation": 0.71,  # catboost has the best CV of the four
+        "the named learners, chosen by cross-validation": 0.74, "all of them, chosen by cross-validation": 0.74})

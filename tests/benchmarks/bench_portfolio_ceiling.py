@@ -260,7 +260,7 @@ def main(argv=None) -> int:
     except ValueError as exc:
         return _err(f"--{exc}")
     if args.learner:
-        sets["named"] = list(args.learner)
+        sets["the named learners"] = list(args.learner)
 
     if args.report:
         rows = e2e.read_results(args.out)
@@ -271,6 +271,8 @@ def main(argv=None) -> int:
             e2e_rows = e2e.read_results(args.e2e)
             if not e2e_rows:
                 return _err(f"no results in --e2e {args.e2e}")
+        if len(sets) > 1:  # and their union
+            sets["all of them"] = list(dict.fromkeys(i for ids in sets.values() for i in ids))
         collections = sorted({r["collection"] for r in rows})
         out = [summarise(rows, c, sets=sets or None, e2e_rows=e2e_rows, budget=args.budget) for c in collections]
         print(json.dumps(out, indent=1) if args.json else "\n\n".join(format_summary(s) for s in out))
