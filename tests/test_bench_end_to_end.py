@@ -265,3 +265,46 @@ def test_child_records_per_row_correctness(bench, tmp_path):
     bits = bench.unpack_correct(res["correct"])
     assert len(bits) == res["n_test"] == 50
     assert bits.mean() == pytest.approx(res["accuracy"])  # the per-row record is the accuracy, row by row
+
+
+def test_sigterm_ends_the_running_children(tmp_path):
+    """A benchmark ended with ``kill`` ends its children too: they run in sessions of their own and would outlive it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pid_file = tmp_path / "child.pid"
+    script = f"""
+import importlib.util, subprocess, sys, threading, time
+spec = importlib.util.spec_from_file_location("b", {str(HERE / "benchmarks" / "bench_end_to_end.py")!r})
+b = importlib.util.module_from_spec(spec); spec.loader.exec_module(b)
+def work(job):
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
+    with b._LOCK:
+        b._RUNNING.add(p)
+    open({str(pid_file)!r}, "w").write(str(p.pid))
+    p.wait()
+sys.exit(b.run_jobs([1], work, workers=1, stopping=threading.Event()))
+"""
+    proc = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not pid_file.is_file() or not pid_file.read_text():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 130
+    assert "interrupted" in proc.stderr.read()
+    for _ in range(200):  # the child is gone (reaped by its parent's wait, or a zombie no longer running)
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        with open(f"/proc/{child}/stat") as f:
+            if f.read().split(")")[-1].split()[0] == "Z":
+                break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the child still runs after its benchmark was terminated")

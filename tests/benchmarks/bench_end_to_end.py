@@ -402,12 +402,19 @@ def run_child(spec: dict, cap: float) -> dict:
                 "message": (lines[-1] if lines else f"exit status {proc.returncode}")[:300]}
 
 
+def _terminated(signum, frame):
+    raise KeyboardInterrupt
+
+
 def run_jobs(jobs, work, *, workers: int, stopping: threading.Event) -> int:
     """Run ``work(job)`` for every job on ``workers`` threads; 0 when all ran.
 
-    Interrupted (Ctrl-C), it sets ``stopping`` (``work`` checks it, so that a child ended by the interrupt is not
-    recorded), ends every running child with its process group, and returns 130; the rows already written stay.
+    Interrupted (Ctrl-C, or SIGTERM as ``kill`` sends), it sets ``stopping`` (``work`` checks it, so that a child ended
+    by the interrupt is not recorded), ends every running child with its process group (each runs in a session of its
+    own, so it would outlive this process), and returns 130; the rows already written stay.
     """
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminated) if main else None
     pool = ThreadPoolExecutor(max_workers=workers)
     try:
         for f in [pool.submit(work, j) for j in jobs]:
@@ -418,6 +425,9 @@ def run_jobs(jobs, work, *, workers: int, stopping: threading.Event) -> int:
         pool.shutdown(wait=True, cancel_futures=True)
         print("interrupted: finished rows are kept; rerun to resume", file=sys.stderr)
         return 130
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
     pool.shutdown()
     return 0
 
