@@ -564,10 +564,11 @@ def pending(collection: str, datasets, budgets, tools, rows: list[dict], *, retr
 
 
 # ------------------------------------------------------------------ the report
-def _acc(row):
-    if row is None or row["status"] != "ok" or row["accuracy"] in ("", None):
+def _acc(row, column: str = "accuracy"):
+    """A results row's number in ``column`` (accuracy by default); None for a missing or failed run."""
+    if row is None or row["status"] != "ok" or row.get(column) in ("", None):
         return None
-    return float(row["accuracy"])
+    return float(row[column])
 
 
 def wtl(a: list, b: list, *, tie: float = TIE) -> tuple[int, int, int]:

@@ -109,9 +109,7 @@ def pending(collection: str, datasets, learners, rows: list[dict], *, retry_fail
 
 
 def _acc(row, column: str = "accuracy") -> float | None:
-    if row is None or row.get("status") != "ok" or row.get(column) in ("", None):
-        return None
-    return float(row[column])
+    return _e2e()._acc(row, column)
 
 
 def _best_in_hindsight(last: dict, dataset: str, ids) -> float | None:
@@ -177,9 +175,9 @@ def summarise(rows: list[dict], collection: str, *, sets: dict[str, list[str]] |
         e2e = _e2e()
         latest = e2e.latest(e2e_rows)
         for t in E2E_TOOLS:
-            key_budget = e2e.budget_key(t, budget) if budget is not None else ""
             if t in e2e.BUDGETED and budget is None:
                 continue
+            key_budget = e2e.budget_key(t, budget)
             label = e2e.LABELS[t] + (f", {budget} s" if t in e2e.BUDGETED else "")
             per_set[label] = {d: e2e._acc(latest.get((collection, d, key_budget, t))) for d in datasets}
     complete = [d for d in datasets if all(v[d] is not None for v in per_set.values())]
