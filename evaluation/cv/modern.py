@@ -35,7 +35,7 @@ logger = logging.getLogger(__name__)
 
 #: The learner groups joined into the modern set, in join order (folders of ``modern_parts``; the learners of a
 #: group are those its files hold).
-MODERN_GROUPS = ("defaults",)
+MODERN_GROUPS = ("defaults", "ag2023_boosting")
 #: Folder of the LCDB 20 rebuilt under the current column rules (they replace the broad files).
 REBUILT_GROUP = "lcdb_rebuilt"
 MODERN_SOURCE = ("algorank evaluator (stratified 5-fold CV x1, seed 0, 120 s cap per test) on every classification "
