@@ -72,4 +72,4 @@ def test_cli_py_runs_as_a_script_without_traceback():
     assert proc.stderr == ("error: meta-data file not found: nope.csv (embedded sets: modern, lcdb, uci, broad, "
                            "oboe, rdatasets, regression)\n")
     proc = subprocess.run([sys.executable, str(ROOT / "cli.py"), "info", "--json"], capture_output=True, text=True, cwd=ROOT)
-    assert proc.returncode == 0 and json.loads(proc.stdout)["learners"] == 24
+    assert proc.returncode == 0 and json.loads(proc.stdout)["learners"] == 39

@@ -65,9 +65,12 @@ def test_default_is_eiu_on_the_evaluator_built_modern_set(capsys):
 
     assert cli.main(["recommend", "sklearn:wine", "--dry-run", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    # LCDB's 20 and the four library defaults of the modern portfolio
+    # LCDB's 20, the four library defaults of the modern portfolio and AutoGluon's 15 boosting configurations
     defaults = ["histgb:default", "lgbm:default", "xgb:default", "catboost:default"]
-    assert sorted(o["learner"] for o in d["order"]) == sorted(learner_ids() + defaults)
+    autogluon = [i for i in learner_ids(portfolio="modern") if i.split(":")[0] in ("lgbm", "xgb", "catboost")
+                 and i.split(":")[1].startswith("ag2023-")]
+    assert len(autogluon) == 15
+    assert sorted(o["learner"] for o in d["order"]) == sorted(learner_ids() + defaults + autogluon)
     assert d["strategy"] == DEFAULT_STRATEGY == "eiu"
     assert all(o["accuracy_low"] <= o["expected_accuracy"] <= o["accuracy_high"] for o in d["order"])
     assert "landmark_1nn" not in d["dataset_info"]  # the default reads no landmarkers, so none are measured

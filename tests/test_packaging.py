@@ -103,7 +103,8 @@ def test_console_script_and_python_m(tmp_path):
     assert exe is not None, "console script 'algorank' not installed next to the interpreter"
     proc = subprocess.run([exe, "info", "--json"], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["learners"] == 24  # the default set, modern: LCDB's 20 and 4 boosting defaults
+    # the default set, modern: LCDB's 20, the 4 boosting defaults and AutoGluon's 15 configurations
+    assert json.loads(proc.stdout)["learners"] == 39
     mod = subprocess.run([sys.executable, "-m", "algorank", "info", "--meta", "uci", "--json"], cwd=tmp_path,
                          capture_output=True, text=True)
     assert mod.returncode == 0 and json.loads(mod.stdout)["datasets"] == 63, mod.stderr
