@@ -179,7 +179,7 @@ def summarise(rows: list[dict], collection: str, *, sets: dict[str, list[str]] |
                 continue
             key_budget = e2e.budget_key(t, budget)
             label = e2e.LABELS[t] + (f", {budget} s" if t in e2e.BUDGETED else "")
-            per_set[label] = {d: e2e._acc(latest.get((collection, d, key_budget, t))) for d in datasets}
+            per_set[label] = {d: _acc(latest.get((collection, d, key_budget, t))) for d in datasets}
     complete = [d for d in datasets if all(v[d] is not None for v in per_set.values())]
     entries = {label: {"mean_accuracy": (sum(v[d] for d in complete) / len(complete)) if complete else None,
                        "per_dataset": {d: v[d] for d in datasets}} for label, v in per_set.items()}
