@@ -113,6 +113,42 @@ def test_resume_skips_done_rows(bench, tmp_path):
     assert len(bench.pending("large", ["a"], [20.0], bench.TOOLS, rows)) == 5
 
 
+def test_copy_rows_brings_the_other_tools_runs(bench, tmp_path):
+    """A rerun of algorank alone: the other tools' runs at its budgets come from earlier files, the first file that
+    has a run giving it, with their per-row records; nothing already in the output is replaced."""
+    first, second, out = tmp_path / "first.csv", tmp_path / "second.csv", tmp_path / "out.csv"
+    _hand_made(bench, first)  # budget 20 on a, b, c; a's algorank row twice
+    bench.append_row(first, _row("a", "flaml", "60", "ok", "0.70", "60", "rf"))  # another budget
+    bench.append_holdout(bench.holdout_path(first), {"collection": "mid", "dataset": "b", "budget": "20",
+                                                     "tool": "flaml", "n_test": "2", "correct": "2:wA=="})
+    bench.append_row(second, _row("b", "flaml", "20", "ok", "0.11", "20"))  # first.csv has it: not copied
+    bench.append_row(second, _row("d", "flaml", "20", "ok", "0.55", "20"))  # only here: copied
+    bench.append_row(second, {**_row("a", "flaml", "20", "ok", "0.99", "20"), "collection": "large"})
+    bench.append_row(out, _row("c", "hgb", "", "ok", "0.31", "1"))  # already in the output: kept
+
+    n = bench.copy_rows([first, second], out, collection="mid", budgets=[20.0], run_tools=("algorank",))
+    got = bench.latest(bench.read_results(out))
+    # flaml on a, b, c and d at 20 s; hgb on a, b; lgbm and rf on a, b, c (c's hgb was there already)
+    assert n == 4 + 2 + 3 + 3
+    assert not [k for k in got if k[3] == "algorank" or k[2] == "60" or k[0] == "large"]
+    assert got[("mid", "b", "20", "flaml")]["accuracy"] == "0.60"  # the first file gives it
+    assert got[("mid", "d", "20", "flaml")]["accuracy"] == "0.55"
+    assert got[("mid", "c", "", "hgb")]["accuracy"] == "0.31"
+    assert got[("mid", "c", "", "lgbm")]["status"] == "error"  # a failed run is a run
+    assert bench.read_holdout(bench.holdout_path(out)) == {("mid", "b", "20", "flaml"): "2:wA=="}
+    # a second call copies nothing more, and a source that is the output itself is skipped
+    assert bench.copy_rows([first, second, out], out, collection="mid", budgets=[20.0], run_tools=("algorank",)) == 0
+    assert len(bench.read_results(out)) == 1 + n
+
+
+def test_copy_from_names_a_missing_file(bench, tmp_path, capsys):
+    code = bench.main(["--collection", "mid", "--tool", "algorank", "--copy-from", str(tmp_path / "nope.csv"),
+                       "--out", str(tmp_path / "out.csv")])
+    assert code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("error: --copy-from ")
+    assert not (tmp_path / "out.csv").exists()
+
+
 def test_mid_collection_rule(bench, tmp_path):
     manifest = tmp_path / "MANIFEST.csv"
     with open(manifest, "w", newline="") as f:

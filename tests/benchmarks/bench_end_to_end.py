@@ -85,6 +85,8 @@ is).  Regression runs keep no per-row record::
     python tests/benchmarks/bench_end_to_end.py --report [--json]
 
 ``--dataset NAME`` (repeatable) runs only those datasets of the collection; ``--tool`` (repeatable) only those tools.
+``--copy-from FILE`` (repeatable) first copies into ``--out`` the other tools' runs at the same budgets from an earlier
+results file (:func:`copy_rows`): a rerun of algorank alone sits beside runs the other tools need not repeat.
 ``--workers N`` runs N children at once (each single-threaded: on a machine with more than N cores, N at most the cores
 less one).  Timings depend on the machine and its load: say which, and how busy it was.
 """
@@ -563,6 +565,38 @@ def pending(collection: str, datasets, budgets, tools, rows: list[dict], *, retr
     return todo
 
 
+def copy_rows(sources, out: Path, *, collection: str, budgets, run_tools) -> int:
+    """Copy into ``out`` the other tools' runs of ``sources`` (results CSVs, in order): how many rows were copied.
+
+    A run is copied when it belongs to ``collection``, its tool is not in ``run_tools`` (the tools this invocation runs
+    itself), its budget is one of ``budgets`` (single fits have none and always qualify) and neither ``out`` nor an
+    earlier source already gave that (collection, dataset, budget, tool).  The last row of a key in a source is the one
+    copied, and its per-row record (:func:`holdout_path` beside the source) comes along when the source has one.  This
+    is how a run of algorank alone, against another meta-data, is put beside the other tools' runs of an earlier file:
+    they do not read algorank's meta-data, so their results carry over unchanged, and the command that made the file
+    says where they come from.
+    """
+    out = Path(out)
+    have = set(latest(read_results(out)))
+    wanted = {f"{float(b):g}" for b in budgets} | {""}
+    copied = 0
+    for source in sources:
+        source = Path(source)
+        if source.resolve() == out.resolve():
+            continue
+        rows = latest(read_results(source))
+        held = latest(read_results(holdout_path(source)))
+        for key, row in rows.items():
+            if key in have or key[0] != collection or key[3] in run_tools or key[2] not in wanted:
+                continue
+            if key in held:  # first, as a run does: a results row never lacks its per-row record
+                append_holdout(holdout_path(out), held[key])
+            append_row(out, row)
+            have.add(key)
+            copied += 1
+    return copied
+
+
 # ------------------------------------------------------------------ the report
 def _acc(row, column: str = "accuracy"):
     """A results row's number in ``column`` (accuracy by default); None for a missing or failed run."""
@@ -703,6 +737,10 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=1,
                     help="children at once (default 1); on a many-core machine at most the cores less one, each child "
                          "being single-threaded")
+    ap.add_argument("--copy-from", action="append", type=Path, default=[], metavar="FILE",
+                    help="before running, copy into --out the runs of the tools not run here (see --tool) at these "
+                         "budgets from this results CSV (repeatable; the first file that has a run gives it), with "
+                         "their per-row records")
     ap.add_argument("--report", action="store_true", help="print the tables of --out and run nothing")
     ap.add_argument("--json", action="store_true", help="with --report: the tables as JSON")
     args = ap.parse_args(argv)
@@ -718,6 +756,9 @@ def main(argv=None) -> int:
 
     if args.workers < 1:
         return _err("--workers must be at least 1")
+    missing = [str(f) for f in args.copy_from if not f.is_file()]
+    if missing:
+        return _err(f"--copy-from {missing[0]!r} is not a file")
     budgets = args.budget or DEFAULT_BUDGETS[args.collection]
     if any(not (b > 0 and math.isfinite(b)) for b in budgets):
         return _err("--budget must be a positive number of seconds")
@@ -737,6 +778,9 @@ def main(argv=None) -> int:
                         f"({', '.join(i['name'] for i in items)})")
         items = [i for i in items if i["name"] in args.dataset]
     by_name = {i["name"]: i for i in items}
+    if args.copy_from:
+        n = copy_rows(args.copy_from, args.out, collection=args.collection, budgets=budgets, run_tools=tools)
+        print(f"{n} run(s) of the other tools copied into {args.out}", file=sys.stderr)
     todo = pending(args.collection, list(by_name), budgets, tools, read_results(args.out),
                    retry_failed=args.retry_failed)
     print(f"{len(todo)} run(s) to do, results in {args.out}", file=sys.stderr)
