@@ -288,3 +288,17 @@ def test_each_decision_is_one_plain_sentence_and_the_answer_says_how_to_use_the_
     from dataclasses import replace
 
     assert "joblib.load('m.joblib')" in answer_lines(replace(rec, saved_model="m.joblib"))[1]
+
+
+# ------------------------------------------------------------------ a budget the start-up used up
+def test_a_budget_used_up_by_the_start_up_says_so():
+    timings = {"import": 3.4, "load": 0.2, "landmark": 0.0, "plan": 0.4, "tests": 0.02, "refit": 0.0}
+    rec = _rec([], stopped="budget", budget_seconds=4.0, timings=timings)
+    assert rec.best is None
+    assert rec.summary.startswith("no learner finished successfully within the budget of 4 s (tried: nothing; 0 s); "
+                                  "stopped because the time budget was used up; the start-up ")
+    assert "took 4 s of the 4 s: a larger budget leaves time for tests" in rec.summary
+    # a start-up under half the budget is not the reason, and a run that stopped otherwise does not blame it
+    quick = {**timings, "import": 0.5}
+    assert "start-up" not in _rec([], stopped="budget", budget_seconds=4.0, timings=quick).summary
+    assert "start-up" not in _rec([], stopped="interrupted", budget_seconds=4.0, timings=timings).summary

@@ -389,7 +389,7 @@ class Recommendation:
                        "tested again")
             more = f"; {_not_retested(stopped, self.not_retried)}" if stopped else ""
             return (f"no learner finished successfully{budget} (tried: {tried}; {spent:.3g} s); stopped because {why}"
-                    f"{more}{self._no_metric_text()}")
+                    f"{self._start_up_text()}{more}{self._no_metric_text()}")
         label = METRICS[self.metric].label
         tested = set(self.trace.learners)
         left = [s for s in self.skipped if s["learner"] not in tested]
@@ -416,6 +416,17 @@ class Recommendation:
         return (f"best: {short_name(best.learner)} with {label} {from_score(self.metric, best.accuracy):.4f}{also}, "
                 f"found by test {k + 1} of {n} ({found:.3g} s of the {spent:.3g} s of tests); "
                 f"stopped because {why}{skipped}{self._no_metric_text()}")
+
+    def _start_up_text(self) -> str:
+        """When the budget ran out before any test could finish and the start-up took most of it: how long the
+        start-up took, so that a user who asked for a few seconds learns why nothing was tested."""
+        if self.trace is None or self.trace.stopped != "budget" or not self.budget_seconds:
+            return ""
+        start = sum(_finite(self.timings.get(k), 0.0) for k in ("import", "load", "landmark", "plan"))
+        if start < 0.5 * float(self.budget_seconds):
+            return ""
+        return (f"; the start-up (starting Python and importing, loading the data and the meta-data, planning) took "
+                f"{start:.3g} s of the {float(self.budget_seconds):g} s: a larger budget leaves time for tests")
 
     def _no_metric_text(self) -> str:
         """``; N learner(s) not tested: they give no class probabilities, which log loss needs (svc-rbf, ...)``."""
