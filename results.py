@@ -416,8 +416,8 @@ def _evaluation_text(result) -> str:
                      int(r.repetitions), format_seconds(r.fit_time_mean), r.status))
     lines = [f"{escape(row.get('name', result.dataset))}: {row.get('n_instances')} rows, {row.get('n_features')} "
              f"features, {row.get('n_classes')} classes; scheme {config.get('scheme')}, stop {config.get('stop')}",
-             format_table(["learner", "acc mean", "median", "95% interval", "reps", "fit time", "status"], rows,
-                          align="lrrrrrl")]
+             format_table(["learner", "accuracy (higher better)", "median", "95% interval", "reps", "fit time",
+                           "status"], rows, align="lrrrrrl")]
     if getattr(result, "task_detection", ""):
         lines.insert(1, f"task: {escape(result.task_detection)}")
     return "\n".join(lines + _evaluation_tail(result))

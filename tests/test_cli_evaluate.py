@@ -41,6 +41,7 @@ def test_table_output_names_failures(tmp_path, capsys, monkeypatch):
     assert code == 0
     assert "failed: helpers_estimators.FailingClassifier: error: RuntimeError: deliberate failure" in out
     assert "lda" in out
+    assert any(line.startswith("learner") and "accuracy (higher better)" in line for line in out.splitlines())
 
 
 @pytest.mark.parametrize(
