@@ -48,7 +48,7 @@ def test_friedman_with_ties_tie_correction_matches_scipy_and_default_is_textbook
     corrected = friedman(scores, tie_correction=True)
     assert corrected.statistic == pytest.approx(ref.statistic, rel=1e-12)
     assert corrected.pvalue == pytest.approx(ref.pvalue, rel=1e-10)
-    textbook = friedman(scores)  # METHODS.md formula: smaller statistic under ties
+    textbook = friedman(scores)  # the textbook formula without the tie correction (Demšar 2006): smaller under ties
     assert textbook.statistic < corrected.statistic
 
 
