@@ -8,7 +8,9 @@ HELP = "run learners on a dataset with repeated cross-validation (resumable)"
 
 
 def add_arguments(p) -> None:
-    p.add_argument("dataset", metavar="DATASET", help="file (.arff/.csv/.parquet), sklearn:NAME or openml:ID")
+    p.add_argument("dataset", metavar="DATASET",
+                   help="file (.arff/.csv/.tsv/.parquet; a text file may be compressed: .gz/.bz2/.xz/.zip), "
+                        "sklearn:NAME or openml:ID")
     p.add_argument("--target", metavar="NAME", help="target attribute (default: class/target, else the last nominal)")
     p.add_argument("--learners", nargs="+", metavar="ID",
                    help="portfolio ids/short names or import paths with JSON params (default: the whole portfolio)")

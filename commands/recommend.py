@@ -25,7 +25,9 @@ def _folds(text: str):
 
 
 def add_arguments(p) -> None:
-    p.add_argument("dataset", metavar="DATASET", help="file (.arff/.csv/.parquet), sklearn:NAME or openml:ID")
+    p.add_argument("dataset", metavar="DATASET",
+                   help="file (.arff/.csv/.tsv/.parquet; a text file may be compressed: .gz/.bz2/.xz/.zip), "
+                        "sklearn:NAME or openml:ID")
     p.add_argument("--target", metavar="NAME", help="target column (default: class/target, else the last nominal, else a numeric last "
                    "column that reads as a quantity)")
     p.add_argument("--strategy", default=None, metavar="SPEC",

@@ -660,7 +660,7 @@ def _indented(obj, step: str, newline: str) -> str:
 
 # ---------------------------------------------------------------- dataset files
 #: File suffixes the dataset reader understands.
-DATASET_SUFFIXES = (".arff", ".csv", ".txt", ".tsv", ".parquet", ".pq")
+DATASET_SUFFIXES = (".arff", ".csv", ".txt", ".tsv", ".parquet", ".pq", ".gz", ".bz2", ".xz", ".zip")
 
 
 def is_dataset_spec(text: str) -> bool:

@@ -9,6 +9,12 @@ Every reader of a user's text file (a dataset CSV or ARFF, a runs CSV, an ASlib 
   means the file is not text in an encoding algorank reads, and it is refused;
 * anything else is UTF-8 (a file that does not decode is refused by :func:`decode_error`).
 
+A file compressed with gzip, bzip2, xz or zip (``data.csv.gz``) is read as the text it holds (:func:`decompress`).
+A CSV file whose header holds no comma but semicolons or tabs, and whose first lines all split into as many fields,
+has those as its separator; with semicolons, numbers written with a decimal comma (``3,14``, and no ``3.14``
+anywhere in those lines) are read as numbers (:func:`csv_dialect`: the convention of spreadsheets in locales that
+write decimal commas).  Anything else is read as comma-separated.
+
 A column name that occurs twice in a header is an error naming it (:func:`check_unique_names`):
 readers that rename the second copy (pandas calls it ``class.1``) would silently turn a second
 target column into a feature.
@@ -24,7 +30,8 @@ from typing import Sequence
 from .errors import InputError
 from .text import escape
 
-__all__ = ["text_encoding", "decode_error", "check_unique_names", "header_names"]
+__all__ = ["text_encoding", "decode_error", "check_unique_names", "header_names", "COMPRESSIONS", "decompress",
+           "csv_dialect"]
 
 #: Bytes looked at to find the encoding.
 _SAMPLE = 1 << 16
@@ -33,15 +40,17 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (code
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 
 
-def text_encoding(path: str | os.PathLike, *, what: str = "file") -> str:
+def text_encoding(path: str | os.PathLike | bytes, *, what: str = "file", label: str | None = None) -> str:
     """The encoding of the text file ``path``, from its byte order mark or its NUL bytes.
 
     Parameters
     ----------
-    path : path-like
-        The file.
+    path : path-like or bytes
+        The file, or its first bytes (a decompressed file's).
     what : str
         What the file is, for the error message (``"dataset file"``).
+    label : str, optional
+        The name the error message gives the file (default ``path``; needed for bytes).
 
     Returns
     -------
@@ -55,8 +64,12 @@ def text_encoding(path: str | os.PathLike, *, what: str = "file") -> str:
         The file holds NUL bytes in no UTF-16 pattern (a binary file, or an encoding such as
         UTF-32 without a byte order mark).
     """
-    with open(path, "rb") as fh:
-        head = fh.read(_SAMPLE)
+    if isinstance(path, (bytes, bytearray)):
+        head = bytes(path[:_SAMPLE])
+    else:
+        with open(path, "rb") as fh:
+            head = fh.read(_SAMPLE)
+    shown = str(path) if label is None else label
     for bom, codec in _BOMS:
         if head.startswith(bom):
             return codec
@@ -71,7 +84,7 @@ def text_encoding(path: str | os.PathLike, *, what: str = "file") -> str:
                 continue
             if "\x00" not in text:
                 return codec
-    raise InputError(f"{what} {escape(str(path))!r} holds NUL bytes: not UTF-8 or UTF-16 text (a binary file, or "
+    raise InputError(f"{what} {escape(shown)!r} holds NUL bytes: not UTF-8 or UTF-16 text (a binary file, or "
                      f"another encoding: save it as UTF-8)")
 
 
@@ -108,10 +121,94 @@ def check_unique_names(names: Sequence, *, what: str) -> None:
                      "column is taken for another")
 
 
-def header_names(path: str | os.PathLike, *, sep: str, encoding: str) -> list[str]:
-    """The header of a CSV file as written (no renaming of repeated names; an empty name is ``""``)."""
+def header_names(path, *, sep: str, encoding: str) -> list[str]:
+    """The header of a CSV file (a path or a fresh binary buffer) as written (no renaming of repeated names; an
+    empty name is ``""``)."""
     import pandas as pd
 
     first = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False,
                         skipinitialspace=True, encoding=encoding)
     return [str(v) for v in first.iloc[0].tolist()] if len(first) else []
+
+
+#: Compressed-file suffixes and the codec that reads them.
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zip": "zip"}
+
+
+def decompress(path: str | os.PathLike, *, what: str = "file") -> bytes:
+    """The bytes a file compressed with gzip, bzip2, xz or zip holds (a zip archive must hold exactly one file).
+
+    Raises
+    ------
+    InputError
+        An unknown suffix, a file that does not decompress, or a zip archive of zero or several files.
+    """
+    import bz2
+    import gzip
+    import lzma
+    import zipfile
+
+    suffix = os.path.splitext(str(path))[1].lower()
+    codec = COMPRESSIONS.get(suffix)
+    shown = escape(str(path))
+    if codec is None:
+        raise InputError(f"{what} {shown!r} is not compressed in a way algorank reads "
+                         f"({', '.join(COMPRESSIONS)})")
+    try:
+        if codec == "zip":
+            with zipfile.ZipFile(path) as archive:
+                members = [m for m in archive.infolist() if not m.is_dir()]
+                if len(members) != 1:
+                    raise InputError(f"{what} {shown!r} is a zip archive of {len(members)} files: it must hold "
+                                     f"exactly one")
+                return archive.read(members[0])
+        opener = {"gzip": gzip.open, "bzip2": bz2.open, "xz": lzma.open}[codec]
+        with opener(path, "rb") as fh:
+            return fh.read()
+    except InputError:
+        raise
+    except (OSError, EOFError, lzma.LZMAError, zipfile.BadZipFile, ValueError) as exc:
+        raise InputError(f"{what} {shown!r} does not decompress as {codec}: {type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())}") from None
+
+
+#: Lines of a CSV file looked at to find its separator and decimal mark.
+_DIALECT_LINES = 50
+_DECIMAL_COMMA = r"[+-]?\d+,\d+"
+_DECIMAL_POINT = r"[+-]?\d*\.\d+(?:[eE][+-]?\d+)?"
+
+
+def csv_dialect(text: str, *, sep: str = ",") -> tuple[str, str]:
+    """``(separator, decimal mark)`` of a CSV file from its first lines (``text``, decoded).
+
+    The separator is ``sep`` unless the header holds no ``sep`` but semicolons or tabs, and each of the next lines
+    (up to :data:`_DIALECT_LINES`) splits into as many fields with that character: then it is that character.  The
+    decimal mark is ``,`` when the separator is a semicolon and some field of those lines is a number written with
+    a decimal comma while none is written with a decimal point; else ``.``.
+    """
+    import csv
+    import io
+    import re
+
+    lines = text.splitlines()[:_DIALECT_LINES + 1]
+    if len(text.splitlines()) > _DIALECT_LINES + 1 or not text.endswith(("\n", "\r")):
+        lines = lines[:-1] or lines[:1]  # the last line of a sample may be cut
+    lines = [line for line in lines if line.strip()]
+    if not lines or sep in lines[0]:
+        return sep, "."
+    chosen = sep
+    for other in (";", "\t"):
+        if other == sep or other not in lines[0]:
+            continue
+        rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=other))
+        if len(rows[0]) > 1 and all(len(r) == len(rows[0]) for r in rows[1:]):
+            chosen = other
+            break
+    decimal = "."
+    if chosen == ";":
+        fields = [f.strip() for r in csv.reader(io.StringIO("\n".join(lines[1:])), delimiter=";") for f in r]
+        comma = any(re.fullmatch(_DECIMAL_COMMA, f) for f in fields)
+        point = any(re.fullmatch(_DECIMAL_POINT, f) for f in fields)
+        if comma and not point:
+            decimal = ","
+    return chosen, decimal

@@ -141,3 +141,81 @@ def test_written_row_index_is_not_a_feature(tmp_path, caplog):
     text = frame.to_csv(index=False).replace("x0,", ",", 1)
     path.write_text(text)
     assert list(load_dataset(str(path)).X.columns) == ["Unnamed: 0", "x1", "name"]
+
+
+# ------------------------------------------------------------------ separators, decimal commas, compression
+def _decimal_comma_frame(n=30) -> pd.DataFrame:
+    f = _frame(n)
+    f["x0"] = f["x0"] + 0.25  # never a whole number: every value is written with a decimal mark
+    return f
+
+
+def test_semicolons_and_decimal_commas_read_as_a_spreadsheet_wrote_them(tmp_path, caplog):
+    """A spreadsheet in a decimal-comma locale writes ``x0;x1;name;class`` and ``1,25;-0,5;é;a``: the file used to be
+    one column named ``x0;x1;name;class`` and the target was not found."""
+    f = _decimal_comma_frame()
+    want = load_dataset(str(_write(tmp_path / "plain.csv", f.to_csv(index=False))))
+    path = _write(tmp_path / "semi.csv", f.to_csv(index=False, sep=";", decimal=","))
+    with caplog.at_level("WARNING"):
+        data = load_dataset(str(path))
+    assert "read with ';' as the separator and a decimal comma" in caplog.text
+    pd.testing.assert_frame_equal(data.X, want.X)
+    assert data.y.tolist() == want.y.tolist() and data.X["x0"].dtype == float
+    # semicolons with decimal points: the points stay decimal points
+    dots = load_dataset(str(_write(tmp_path / "dots.csv", f.to_csv(index=False, sep=";"))))
+    pd.testing.assert_frame_equal(dots.X, want.X)
+    # tabs in a .csv file
+    tabs = load_dataset(str(_write(tmp_path / "tabs.csv", f.to_csv(index=False, sep="\t"))))
+    pd.testing.assert_frame_equal(tabs.X, want.X)
+
+
+def test_a_comma_in_the_header_keeps_commas(tmp_path):
+    """The header decides: ``a,b;c`` is two comma-separated columns, whatever the rows hold."""
+    text = "a,b;c,class\n" + "\n".join(f"{i % 4 + 0.5},{i % 3};{i % 2},{'xy'[i % 2]}" for i in range(20)) + "\n"
+    data = load_dataset(str(_write(tmp_path / "c.csv", text)))
+    assert list(data.X.columns) == ["a", "b;c"]
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zip"])
+def test_compressed_csv_and_arff_read_as_the_text_they_hold(tmp_path, suffix):
+    import bz2
+    import gzip
+    import lzma
+    import zipfile
+
+    text = _frame().to_csv(index=False)
+    want = load_dataset(str(_write(tmp_path / "plain.csv", text)))
+    path = tmp_path / f"data.csv{suffix}"
+    if suffix == ".zip":
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("data.csv", text)
+    else:
+        path.write_bytes({".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}[suffix](text.encode()))
+    data = load_dataset(str(path))
+    assert data.name == "data"
+    pd.testing.assert_frame_equal(data.X, want.X)
+    assert data.y.tolist() == want.y.tolist()
+    rows = "\n".join(f"{i},{'ab'[i % 2]}" for i in range(20))
+    arff = tmp_path / "d.arff.gz"
+    arff.write_bytes(gzip.compress(f"@relation d\n@attribute a numeric\n@attribute class {{a,b}}\n@data\n{rows}\n"
+                                   .encode()))
+    assert load_dataset(str(arff)).y.tolist() == ["ab"[i % 2] for i in range(20)]
+
+
+def test_bad_compressed_files_are_refused_in_one_line(tmp_path, capsys):
+    import zipfile
+
+    broken = tmp_path / "broken.csv.gz"
+    broken.write_bytes(b"not gzip at all")
+    line = _one_error(capsys, ["recommend", str(broken), "--budget", "5", "--dry-run"])
+    assert line.startswith("error: dataset file ") and "does not decompress as gzip" in line
+    two = tmp_path / "two.csv.zip"
+    with zipfile.ZipFile(two, "w") as z:
+        z.writestr("a.csv", "x,class\n1,a\n")
+        z.writestr("b.csv", "x,class\n1,a\n")
+    assert "a zip archive of 2 files: it must hold exactly one" in _one_error(
+        capsys, ["recommend", str(two), "--budget", "5", "--dry-run"])
+    other = tmp_path / "data.json.gz"
+    other.write_bytes(b"x")
+    assert "unknown dataset format '.json.gz'" in _one_error(
+        capsys, ["recommend", str(other), "--budget", "5", "--dry-run"])

@@ -579,14 +579,24 @@ def _listing(cols, limit: int = 8) -> str:
 
 # ------------------------------------------------------------------ readers
 def _load_file(path: Path, *, target: str | None, **options) -> LoadedDataset:
+    from algorank.metadata.textfile import COMPRESSIONS, decompress
+
     check_dataset_file(path)
     suffix = path.suffix.lower()
     name = path.stem
     source = f"file:{path}"
+    raw = None
+    if suffix in COMPRESSIONS:  # data.csv.gz: the text it holds, read as data.csv
+        inner = Path(path.stem).suffix.lower()
+        if inner not in (".arff", ".csv", ".txt", ".tsv"):
+            raise InputError(f"unknown dataset format {inner + suffix!r} of {str(path)!r}: a compressed dataset is "
+                             f"an .arff, .csv, .txt or .tsv file compressed as {', '.join(COMPRESSIONS)}")
+        raw = decompress(path, what="dataset file")
+        suffix, name = inner, Path(path.stem).stem
     if suffix == ".arff":
-        frame, nominal = _read_arff(path)
+        frame, nominal = _read_arff(path, raw=raw)
     elif suffix in (".csv", ".txt", ".tsv"):
-        frame, nominal = _read_csv(path, sep="\t" if suffix == ".tsv" else ","), None
+        frame, nominal = _read_csv(path, sep="\t" if suffix == ".tsv" else ",", raw=raw), None
     elif suffix in (".parquet", ".pq"):
         try:
             frame, nominal = pd.read_parquet(path), None
@@ -597,16 +607,41 @@ def _load_file(path: Path, *, target: str | None, **options) -> LoadedDataset:
     return dataset_from_frame(frame, name=name, source=source, target=target, nominal=nominal, **options)
 
 
-def _read_csv(path: Path, *, sep: str) -> pd.DataFrame:
-    from algorank.metadata.textfile import check_unique_names, decode_error, header_names, text_encoding
+def _read_csv(path: Path, *, sep: str, raw: bytes | None = None) -> pd.DataFrame:
+    """A dataset CSV (``raw``: the bytes of a compressed one), its separator and decimal mark from its first lines
+    (:func:`~algorank.metadata.textfile.csv_dialect`)."""
+    import io
+    import warnings
 
-    encoding = text_encoding(path, what="dataset file")
+    from algorank.metadata.textfile import check_unique_names, csv_dialect, decode_error, header_names, \
+        text_encoding
+
+    encoding = text_encoding(path if raw is None else raw, what="dataset file", label=str(path))
+
+    def source():  # a fresh reader of the text each time
+        return path if raw is None else io.BytesIO(raw)
+
     try:
-        names = header_names(path, sep=sep, encoding=encoding)
+        if raw is None:
+            with open(path, "rb") as fh:
+                head = fh.read(1 << 16)
+        else:
+            head = raw[: 1 << 16]
+        sep, decimal = csv_dialect(head.decode(encoding, errors="replace"), sep=sep)
+        if sep != "," or decimal != ".":
+            logger.warning("dataset file %s: read with %s as the separator%s", escape(str(path)),
+                           "a tab" if sep == "\t" else repr(sep),
+                           " and a decimal comma" if decimal == "," else "")
+        names = header_names(source(), sep=sep, encoding=encoding)
         check_unique_names(names, what=f"dataset file {str(path)!r}")
         # index_col=False: rows with one field more than the header never shift the columns onto an index
-        frame = pd.read_csv(path, sep=sep, na_values=["?"], skipinitialspace=True, encoding=encoding,
-                            index_col=False)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            frame = pd.read_csv(source(), sep=sep, decimal=decimal, na_values=["?"], skipinitialspace=True,
+                                encoding=encoding, index_col=False)
+        if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+            logger.warning("dataset file %s: some rows have more fields than the header; their extra fields are "
+                           "left out", escape(str(path)))
     except pd.errors.EmptyDataError as exc:
         raise InputError(f"dataset file is empty: {str(path)!r}") from exc
     except UnicodeError as exc:
@@ -635,15 +670,20 @@ def _without_row_index(frame: pd.DataFrame, names: list, path: Path) -> pd.DataF
     return frame.drop(columns=drop) if drop else frame
 
 
-def _read_arff(path: Path) -> tuple[pd.DataFrame, dict]:
+def _read_arff(path: Path, *, raw: bytes | None = None) -> tuple[pd.DataFrame, dict]:
+    import io
+
     import arff  # liac-arff
 
     from algorank.metadata.textfile import decode_error, text_encoding
 
-    encoding = text_encoding(path, what="dataset file")
+    encoding = text_encoding(path if raw is None else raw, what="dataset file", label=str(path))
     try:
-        with open(path, encoding=encoding) as fh:
-            data = arff.load(fh)
+        if raw is None:
+            with open(path, encoding=encoding) as fh:
+                data = arff.load(fh)
+        else:
+            data = arff.load(io.StringIO(raw.decode(encoding)))
     except UnicodeError as exc:
         raise decode_error(path, exc, encoding, what="dataset file") from None
     except Exception as exc:  # liac-arff raises its own ArffException subclasses and ValueError
