@@ -73,7 +73,7 @@ def test_file_errors(tmp_path):
     bad.write_text("@relation r\n@attribute x integer [1,10]\n@attribute class {a,b}\n@data\n1,a\n")
     with pytest.raises(InputError, match="cannot parse ARFF"):
         load_dataset(str(bad))
-    with pytest.raises(InputError, match="unknown dataset format"):
+    with pytest.raises(InputError, match="unknown dataset format .*save a spreadsheet as CSV$"):
         (tmp_path / "x.xlsx").write_text("x")
         load_dataset(str(tmp_path / "x.xlsx"))
     with pytest.raises(InputError, match="unknown scikit-learn dataset"):

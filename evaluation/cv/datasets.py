@@ -603,7 +603,9 @@ def _load_file(path: Path, *, target: str | None, **options) -> LoadedDataset:
         except Exception as exc:  # pyarrow raises several types
             raise InputError(f"cannot read Parquet file {str(path)!r}: {type(exc).__name__}: {exc}") from exc
     else:
-        raise InputError(f"unknown dataset format {suffix!r} of {str(path)!r}: expected .arff, .csv or .parquet")
+        hint = "; save a spreadsheet as CSV" if suffix in (".xlsx", ".xls", ".ods") else ""
+        raise InputError(f"unknown dataset format {suffix!r} of {str(path)!r}: expected .arff, .csv, .tsv, .txt or "
+                         f".parquet (a text file may be compressed: {', '.join(COMPRESSIONS)}){hint}")
     return dataset_from_frame(frame, name=name, source=source, target=target, nominal=nominal, **options)
 
 
