@@ -131,6 +131,23 @@ def test_features_given_with_y_keep_their_columns():
     assert "comment" not in d.X.columns
 
 
+def test_a_datetime_column_given_with_y_is_expanded_not_taken_as_categories():
+    """A datetime64 feature given with ``y=`` used to become a nominal column of one level per day (300 levels
+    here, one-hot encoded); it is expanded as in a table holding the target, while a date written as text stays."""
+    when = pd.date_range("2021-01-04", periods=300, freq="D")
+    X = pd.DataFrame({"when": when, "as_text": when.strftime("%Y-%m-%d"), "x": np.arange(300) % 7 + 0.5})
+    y = np.where(np.arange(300) % 2, "a", "b")
+    d = as_dataset(X, y=y)
+    actions = {c.column: c.action for c in d.columns}
+    assert actions == {"when": "date-expanded", "as_text": "kept", "x": "kept"}
+    assert list(d.X.columns)[:4] == ["when_year", "when_month", "when_dayofweek", "when_ordinal"]
+    assert (d.X["when_year"].iloc[0], d.X["when_month"].iloc[0], d.X["when_dayofweek"].iloc[0]) == (2021, 1, 0)
+    assert d.X["when_ordinal"].iloc[30] - d.X["when_ordinal"].iloc[0] == 30
+    assert d.meta_features["n_nominal_features"] == 1  # as_text, the user's choice
+    same = as_dataset(X.drop(columns="as_text").assign(target=y), target="target")
+    pd.testing.assert_frame_equal(d.X.drop(columns="as_text"), same.X)
+
+
 def test_the_refitted_model_takes_the_columns_as_read(csv):
     from algorank.recommender.live.recommend import refit_best
 

@@ -236,7 +236,8 @@ def plan_columns(frame: pd.DataFrame, *, target: str | None = None, keep_columns
     keep_columns, drop_columns : sequence of str
         Columns kept as read, columns dropped (names as in the file; case-insensitive when unique).
     rules : bool
-        Apply the automatic rules (dates, free text, ids); False: only the user's choices.
+        Apply the automatic rules (dates, free text, ids); False: only the user's choices, and the expansion of
+        a column of a datetime dtype (a timestamp is no feature any estimator fits).
 
     Returns
     -------
@@ -269,7 +270,9 @@ def plan_columns(frame: pd.DataFrame, *, target: str | None = None, keep_columns
         if c in keep:
             out.append(ColumnDecision(c, "kept-user", "named in keep_columns", (c,)))
             continue
-        if not rules or kind == "number" or c in plain:  # floats, booleans; integers that cannot be ids
+        # floats, booleans; integers that cannot be ids; without the rules every column but a datetime one, which
+        # no estimator fits as it is (its expansion is a conversion of its type, not a guess about its meaning)
+        if (not rules and kind != "date") or kind == "number" or c in plain:
             out.append(ColumnDecision(c, "kept", "", (c,)))
             continue
         s = frame[c]

@@ -204,8 +204,10 @@ def as_dataset(data, target: str | None = None, *, y=None, name: str | None = No
         How a numeric target is read (:mod:`algorank.evaluation.cv.task`): labels or a quantity.
     keep_columns, drop_columns : sequence of str
         Feature columns kept as read, or dropped (:mod:`algorank.evaluation.cv.columns`).  The
-        automatic column rules (ids, free text, dates) apply to files and to a DataFrame holding the
-        target, not to features given with ``y=`` (the user chose those columns).
+        automatic column rules (ids, free text, dates written as text) apply to files and to a DataFrame
+        holding the target, not to features given with ``y=`` (the user chose those columns); a column of a
+        datetime dtype is expanded into year, month, day of week and ordinal day everywhere, as no estimator
+        fits a timestamp as it is.
 
     Raises
     ------
