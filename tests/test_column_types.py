@@ -178,3 +178,25 @@ def test_recommend_json_and_report_list_what_was_done_to_each_column(csv, capsys
     assert section.text[0] == "Task: classification (target 'class' is nominal)."
     assert [r[:2] for r in section.tables[0].rows] == [["id", "dropped-id"], ["signup", "date-expanded"],
                                                       ["comment", "dropped-text"]]
+
+
+def test_the_refit_keeps_the_learners_warnings_off_stderr(caplog):
+    """The live tests silence a learner's warnings; the refit of the chosen learner printed them raw (an MLP that
+    did not converge wrote a ConvergenceWarning with its source line under the results)."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from algorank.recommender.live.recommend import refit_best
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(100, 3)), columns=["a", "b", "c"])
+    y = np.where(rng.random(100) > 0.5, "p", "q")  # noise: the solver stops at its iteration limit
+    data = as_dataset(X, y=y)
+    with warnings.catch_warnings(record=True) as caught, caplog.at_level("INFO"):
+        warnings.simplefilter("always")
+        model = refit_best(data, "sklearn.neural_network.MLPClassifier")
+    assert not [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert "refitting sklearn.neural_network.MLPClassifier on all the data: 1 warning(s) from the learner, the first: " \
+           "ConvergenceWarning: Stochastic Optimizer: Maximum iterations (200) reached" in caplog.text
+    assert set(model.predict(X)) <= {"p", "q"}

@@ -46,7 +46,7 @@ from algorank.metadata.regressors import is_regressor_id
 from algorank.metadata.learners import (LEARNERS, estimator_from_path, make_estimator, portfolio_spec, seed_estimator,
                                        short_name)
 
-__all__ = ["LearnerRecipe", "resolve_learner", "encode_features", "encode_dataset", "FoldPreprocessor",
+__all__ = ["LearnerRecipe", "resolve_learner", "fit_quietly", "encode_features", "encode_dataset", "FoldPreprocessor",
            "FrameEncoder", "RawPreprocessor", "make_preprocessor", "make_pipeline", "final_pipeline", "SCALINGS",
            "MAX_LEVELS"]
 
@@ -496,6 +496,21 @@ class RawPreprocessor(TransformerMixin, BaseEstimator):
 
     def transform(self, X):
         return self.prep_.transform(self.encoder_.transform(X))
+
+
+def fit_quietly(model, X, y, *, what: str):
+    """``model.fit(X, y)``, the learner's own warnings (a solver that did not converge, ...) kept off the user's
+    stderr as the live tests keep them: the first is logged (INFO), with how many there were.  Returns the model."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    if caught:
+        first = caught[0]
+        logger.info("%s: %d warning(s) from the learner, the first: %s: %s", what, len(caught),
+                    first.category.__name__, " ".join(str(first.message).split())[:300])
+    return model
 
 
 def final_pipeline(recipe: LearnerRecipe, *, random_state: int | None):

@@ -68,7 +68,7 @@ import numpy as np
 
 from algorank.evaluation.cv.children import start_fold_server
 from algorank.evaluation.cv.datasets import LoadedDataset, as_dataset
-from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
+from algorank.evaluation.cv.preprocessing import final_pipeline, fit_quietly, resolve_learner
 from algorank.recommender.live.environment import LiveEnvironment
 from algorank.recommender.live.explain import Explaining
 from algorank.recommender.live.folds import AUTO, SMALL_FOLDS, live_folds
@@ -582,7 +582,8 @@ def refit_best(data: LoadedDataset, learner: str, *, random_state: int = 0, allo
     recipe = resolve_learner(learner, allow_modules=allow_modules)
     target = data.y.to_numpy(dtype=object) if labels is None else labels
     with threadpool_limits(limits=1):  # single-threaded like the live tests
-        model = final_pipeline(recipe, random_state=random_state).fit(data.X, target)
+        model = fit_quietly(final_pipeline(recipe, random_state=random_state), data.X, target,
+                            what=f"refitting {learner} on all the data")
     if plan_changes(data.columns):  # the model takes the columns as read: ids, text dropped, dates expanded first
         from sklearn.pipeline import Pipeline
 

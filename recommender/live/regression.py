@@ -74,11 +74,12 @@ def refit_regressor(data, learner: str, *, random_state: int = 0, allow_modules=
     from threadpoolctl import threadpool_limits
 
     from algorank.evaluation.cv.columns import ColumnPlanTransformer, plan_changes
-    from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
+    from algorank.evaluation.cv.preprocessing import final_pipeline, fit_quietly, resolve_learner
 
     recipe = resolve_learner(learner, allow_modules=allow_modules, task="regression")
     with threadpool_limits(limits=1):  # single-threaded like the live tests
-        model = final_pipeline(recipe, random_state=random_state).fit(data.X, data.y.to_numpy(dtype=float))
+        model = fit_quietly(final_pipeline(recipe, random_state=random_state), data.X,
+                            data.y.to_numpy(dtype=float), what=f"refitting {learner} on all the data")
     if plan_changes(data.columns):
         model = Pipeline([("columns", ColumnPlanTransformer(data.columns).fit(None)), *model.steps])
     return model
