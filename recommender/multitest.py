@@ -69,6 +69,7 @@ from algorank.metadata.dataset import COST_KINDS
 from algorank.metadata.errors import InputError
 from algorank.metadata.task import lower_is_better
 from algorank.metadata.learners import short_name
+from algorank.metadata.text import escape
 from algorank.metadata.progress import progress_bar
 
 from algorank.metadata.fold_runs import FoldRuns, fold_runs_of
@@ -414,8 +415,15 @@ def resolve_learners(names: Sequence[str], available: Sequence[str]) -> list[str
         else:
             unknown.append(n)
     if unknown:
-        raise InputError(f"unknown learner(s) {', '.join(unknown[:5])}; known: ids or short names such as "
-                         f"{', '.join(sorted(by_short)[:6])}")
+        import difflib
+
+        names_known = sorted(by_short) or sorted(available)
+        close = difflib.get_close_matches(unknown[0], names_known, n=1, cutoff=0.6)
+        hint = f" (did you mean {escape(close[0])!r}?)" if close else ""
+        shown = ", ".join(escape(n) for n in names_known[:40]) + (
+            f" and {len(names_known) - 40} more" if len(names_known) > 40 else "")
+        raise InputError(f"unknown learner(s) {', '.join(escape(u) for u in unknown[:5])}{hint}; learners of this "
+                         f"meta-data: {shown}")
     return out
 
 

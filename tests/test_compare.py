@@ -110,5 +110,14 @@ def test_errors():
         compare_learners(meta, learners=["L0"])
     with pytest.raises(InputError, match="unknown learner"):
         compare_learners(meta, learners=["L0", "nope"])
+    # a misspelt name gets the closest one, and the names the meta-data knows are listed
+    from algorank.recommender.multitest import resolve_learners
+
+    with pytest.raises(InputError, match=r"^unknown learner\(s\) randm-forest \(did you mean 'random-forest'\?\); "
+                                         r"learners of this meta-data: knn, random-forest$"):
+        resolve_learners(["knn", "randm-forest"], ["sklearn.neighbors.KNeighborsClassifier",
+                                                   "sklearn.ensemble.RandomForestClassifier"])
+    with pytest.raises(InputError, match=r"^unknown learner\(s\) zz; learners of this meta-data: L0, L1$"):
+        resolve_learners(["zz"], ["L1", "L0"])
     code = main(["compare", "--meta", "lcdb", "--control-method", "sidak", "--no-bayes", "--quiet"])
     assert code == 2
