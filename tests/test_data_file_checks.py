@@ -219,3 +219,15 @@ def test_bad_compressed_files_are_refused_in_one_line(tmp_path, capsys):
     other.write_bytes(b"x")
     assert "unknown dataset format '.json.gz'" in _one_error(
         capsys, ["recommend", str(other), "--budget", "5", "--dry-run"])
+
+
+def test_a_row_with_an_extra_field_is_a_logged_warning_not_a_raw_one(tmp_path, caplog):
+    import warnings
+
+    path = _write(tmp_path / "extra.csv", "a,b,class\n1,2,x,9\n3,4,y\n5,6,x\n7,8,y\n")
+    with warnings.catch_warnings(record=True) as caught, caplog.at_level("WARNING"):
+        warnings.simplefilter("always")
+        data = load_dataset(str(path))
+    assert not [w for w in caught if issubclass(w.category, pd.errors.ParserWarning)]
+    assert "extra.csv: some rows have more fields than the header; their extra fields are left out" in caplog.text
+    assert data.X.to_numpy().tolist() == [[1, 2], [3, 4], [5, 6], [7, 8]] and data.y.tolist() == ["x", "y", "x", "y"]

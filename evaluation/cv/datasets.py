@@ -643,9 +643,10 @@ def _read_csv(path: Path, *, sep: str, raw: bytes | None = None) -> pd.DataFrame
             warnings.simplefilter("always", pd.errors.ParserWarning)
             frame = pd.read_csv(source(), sep=sep, decimal=decimal, na_values=["?"], skipinitialspace=True,
                                 encoding=encoding, index_col=False)
-        if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
-            logger.warning("dataset file %s: some rows have more fields than the header; their extra fields are "
-                           "left out", escape(str(path)))
+        for message in {str(w.message) for w in caught if issubclass(w.category, pd.errors.ParserWarning)}:
+            if message.startswith("Length of header or names does not match length of data"):
+                message = "some rows have more fields than the header; their extra fields are left out"
+            logger.warning("dataset file %s: %s", escape(str(path)), escape(" ".join(message.split())))
     except pd.errors.EmptyDataError as exc:
         raise InputError(f"dataset file is empty: {str(path)!r}") from exc
     except UnicodeError as exc:
