@@ -80,3 +80,22 @@ def test_mixed_dataframe_with_unseen_categories():
     assert clf.score(X, y) > 0.8  # the interaction is learnable from the encoded colour
     with pytest.raises(ValueError, match="feature names"):
         clf.predict(X[["x", "noise"]])
+
+
+def test_numbers_that_read_as_a_quantity_are_flagged(caplog):
+    """A whole-number target with many values is a class per value for a classifier, as in scikit-learn, but the
+    classifier says that it reads as a quantity and names the regressor."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    from algorank.recommender.live.estimator import _warn_if_a_quantity
+
+    with caplog.at_level(logging.WARNING):
+        _warn_if_a_quantity((X[:, 0] * 50 + 100).round())
+    assert "y is numeric with 87 distinct values in 120 rows: it reads as a quantity; AlgorankClassifier takes " \
+           "each value as a class (as scikit-learn's classifiers do); AlgorankRegressor fits a regression" \
+           in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        _warn_if_a_quantity(np.arange(120) % 3)  # three labels
+        _warn_if_a_quantity(np.array(["a", "b"] * 60))
+    assert caplog.text == ""

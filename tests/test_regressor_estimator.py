@@ -116,3 +116,14 @@ def test_bad_parameters_are_named(params, message):
     X, y = load_diabetes(return_X_y=True)
     with pytest.raises(ValueError, match=message):
         _fast(**params).fit(X[:60], y[:60])
+
+
+def test_class_labels_are_refused_in_words():
+    """Text labels used to fail deep in scikit-learn's validation ("dtype='numeric' is not compatible with arrays of
+    bytes/strings"); the error now says what y holds and which estimator fits it."""
+    X, _ = load_diabetes(return_X_y=True)
+    with pytest.raises(ValueError, match=r"^y holds class labels, not numbers: AlgorankRegressor fits a numeric "
+                                         r"target; AlgorankClassifier fits class labels$"):
+        _fast().fit(X[:60], np.array(["a", "b"] * 30))
+    reg = _fast().fit(X[:60], np.arange(60).astype(str).astype(object))  # numbers written as text are numbers
+    assert reg.predict(X[:2]).dtype == float

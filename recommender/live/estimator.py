@@ -48,6 +48,19 @@ def _has_predict_proba(learner: str, *, allow_modules=()) -> bool:
         return False
 
 
+def _warn_if_a_quantity(y) -> None:
+    """Log a warning when numeric labels read as a quantity by ``recommend``'s rule (many distinct whole numbers):
+    the classifier takes each value as a class, as scikit-learn's classifiers do, and names the regressor."""
+    from algorank.evaluation.cv.task import numeric_target_task
+
+    if not (np.issubdtype(np.asarray(y).dtype, np.number) and not np.issubdtype(np.asarray(y).dtype, np.bool_)):
+        return
+    task, why = numeric_target_task(pd.Series(np.asarray(y)))
+    if task == "regression":
+        logger.warning("y is numeric with %s: it reads as a quantity; AlgorankClassifier takes each value as a "
+                       "class (as scikit-learn's classifiers do); AlgorankRegressor fits a regression", why)
+
+
 def _refit_choice(trace, *, folds: int, seconds_left: float, calibrated=frozenset()) -> str | None:
     """The most accurate tested learner whose estimated refit fits in ``seconds_left`` (else the cheapest).
 
@@ -229,6 +242,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         y = column_or_1d(y, warn=True)
 
         check_classification_targets(y)
+        _warn_if_a_quantity(y)
         if len(y) != len(frame):
             raise ValueError(f"X and y have inconsistent numbers of samples: {len(frame)} and {len(y)}")
         self.classes_, codes = np.unique(y, return_inverse=True)

@@ -32,6 +32,16 @@ __all__ = ["AlgorankRegressor"]
 logger = logging.getLogger(__name__)
 
 
+def _all_numbers(y) -> bool:
+    """Whether every value of an object or text array reads as a number (missing values aside)."""
+    import pandas as pd
+
+    if y.dtype.kind == "b":
+        return False
+    values = pd.Series(y, dtype=object)
+    return bool(pd.to_numeric(values.dropna(), errors="coerce").notna().all())
+
+
 class AlgorankRegressor(RegressorMixin, BaseEstimator):
     """Regressor that picks its learner by testing regressors live within a budget, then refits it.
 
@@ -152,7 +162,11 @@ class AlgorankRegressor(RegressorMixin, BaseEstimator):
         if self.on_untested not in UNTESTED_CHOICES:
             raise InputError(f"on_untested must be one of {', '.join(UNTESTED_CHOICES)}; got {self.on_untested!r}")
         frame = self._validate(X, reset=True)
-        y = check_array(column_or_1d(y, warn=True), ensure_2d=False, dtype="numeric", input_name="y")
+        y = column_or_1d(y, warn=True)
+        if y.dtype.kind in "OUSb" and not _all_numbers(y):
+            raise InputError("y holds class labels, not numbers: AlgorankRegressor fits a numeric target; "
+                             "AlgorankClassifier fits class labels")
+        y = check_array(y, ensure_2d=False, dtype="numeric", input_name="y")
         y = np.asarray(y, dtype=float)
         if len(y) != len(frame):
             raise ValueError(f"X and y have inconsistent numbers of samples: {len(frame)} and {len(y)}")
