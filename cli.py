@@ -103,6 +103,10 @@ def _finish(args, result, out=None, code: int = 0) -> int:
         saved = later()
         if not args.json:
             print(terminal_text("\n".join(f"wrote {w}" for w in saved)))
+        if saved and getattr(result, "saved_model", "") is None:  # the report below names the file just written
+            from dataclasses import replace
+
+            result = replace(result, saved_model=str(saved[0]))
     if names:
         sys.stdout.flush()
         with output_folder(out) as folder:

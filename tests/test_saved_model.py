@@ -26,9 +26,12 @@ def test_version(capsys):
 def test_saved_model_loads_and_predicts_in_a_fresh_process(tmp_path, capsys):
     path = tmp_path / "model.joblib"
     code = cli.main(["recommend", "sklearn:iris", "--budget", "30", "--top", "2", "--cv", "3", "--quiet",
-                     "--exclude-dataset", "iris", "--save-model", str(path)])
+                     "--exclude-dataset", "iris", "--save-model", str(path), "--out", str(tmp_path / "out")])
     out = capsys.readouterr().out
-    assert code == 0 and f"wrote {path}" in out and path.is_file()
+    assert code == 0 and out.count(f"wrote {path}") == 1 and path.is_file()
+    # the report, written after the model, names it (it said to run again with --save-model)
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert f"the model refitted on all the data is saved in {path}" in report and "run with --save-model" not in report
     script = ("import joblib, sklearn, numpy as np\n"
               "from sklearn.datasets import load_iris\n"
               f"m = joblib.load({str(path)!r})\n"
