@@ -10,8 +10,8 @@ Every reader of a user's text file (a dataset CSV or ARFF, a runs CSV, an ASlib 
 * anything else is UTF-8 (a file that does not decode is refused by :func:`decode_error`).
 
 A file compressed with gzip, bzip2, xz or zip (``data.csv.gz``) is read as the text it holds (:func:`decompress`).
-A CSV file whose header holds no comma but semicolons or tabs, and whose first lines all split into as many fields,
-has those as its separator; with semicolons, numbers written with a decimal comma (``3,14``, and no ``3.14``
+A CSV file whose header holds no comma but semicolons or tabs (or runs of blanks), and whose first lines all split
+into as many fields, has those as its separator; with semicolons, numbers written with a decimal comma (``3,14``, and no ``3.14``
 anywhere in those lines) are read as numbers (:func:`csv_dialect`: the convention of spreadsheets in locales that
 write decimal commas).  Anything else is read as comma-separated.
 
@@ -31,7 +31,7 @@ from .errors import InputError
 from .text import escape
 
 __all__ = ["text_encoding", "decode_error", "check_unique_names", "header_names", "COMPRESSIONS", "decompress",
-           "csv_dialect"]
+           "csv_dialect", "WHITESPACE"]
 
 #: Bytes looked at to find the encoding.
 _SAMPLE = 1 << 16
@@ -172,6 +172,8 @@ def decompress(path: str | os.PathLike, *, what: str = "file") -> bytes:
                          f"{' '.join(str(exc).split())}") from None
 
 
+#: The separator of fields separated by runs of spaces or tabs (pandas' regular expression).
+WHITESPACE = r"\s+"
 #: Lines of a CSV file looked at to find its separator and decimal mark.
 _DIALECT_LINES = 50
 _DECIMAL_COMMA = r"[+-]?\d+,\d+"
@@ -182,7 +184,9 @@ def csv_dialect(text: str, *, sep: str = ",") -> tuple[str, str]:
     """``(separator, decimal mark)`` of a CSV file from its first lines (``text``, decoded).
 
     The separator is ``sep`` unless the header holds no ``sep`` but semicolons or tabs, and each of the next lines
-    (up to :data:`_DIALECT_LINES`) splits into as many fields with that character: then it is that character.  The
+    (up to :data:`_DIALECT_LINES`) splits into as many fields with that character: then it is that character.
+    Failing that, a comma-separated file without quotes whose lines all split into as many (more than one) fields
+    at runs of blanks has :data:`WHITESPACE` as its separator (``x1 x2 class``, as many UCI files are).  The
     decimal mark is ``,`` when the separator is a semicolon and some field of those lines is a number written with
     a decimal comma while none is written with a decimal point; else ``.``.
     """
@@ -204,6 +208,10 @@ def csv_dialect(text: str, *, sep: str = ",") -> tuple[str, str]:
         if len(rows[0]) > 1 and all(len(r) == len(rows[0]) for r in rows[1:]):
             chosen = other
             break
+    if chosen == sep and sep == "," and '"' not in text:  # fields separated by runs of blanks, unquoted
+        counts = [len(line.split()) for line in lines]
+        if counts[0] > 1 and all(c == counts[0] for c in counts[1:]):
+            return WHITESPACE, "."
     decimal = "."
     if chosen == ";":
         fields = [f.strip() for r in csv.reader(io.StringIO("\n".join(lines[1:])), delimiter=";") for f in r]

@@ -169,6 +169,20 @@ def test_semicolons_and_decimal_commas_read_as_a_spreadsheet_wrote_them(tmp_path
     pd.testing.assert_frame_equal(tabs.X, want.X)
 
 
+def test_fields_separated_by_blanks_as_in_many_uci_files(tmp_path, caplog):
+    text = "x1 x2  class\n" + "\n".join(f"{i % 4 + 0.5}   {i % 3} {'ab'[i % 2]}" for i in range(20)) + "\n"
+    with caplog.at_level("WARNING"):
+        data = load_dataset(str(_write(tmp_path / "ws.txt", text)))
+    assert "read with runs of blanks as the separator" in caplog.text
+    assert list(data.X.columns) == ["x1", "x2"] and data.X["x1"].tolist()[:3] == [0.5, 1.5, 2.5]
+    assert data.y.tolist() == ["ab"[i % 2] for i in range(20)]
+    # quoted fields, or lines of other lengths: no such guess (the file stays one column, and says so)
+    quoted = '"x 1" x2 class\n' + "\n".join(f"{i} {i} {'ab'[i % 2]}" for i in range(20)) + "\n"
+    with pytest.raises(InputError, match=r"target 'class' is not an attribute of dataset 'q'.*attributes: "
+                                         r"x 1 x2 class$"):
+        load_dataset(str(_write(tmp_path / "q.txt", quoted)), target="class")
+
+
 def test_a_comma_in_the_header_keeps_commas(tmp_path):
     """The header decides: ``a,b;c`` is two comma-separated columns, whatever the rows hold."""
     text = "a,b;c,class\n" + "\n".join(f"{i % 4 + 0.5},{i % 3};{i % 2},{'xy'[i % 2]}" for i in range(20)) + "\n"

@@ -617,8 +617,8 @@ def _read_csv(path: Path, *, sep: str, raw: bytes | None = None) -> pd.DataFrame
     import io
     import warnings
 
-    from algorank.metadata.textfile import check_unique_names, csv_dialect, decode_error, header_names, \
-        text_encoding
+    from algorank.metadata.textfile import WHITESPACE, check_unique_names, csv_dialect, decode_error, \
+        header_names, text_encoding
 
     encoding = text_encoding(path if raw is None else raw, what="dataset file", label=str(path))
 
@@ -634,7 +634,7 @@ def _read_csv(path: Path, *, sep: str, raw: bytes | None = None) -> pd.DataFrame
         sep, decimal = csv_dialect(head.decode(encoding, errors="replace"), sep=sep)
         if sep != "," or decimal != ".":
             logger.warning("dataset file %s: read with %s as the separator%s", escape(str(path)),
-                           "a tab" if sep == "\t" else repr(sep),
+                           {"\t": "a tab", WHITESPACE: "runs of blanks"}.get(sep, repr(sep)),
                            " and a decimal comma" if decimal == "," else "")
         names = header_names(source(), sep=sep, encoding=encoding)
         check_unique_names(names, what=f"dataset file {str(path)!r}")
