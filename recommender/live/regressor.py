@@ -15,6 +15,7 @@ import logging
 import time
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
@@ -34,8 +35,6 @@ logger = logging.getLogger(__name__)
 
 def _all_numbers(y) -> bool:
     """Whether every value of an object or text array reads as a number (missing values aside)."""
-    import pandas as pd
-
     if y.dtype.kind == "b":
         return False
     values = pd.Series(y, dtype=object)
@@ -163,9 +162,11 @@ class AlgorankRegressor(RegressorMixin, BaseEstimator):
             raise InputError(f"on_untested must be one of {', '.join(UNTESTED_CHOICES)}; got {self.on_untested!r}")
         frame = self._validate(X, reset=True)
         y = column_or_1d(y, warn=True)
-        if y.dtype.kind in "OUSb" and not _all_numbers(y):
-            raise InputError("y holds class labels, not numbers: AlgorankRegressor fits a numeric target; "
-                             "AlgorankClassifier fits class labels")
+        if y.dtype.kind in "OUSb":
+            if not _all_numbers(y):
+                raise InputError("y holds class labels, not numbers: AlgorankRegressor fits a numeric target; "
+                                 "AlgorankClassifier fits class labels")
+            y = pd.to_numeric(pd.Series(y, dtype=object)).to_numpy(dtype=float)  # numbers written as text
         y = check_array(y, ensure_2d=False, dtype="numeric", input_name="y")
         y = np.asarray(y, dtype=float)
         if len(y) != len(frame):
