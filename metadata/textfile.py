@@ -194,19 +194,20 @@ def csv_dialect(text: str, *, sep: str = ",") -> tuple[str, str]:
     import io
     import re
 
-    lines = text.splitlines()[:_DIALECT_LINES + 1]
-    if len(text.splitlines()) > _DIALECT_LINES + 1 or not text.endswith(("\n", "\r")):
+    every = text.splitlines()
+    lines = every[:_DIALECT_LINES + 1]
+    if len(every) > _DIALECT_LINES + 1 or not text.endswith(("\n", "\r")):
         lines = lines[:-1] or lines[:1]  # the last line of a sample may be cut
     lines = [line for line in lines if line.strip()]
     if not lines or sep in lines[0]:
         return sep, "."
-    chosen = sep
+    chosen, fields = sep, []
     for other in (";", "\t"):
         if other == sep or other not in lines[0]:
             continue
         rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=other))
         if len(rows[0]) > 1 and all(len(r) == len(rows[0]) for r in rows[1:]):
-            chosen = other
+            chosen, fields = other, [f.strip() for r in rows[1:] for f in r]
             break
     if chosen == sep and sep == "," and '"' not in text:  # fields separated by runs of blanks, unquoted
         counts = [len(line.split()) for line in lines]
@@ -214,7 +215,6 @@ def csv_dialect(text: str, *, sep: str = ",") -> tuple[str, str]:
             return WHITESPACE, "."
     decimal = "."
     if chosen == ";":
-        fields = [f.strip() for r in csv.reader(io.StringIO("\n".join(lines[1:])), delimiter=";") for f in r]
         comma = any(re.fullmatch(_DECIMAL_COMMA, f) for f in fields)
         point = any(re.fullmatch(_DECIMAL_POINT, f) for f in fields)
         if comma and not point:

@@ -620,17 +620,17 @@ def _read_csv(path: Path, *, sep: str, raw: bytes | None = None) -> pd.DataFrame
     from algorank.metadata.textfile import WHITESPACE, check_unique_names, csv_dialect, decode_error, \
         header_names, text_encoding
 
-    encoding = text_encoding(path if raw is None else raw, what="dataset file", label=str(path))
+    if raw is None:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+    else:
+        head = raw[: 1 << 16]
+    encoding = text_encoding(head, what="dataset file", label=str(path))  # one read serves both
 
     def source():  # a fresh reader of the text each time
         return path if raw is None else io.BytesIO(raw)
 
     try:
-        if raw is None:
-            with open(path, "rb") as fh:
-                head = fh.read(1 << 16)
-        else:
-            head = raw[: 1 << 16]
         sep, decimal = csv_dialect(head.decode(encoding, errors="replace"), sep=sep)
         if sep != "," or decimal != ".":
             logger.warning("dataset file %s: read with %s as the separator%s", escape(str(path)),

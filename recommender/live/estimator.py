@@ -53,9 +53,10 @@ def _warn_if_a_quantity(y) -> None:
     the classifier takes each value as a class, as scikit-learn's classifiers do, and names the regressor."""
     from algorank.evaluation.cv.task import numeric_target_task
 
-    if not (np.issubdtype(np.asarray(y).dtype, np.number) and not np.issubdtype(np.asarray(y).dtype, np.bool_)):
+    y = np.asarray(y)
+    if not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.bool_):
         return
-    task, why = numeric_target_task(pd.Series(np.asarray(y)))
+    task, why = numeric_target_task(pd.Series(y))
     if task == "regression":
         logger.warning("y is numeric with %s: it reads as a quantity; AlgorankClassifier takes each value as a "
                        "class (as scikit-learn's classifiers do); AlgorankRegressor fits a regression", why)
