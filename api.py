@@ -138,7 +138,7 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
               neighbours: int = 10, on_plan: Callable | None = None, on_start: Callable | None = None,
               on_observation: Callable | None = None, started: float | None = None, save_model=None, n_jobs: int = 1,
               task: str = "auto", keep_columns: Sequence[str] = (), drop_columns: Sequence[str] = (),
-              force: bool = False):
+              force: bool = False, ensemble: bool = True):
     """Rank learners for ``data`` from the meta-data, test them live within ``budget`` seconds, refit the best.
 
     Parameters
@@ -169,6 +169,10 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
         Seed of the live CV and of randomised strategies.
     refit : bool
         Refit the best learner on all the data (``Recommendation.model``).
+    ensemble : bool
+        Classification: return a weighted ensemble of the tested learners instead when greedy ensemble selection
+        over their out-of-fold probabilities beats the best learner (:mod:`algorank.recommender.live.ensemble`;
+        ``Recommendation.ensemble`` records what it found).  Only with ``refit``.
     dry_run : bool
         Only plan.
     exclude_datasets : sequence of str
@@ -241,7 +245,7 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
                             time_model=time_model, time_overhead=time_overhead, metric=metric, on_plan=on_plan,
                             on_start=on_start, on_observation=on_observation, started=started,
                             neighbours=neighbours, n_jobs=n_jobs, task=task,
-                            keep_columns=keep_columns, drop_columns=drop_columns)
+                            keep_columns=keep_columns, drop_columns=drop_columns, ensemble=ensemble)
         if model_path is None or result.model is None:
             return result
         return replace(result, saved_model=_save(result, model_path))

@@ -52,7 +52,10 @@ def add_arguments(p) -> None:
                    "a regression: r2 (default), rmse or mae")
     p.add_argument("--save-model", metavar="PATH", help="refit the best learner on all the data and save it with "
                    "joblib (joblib.load; load only files you trust: unpickling runs code); without it the command "
-                   "keeps no model")
+                   "keeps no model. A classification saves the weighted ensemble of the tested learners instead "
+                   "when it beats the best one out of fold (see --no-ensemble)")
+    p.add_argument("--no-ensemble", dest="ensemble", action="store_false", help="with --save-model: save the best "
+                   "learner alone, never an ensemble of the tested learners")
     p.add_argument("--force", action="store_true", help="let --save-model replace an existing file that is not a "
                    "model algorank saved (the dataset, a folder or a device never)")
     p.add_argument("--n-jobs", type=int, default=1, metavar="N",
@@ -82,7 +85,7 @@ def run(args):
                        cv=args.cv, top=args.top, random_state=args.seed, dry_run=args.dry_run,
                        exclude_datasets=args.exclude_dataset, allow_modules=args.allow_module, metric=args.metric,
                        time_model=args.time_model, time_overhead=args.time_overhead,
-                       refit=model_path is not None,
+                       refit=model_path is not None, ensemble=args.ensemble,
                        n_jobs=args.n_jobs, task=args.task, keep_columns=items(args.keep_columns) or (),
                        drop_columns=items(args.drop_columns) or (), on_plan=progress.on_plan,
                        on_start=None if args.dry_run else progress.on_start,

@@ -21,7 +21,7 @@ def bench():
 def _row(dataset, tool, budget, status, accuracy="", wall="1", returned=""):
     return {"collection": "mid", "dataset": dataset, "budget": budget, "tool": tool, "status": status,
             "accuracy": accuracy, "wall_s": wall, "process_s": "2", "returned": returned, "n_train": "75",
-            "n_test": "25", "excluded": "", "message": ""}
+            "n_test": "25", "excluded": "", "message": "", "single_accuracy": ""}
 
 
 def _hand_made(bench, path):
@@ -344,3 +344,18 @@ sys.exit(b.run_jobs([1], work, workers=1, stopping=threading.Event()))
         time.sleep(0.05)
     else:
         pytest.fail("the child still runs after its benchmark was terminated")
+
+
+def test_append_keeps_the_header_of_an_older_file(bench, tmp_path):
+    # a results file written before the single_accuracy column existed keeps its columns: rows stay aligned
+    path = tmp_path / "old.csv"
+    old = bench.FIELDS[:-1]
+    assert bench.FIELDS[-1] == "single_accuracy"
+    bench.append_row(path, _row("a", "hgb", "", "ok", "0.5", "1"), fields=old)
+    bench.append_row(path, {**_row("b", "algorank", "20", "ok", "0.75", "19"), "single_accuracy": 0.7})
+    rows = bench.read_results(path)
+    assert [r["accuracy"] for r in rows] == ["0.5", "0.75"]
+    assert all(set(r) == set(old) for r in rows)
+    fresh = tmp_path / "new.csv"
+    bench.append_row(fresh, {**_row("b", "algorank", "20", "ok", "0.75", "19"), "single_accuracy": 0.7})
+    assert bench.read_results(fresh)[0]["single_accuracy"] == "0.7"

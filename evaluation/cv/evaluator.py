@@ -237,6 +237,10 @@ class EvaluationResult:
         The task that ran and how it was decided.
     columns : tuple of dict
         What was done to each feature column as read.
+    oof : dict
+        learner -> out-of-fold class probabilities, ``(n_rows, n_classes)`` float32 in row order, averaged over
+        the repetitions (scheme ``cv`` only; a learner is left out unless every fold it ran succeeded with
+        probabilities).  The predictions that ensemble selection combines.
 
     Examples
     --------
@@ -260,6 +264,7 @@ class EvaluationResult:
     task: str = "classification"
     task_detection: str = ""
     columns: tuple = field(default=(), repr=False)
+    oof: dict = field(default_factory=dict, repr=False)
 
     def to_meta(self) -> MetaDataset:
         """The runs as a :class:`~algorank.metadata.dataset.MetaDataset` (one dataset)."""
@@ -632,6 +637,7 @@ class Evaluator:
         summary = []
         failures = []
         estimates = {}
+        oof = {}
         regression = dataset.task == "regression"
         n_test_per_rep = sum(len(s.test) for s in resampler.repetition(0, y))
         for r in recipes:
@@ -646,6 +652,10 @@ class Evaluator:
             est = np.array([np.mean([x.accuracy for x in v]) for _, v in sorted(by_rep.items())
                             if all(x.status == "ok" for x in v)], dtype=float)
             estimates[r.id] = est
+            if self.scheme == "cv" and not regression and not st["failed"]:
+                pooled = out_of_fold(recs, resampler, y)
+                if pooled is not None:
+                    oof[r.id] = pooled
             status, message = "ok", ""
             if st["failed"]:
                 first = st["failed"][0]
@@ -694,7 +704,30 @@ class Evaluator:
         return EvaluationResult(dataset=dataset.name, runs=runs, summary=summ, failures=failures,
                                 reproducibility=rep, estimates=estimates, store=store_path,
                                 config=self.config(), dataset_row=row, task=dataset.task,
-                                task_detection=dataset.task_detection, columns=tuple(dataset.columns_dict()))
+                                task_detection=dataset.task_detection, columns=tuple(dataset.columns_dict()),
+                                oof=oof)
+
+
+def out_of_fold(records, resampler, y) -> np.ndarray | None:
+    """Out-of-fold class probabilities of one learner's fold records, ``(n_rows, n_classes)`` float32.
+
+    Each repetition whose folds all hold probabilities fills every row once; the repetitions are averaged.  None
+    when no repetition is complete (a failed or unstarted fold, a learner without probabilities).
+    """
+    by_rep: dict[int, list] = {}
+    for rec in records:
+        by_rep.setdefault(rec.repeat, []).append(rec)
+    total, used = None, 0
+    for rep, recs in sorted(by_rep.items()):
+        splits = resampler.repetition(rep, y)
+        if len(recs) != len(splits) or any(r.status != "ok" or r.proba is None for r in recs):
+            continue
+        pooled = np.zeros((len(y), recs[0].proba.shape[1]), dtype=np.float64)
+        for rec in recs:
+            pooled[splits[rec.fold].test] = rec.proba
+        total = pooled if total is None else total + pooled
+        used += 1
+    return None if total is None else (total / used).astype(np.float32)
 
 
 # ====================================================================== output files

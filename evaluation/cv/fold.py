@@ -184,7 +184,8 @@ def evaluate_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split: Sp
         return failed_fold(recipe, split, "error", " ".join(message.split())[:500], fit_time=fit_time,
                             predict_time=predict_time)
     return FoldRecord(recipe.id, split.repeat, split.fold, "ok", accuracy, balanced, auc, log_loss, fit_time,
-                      predict_time, size, "", np.asarray(true_score, dtype=float), f1_macro=f1)
+                      predict_time, size, "", np.asarray(true_score, dtype=float), f1_macro=f1,
+                      proba=scores.astype(np.float32) if scores is not None and is_proba else None)
 
 
 

@@ -40,7 +40,7 @@ import socket
 import sqlite3
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +84,10 @@ class FoldRecord:
         A regression fold's coefficient of determination, root mean squared error and mean absolute
         error on the test rows (NaN for classification folds and failed ones).  Its ``accuracy`` is
         the score ``max(r2, 0)``.
+    proba : ndarray or None
+        A classification fold's class probabilities on the test rows, ``(n_test, n_classes)`` float32 in
+        test-index order (None when the learner gives none, the fold failed, or the record came from a
+        store, which does not keep them).  The out-of-fold predictions of ensemble selection.
     """
 
     learner: str
@@ -103,6 +107,7 @@ class FoldRecord:
     r2: float = math.nan
     rmse: float = math.nan
     mae: float = math.nan
+    proba: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def as_row(self) -> dict:
         """The runs-schema fields of this record (without ``dataset``)."""

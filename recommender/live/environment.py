@@ -238,6 +238,9 @@ class LiveEnvironment:
         Start and end of every test (in :meth:`test` call order), seconds since ``origin``.
     paces : dict
         learner -> seconds a full test needs at the pace its stopped tests showed (:meth:`needs`).
+    predictions : dict
+        learner -> out-of-fold class probabilities of its finished test (``(n_rows, n_classes)`` float32; see
+        :attr:`~algorank.evaluation.cv.evaluator.EvaluationResult.oof`), for ensemble selection.
     """
 
     def __init__(self, dataset: LoadedDataset, evaluator: Evaluator | None = None, *, cv: int = 5,
@@ -273,6 +276,7 @@ class LiveEnvironment:
         self.origin = None if origin is None else float(origin)
         self.timeline: list[tuple[float, float]] = []
         self.paces: dict[str, float] = {}
+        self.predictions: dict[str, np.ndarray] = {}
         self._done: int | None = None
 
     @property
@@ -555,6 +559,8 @@ class LiveEnvironment:
             self.time_ratios.append(seconds / raw)
         row = result.summary.iloc[0].to_dict()
         self.results[learner] = row
+        if learner in result.oof:
+            self.predictions[learner] = result.oof[learner]
         status = str(row.get("status", "ok"))
         acc = float(row.get("accuracy_mean", np.nan)) if self.metric == "accuracy" else \
             score_from_runs(result.runs, self.metric)

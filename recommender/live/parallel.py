@@ -237,7 +237,7 @@ def _worker_test(source, learner: str, state: dict):
     rules = {k: state[k] for k in ("limit", "screen") if state.get(k) is not None}
     started = time.time()
     obs = env.test(learner, **rules)
-    return obs, env.results.get(learner), (started, time.time())
+    return obs, env.results.get(learner), (started, time.time()), env.predictions.get(learner)
 
 
 @dataclass
@@ -606,6 +606,8 @@ def run_parallel(policy, env, *, n_jobs: int, expected, dataset: str = "", budge
                         out = pool.result(handle)
                     obs, row = out[:2]
                     when = out[2] if len(out) > 2 else None
+                    if len(out) > 3 and out[3] is not None and obs.status == "ok":
+                        env.predictions[r.learner] = out[3]
                 except Exception as exc:  # noqa: BLE001 - a worker that died is one failed test
                     obs, row = Observation(r.learner, math.nan, clock() - r.started, "error",
                                            f"the worker failed: {type(exc).__name__}: {exc}".splitlines()[0]), None

@@ -88,6 +88,7 @@ from algorank.recommender.kernel.time_model import TimeModel, live_model_for
 from algorank.recommender.kernel.trace import ForwardsLimit, Observation, Trace, run_policy
 from algorank.metadata.checks import check_budget, check_folds, check_seed
 from algorank.metadata.errors import InputError
+from algorank.metadata.text import escape
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable
 from algorank.metadata.portfolio import missing_libraries, missing_library_note
 from algorank.metadata.metric import (METRICS, BASELINE_COLUMN, baseline_warning, check_metric, check_task_metric,
@@ -249,6 +250,7 @@ def recommend(
     task: str = "auto",
     keep_columns: Sequence[str] = (),
     drop_columns: Sequence[str] = (),
+    ensemble: bool = True,
 ) -> Recommendation:
     """Rank learners for ``dataset`` from the meta-data, then run them live.
 
@@ -333,6 +335,11 @@ def recommend(
     keep_columns, drop_columns : sequence of str
         Feature columns kept as read, or dropped; the others follow the rules of
         :mod:`algorank.evaluation.cv.columns` (ids and free text dropped, dates expanded).
+    ensemble : bool
+        Classification with ``refit``: combine the tested learners' out-of-fold probabilities by greedy ensemble
+        selection and return the weighted ensemble, refitted, when it beats the best single learner by its
+        out-of-fold score and its refit stays within the rules of :mod:`algorank.recommender.live.ensemble`
+        (``Recommendation.ensemble`` records the choice either way).  False: the best learner alone.
 
     Returns
     -------
@@ -519,9 +526,14 @@ def recommend(
                 trace = Trace(dataset=trace.dataset, observations=trace.observations, stopped="budget")
         clock.lap("tests")
     model = None
+    chosen = None
+    if refit and ensemble and not regression and trace is not None and trace.best() is not None:
+        chosen = _select(env, trace, data, metric=metric, budget=budget)
     if refit and trace is not None and trace.best() is not None:
         try:
-            if regression:
+            if chosen is not None and chosen.kept:
+                model = refit_ensemble(data, chosen, random_state=random_state, allow_modules=allowed, labels=labels)
+            elif regression:
                 from algorank.recommender.live.regression import refit_regressor
 
                 model = refit_regressor(data, trace.best().learner, random_state=random_state, allow_modules=allowed)
@@ -530,6 +542,7 @@ def recommend(
                                    labels=labels)
         except KeyboardInterrupt:  # Ctrl-C during the refit: the tests are done, their best is kept (no model)
             logger.warning("interrupted during the refit of %s: no model", _clip(trace.best().learner))
+            chosen = None
             trace = Trace(dataset=trace.dataset, observations=trace.observations, stopped="interrupted")
         clock.lap("refit")
     notes, suggested = (), None
@@ -552,7 +565,37 @@ def recommend(
                           n_jobs=n_jobs, task=data.task, task_detection=data.task_detection,
                           columns=tuple(data.columns_dict()),
                           no_metric=tuple({"learner": l, "reason": r} for l, r in no_metric.items()),
-                          not_retried=not_retried, relative_prior=relative, errors=errors)
+                          not_retried=not_retried, relative_prior=relative, errors=errors,
+                          ensemble=None if chosen is None else chosen.to_dict())
+
+
+def _select(env, trace, data, *, metric: str, budget: float | None):
+    """Ensemble selection over the successful tests' out-of-fold probabilities (None when fewer than two have
+    them); logs what it found."""
+    from algorank.recommender.live.ensemble import choose_ensemble
+
+    ok = {o.learner for o in trace.observations if o.status == "ok"}
+    predictions = {l: p for l, p in env.predictions.items() if l in ok}
+    folds = env._folds()
+    refit_seconds = {l: float(env.results.get(l, {}).get("fit_time_mean", math.nan)) * folds / max(folds - 1, 1)
+                     for l in predictions}
+    best = trace.best()
+    chosen = choose_ensemble(predictions, data.y_codes, metric=metric, best_score=best.accuracy,
+                             refit_seconds=refit_seconds, budget=budget, best_learner=best.learner)
+    if chosen is not None:
+        logger.info("ensemble selection: %s; %s: %s", escape(chosen.describe()),
+                    "kept" if chosen.kept else "not kept", chosen.reason)
+    return chosen
+
+
+def refit_ensemble(data: LoadedDataset, chosen, *, random_state: int = 0, allow_modules=(), labels=None):
+    """Refit the members of ensemble ``chosen`` (an :class:`~algorank.recommender.live.ensemble.EnsembleChoice`)
+    on all of ``data`` like :func:`refit_best`, and combine them with its weights."""
+    from algorank.recommender.live.ensemble import EnsembleClassifier
+
+    members = [(learner, refit_best(data, learner, random_state=random_state, allow_modules=allow_modules,
+                                    labels=labels)) for learner in chosen.members]
+    return EnsembleClassifier(members, [chosen.weights[learner] for learner in chosen.members])
 
 
 def _prior_shape(meta) -> tuple[float, float]:

@@ -146,9 +146,10 @@ class Recommendation:
         estimator classes of an allowed package (learner ids are data, never code).
     expected : dict
         learner -> (predicted accuracy, predicted seconds, ...) for every learner, planned or not.
-    model : sklearn Pipeline or None
+    model : sklearn Pipeline, EnsembleClassifier or None
         The best learner refitted on all the data (raw features in, class labels out), ready
-        to ``predict``; None for a dry run, when nothing succeeded, or with ``refit=False``.
+        to ``predict``, or the ensemble of refitted learners that :attr:`ensemble` chose; None for a dry
+        run, when nothing succeeded, or with ``refit=False``.
     metric : str
         The metric of the ranking, the live tests and the expected values (a name of
         :data:`algorank.metadata.metric.METRICS`).  The leaderboard and ``to_dict()`` name their
@@ -205,6 +206,11 @@ class Recommendation:
     errors : dict
         Regression only: learner -> ``{"r2", "rmse", "mae"}``, the means over the folds of its test (the
         leaderboard's ``r2``, ``rmse`` and ``mae`` columns, and ``best`` in ``to_dict()``).
+    ensemble : dict or None
+        What ensemble selection over the tests' out-of-fold probabilities found
+        (:meth:`~algorank.recommender.live.ensemble.EnsembleChoice.to_dict`: ``weights``, ``score``, ``kept``,
+        ``reason``, ...); ``kept`` says whether :attr:`model` is that ensemble.  None when it did not run
+        (regression, ``ensemble=False`` or ``refit=False``, fewer than two tests with probabilities).
 
     Examples
     --------
@@ -344,6 +350,7 @@ class Recommendation:
     not_retried: tuple = field(default=(), compare=False)
     relative_prior: dict = field(default_factory=dict, compare=False)
     errors: dict = field(default_factory=dict, compare=False)
+    ensemble: dict | None = field(default=None, compare=False)
 
     def _errors(self, learner: str) -> dict:
         """A regression test's mean R², RMSE and MAE (NaN when unknown); {} for classification."""
@@ -476,6 +483,7 @@ class Recommendation:
             "best": None if best is None else {"learner": best.learner, "short": short_name(best.learner),
                                                **self._errors(best.learner), m: from_score(m, best.accuracy)},
             "refitted": self.model is not None,
+            "ensemble": None if self.ensemble is None else dict(self.ensemble),
             "stop_reason": self.stop_reason,
             "summary": self.summary,
             "notes": list(self.notes),

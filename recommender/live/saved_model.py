@@ -47,9 +47,20 @@ def model_info(recommendation) -> dict:
     return {"learner": None if best is None else best.learner, "dataset": recommendation.dataset,
             "metric": recommendation.metric, "task": getattr(recommendation, "task", "classification"),
             "cv_value": None if best is None else from_score(recommendation.metric, best.accuracy),
+            "ensemble": _ensemble_info(recommendation),
             "sklearn_version": sklearn.__version__, "algorank_version": __version__,
             "joblib_version": joblib.__version__, "numpy_version": numpy.__version__,
             "python_version": platform.python_version()}
+
+
+def _ensemble_info(recommendation) -> dict | None:
+    """The ensemble the model is (learner -> weight and its out-of-fold value), or None for a single learner."""
+    from algorank.metadata.metric import from_score
+
+    chosen = getattr(recommendation, "ensemble", None)
+    if not chosen or not chosen.get("kept"):
+        return None
+    return {"weights": dict(chosen["weights"]), "cv_value": from_score(recommendation.metric, chosen["score"])}
 
 
 def save_model(recommendation, path) -> str:

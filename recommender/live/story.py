@@ -39,6 +39,14 @@ def answer_lines(rec) -> list[str]:
              f"{from_score(m, best.accuracy):.4f} in {rec.cv}-fold cross-validation "
              f"({'higher' if METRICS[m].higher_is_better else 'lower'} is better), found by test {k + 1} of "
              f"{len(obs)} after {format_seconds(found)} of tests."]
+    chosen = getattr(rec, "ensemble", None)
+    if chosen and chosen.get("kept") and rec.model is not None:
+        parts = ", ".join(f"{short_name(l)} {w:.2f}" for l, w in chosen["weights"].items())
+        lines.append(f"The model returned is a weighted ensemble of {len(chosen['weights'])} tested learners, chosen "
+                     f"by greedy ensemble selection over their out-of-fold predictions ({parts}): {label} "
+                     f"{from_score(m, chosen['score']):.4f} out of fold, against "
+                     f"{from_score(m, best.accuracy):.4f} for the best learner alone (the ensemble's value is "
+                     "measured on the rows it was chosen on, so it is optimistic).")
     if rec.saved_model:
         lines.append(f"To use it: the model refitted on all the data is saved in {rec.saved_model}; "
                      f"joblib.load('{rec.saved_model}').predict(X_new) gives predictions for new rows with the same "

@@ -139,7 +139,7 @@ ALIASES = {"penbased": "pendigits", "ringnorm": "ring", "pendigit": "pendigits"}
 
 
 FIELDS = ("collection", "dataset", "budget", "tool", "status", "accuracy", "wall_s", "process_s", "returned",
-          "n_train", "n_test", "excluded", "message")
+          "n_train", "n_test", "excluded", "message", "single_accuracy")
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
                "NUMEXPR_NUM_THREADS")
 
@@ -284,6 +284,7 @@ def run_tool(spec: dict) -> dict:
     from algorank.evaluation.cv.datasets import load_dataset
 
     out = {}
+    single_of = None
     task = spec.get("task", "classification")
     regression = task == "regression"
     data = load_dataset(spec["path"], target=spec["target"], task=task)
@@ -304,6 +305,10 @@ def run_tool(spec: dict) -> dict:
         from algorank.metadata.learners import short_name
 
         returned = short_name(str(rec.best.learner))  # the name recommend's table shows
+        chosen = getattr(rec, "ensemble", None)
+        if chosen and chosen.get("kept"):  # an ensemble of the tested learners, largest weight first
+            returned = "ensemble: " + " + ".join(f"{short_name(l)} {w:.2f}" for l, w in chosen["weights"].items())
+            single_of = rec.best.learner  # scored below, after the timing: what the best learner alone gives
     elif tool == "flaml":
         from flaml import AutoML
 
@@ -341,6 +346,13 @@ def run_tool(spec: dict) -> dict:
         right = yte.astype(str).to_numpy() == np.array([str(p) for p in pred], dtype=object)
         acc = right.mean()  # the accuracy, and below which rows make it
         out["correct"] = pack_correct(right)
+        if single_of is not None:  # the returned model is an ensemble: its best learner alone, refitted, untimed
+            from algorank.evaluation.cv.datasets import as_dataset
+            from algorank.recommender.live.recommend import refit_best
+
+            alone = refit_best(as_dataset(Xtr, y=ytr, task="classification"), single_of, random_state=0)
+            out["single_accuracy"] = float(np.mean(yte.astype(str).to_numpy()
+                                                   == np.array([str(p) for p in alone.predict(Xte)], dtype=object)))
     return {**out, "status": "ok", "accuracy": float(acc), "wall_s": wall, "returned": returned, "n_train": len(ytr),
             "n_test": len(yte)}
 
@@ -521,10 +533,16 @@ def read_results(path: Path) -> list[dict]:
 
 
 def append_row(path: Path, row: dict, *, fields: tuple = FIELDS) -> None:
-    """Append one row (header first in a new file), flushed to disk, so an interrupted run loses no finished row."""
+    """Append one row (header first in a new file), flushed to disk, so an interrupted run loses no finished row.
+    A file written before a column was added keeps its own header (the new column is left out of it)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     new = not path.is_file() or path.stat().st_size == 0
+    if not new:
+        with open(path, newline="") as f:
+            header = next(csv.reader(f), None)
+        if header:
+            fields = tuple(header)
     with open(path, "a", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
         if new:

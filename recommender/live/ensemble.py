@@ -1,0 +1,326 @@
+"""Ensemble selection over the learners a recommendation tested (Caruana et al., 2004).
+
+Every live test cross-validates its learner, so each finished test leaves out-of-fold class probabilities: one
+prediction per row of the user's data, made by a model that did not see that row
+(:attr:`~algorank.recommender.live.environment.LiveEnvironment.predictions`).  Greedy ensemble selection
+combines them at no extra test cost:
+
+1. start from an empty ensemble;
+2. in each of ``rounds`` rounds, add the learner (repeats allowed) whose addition gives the averaged
+   probabilities the best out-of-fold score under the recommendation's metric; ties go to the learner with the
+   better score on its own, then to the lower id;
+3. each learner's weight is the share of the rounds that picked it.
+
+This is selection *with replacement* and without the sorted initialisation, as in auto-sklearn (Feurer et al.,
+2015), which uses 50 rounds; :data:`ROUNDS` is that number.
+
+The ensemble is kept only when it is worth its refit:
+
+* it has at least two distinct learners;
+* its out-of-fold score is above the best single learner's, both the best among the candidates and the best
+  test of the recommendation (which may be a learner without probabilities, such as a linear SVC);
+* with a budget, refitting its members is expected to take at most :data:`REFIT_SHARE` of the budget more than
+  refitting the best learner alone.  A member's refit is expected to take its mean fold fit time times
+  ``k / (k - 1)`` for ``k`` folds (it fits on all the rows instead of ``(k - 1) / k`` of them); while the
+  ensemble is over that limit, its most expensive candidate is left out and the selection runs again.
+
+The out-of-fold score of the chosen ensemble is measured on the rows it was chosen on, so it is optimistic;
+the rule only asks that it beat the best single learner.  The refitted members are combined by
+:class:`EnsembleClassifier`.
+
+References
+----------
+Caruana, R., Niculescu-Mizil, A., Crew, G. and Ksikes, A. (2004). Ensemble selection from libraries of
+models. ICML.
+
+Feurer, M., Klein, A., Eggensperger, K., Springenberg, J., Blum, M. and Hutter, F. (2015). Efficient and
+robust automated machine learning. NeurIPS.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from algorank.metadata.errors import InputError
+
+__all__ = ["ROUNDS", "REFIT_SHARE", "EnsembleChoice", "EnsembleClassifier", "proba_score", "select_ensemble",
+           "choose_ensemble"]
+
+#: Rounds of greedy selection (auto-sklearn's default ensemble size).
+ROUNDS = 50
+
+#: Share of the budget that refitting an ensemble may take beyond refitting the best learner alone.
+REFIT_SHARE = 0.1
+
+_LOG_EPS = 1e-15
+
+
+def proba_score(metric: str, y: np.ndarray, proba: np.ndarray) -> float:
+    """Score (higher is better) of class probabilities ``proba`` for class codes ``y`` under ``metric``.
+
+    Accuracy, balanced accuracy and macro F1 score the most probable class (the first on ties); ROC AUC is the
+    one-against-rest mean; log loss is given as ``exp(-log loss)``, the score a recommendation ranks by.
+
+    Raises
+    ------
+    InputError
+        ``metric`` is not a classification metric.
+    """
+    from algorank.evaluation.cv.fold import _auc_ovr, _balanced_accuracy, _f1_macro
+
+    y = np.asarray(y, dtype=int)
+    proba = np.asarray(proba, dtype=float)
+    if metric == "log_loss":
+        total = proba.sum(axis=1)
+        true = proba[np.arange(len(y)), y] / np.where(total > 0, total, 1.0)
+        return float(np.exp(np.mean(np.log(np.clip(true, _LOG_EPS, 1.0)))))
+    if metric == "roc_auc":
+        return float(_auc_ovr(y, proba))
+    pred = np.argmax(proba, axis=1)
+    if metric == "accuracy":
+        return float(np.mean(pred == y))
+    if metric == "balanced_accuracy":
+        return float(_balanced_accuracy(y, pred))
+    if metric == "f1_macro":
+        return float(_f1_macro(y, pred))
+    raise InputError(f"metric must be a classification metric (accuracy, balanced_accuracy, roc_auc, log_loss, "
+                     f"f1_macro); got {metric!r}")
+
+
+@dataclass(frozen=True)
+class EnsembleChoice:
+    """What ensemble selection found.
+
+    Attributes
+    ----------
+    weights : dict
+        learner -> weight (share of the rounds that picked it), largest first; they sum to 1.
+    score : float
+        Out-of-fold score of the ensemble (higher is better; ``exp(-log loss)`` for log loss).
+    best_learner : str
+        The best single learner among the candidates.
+    best_score : float
+        Its out-of-fold score.
+    candidates : tuple of str
+        Learners the selection chose from.
+    rounds : int
+    kept : bool
+        Whether the recommendation returns the ensemble (see :func:`choose_ensemble`).
+    reason : str
+        Why it is kept or not, in words.
+    refit_seconds : float
+        Expected seconds to refit the members (NaN when unknown).
+    """
+
+    weights: dict
+    score: float
+    best_learner: str
+    best_score: float
+    candidates: tuple
+    rounds: int = ROUNDS
+    kept: bool = False
+    reason: str = ""
+    refit_seconds: float = math.nan
+    left_out: tuple = field(default=())
+
+    @property
+    def members(self) -> tuple:
+        """The distinct learners of the ensemble, largest weight first."""
+        return tuple(self.weights)
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict."""
+        out = asdict(self)
+        out["candidates"] = list(self.candidates)
+        out["left_out"] = list(self.left_out)
+        out["members"] = list(self.members)
+        return out
+
+    def describe(self) -> str:
+        """One line: the members with their weights and the scores."""
+        parts = ", ".join(f"{learner} {weight:.2f}" for learner, weight in self.weights.items())
+        return f"{parts} (out-of-fold score {self.score:.4f} against {self.best_score:.4f} for {self.best_learner})"
+
+
+def select_ensemble(predictions: Mapping[str, np.ndarray], y, *, metric: str = "accuracy",
+                    rounds: int = ROUNDS) -> EnsembleChoice:
+    """Greedy ensemble selection with replacement over out-of-fold ``predictions``.
+
+    Parameters
+    ----------
+    predictions : mapping
+        learner -> ``(n_rows, n_classes)`` out-of-fold class probabilities (the same rows and classes for all).
+    y : array of int
+        Class codes ``0 .. n_classes - 1`` of the rows.
+    metric : str
+        Classification metric the selection maximises (see :func:`proba_score`).
+    rounds : int
+        Rounds of selection (the ensemble's size, counting repeats).
+
+    Returns
+    -------
+    EnsembleChoice
+        With ``kept=False``; :func:`choose_ensemble` decides whether it is used.
+
+    Raises
+    ------
+    InputError
+        No predictions, predictions of different shapes, or a ``rounds`` below 1.
+    """
+    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
+        raise InputError(f"rounds must be an integer >= 1, got {rounds!r}")
+    y = np.asarray(y, dtype=int)
+    if not predictions:
+        raise InputError("predictions must hold at least one learner's out-of-fold probabilities")
+    shapes = {np.shape(p) for p in predictions.values()}
+    if len(shapes) != 1 or len(next(iter(shapes))) != 2 or next(iter(shapes))[0] != len(y):
+        raise InputError(f"predictions must all be (n_rows, n_classes) arrays with one row per label; got shapes "
+                         f"{sorted(shapes)} for {len(y)} labels")
+    alone = {learner: proba_score(metric, y, p) for learner, p in predictions.items()}
+    order = sorted(predictions, key=lambda learner: (-alone[learner], learner))  # the tie-break order
+    stack = [np.asarray(predictions[learner], dtype=np.float64) for learner in order]
+    total = np.zeros_like(stack[0])
+    counts = np.zeros(len(order), dtype=int)
+    score = -math.inf
+    for r in range(rounds):
+        scores = [proba_score(metric, y, (total + p) / (r + 1)) for p in stack]
+        pick = int(np.argmax(scores))  # the first of the best: better alone, then the lower id
+        counts[pick] += 1
+        total += stack[pick]
+        score = scores[pick]
+    weights = {order[i]: float(counts[i] / rounds) for i in np.argsort(-counts, kind="stable") if counts[i]}
+    return EnsembleChoice(weights=weights, score=float(score), best_learner=order[0], best_score=alone[order[0]],
+                          candidates=tuple(order), rounds=int(rounds))
+
+
+def choose_ensemble(predictions: Mapping[str, np.ndarray], y, *, metric: str = "accuracy", best_score: float,
+                    refit_seconds: Mapping[str, float] | None = None, budget: float | None = None,
+                    best_learner: str | None = None, rounds: int = ROUNDS) -> EnsembleChoice | None:
+    """Ensemble selection with the rules that decide whether its ensemble replaces the best single learner.
+
+    Parameters
+    ----------
+    predictions : mapping
+        learner -> out-of-fold probabilities of its test (see :func:`select_ensemble`).
+    y : array of int
+    metric : str
+    best_score : float
+        Score of the recommendation's best test (it may have no probabilities, hence no entry in ``predictions``).
+    refit_seconds : mapping, optional
+        learner -> expected seconds of its refit on all the rows (NaN or absent: unknown, counted as 0).
+    budget : float, optional
+        The recommendation's budget in seconds; None: no limit on the refit.
+    best_learner : str, optional
+        The learner of ``best_score``, whose refit the ensemble's is compared with.
+    rounds : int
+
+    Returns
+    -------
+    EnsembleChoice or None
+        None when fewer than two learners have out-of-fold probabilities; else the choice, ``kept`` saying
+        whether it is used and ``reason`` why.
+    """
+    if len(predictions) < 2:
+        return None
+    cost = {learner: float((refit_seconds or {}).get(learner, math.nan)) for learner in predictions}
+    cost = {k: (v if math.isfinite(v) else 0.0) for k, v in cost.items()}
+    own = float((refit_seconds or {}).get(best_learner, math.nan)) if best_learner is not None else math.nan
+    limit = None if budget is None else REFIT_SHARE * float(budget) + (own if math.isfinite(own) else 0.0)
+    pool = dict(predictions)
+    left_out: list[str] = []
+    while True:
+        choice = select_ensemble(pool, y, metric=metric, rounds=rounds)
+        seconds = sum(cost[m] for m in choice.members)
+        if limit is None or seconds <= limit or len(pool) <= 2:
+            break
+        dearest = max(choice.members, key=lambda m: (cost[m], m))
+        left_out.append(dearest)
+        del pool[dearest]
+    target = max(float(best_score), choice.best_score)
+    if len(choice.members) < 2:
+        kept, reason = False, f"the selection kept one learner only ({choice.best_learner})"
+    elif limit is not None and seconds > limit:
+        kept, reason = False, (f"refitting its members would take about {seconds:.3g} s, more than "
+                               f"{REFIT_SHARE:.0%} of the budget beyond the best learner's refit")
+    elif not choice.score > target:
+        kept, reason = False, (f"its out-of-fold score {choice.score:.4f} is not above the best single "
+                               f"learner's {target:.4f}")
+    else:
+        kept, reason = True, (f"its out-of-fold score {choice.score:.4f} is above the best single learner's "
+                              f"{target:.4f}")
+    return EnsembleChoice(weights=choice.weights, score=choice.score, best_learner=choice.best_learner,
+                          best_score=choice.best_score, candidates=choice.candidates, rounds=choice.rounds,
+                          kept=kept, reason=reason, refit_seconds=float(seconds), left_out=tuple(left_out))
+
+
+class EnsembleClassifier(ClassifierMixin, BaseEstimator):
+    """A weighted average of fitted classifiers' probabilities (the ensemble a recommendation returns).
+
+    Parameters
+    ----------
+    members : list of (str, estimator)
+        Learner ids and fitted classifiers with ``predict_proba`` and the same ``classes_``.
+    weights : list of float
+        One weight per member (normalised to sum to 1).
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The members' classes.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> X, y = load_iris(return_X_y=True)
+    >>> ens = EnsembleClassifier([("lr", LogisticRegression(max_iter=500).fit(X, y)),
+    ...                           ("nb", GaussianNB().fit(X, y))], [0.5, 0.5])
+    >>> ens.predict(X[:3]).tolist()
+    [0, 0, 0]
+    """
+
+    def __init__(self, members: Sequence = (), weights: Sequence[float] = ()) -> None:
+        self.members = members
+        self.weights = weights
+
+    @property
+    def classes_(self) -> np.ndarray:
+        self._check()
+        return np.asarray(self.members[0][1].classes_)
+
+    def _check(self) -> np.ndarray:
+        if len(self.members) == 0 or len(self.members) != len(self.weights):
+            raise InputError(f"members and weights must be non-empty and of the same length; got "
+                             f"{len(self.members)} members and {len(self.weights)} weights")
+        w = np.asarray(self.weights, dtype=float)
+        if not (np.isfinite(w).all() and (w >= 0).all() and w.sum() > 0):
+            raise InputError(f"weights must be non-negative numbers with a positive sum; got {list(self.weights)}")
+        first = np.asarray(self.members[0][1].classes_)
+        for name, model in self.members[1:]:
+            if not np.array_equal(np.asarray(model.classes_), first):
+                raise InputError(f"members must have the same classes_; {name!r} differs from {self.members[0][0]!r}")
+        return w / w.sum()
+
+    def fit(self, X, y):
+        """Refit every member on ``(X, y)`` (the weights stay)."""
+        from sklearn.base import clone
+
+        self._check()
+        self.members = [(name, clone(model).fit(X, y)) for name, model in self.members]
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Weighted mean of the members' probabilities, ``(n_rows, n_classes)``."""
+        w = self._check()
+        return sum(weight * np.asarray(model.predict_proba(X), dtype=float)
+                   for weight, (_, model) in zip(w, self.members))
+
+    def predict(self, X) -> np.ndarray:
+        """The class with the largest averaged probability."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
