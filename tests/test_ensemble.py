@@ -155,3 +155,40 @@ def test_recommend_returns_the_kept_ensemble(tmp_path):
     single = algorank.recommend(X, y=y, meta=meta, budget=None, ensemble=False)
     assert single.ensemble is None and not isinstance(single.model, Ens)
     assert single.best.learner == rec.best.learner
+
+
+def _small_problem():
+    from sklearn.datasets import load_breast_cancer
+
+    import algorank
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    learners = ["sklearn.discriminant_analysis.LinearDiscriminantAnalysis", "sklearn.neighbors.KNeighborsClassifier",
+                "sklearn.linear_model.LogisticRegression", "sklearn.tree.DecisionTreeClassifier"]
+    return X.iloc[::2].reset_index(drop=True), y.iloc[::2].reset_index(drop=True), \
+        algorank.load_meta("lcdb").subset(learners=learners)
+
+
+def test_parallel_tests_hand_back_their_out_of_fold_probabilities():
+    import algorank
+
+    X, y, meta = _small_problem()
+    serial = algorank.recommend(X, y=y, meta=meta, budget=None)
+    parallel = algorank.recommend(X, y=y, meta=meta, budget=None, n_jobs=2)
+    # the same tests with the same folds and seeds: the same out-of-fold probabilities, so the same ensemble
+    assert parallel.ensemble is not None
+    assert parallel.ensemble["weights"] == serial.ensemble["weights"]
+    assert parallel.ensemble["score"] == pytest.approx(serial.ensemble["score"])
+
+
+def test_the_answer_names_the_ensemble():
+    import algorank
+    from algorank.recommender.live.story import answer_lines
+
+    X, y, meta = _small_problem()
+    rec = algorank.recommend(X, y=y, meta=meta, budget=None)
+    assert rec.ensemble["kept"]
+    text = " ".join(answer_lines(rec))
+    assert "weighted ensemble of 3 tested learners" in text and "logreg 0.86" in text
+    single = algorank.recommend(X, y=y, meta=meta, budget=None, ensemble=False)
+    assert "ensemble" not in " ".join(answer_lines(single))
