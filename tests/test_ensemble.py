@@ -192,3 +192,17 @@ def test_the_answer_names_the_ensemble():
     assert "weighted ensemble of 3 tested learners" in text and "logreg 0.86" in text
     single = algorank.recommend(X, y=y, meta=meta, budget=None, ensemble=False)
     assert "ensemble" not in " ".join(answer_lines(single))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_block_scoring_equals_one_candidate_at_a_time(n_classes):
+    # the vectorised accuracy of every candidate (and the two-class shortcut) against proba_score one by one
+    from algorank.recommender.live.ensemble import _candidate_scores
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, n_classes, 200)
+    stack = rng.dirichlet(np.ones(n_classes), (7, 200)).astype(np.float32)
+    total = stack[2].astype(np.float64) + stack[5]
+    fast = _candidate_scores("accuracy", y, total, stack, 3)
+    slow = [proba_score("accuracy", y, (total + p) / 3) for p in stack]
+    np.testing.assert_allclose(fast, slow)

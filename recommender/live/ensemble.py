@@ -183,19 +183,42 @@ def select_ensemble(predictions: Mapping[str, np.ndarray], y, *, metric: str = "
                          f"{sorted(shapes)} for {len(y)} labels")
     alone = {learner: proba_score(metric, y, p) for learner, p in predictions.items()}
     order = sorted(predictions, key=lambda learner: (-alone[learner], learner))  # the tie-break order
-    stack = [np.asarray(predictions[learner], dtype=np.float64) for learner in order]
-    total = np.zeros_like(stack[0])
+    stack = np.stack([np.asarray(predictions[learner], dtype=np.float32) for learner in order])
+    total = np.zeros(stack.shape[1:], dtype=np.float64)
     counts = np.zeros(len(order), dtype=int)
     score = -math.inf
     for r in range(rounds):
-        scores = [proba_score(metric, y, (total + p) / (r + 1)) for p in stack]
+        scores = _candidate_scores(metric, y, total, stack, r + 1)
         pick = int(np.argmax(scores))  # the first of the best: better alone, then the lower id
         counts[pick] += 1
         total += stack[pick]
-        score = scores[pick]
+        score = float(scores[pick])
     weights = {order[i]: float(counts[i] / rounds) for i in np.argsort(-counts, kind="stable") if counts[i]}
     return EnsembleChoice(weights=weights, score=float(score), best_learner=order[0], best_score=alone[order[0]],
                           candidates=tuple(order), rounds=int(rounds))
+
+
+#: Bytes of the (candidates, rows, classes) block scored at once by accuracy.
+_BLOCK_BYTES = 64 * 2**20
+
+
+def _candidate_scores(metric: str, y: np.ndarray, total: np.ndarray, stack: np.ndarray, size: int) -> np.ndarray:
+    """Score of ``(total + stack[j]) / size`` for every candidate ``j``.  Accuracy, the common case, is computed
+    for a block of candidates at once (the most probable class does not depend on ``size``); the other metrics one
+    candidate at a time with :func:`proba_score`."""
+    if metric != "accuracy":
+        return np.array([proba_score(metric, y, (total + p) / size) for p in stack])
+    k, n, c = stack.shape
+    if c == 2:  # class 1 wins a row when its summed probability is strictly larger (argmax takes the first on ties)
+        margin = (stack[:, :, 1] - stack[:, :, 0]) + (total[:, 1] - total[:, 0]).astype(np.float32)
+        return ((margin > 0) == (y == 1)).mean(axis=1)
+    step = max(1, _BLOCK_BYTES // max(n * c * 4, 1))
+    base = total.astype(np.float32)
+    out = np.empty(k)
+    for start in range(0, k, step):
+        block = stack[start:start + step] + base  # (step, n, c)
+        out[start:start + step] = (np.argmax(block, axis=2) == y).mean(axis=1)
+    return out
 
 
 def choose_ensemble(predictions: Mapping[str, np.ndarray], y, *, metric: str = "accuracy", best_score: float,
