@@ -100,6 +100,9 @@ def test_ensemble_classifier_averages_probabilities():
     np.testing.assert_allclose(ens.predict_proba(X), 0.75 * lr.predict_proba(X) + 0.25 * nb.predict_proba(X))
     np.testing.assert_array_equal(ens.predict(X), np.argmax(ens.predict_proba(X), axis=1))
     np.testing.assert_array_equal(ens.classes_, [0, 1, 2])
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(ens)  # scikit-learn's tools see a fitted classifier
     other = GaussianNB().fit(X[y > 0], y[y > 0])
     with pytest.raises(InputError, match="same classes_"):
         EnsembleClassifier([("lr", lr), ("nb", other)], [1, 1]).predict(X)

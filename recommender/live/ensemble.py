@@ -312,6 +312,10 @@ class EnsembleClassifier(ClassifierMixin, BaseEstimator):
         self.members = members
         self.weights = weights
 
+    def __sklearn_is_fitted__(self) -> bool:
+        """Fitted when it has members (they come fitted; :meth:`fit` refits them)."""
+        return len(self.members) > 0
+
     @property
     def classes_(self) -> np.ndarray:
         self._check()
