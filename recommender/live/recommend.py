@@ -527,10 +527,10 @@ def recommend(
         clock.lap("tests")
     model = None
     chosen = None
-    if refit and ensemble and not regression and trace is not None and trace.best() is not None:
-        chosen = _select(env, trace, data, metric=metric, budget=budget)
     if refit and trace is not None and trace.best() is not None:
         try:
+            if ensemble and not regression:  # no test time: the tests' own out-of-fold probabilities
+                chosen = _select(env, trace, data, metric=metric, budget=budget)
             if chosen is not None and chosen.kept:
                 model = refit_ensemble(data, chosen, random_state=random_state, allow_modules=allowed, labels=labels)
             elif regression:
