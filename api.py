@@ -172,7 +172,7 @@ def recommend(data, target: str | None = None, *, y=None, strategy: str | None =
     ensemble : bool
         Classification: return a weighted ensemble of the tested learners instead when greedy ensemble selection
         over their out-of-fold probabilities beats the best learner (:mod:`algorank.recommender.live.ensemble`;
-        ``Recommendation.ensemble`` records what it found).  Only with ``refit``.
+        ``Recommendation.ensemble`` records what it found, also without ``refit``).  False: no selection.
     dry_run : bool
         Only plan.
     exclude_datasets : sequence of str

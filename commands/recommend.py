@@ -85,7 +85,7 @@ def run(args):
                        cv=args.cv, top=args.top, random_state=args.seed, dry_run=args.dry_run,
                        exclude_datasets=args.exclude_dataset, allow_modules=args.allow_module, metric=args.metric,
                        time_model=args.time_model, time_overhead=args.time_overhead,
-                       refit=model_path is not None, ensemble=args.ensemble,
+                       refit=model_path is not None, ensemble=args.ensemble and model_path is not None,
                        n_jobs=args.n_jobs, task=args.task, keep_columns=items(args.keep_columns) or (),
                        drop_columns=items(args.drop_columns) or (), on_plan=progress.on_plan,
                        on_start=None if args.dry_run else progress.on_start,

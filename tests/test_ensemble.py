@@ -209,3 +209,20 @@ def test_block_scoring_equals_one_candidate_at_a_time(n_classes):
     fast = _candidate_scores("accuracy", y, total, stack, 3)
     slow = [proba_score("accuracy", y, (total + p) / 3) for p in stack]
     np.testing.assert_allclose(fast, slow)
+
+
+def test_the_estimator_fits_the_kept_ensemble_within_its_budget():
+    import algorank
+    from algorank.recommender.live.ensemble import EnsembleClassifier as Ens
+
+    X, y, meta = _small_problem()
+    clf = algorank.AlgorankClassifier(budget=60, meta=meta).fit(X, y)
+    assert isinstance(clf.best_estimator_, Ens) and clf.ensemble_["kept"]
+    assert [m for m, _ in clf.best_estimator_.members] == clf.ensemble_["members"]
+    assert clf.best_learner_ == "sklearn.linear_model.LogisticRegression"
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[np.argmax(proba, axis=1)])
+    alone = algorank.AlgorankClassifier(budget=60, meta=meta, ensemble=False).fit(X, y)
+    assert alone.ensemble_ is None and not isinstance(alone.best_estimator_, Ens)
+    assert alone.best_learner_ == clf.best_learner_

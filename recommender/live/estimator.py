@@ -83,6 +83,13 @@ def _refit_choice(trace, *, folds: int, seconds_left: float, calibrated=frozense
     return chosen.learner
 
 
+def _ensemble_refit_seconds(trace, members, *, folds: int) -> float:
+    """Estimated seconds to refit ``members`` on all rows: each one's last successful test as in
+    :func:`_refit_choice` (``seconds x folds / (folds - 1)^2``), summed."""
+    last = {o.learner: o.seconds for o in trace.observations if o.status == "ok"}
+    return float(sum(last.get(m, math.inf) * folds / (folds - 1) ** 2 for m in members))
+
+
 class _available_with_reason:
     """Like :func:`sklearn.utils.metaestimators.available_if`, but the ``AttributeError`` the check raises reaches
     the user with its own message (``hasattr`` is False either way)."""
@@ -158,15 +165,24 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
           stratified folds; Platt 1999), so ``predict_proba`` is always there; the refit then
           costs about as much as the learner's test, which the budget's refit share accounts for;
         * ``"require"``: only learners with their own ``predict_proba`` are tested and chosen.
+    ensemble : bool
+        Fit the weighted ensemble of the tested learners that greedy ensemble selection over their
+        out-of-fold probabilities keeps (:mod:`algorank.recommender.live.ensemble`) instead of the best
+        learner alone, when refitting its learners (estimated as for the best learner) fits in what is left
+        of the budget.  False: the best learner alone.
 
     Attributes
     ----------
-    best_estimator_ : sklearn Pipeline or CalibratedClassifierCV
+    best_estimator_ : sklearn Pipeline, CalibratedClassifierCV or EnsembleClassifier
         The chosen learner with its preprocessing, fitted on all of ``X`` (with
         ``probability="calibrate"`` and a learner without probabilities, that pipeline inside a
-        fitted :class:`~sklearn.calibration.CalibratedClassifierCV`).
+        fitted :class:`~sklearn.calibration.CalibratedClassifierCV`), or the weighted ensemble of such
+        pipelines that :attr:`ensemble_` describes.
     best_learner_ : str
-        Its learner id.
+        Its learner id (for an ensemble: the best learner alone).
+    ensemble_ : dict or None
+        The ensemble selection's choice (``Recommendation.ensemble``: ``weights``, ``score``, ``kept``, ...)
+        when :attr:`best_estimator_` is that ensemble, else None.
     classes_ : ndarray
         The class labels.
     leaderboard_ : DataFrame
@@ -199,7 +215,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, budget: float = 30.0, *, strategy: str | None = None, meta=DEFAULT_META, cv: int = 5,
                  top: int | None = None, random_state: int | None = None, allow_modules: tuple = (),
                  metric: str | None = None, on_untested: str = "raise", n_jobs: int = 1,
-                 probability: str = "native"):
+                 probability: str = "native", ensemble: bool = True):
         self.budget = budget
         self.strategy = strategy
         self.meta = meta
@@ -211,6 +227,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
         self.on_untested = on_untested
         self.n_jobs = n_jobs
         self.probability = probability
+        self.ensemble = ensemble
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -264,13 +281,20 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
             rec = recommend(data, strategy=self.strategy, meta=meta, refit=False,  # refit below, within the budget
                             budget_seconds=float(self.budget) * (folds - 1) / folds, top=self.top, cv=folds,
                             random_state=seed, allow_modules=self.allow_modules, started=started, metric=self.metric,
-                            n_jobs=self.n_jobs)
+                            n_jobs=self.n_jobs, ensemble=bool(self.ensemble))
             self.recommendation_, self.trace_ = rec, rec.trace
             self.leaderboard_ = rec.leaderboard
             left = float(self.budget) - (time.perf_counter() - started)
             calibrated = frozenset() if self.probability != "calibrate" else frozenset(
                 o.learner for o in (rec.trace.observations if rec.trace else ())
                 if not _has_predict_proba(o.learner, allow_modules=self.allow_modules))
+            chosen = rec.ensemble if rec.ensemble and rec.ensemble.get("kept") else None
+            if chosen is not None:  # its refit, estimated like one learner's below, must fit in what is left
+                cost = _ensemble_refit_seconds(rec.trace, chosen["members"], folds=folds)
+                if not cost <= left:
+                    logger.info("the ensemble's refit (about %.3g s) would not fit in the %.3g s left of the budget: "
+                                "refitting one learner", cost, max(left, 0.0))
+                    chosen = None
             learner = _refit_choice(rec.trace, folds=folds, seconds_left=left, calibrated=calibrated)
             if learner is None:
                 runnable = [p for p in rec.plan if p.learner not in rec.rank_only]
@@ -290,6 +314,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
                            "learner without a test")
             rec = recommend(data, strategy=self.strategy, meta=meta, dry_run=True, refit=False, cv=2,
                             random_state=seed, allow_modules=self.allow_modules, metric=self.metric)
+            chosen = None
             self.recommendation_, self.trace_ = rec, None
             self.leaderboard_ = rec.leaderboard
             learner = None
@@ -298,8 +323,18 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
             if learner is None:
                 raise InputError("the meta-data names no learner that can be run here")
         self.best_learner_ = learner
-        recipe = resolve_learner(learner, allow_modules=self.allow_modules)
         from threadpoolctl import threadpool_limits
+
+        self.ensemble_ = chosen
+        if chosen is not None:
+            from algorank.recommender.live.ensemble import EnsembleClassifier
+
+            with threadpool_limits(limits=1):
+                members = [(m, final_pipeline(resolve_learner(m, allow_modules=self.allow_modules),
+                                              random_state=seed).fit(frame, codes)) for m in chosen["members"]]
+            self.best_estimator_ = EnsembleClassifier(members, [chosen["weights"][m] for m in chosen["members"]])
+            return self
+        recipe = resolve_learner(learner, allow_modules=self.allow_modules)
 
         model = final_pipeline(recipe, random_state=seed)
         if self.probability == "calibrate" and not hasattr(model, "predict_proba"):

@@ -336,10 +336,10 @@ def recommend(
         Feature columns kept as read, or dropped; the others follow the rules of
         :mod:`algorank.evaluation.cv.columns` (ids and free text dropped, dates expanded).
     ensemble : bool
-        Classification with ``refit``: combine the tested learners' out-of-fold probabilities by greedy ensemble
-        selection and return the weighted ensemble, refitted, when it beats the best single learner by its
-        out-of-fold score and its refit stays within the rules of :mod:`algorank.recommender.live.ensemble`
-        (``Recommendation.ensemble`` records the choice either way).  False: the best learner alone.
+        Classification: combine the tested learners' out-of-fold probabilities by greedy ensemble selection
+        (:mod:`algorank.recommender.live.ensemble`; ``Recommendation.ensemble`` records the choice).  With
+        ``refit``, the model returned is the refitted ensemble when the rules there keep it.  False: no
+        selection, the best learner alone.
 
     Returns
     -------
@@ -527,10 +527,16 @@ def recommend(
         clock.lap("tests")
     model = None
     chosen = None
+    if ensemble and not regression and trace is not None and trace.best() is not None:
+        try:  # no test time: the tests' own out-of-fold probabilities
+            chosen = _select(env, trace, data, metric=metric, budget=budget)
+        except KeyboardInterrupt:  # Ctrl-C here: the tests are done, their best is kept
+            logger.warning("interrupted during the ensemble selection: the best learner is kept")
+            chosen = None
+            trace = Trace(dataset=trace.dataset, observations=trace.observations, stopped="interrupted")
+            refit = False
     if refit and trace is not None and trace.best() is not None:
         try:
-            if ensemble and not regression:  # no test time: the tests' own out-of-fold probabilities
-                chosen = _select(env, trace, data, metric=metric, budget=budget)
             if chosen is not None and chosen.kept:
                 model = refit_ensemble(data, chosen, random_state=random_state, allow_modules=allowed, labels=labels)
             elif regression:

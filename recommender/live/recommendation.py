@@ -209,8 +209,8 @@ class Recommendation:
     ensemble : dict or None
         What ensemble selection over the tests' out-of-fold probabilities found
         (:meth:`~algorank.recommender.live.ensemble.EnsembleChoice.to_dict`: ``weights``, ``score``, ``kept``,
-        ``reason``, ...); ``kept`` says whether :attr:`model` is that ensemble.  None when it did not run
-        (regression, ``ensemble=False`` or ``refit=False``, fewer than two tests with probabilities).
+        ``reason``, ...); with a refit, ``kept`` says whether :attr:`model` is that ensemble.  None when it did
+        not run (regression, ``ensemble=False``, fewer than two tests with probabilities).
 
     Examples
     --------
