@@ -46,6 +46,11 @@ left, a learner whose test was stopped at its limit is tested again when the bud
 pace that test showed (:class:`~algorank.recommender.live.pacing.RetryStopped`); one that could not be
 is named in the summary (``Recommendation.not_retried``).
 
+The ensemble.  After the tests, greedy ensemble selection combines the tests' out-of-fold probabilities
+(:mod:`algorank.recommender.live.ensemble`); with ``refit``, the refitted ensemble is the model returned when it
+beats the best learner out of fold and its refit is cheap enough.  Its selection and refit come after the budget,
+like the refit of a single learner.
+
 The budget is a promise.  It counts from the call (or from ``started``, e.g. the
 start of the command), so loading the data and the meta-data is paid from it too;
 the live loop gets what is left.  Every test has a hard deadline at the end of the
