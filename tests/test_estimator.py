@@ -64,9 +64,16 @@ def test_fit_exposes_the_loop_and_refits_the_best():
     ok = lb[lb.status == "ok"]
     assert clf.best_learner_ == ok.loc[ok.accuracy.idxmax(), "learner"]  # best CV accuracy wins
     assert set(clf.classes_) == {"benign", "malignant"} and set(clf.predict(X)) <= set(clf.classes_)
-    # the refitted model is the chosen learner fitted on all rows
-    assert type(clf.best_estimator_[-1]).__name__ in clf.best_learner_ or clf.best_learner_.startswith("SVC")
+    # the refitted model is the kept ensemble of tested learners, or else the chosen learner fitted on all rows
+    if clf.ensemble_ is not None:
+        assert [name for name, _ in clf.best_estimator_.members] == clf.ensemble_["members"]
+        assert set(clf.ensemble_["members"]) <= set(ok.learner)
+    else:
+        assert type(clf.best_estimator_[-1]).__name__ in clf.best_learner_ or clf.best_learner_.startswith("SVC")
     assert clf.score(X, labels) >= ok.accuracy.max() - 0.05
+    alone = _fast(top=4, budget=20.0, ensemble=False).fit(X, labels)
+    assert alone.ensemble_ is None
+    assert type(alone.best_estimator_[-1]).__name__ in alone.best_learner_ or alone.best_learner_.startswith("SVC")
 
 
 def test_mixed_dataframe_with_unseen_categories():
