@@ -115,6 +115,8 @@ class EnsembleChoice:
         Why it is kept or not, in words.
     refit_seconds : float
         Expected seconds to refit the members (NaN when unknown).
+    left_out : tuple of str
+        Candidates left out, most expensive first, because the ensemble's refit would have taken too long.
     """
 
     weights: dict
