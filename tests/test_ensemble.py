@@ -193,8 +193,11 @@ def test_the_answer_names_the_ensemble():
     assert rec.ensemble["kept"]
     text = " ".join(answer_lines(rec))
     assert "weighted ensemble of 3 tested learners" in text and "logreg 0.86" in text
+    # the one-line summary the command prints says so too
+    assert rec.summary.endswith("the model refitted is a weighted ensemble of 3 tested learners (logreg 0.86, "
+                                "knn 0.10, lda 0.04), accuracy 0.9895 out of fold")
     single = algorank.recommend(X, y=y, meta=meta, budget=None, ensemble=False)
-    assert "ensemble" not in " ".join(answer_lines(single))
+    assert "ensemble" not in " ".join(answer_lines(single)) and "ensemble" not in single.summary
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])

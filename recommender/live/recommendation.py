@@ -422,7 +422,17 @@ class Recommendation:
             also = " (" + ", ".join(f"{METRICS[k].label} {errs[k]:.4g}" for k in ("r2", "rmse") if k != self.metric) + ")"
         return (f"best: {short_name(best.learner)} with {label} {from_score(self.metric, best.accuracy):.4f}{also}, "
                 f"found by test {k + 1} of {n} ({found:.3g} s of the {spent:.3g} s of tests); "
-                f"stopped because {why}{skipped}{self._no_metric_text()}")
+                f"stopped because {why}{skipped}{self._no_metric_text()}{self._ensemble_text()}")
+
+    def _ensemble_text(self) -> str:
+        """When the refitted model is an ensemble: which learners, and its out-of-fold value."""
+        chosen = self.ensemble
+        if not chosen or not chosen.get("kept") or self.model is None:
+            return ""
+        label = METRICS[self.metric].label
+        return (f"; the model refitted is a weighted ensemble of {len(chosen['weights'])} tested learners ("
+                + ", ".join(f"{short_name(l)} {w:.2f}" for l, w in chosen["weights"].items())
+                + f"), {label} {from_score(self.metric, chosen['score']):.4f} out of fold")
 
     def _start_up_text(self) -> str:
         """When the budget ran out before any test could finish and the start-up took most of it: how long the
