@@ -359,3 +359,16 @@ def test_append_keeps_the_header_of_an_older_file(bench, tmp_path):
     fresh = tmp_path / "new.csv"
     bench.append_row(fresh, {**_row("b", "algorank", "20", "ok", "0.75", "19"), "single_accuracy": 0.7})
     assert bench.read_results(fresh)[0]["single_accuracy"] == "0.7"
+
+
+def test_paired_difference_hand_computed(bench):
+    import numpy as np
+
+    # dataset 1: a right on 3 of 4 rows, b on 1: differences (1, 1, 0, 0), mean 0.5, sample variance 1/3
+    # dataset 2: a and b right on the same rows: differences 0, variance 0; a failure and a missing record skipped
+    a = [np.array([1, 1, 1, 0], bool), np.array([1, 0], bool), "failed", None]
+    b = [np.array([0, 0, 1, 0], bool), np.array([1, 0], bool), np.array([1, 1], bool), np.array([0, 0], bool)]
+    mean, se, n = bench.paired_difference(a, b)
+    assert n == 2 and mean == pytest.approx(0.25)
+    assert se == pytest.approx(np.sqrt((1 / 3) / 4 + 0.0) / 2)
+    assert bench.paired_difference(["failed"], [None]) is None

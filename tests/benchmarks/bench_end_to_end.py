@@ -514,6 +514,29 @@ def paired_wtl(a: list, b: list, *, alpha: float = ALPHA) -> tuple[int, int, int
     return w, t, l, n
 
 
+def paired_difference(a: list, b: list):
+    """Mean over datasets of ``a``'s holdout accuracy minus ``b``'s, with its standard error from the per-row
+    differences, and how many datasets: ``(mean, se, n)``, or None when no pair has both per-row records.
+
+    Items as in :func:`paired_wtl`; only pairs where both runs kept their per-row record count (failures are left
+    out).  The standard error is ``sqrt(sum_d s_d^2 / m_d) / n`` for ``n`` datasets with ``m_d`` holdout rows and
+    ``s_d^2`` the sample variance of the per-row differences (the datasets' holdouts are independent).
+    """
+    import numpy as np
+
+    means, variances = [], []
+    for x, y in zip(a, b):
+        if x is None or y is None or isinstance(x, str) or isinstance(y, str) or len(x) != len(y) or len(x) < 2:
+            continue
+        d = np.asarray(x, dtype=float) - np.asarray(y, dtype=float)
+        means.append(float(d.mean()))
+        variances.append(float(d.var(ddof=1)) / len(d))
+    if not means:
+        return None
+    n = len(means)
+    return float(np.mean(means)), float(np.sqrt(np.sum(variances)) / n), n
+
+
 def read_holdout(path: Path) -> dict:
     """(collection, dataset, budget, tool) -> the last per-row record of that run (its ``correct`` text)."""
     return {key: r["correct"] for key, r in latest(read_results(path)).items()}
@@ -679,6 +702,8 @@ def summarise(rows: list[dict], collection: str, budget: str, holdout: dict | No
                                                     [accs[i] for i in range(len(datasets)) if per[t][i] is not None]),
             "paired_wtl": None if t == "algorank" or t not in present else
             paired_wtl(ours_rows, [_paired_item(r, holdout) for r in per[t]]),
+            "difference": None if t == "algorank" or t not in present else
+            paired_difference(ours_rows, [_paired_item(r, holdout) for r in per[t]]),
         }
     returned = {d: {t: (per[t][i] or {}).get("returned", "") for t in BUDGETED} for i, d in enumerate(datasets)}
     return {"collection": collection, "budget": budget, "datasets": datasets, "complete": len(complete),
@@ -699,17 +724,21 @@ def format_table(s: dict) -> str:
              f"Mean holdout {score}: higher is better. Mean wall seconds (fit and predict): lower is better. "
              f"W/T/L: algorank's wins/ties/losses against the tool (a tie: within {TIE:g}; a failure loses). "
              f"Paired: a win or a loss only where McNemar's exact test on the holdout rows gives p < {ALPHA:g} "
-             "(over the datasets whose runs kept their per-row record: how many is in brackets).",
+             "(over the datasets whose runs kept their per-row record: how many is in brackets). "
+             "Difference: algorank's accuracy minus the tool's in points, averaged over the same datasets (both runs "
+             "with a result), with its standard error from the holdout rows.",
              "",
-             f"| tool | mean {score} | mean wall s | failed | algorank W/T/L | paired W/T/L |",
-             "|---|---|---|---|---|---|"]
+             f"| tool | mean {score} | mean wall s | failed | algorank W/T/L | paired W/T/L | difference (points) |",
+             "|---|---|---|---|---|---|---|"]
     for t, v in s["tools"].items():
         acc = "n/a" if v["mean_accuracy"] is None else f"{v['mean_accuracy']:.4f}"
         wall = "n/a" if v["mean_wall_s"] is None else f"{v['mean_wall_s']:.1f}"
         w = "" if v["wtl"] is None else "/".join(map(str, v["wtl"]))
         pw = v.get("paired_wtl")
         pw = "" if pw is None or pw[3] == 0 else "/".join(map(str, pw[:3])) + f" ({pw[3]})"
-        lines.append(f"| {v['label']} | {acc} | {wall} | {v['failed']} | {w} | {pw} |")
+        diff = v.get("difference")
+        diff = "" if diff is None else f"{100 * diff[0]:+.2f} ± {100 * diff[1]:.2f} ({diff[2]})"
+        lines.append(f"| {v['label']} | {acc} | {wall} | {v['failed']} | {w} | {pw} | {diff} |")
     from algorank.metadata.learners import short_name  # rows written before the short names were recorded
 
     lines += ["", "| dataset | algorank returned | FLAML returned |", "|---|---|---|"]
