@@ -205,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         level = logging.DEBUG if args.verbose else (logging.ERROR if getattr(args, "quiet", False) else logging.WARNING)
         logging.basicConfig(level=level, handlers=[escaping_handler(sys.stderr)])
         code = int(_run(args))  # a command may return its own code (130: interrupted, results kept)
+        if code == 130:  # the results so far went to stdout; stderr, where the progress went, says why it ended
+            sys.stderr.write("interrupted\n")
         return _exit_now(code) if argv is None and (code == 130 or args.command == "recommend") else code
     except AlgorankError as exc:  # InputError: the user's mistake (2); anything else of algorank's (1)
         sys.stderr.write(f"error: {_one_line(exc)}\n")
