@@ -5,7 +5,7 @@ The public API (the command line is a thin shell over exactly these)::
     import algorank
     rec = algorank.recommend(df, target="class", budget=30)   # test learners live, refit the best
     rec.leaderboard                                          # what ran, CV accuracy, seconds
-    rec.model.predict(new_rows)                              # the refitted best learner
+    rec.model.predict(new_rows)                              # the refitted best learner (or ensemble)
     print(rec.to_text())                                     # what `algorank recommend` prints
 
     meta = algorank.load_meta("broad")                       # the default; or "uci", "lcdb", "oboe", a file
@@ -44,6 +44,7 @@ _LAZY = {
     "LearnerComparison": "algorank.evaluation.stats.compare",
     "AlgorankClassifier": "algorank.recommender.live.estimator",
     "AlgorankRegressor": "algorank.recommender.live.regressor",
+    "EnsembleClassifier": "algorank.recommender.live.ensemble",
 }
 
 __all__ = [*_LAZY, "__version__"]

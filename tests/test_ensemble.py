@@ -89,6 +89,12 @@ def test_choose_leaves_out_members_whose_refit_breaks_the_budget():
     assert free.kept and free.refit_seconds == 11.0
 
 
+def test_the_ensemble_class_is_public():
+    import algorank
+
+    assert "EnsembleClassifier" in algorank.__all__ and algorank.EnsembleClassifier is EnsembleClassifier
+
+
 def test_ensemble_classifier_averages_probabilities():
     from sklearn.datasets import load_iris
     from sklearn.linear_model import LogisticRegression

@@ -300,6 +300,7 @@ class EnsembleClassifier(ClassifierMixin, BaseEstimator):
 
     Examples
     --------
+    >>> from algorank import EnsembleClassifier
     >>> from sklearn.datasets import load_iris
     >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn.naive_bayes import GaussianNB
