@@ -653,7 +653,7 @@ class Evaluator:
                             if all(x.status == "ok" for x in v)], dtype=float)
             estimates[r.id] = est
             if self.scheme == "cv" and not regression and not st["failed"]:
-                pooled = out_of_fold(recs, resampler, y)
+                pooled = out_of_fold(by_rep, resampler, y)
                 if pooled is not None:
                     oof[r.id] = pooled
             status, message = "ok", ""
@@ -708,15 +708,13 @@ class Evaluator:
                                 oof=oof)
 
 
-def out_of_fold(records, resampler, y) -> np.ndarray | None:
-    """Out-of-fold class probabilities of one learner's fold records, ``(n_rows, n_classes)`` float32.
+def out_of_fold(by_rep: dict, resampler, y) -> np.ndarray | None:
+    """Out-of-fold class probabilities of one learner, ``(n_rows, n_classes)`` float32, from its fold records by
+    repetition (``{repeat: [FoldRecord, ...]}``).
 
     Each repetition whose folds all hold probabilities fills every row once; the repetitions are averaged.  None
     when no repetition is complete (a failed or unstarted fold, a learner without probabilities).
     """
-    by_rep: dict[int, list] = {}
-    for rec in records:
-        by_rep.setdefault(rec.repeat, []).append(rec)
     total, used = None, 0
     for rep, recs in sorted(by_rep.items()):
         splits = resampler.repetition(rep, y)

@@ -49,7 +49,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from algorank.metadata.errors import InputError
 
 __all__ = ["ROUNDS", "REFIT_SHARE", "EnsembleChoice", "EnsembleClassifier", "proba_score", "select_ensemble",
-           "choose_ensemble"]
+           "choose_ensemble", "weights_text"]
 
 #: Rounds of greedy selection (auto-sklearn's default ensemble size).
 ROUNDS = 50
@@ -58,6 +58,14 @@ ROUNDS = 50
 REFIT_SHARE = 0.1
 
 _LOG_EPS = 1e-15
+
+
+def weights_text(weights: Mapping[str, float], *, sep: str = ", ", short: bool = True) -> str:
+    """An ensemble's learners with their weights, in the order given: ``"logreg 0.86, knn 0.10"`` (short names
+    unless ``short`` is False)."""
+    from algorank.metadata.learners import short_name
+
+    return sep.join(f"{short_name(l) if short else l} {w:.2f}" for l, w in weights.items())
 
 
 def proba_score(metric: str, y: np.ndarray, proba: np.ndarray) -> float:
@@ -145,7 +153,7 @@ class EnsembleChoice:
 
     def describe(self) -> str:
         """One line: the members with their weights and the scores."""
-        parts = ", ".join(f"{learner} {weight:.2f}" for learner, weight in self.weights.items())
+        parts = weights_text(self.weights, short=False)
         return f"{parts} (out-of-fold score {self.score:.4f} against {self.best_score:.4f} for {self.best_learner})"
 
 

@@ -72,7 +72,7 @@ def _refit_choice(trace, *, folds: int, seconds_left: float, calibrated=frozense
     ok = [o for o in trace.observations if o.status == "ok" and o.accuracy == o.accuracy]
     if not ok:
         return None
-    cost = {o.learner: o.seconds if o.learner in calibrated else o.seconds * folds / (folds - 1) ** 2 for o in ok}
+    cost = {o.learner: o.seconds if o.learner in calibrated else _refit_seconds(o.seconds, folds) for o in ok}
     best = trace.best()
     fitting = sorted((o for o in ok if cost[o.learner] <= seconds_left), key=lambda o: -o.accuracy)
     chosen = fitting[0] if fitting else min(ok, key=lambda o: cost[o.learner])
@@ -83,11 +83,17 @@ def _refit_choice(trace, *, folds: int, seconds_left: float, calibrated=frozense
     return chosen.learner
 
 
+def _refit_seconds(test_seconds: float, folds: int) -> float:
+    """Estimated seconds of a refit on all rows from the seconds of a ``folds``-fold test: ``folds`` fits on
+    ``(folds - 1) / folds`` of the rows, and a fit on all rows that costs up to quadratically more than a fold's."""
+    return test_seconds * folds / (folds - 1) ** 2
+
+
 def _ensemble_refit_seconds(trace, members, *, folds: int) -> float:
-    """Estimated seconds to refit ``members`` on all rows: each one's last successful test as in
-    :func:`_refit_choice` (``seconds x folds / (folds - 1)^2``), summed."""
+    """Estimated seconds to refit ``members`` on all rows (:func:`_refit_seconds` of each one's last successful
+    test), summed."""
     last = {o.learner: o.seconds for o in trace.observations if o.status == "ok"}
-    return float(sum(last.get(m, math.inf) * folds / (folds - 1) ** 2 for m in members))
+    return float(sum(_refit_seconds(last.get(m, math.inf), folds) for m in members))
 
 
 class _available_with_reason:

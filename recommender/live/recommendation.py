@@ -429,10 +429,12 @@ class Recommendation:
         chosen = self.ensemble
         if not chosen or not chosen.get("kept") or self.model is None:
             return ""
+        from algorank.recommender.live.ensemble import weights_text
+
         label = METRICS[self.metric].label
-        return (f"; the model refitted is a weighted ensemble of {len(chosen['weights'])} tested learners ("
-                + ", ".join(f"{short_name(l)} {w:.2f}" for l, w in chosen["weights"].items())
-                + f"), {label} {from_score(self.metric, chosen['score']):.4f} out of fold")
+        return (f"; the model refitted is a weighted ensemble of {len(chosen['weights'])} tested learners "
+                f"({weights_text(chosen['weights'])}), {label} {from_score(self.metric, chosen['score']):.4f} "
+                "out of fold")
 
     def _start_up_text(self) -> str:
         """When the budget ran out before any test could finish and the start-up took most of it: how long the

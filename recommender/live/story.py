@@ -41,7 +41,9 @@ def answer_lines(rec) -> list[str]:
              f"{len(obs)} after {format_seconds(found)} of tests."]
     chosen = getattr(rec, "ensemble", None)
     if chosen and chosen.get("kept") and rec.model is not None:
-        parts = ", ".join(f"{short_name(l)} {w:.2f}" for l, w in chosen["weights"].items())
+        from algorank.recommender.live.ensemble import weights_text
+
+        parts = weights_text(chosen["weights"])
         lines.append(f"The model returned is a weighted ensemble of {len(chosen['weights'])} tested learners, chosen "
                      f"by greedy ensemble selection over their out-of-fold predictions ({parts}): {label} "
                      f"{from_score(m, chosen['score']):.4f} out of fold, against "

@@ -307,7 +307,9 @@ def run_tool(spec: dict) -> dict:
         returned = short_name(str(rec.best.learner))  # the name recommend's table shows
         chosen = getattr(rec, "ensemble", None)
         if chosen and chosen.get("kept"):  # an ensemble of the tested learners, largest weight first
-            returned = "ensemble: " + " + ".join(f"{short_name(l)} {w:.2f}" for l, w in chosen["weights"].items())
+            from algorank.recommender.live.ensemble import weights_text
+
+            returned = "ensemble: " + weights_text(chosen["weights"], sep=" + ")
             single_of = rec.best.learner  # scored below, after the timing: what the best learner alone gives
     elif tool == "flaml":
         from flaml import AutoML
@@ -343,7 +345,12 @@ def run_tool(spec: dict) -> dict:
 
         acc = r2_score(yte.to_numpy(dtype=float), [float(p) for p in pred])
     else:
-        right = yte.astype(str).to_numpy() == np.array([str(p) for p in pred], dtype=object)
+        truth = yte.astype(str).to_numpy()
+
+        def right_rows(predicted):  # which holdout rows a model gets right (labels compared as text)
+            return truth == np.array([str(p) for p in predicted], dtype=object)
+
+        right = right_rows(pred)
         acc = right.mean()  # the accuracy, and below which rows make it
         out["correct"] = pack_correct(right)
         if single_of is not None:  # the returned model is an ensemble: its best learner alone, refitted, untimed
@@ -351,8 +358,7 @@ def run_tool(spec: dict) -> dict:
             from algorank.recommender.live.recommend import refit_best
 
             alone = refit_best(as_dataset(Xtr, y=ytr, task="classification"), single_of, random_state=0)
-            out["single_accuracy"] = float(np.mean(yte.astype(str).to_numpy()
-                                                   == np.array([str(p) for p in alone.predict(Xte)], dtype=object)))
+            out["single_accuracy"] = float(right_rows(alone.predict(Xte)).mean())
     return {**out, "status": "ok", "accuracy": float(acc), "wall_s": wall, "returned": returned, "n_train": len(ytr),
             "n_test": len(yte)}
 
