@@ -45,6 +45,7 @@ _LAZY = {
     "AlgorankClassifier": "algorank.recommender.live.estimator",
     "AlgorankRegressor": "algorank.recommender.live.regressor",
     "EnsembleClassifier": "algorank.recommender.live.ensemble",
+    "EnsembleRegressor": "algorank.recommender.live.ensemble",
 }
 
 __all__ = [*_LAZY, "__version__"]

@@ -52,8 +52,8 @@ def add_arguments(p) -> None:
                    "a regression: r2 (default), rmse or mae")
     p.add_argument("--save-model", metavar="PATH", help="refit the best learner on all the data and save it with "
                    "joblib (joblib.load; load only files you trust: unpickling runs code); without it the command "
-                   "keeps no model. A classification saves the weighted ensemble of the tested learners instead "
-                   "when it beats the best one out of fold (see --no-ensemble)")
+                   "keeps no model. It saves the weighted ensemble of the tested learners instead when it beats "
+                   "the best one out of fold (see --no-ensemble)")
     p.add_argument("--no-ensemble", dest="ensemble", action="store_false", help="with --save-model: save the best "
                    "learner alone, never an ensemble of the tested learners")
     p.add_argument("--force", action="store_true", help="let --save-model replace an existing file that is not a "

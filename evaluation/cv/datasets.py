@@ -49,6 +49,7 @@ nested values, and a target where more than half of the rows are the only row of
 from __future__ import annotations
 
 import logging
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,14 +149,15 @@ class LoadedDataset:
 
 
 # ------------------------------------------------------------------ public
-def load_dataset(spec: str, *, target: str | None = None, task: str = "auto", keep_columns=(),
+def load_dataset(spec, *, target: str | None = None, task: str = "auto", keep_columns=(),
                  drop_columns=()) -> LoadedDataset:
-    """Load a classification dataset.
+    """Load a classification or regression dataset.
 
     Parameters
     ----------
-    spec : str
-        A file path (``.arff``, ``.csv``, ``.parquet``), ``sklearn:NAME`` or ``openml:ID``.
+    spec : str or path-like
+        A file path (``.arff``, ``.csv``, ``.parquet``; a string or a :class:`pathlib.Path`), ``sklearn:NAME`` or
+        ``openml:ID``.
     target : str, optional
         Name of the target attribute; default: see the module docstring.
     task : {"auto", "classification", "regression"}
@@ -173,6 +175,8 @@ def load_dataset(spec: str, *, target: str | None = None, task: str = "auto", ke
         Missing/empty/unparseable file, unknown format, no nominal target, numeric
         target, unknown target name, or fewer than two classes.
     """
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
     if not isinstance(spec, str) or not spec.strip():
         raise InputError(f"dataset must be a file path, sklearn:NAME or openml:ID; got {spec!r}")
     spec = spec.strip()

@@ -238,9 +238,10 @@ class EvaluationResult:
     columns : tuple of dict
         What was done to each feature column as read.
     oof : dict
-        learner -> out-of-fold class probabilities, ``(n_rows, n_classes)`` float32 in row order, averaged over
-        the repetitions (scheme ``cv`` only; a learner is left out unless every fold it ran succeeded with
-        probabilities).  The predictions that ensemble selection combines.
+        learner -> out-of-fold predictions in row order, averaged over the repetitions: class probabilities
+        ``(n_rows, n_classes)`` float32, or a regression's predicted values ``(n_rows, 1)`` float64 (scheme
+        ``cv`` only; a learner is left out unless every fold it ran succeeded with predictions).  The
+        predictions that ensemble selection combines.
 
     Examples
     --------
@@ -652,7 +653,7 @@ class Evaluator:
             est = np.array([np.mean([x.accuracy for x in v]) for _, v in sorted(by_rep.items())
                             if all(x.status == "ok" for x in v)], dtype=float)
             estimates[r.id] = est
-            if self.scheme == "cv" and not regression and not st["failed"]:
+            if self.scheme == "cv" and not st["failed"]:
                 pooled = out_of_fold(by_rep, resampler, y)
                 if pooled is not None:
                     oof[r.id] = pooled
@@ -709,23 +710,25 @@ class Evaluator:
 
 
 def out_of_fold(by_rep: dict, resampler, y) -> np.ndarray | None:
-    """Out-of-fold class probabilities of one learner, ``(n_rows, n_classes)`` float32, from its fold records by
-    repetition (``{repeat: [FoldRecord, ...]}``).
+    """Out-of-fold predictions of one learner from its fold records by repetition (``{repeat: [FoldRecord, ...]}``):
+    class probabilities ``(n_rows, n_classes)`` float32, or a regression's predicted values ``(n_rows, 1)``
+    float64 (the type of the records' :attr:`~algorank.evaluation.cv.store.FoldRecord.proba`).
 
-    Each repetition whose folds all hold probabilities fills every row once; the repetitions are averaged.  None
+    Each repetition whose folds all hold predictions fills every row once; the repetitions are averaged.  None
     when no repetition is complete (a failed or unstarted fold, a learner without probabilities).
     """
-    total, used = None, 0
+    total, used, recs_dtype = None, 0, np.float32
     for rep, recs in sorted(by_rep.items()):
         splits = resampler.repetition(rep, y)
         if len(recs) != len(splits) or any(r.status != "ok" or r.proba is None for r in recs):
             continue
         pooled = np.zeros((len(y), recs[0].proba.shape[1]), dtype=np.float64)
+        recs_dtype = recs[0].proba.dtype
         for rec in recs:
             pooled[splits[rec.fold].test] = rec.proba
         total = pooled if total is None else total + pooled
         used += 1
-    return None if total is None else (total / used).astype(np.float32)
+    return None if total is None else (total / used).astype(recs_dtype)
 
 
 # ====================================================================== output files

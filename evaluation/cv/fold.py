@@ -225,7 +225,8 @@ def _regression_fold(recipe: LearnerRecipe, X: np.ndarray, y: np.ndarray, split:
         return failed_fold(recipe, split, "error", " ".join(message.split())[:500], fit_time=fit_time,
                            predict_time=predict_time)
     return FoldRecord(recipe.id, split.repeat, split.fold, "ok", max(r2, 0.0), math.nan, math.nan, math.nan,
-                      fit_time, predict_time, size, "", -((y_test - y_pred) ** 2), r2=r2, rmse=rmse, mae=mae)
+                      fit_time, predict_time, size, "", -((y_test - y_pred) ** 2), r2=r2, rmse=rmse, mae=mae,
+                      proba=y_pred.reshape(-1, 1))
 
 
 def _warm_up(recipe: LearnerRecipe, X, y, split: Split, **kwargs) -> None:

@@ -85,9 +85,10 @@ class FoldRecord:
         error on the test rows (NaN for classification folds and failed ones).  Its ``accuracy`` is
         the score ``max(r2, 0)``.
     proba : ndarray or None
-        A classification fold's class probabilities on the test rows, ``(n_test, n_classes)`` float32 in
-        test-index order (None when the learner gives none, the fold failed, or the record came from a
-        store, which does not keep them).  The out-of-fold predictions of ensemble selection.
+        The fold's predictions on the test rows, in test-index order: a classification's class
+        probabilities, ``(n_test, n_classes)`` float32; a regression's predicted values, ``(n_test, 1)``
+        float64.  None when the learner gives no probabilities, the fold failed, or the record came from
+        a store, which does not keep them.  The out-of-fold predictions of ensemble selection.
     """
 
     learner: str

@@ -1,15 +1,22 @@
 """Ensemble selection over the learners a recommendation tested (Caruana et al., 2004).
 
-Every live test cross-validates its learner, so each finished test leaves out-of-fold class probabilities: one
-prediction per row of the user's data, made by a model that did not see that row
+Every live test cross-validates its learner, so each finished test leaves out-of-fold predictions: class
+probabilities for a classification, predicted values for a regression, one prediction per row of the user's data,
+made by a model that did not see that row
 (:attr:`~algorank.recommender.live.environment.LiveEnvironment.predictions`).  Greedy ensemble selection
 combines them at no extra test cost:
 
 1. start from an empty ensemble;
 2. in each of ``rounds`` rounds, add the learner (repeats allowed) whose addition gives the averaged
-   probabilities the best out-of-fold score under the recommendation's metric; ties go to the learner with the
+   predictions the best out-of-fold score under the recommendation's metric; ties go to the learner with the
    better score on its own, then to the lower id;
 3. each learner's weight is the share of the rounds that picked it.
+
+How a score is computed follows the tests.  A classification scores the pooled out-of-fold rows
+(:func:`proba_score`; with folds of equal size this is the mean over the folds for accuracy).  A regression's R²,
+RMSE and MAE are computed fold by fold and averaged (:func:`regression_score`), as each test's value is, so that
+the ensemble and the best single learner are compared on the same scale: R² of pooled rows, or RMSE over all
+rows, would differ from the mean over the folds even for a single learner.
 
 This is selection *with replacement* and without the sorted initialisation, as in auto-sklearn (Feurer et al.,
 2015), which uses 50 rounds; :data:`ROUNDS` is that number.
@@ -26,7 +33,8 @@ The ensemble is kept only when it is worth its refit:
 
 The out-of-fold score of the chosen ensemble is measured on the rows it was chosen on, so it is optimistic;
 the rule only asks that it beat the best single learner.  The refitted members are combined by
-:class:`EnsembleClassifier`.
+:class:`EnsembleClassifier` (the weighted mean of their class probabilities) or :class:`EnsembleRegressor` (the
+weighted mean of their predictions).
 
 References
 ----------
@@ -44,12 +52,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from algorank.metadata.errors import InputError
 
-__all__ = ["ROUNDS", "REFIT_SHARE", "EnsembleChoice", "EnsembleClassifier", "proba_score", "select_ensemble",
-           "choose_ensemble", "weights_text"]
+__all__ = ["ROUNDS", "REFIT_SHARE", "EnsembleChoice", "EnsembleClassifier", "EnsembleRegressor", "proba_score",
+           "regression_score", "select_ensemble", "choose_ensemble", "weights_text"]
 
 #: Rounds of greedy selection (auto-sklearn's default ensemble size).
 ROUNDS = 50
@@ -100,6 +108,60 @@ def proba_score(metric: str, y: np.ndarray, proba: np.ndarray) -> float:
                      f"f1_macro); got {metric!r}")
 
 
+def _is_regression(metric: str) -> bool:
+    from algorank.metadata.metric import REGRESSION_METRICS
+
+    return metric in REGRESSION_METRICS
+
+
+def regression_score(metric: str, y, predictions, folds) -> float:
+    """Score (higher is better) of predicted values for targets ``y``: the metric computed on each fold's rows,
+    then averaged over the folds, as a live test's value is.
+
+    Parameters
+    ----------
+    metric : {"r2", "rmse", "mae"}
+        R² as scikit-learn's ``r2_score`` (a fold with a constant target scores 1 when predicted exactly, else
+        0); RMSE and MAE are given negated, as scores.
+    y : array of float
+    predictions : array of float
+        ``(n_rows,)`` or ``(n_rows, 1)``.
+    folds : array of int
+        The test fold of each row.
+
+    Raises
+    ------
+    InputError
+        ``metric`` is not a regression metric.
+    """
+    pred = np.asarray(predictions, dtype=float).reshape(1, -1)
+    return float(_regression_scores(metric, np.asarray(y, dtype=float), pred, np.asarray(folds))[0])
+
+
+def _regression_scores(metric: str, y: np.ndarray, pred: np.ndarray, folds: np.ndarray) -> np.ndarray:
+    """:func:`regression_score` of each row of ``pred`` (``(k, n_rows)``), computed together."""
+    if not _is_regression(metric):
+        raise InputError(f"metric must be a regression metric (r2, rmse, mae); got {metric!r}")
+    order = np.argsort(folds, kind="stable")
+    sorted_folds = folds[order]
+    starts = np.flatnonzero(np.r_[True, sorted_folds[1:] != sorted_folds[:-1]])
+    counts = np.diff(np.r_[starts, len(order)]).astype(float)
+    resid = pred[:, order] - y[order]
+    if metric == "mae":
+        per_fold = -np.add.reduceat(np.abs(resid), starts, axis=1) / counts
+    else:
+        sse = np.add.reduceat(resid ** 2, starts, axis=1)
+        if metric == "rmse":
+            per_fold = -np.sqrt(sse / counts)
+        else:
+            ys = y[order]
+            means = np.add.reduceat(ys, starts) / counts
+            sst = np.add.reduceat((ys - np.repeat(means, counts.astype(int))) ** 2, starts)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                per_fold = np.where(sst > 0, 1.0 - sse / np.where(sst > 0, sst, 1.0), np.where(sse == 0, 1.0, 0.0))
+    return per_fold.mean(axis=1)
+
+
 @dataclass(frozen=True)
 class EnsembleChoice:
     """What ensemble selection found.
@@ -109,7 +171,8 @@ class EnsembleChoice:
     weights : dict
         learner -> weight (share of the rounds that picked it), largest first; they sum to 1.
     score : float
-        Out-of-fold score of the ensemble (higher is better; ``exp(-log loss)`` for log loss).
+        Out-of-fold score of the ensemble (higher is better; ``exp(-log loss)`` for log loss, the negated value
+        for RMSE and MAE).
     best_learner : str
         The best single learner among the candidates.
     best_score : float
@@ -158,19 +221,23 @@ class EnsembleChoice:
 
 
 def select_ensemble(predictions: Mapping[str, np.ndarray], y, *, metric: str = "accuracy",
-                    rounds: int = ROUNDS) -> EnsembleChoice:
+                    rounds: int = ROUNDS, folds=None) -> EnsembleChoice:
     """Greedy ensemble selection with replacement over out-of-fold ``predictions``.
 
     Parameters
     ----------
     predictions : mapping
-        learner -> ``(n_rows, n_classes)`` out-of-fold class probabilities (the same rows and classes for all).
-    y : array of int
-        Class codes ``0 .. n_classes - 1`` of the rows.
+        learner -> out-of-fold predictions, the same rows for all: ``(n_rows, n_classes)`` class probabilities
+        (the same classes for all), or for a regression metric ``(n_rows, 1)`` predicted values.
+    y : array
+        Class codes ``0 .. n_classes - 1`` of the rows, or a regression's target values.
     metric : str
-        Classification metric the selection maximises (see :func:`proba_score`).
+        Metric the selection maximises: a classification metric (see :func:`proba_score`) or ``r2``, ``rmse``,
+        ``mae`` (see :func:`regression_score`).
     rounds : int
         Rounds of selection (the ensemble's size, counting repeats).
+    folds : array of int, optional
+        Regression: the test fold of each row, by which the scores are averaged (default: one fold).
 
     Returns
     -------
@@ -184,21 +251,36 @@ def select_ensemble(predictions: Mapping[str, np.ndarray], y, *, metric: str = "
     """
     if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
         raise InputError(f"rounds must be an integer >= 1, got {rounds!r}")
-    y = np.asarray(y, dtype=int)
+    regression = _is_regression(metric)
+    y = np.asarray(y, dtype=float if regression else int)
+    if regression:
+        folds = np.zeros(len(y), dtype=int) if folds is None else np.asarray(folds, dtype=int)
+        if folds.shape != y.shape:
+            raise InputError(f"folds must give one fold per row; got {folds.shape[0] if folds.ndim else 0} "
+                             f"for {len(y)} rows")
     if not predictions:
         raise InputError("predictions must hold at least one learner's out-of-fold probabilities")
     shapes = {np.shape(p) for p in predictions.values()}
     if len(shapes) != 1 or len(next(iter(shapes))) != 2 or next(iter(shapes))[0] != len(y):
         raise InputError(f"predictions must all be (n_rows, n_classes) arrays with one row per label; got shapes "
                          f"{sorted(shapes)} for {len(y)} labels")
-    alone = {learner: proba_score(metric, y, p) for learner, p in predictions.items()}
+    if regression and next(iter(shapes))[1] != 1:
+        raise InputError(f"a regression's predictions must be (n_rows, 1) arrays; got shape {next(iter(shapes))}")
+    dtype = np.float64 if regression else np.float32
+    stack = np.stack([np.asarray(p, dtype=dtype) for p in predictions.values()])
+    if regression:
+        alone = {l: float(v) for l, v in zip(predictions, _regression_scores(metric, y, stack[:, :, 0], folds))}
+    else:
+        alone = {learner: proba_score(metric, y, p) for learner, p in predictions.items()}
     order = sorted(predictions, key=lambda learner: (-alone[learner], learner))  # the tie-break order
-    stack = np.stack([np.asarray(predictions[learner], dtype=np.float32) for learner in order])
+    position = {learner: i for i, learner in enumerate(predictions)}
+    stack = stack[[position[learner] for learner in order]]
     total = np.zeros(stack.shape[1:], dtype=np.float64)
     counts = np.zeros(len(order), dtype=int)
     score = -math.inf
     for r in range(rounds):
-        scores = _candidate_scores(metric, y, total, stack, r + 1)
+        scores = (_regression_candidates(metric, y, total, stack, r + 1, folds) if regression
+                  else _candidate_scores(metric, y, total, stack, r + 1))
         pick = int(np.argmax(scores))  # the first of the best: better alone, then the lower id
         counts[pick] += 1
         total += stack[pick]
@@ -210,6 +292,18 @@ def select_ensemble(predictions: Mapping[str, np.ndarray], y, *, metric: str = "
 
 #: Bytes of the (candidates, rows, classes) block scored at once by accuracy.
 _BLOCK_BYTES = 64 * 2**20
+
+
+def _regression_candidates(metric: str, y: np.ndarray, total: np.ndarray, stack: np.ndarray, size: int,
+                           folds: np.ndarray) -> np.ndarray:
+    """Score of ``(total + stack[j]) / size`` for every candidate ``j`` of a regression, in blocks of candidates."""
+    k, n = stack.shape[:2]
+    step = max(1, _BLOCK_BYTES // max(n * 8, 1))
+    out = np.empty(k)
+    for start in range(0, k, step):
+        block = (stack[start:start + step, :, 0] + total[:, 0]) / size
+        out[start:start + step] = _regression_scores(metric, y, block, folds)
+    return out
 
 
 def _candidate_scores(metric: str, y: np.ndarray, total: np.ndarray, stack: np.ndarray, size: int) -> np.ndarray:
@@ -233,14 +327,14 @@ def _candidate_scores(metric: str, y: np.ndarray, total: np.ndarray, stack: np.n
 
 def choose_ensemble(predictions: Mapping[str, np.ndarray], y, *, metric: str = "accuracy", best_score: float,
                     refit_seconds: Mapping[str, float] | None = None, budget: float | None = None,
-                    best_learner: str | None = None, rounds: int = ROUNDS) -> EnsembleChoice | None:
+                    best_learner: str | None = None, rounds: int = ROUNDS, folds=None) -> EnsembleChoice | None:
     """Ensemble selection with the rules that decide whether its ensemble replaces the best single learner.
 
     Parameters
     ----------
     predictions : mapping
-        learner -> out-of-fold probabilities of its test (see :func:`select_ensemble`).
-    y : array of int
+        learner -> out-of-fold predictions of its test (see :func:`select_ensemble`).
+    y : array
     metric : str
     best_score : float
         Score of the recommendation's best test (it may have no probabilities, hence no entry in ``predictions``).
@@ -251,11 +345,13 @@ def choose_ensemble(predictions: Mapping[str, np.ndarray], y, *, metric: str = "
     best_learner : str, optional
         The learner of ``best_score``, whose refit the ensemble's is compared with.
     rounds : int
+    folds : array of int, optional
+        Regression: the test fold of each row (see :func:`select_ensemble`).
 
     Returns
     -------
     EnsembleChoice or None
-        None when fewer than two learners have out-of-fold probabilities; else the choice, ``kept`` saying
+        None when fewer than two learners have out-of-fold predictions; else the choice, ``kept`` saying
         whether it is used and ``reason`` why.
     """
     if len(predictions) < 2:
@@ -267,7 +363,7 @@ def choose_ensemble(predictions: Mapping[str, np.ndarray], y, *, metric: str = "
     pool = dict(predictions)
     left_out: list[str] = []
     while True:
-        choice = select_ensemble(pool, y, metric=metric, rounds=rounds)
+        choice = select_ensemble(pool, y, metric=metric, rounds=rounds, folds=folds)
         seconds = sum(cost[m] for m in choice.members)
         if limit is None or seconds <= limit or len(pool) <= 2:
             break
@@ -291,7 +387,37 @@ def choose_ensemble(predictions: Mapping[str, np.ndarray], y, *, metric: str = "
                           kept=kept, reason=reason, refit_seconds=float(seconds), left_out=tuple(left_out))
 
 
-class EnsembleClassifier(ClassifierMixin, BaseEstimator):
+class _WeightedMembers(BaseEstimator):
+    """Fitted members with weights: what :class:`EnsembleClassifier` and :class:`EnsembleRegressor` share."""
+
+    def __init__(self, members: Sequence = (), weights: Sequence[float] = ()) -> None:
+        self.members = members
+        self.weights = weights
+
+    def __sklearn_is_fitted__(self) -> bool:
+        """Fitted when it has members (they come fitted; :meth:`fit` refits them)."""
+        return len(self.members) > 0
+
+    def _check(self) -> np.ndarray:
+        """The weights normalised to sum to 1, after checking members and weights."""
+        if len(self.members) == 0 or len(self.members) != len(self.weights):
+            raise InputError(f"members and weights must be non-empty and of the same length; got "
+                             f"{len(self.members)} members and {len(self.weights)} weights")
+        w = np.asarray(self.weights, dtype=float)
+        if not (np.isfinite(w).all() and (w >= 0).all() and w.sum() > 0):
+            raise InputError(f"weights must be non-negative numbers with a positive sum; got {list(self.weights)}")
+        return w / w.sum()
+
+    def fit(self, X, y):
+        """Refit every member on ``(X, y)`` (the weights stay)."""
+        from sklearn.base import clone
+
+        self._check()
+        self.members = [(name, clone(model).fit(X, y)) for name, model in self.members]
+        return self
+
+
+class EnsembleClassifier(ClassifierMixin, _WeightedMembers):
     """A weighted average of fitted classifiers' probabilities (the ensemble a recommendation returns).
 
     Parameters
@@ -319,39 +445,18 @@ class EnsembleClassifier(ClassifierMixin, BaseEstimator):
     [0, 0, 0]
     """
 
-    def __init__(self, members: Sequence = (), weights: Sequence[float] = ()) -> None:
-        self.members = members
-        self.weights = weights
-
-    def __sklearn_is_fitted__(self) -> bool:
-        """Fitted when it has members (they come fitted; :meth:`fit` refits them)."""
-        return len(self.members) > 0
-
     @property
     def classes_(self) -> np.ndarray:
         self._check()
         return np.asarray(self.members[0][1].classes_)
 
     def _check(self) -> np.ndarray:
-        if len(self.members) == 0 or len(self.members) != len(self.weights):
-            raise InputError(f"members and weights must be non-empty and of the same length; got "
-                             f"{len(self.members)} members and {len(self.weights)} weights")
-        w = np.asarray(self.weights, dtype=float)
-        if not (np.isfinite(w).all() and (w >= 0).all() and w.sum() > 0):
-            raise InputError(f"weights must be non-negative numbers with a positive sum; got {list(self.weights)}")
+        w = super()._check()
         first = np.asarray(self.members[0][1].classes_)
         for name, model in self.members[1:]:
             if not np.array_equal(np.asarray(model.classes_), first):
                 raise InputError(f"members must have the same classes_; {name!r} differs from {self.members[0][0]!r}")
-        return w / w.sum()
-
-    def fit(self, X, y):
-        """Refit every member on ``(X, y)`` (the weights stay)."""
-        from sklearn.base import clone
-
-        self._check()
-        self.members = [(name, clone(model).fit(X, y)) for name, model in self.members]
-        return self
+        return w
 
     def predict_proba(self, X) -> np.ndarray:
         """Weighted mean of the members' probabilities, ``(n_rows, n_classes)``."""
@@ -362,3 +467,33 @@ class EnsembleClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """The class with the largest averaged probability."""
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+class EnsembleRegressor(RegressorMixin, _WeightedMembers):
+    """A weighted average of fitted regressors' predictions (the ensemble a regression's recommendation returns).
+
+    Parameters
+    ----------
+    members : list of (str, estimator)
+        Learner ids and fitted regressors.
+    weights : list of float
+        One weight per member (normalised to sum to 1).
+
+    Examples
+    --------
+    >>> from algorank import EnsembleRegressor
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> ens = EnsembleRegressor([("ridge", Ridge().fit(X, y)),
+    ...                          ("tree", DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y))], [3, 1])
+    >>> ens.predict(X[:2]).shape
+    (2,)
+    """
+
+    def predict(self, X) -> np.ndarray:
+        """Weighted mean of the members' predictions, ``(n_rows,)``."""
+        w = self._check()
+        return sum(weight * np.asarray(model.predict(X), dtype=float).ravel()
+                   for weight, (_, model) in zip(w, self.members))

@@ -96,6 +96,34 @@ def _ensemble_refit_seconds(trace, members, *, folds: int) -> float:
     return float(sum(_refit_seconds(last.get(m, math.inf), folds) for m in members))
 
 
+def _affordable_ensemble(rec, *, folds: int, seconds_left: float) -> dict | None:
+    """The ensemble ``rec`` kept (its ``ensemble`` dict) when its refit, estimated like one learner's, fits in
+    ``seconds_left``; else None (logged)."""
+    chosen = rec.ensemble if rec.ensemble and rec.ensemble.get("kept") else None
+    if chosen is not None:
+        cost = _ensemble_refit_seconds(rec.trace, chosen["members"], folds=folds)
+        if not cost <= seconds_left:
+            logger.info("the ensemble's refit (about %.3g s) would not fit in the %.3g s left of the budget: "
+                        "refitting one learner", cost, max(seconds_left, 0.0))
+            return None
+    return chosen
+
+
+def _fit_ensemble(chosen: dict, X, y, *, seed: int, allow_modules=(), task: str = "classification"):
+    """The members of ensemble ``chosen`` fitted on ``(X, y)`` with the live tests' preprocessing, one thread,
+    combined with its weights (an :class:`~algorank.recommender.live.ensemble.EnsembleClassifier` or
+    :class:`~algorank.recommender.live.ensemble.EnsembleRegressor`)."""
+    from threadpoolctl import threadpool_limits
+
+    from algorank.recommender.live.ensemble import EnsembleClassifier, EnsembleRegressor
+
+    with threadpool_limits(limits=1):
+        members = [(m, final_pipeline(resolve_learner(m, allow_modules=allow_modules, task=task),
+                                      random_state=seed).fit(X, y)) for m in chosen["members"]]
+    kind = EnsembleRegressor if task == "regression" else EnsembleClassifier
+    return kind(members, [chosen["weights"][m] for m in chosen["members"]])
+
+
 class _available_with_reason:
     """Like :func:`sklearn.utils.metaestimators.available_if`, but the ``AttributeError`` the check raises reaches
     the user with its own message (``hasattr`` is False either way)."""
@@ -294,13 +322,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
             calibrated = frozenset() if self.probability != "calibrate" else frozenset(
                 o.learner for o in (rec.trace.observations if rec.trace else ())
                 if not _has_predict_proba(o.learner, allow_modules=self.allow_modules))
-            chosen = rec.ensemble if rec.ensemble and rec.ensemble.get("kept") else None
-            if chosen is not None:  # its refit, estimated like one learner's below, must fit in what is left
-                cost = _ensemble_refit_seconds(rec.trace, chosen["members"], folds=folds)
-                if not cost <= left:
-                    logger.info("the ensemble's refit (about %.3g s) would not fit in the %.3g s left of the budget: "
-                                "refitting one learner", cost, max(left, 0.0))
-                    chosen = None
+            chosen = _affordable_ensemble(rec, folds=folds, seconds_left=left)  # its refit must fit in what is left
             learner = _refit_choice(rec.trace, folds=folds, seconds_left=left, calibrated=calibrated)
             if learner is None:
                 runnable = [p for p in rec.plan if p.learner not in rec.rank_only]
@@ -333,12 +355,7 @@ class AlgorankClassifier(ClassifierMixin, BaseEstimator):
 
         self.ensemble_ = chosen
         if chosen is not None:
-            from algorank.recommender.live.ensemble import EnsembleClassifier
-
-            with threadpool_limits(limits=1):
-                members = [(m, final_pipeline(resolve_learner(m, allow_modules=self.allow_modules),
-                                              random_state=seed).fit(frame, codes)) for m in chosen["members"]]
-            self.best_estimator_ = EnsembleClassifier(members, [chosen["weights"][m] for m in chosen["members"]])
+            self.best_estimator_ = _fit_ensemble(chosen, frame, codes, seed=seed, allow_modules=self.allow_modules)
             return self
         recipe = resolve_learner(learner, allow_modules=self.allow_modules)
 

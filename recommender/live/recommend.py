@@ -46,8 +46,8 @@ left, a learner whose test was stopped at its limit is tested again when the bud
 pace that test showed (:class:`~algorank.recommender.live.pacing.RetryStopped`); one that could not be
 is named in the summary (``Recommendation.not_retried``).
 
-The ensemble.  After the tests, greedy ensemble selection combines the tests' out-of-fold probabilities
-(:mod:`algorank.recommender.live.ensemble`); with ``refit``, the refitted ensemble is the model returned when it
+The ensemble.  After the tests, greedy ensemble selection combines the tests' out-of-fold predictions
+(class probabilities, or a regression's values; :mod:`algorank.recommender.live.ensemble`); with ``refit``, the refitted ensemble is the model returned when it
 beats the best learner out of fold and its refit is cheap enough.  Its selection and refit come after the budget,
 like the refit of a single learner.
 
@@ -341,10 +341,10 @@ def recommend(
         Feature columns kept as read, or dropped; the others follow the rules of
         :mod:`algorank.evaluation.cv.columns` (ids and free text dropped, dates expanded).
     ensemble : bool
-        Classification: combine the tested learners' out-of-fold probabilities by greedy ensemble selection
-        (:mod:`algorank.recommender.live.ensemble`; ``Recommendation.ensemble`` records the choice).  With
-        ``refit``, the model returned is the refitted ensemble when the rules there keep it.  False: no
-        selection, the best learner alone.
+        Combine the tested learners' out-of-fold predictions (class probabilities, or a regression's values) by
+        greedy ensemble selection (:mod:`algorank.recommender.live.ensemble`; ``Recommendation.ensemble`` records
+        the choice).  With ``refit``, the model returned is the refitted ensemble when the rules there keep it.
+        False: no selection, the best learner alone.
 
     Returns
     -------
@@ -386,7 +386,7 @@ def recommend(
                                         random_state=random_state, dry_run=dry_run, evaluator=evaluator,
                                         on_plan=on_plan, on_start=on_start, on_observation=on_observation,
                                         allow_modules=allow_modules, metric=metric, started=started, n_jobs=n_jobs,
-                                        excluded=tuple(str(d) for d in exclude_datasets))
+                                        excluded=tuple(str(d) for d in exclude_datasets), ensemble=ensemble)
     labels = original_labels(dataset, data, y=y) if refit and not regression else None
     if not dry_run:
         check_folds(cv, n_rows=len(data.y))  # one error now, not the same error for every learner
@@ -532,14 +532,8 @@ def recommend(
         clock.lap("tests")
     model = None
     chosen = None
-    if ensemble and not regression and trace is not None and trace.best() is not None:
-        try:  # no test time: the tests' own out-of-fold probabilities
-            chosen = _select(env, trace, data, metric=metric, budget=budget)
-        except KeyboardInterrupt:  # Ctrl-C here: the tests are done, their best is kept
-            logger.warning("interrupted during the ensemble selection: the best learner is kept")
-            chosen = None
-            trace = Trace(dataset=trace.dataset, observations=trace.observations, stopped="interrupted")
-            refit = False
+    if ensemble and trace is not None and trace.best() is not None:
+        chosen, trace, refit = select_guarded(env, trace, data, metric=metric, budget=budget, refit=refit)
     if refit and trace is not None and trace.best() is not None:
         try:
             if chosen is not None and chosen.kept:
@@ -580,8 +574,18 @@ def recommend(
                           ensemble=None if chosen is None else chosen.to_dict())
 
 
+def select_guarded(env, trace, data, *, metric: str, budget: float | None, refit: bool):
+    """``(chosen, trace, refit)``: :func:`_select`'s choice, or after a Ctrl-C during it no choice, the trace
+    marked interrupted and no refit (the tests are done; their best is kept)."""
+    try:  # no test time: the tests' own out-of-fold predictions
+        return _select(env, trace, data, metric=metric, budget=budget), trace, refit
+    except KeyboardInterrupt:
+        logger.warning("interrupted during the ensemble selection: the best learner is kept")
+        return None, Trace(dataset=trace.dataset, observations=trace.observations, stopped="interrupted"), False
+
+
 def _select(env, trace, data, *, metric: str, budget: float | None):
-    """Ensemble selection over the successful tests' out-of-fold probabilities (None when fewer than two have
+    """Ensemble selection over the successful tests' out-of-fold predictions (None when fewer than two have
     them); logs what it found."""
     from algorank.recommender.live.ensemble import choose_ensemble
 
@@ -591,8 +595,11 @@ def _select(env, trace, data, *, metric: str, budget: float | None):
     refit_seconds = {l: float(env.results.get(l, {}).get("fit_time_mean", math.nan)) * folds / max(folds - 1, 1)
                      for l in predictions}
     best = trace.best()
-    chosen = choose_ensemble(predictions, data.y_codes, metric=metric, best_score=best.accuracy,
-                             refit_seconds=refit_seconds, budget=budget, best_learner=best.learner)
+    regression = data.task == "regression"
+    y = data.y.to_numpy(dtype=float) if regression else data.y_codes
+    chosen = choose_ensemble(predictions, y, metric=metric, best_score=best.accuracy,
+                             refit_seconds=refit_seconds, budget=budget, best_learner=best.learner,
+                             folds=env.row_folds() if regression else None)
     if chosen is not None:
         logger.info("ensemble selection: %s; %s: %s", escape(chosen.describe()),
                     "kept" if chosen.kept else "not kept", chosen.reason)
@@ -601,12 +608,22 @@ def _select(env, trace, data, *, metric: str, budget: float | None):
 
 def refit_ensemble(data: LoadedDataset, chosen, *, random_state: int = 0, allow_modules=(), labels=None):
     """Refit the members of ensemble ``chosen`` (an :class:`~algorank.recommender.live.ensemble.EnsembleChoice`)
-    on all of ``data`` like :func:`refit_best`, and combine them with its weights."""
-    from algorank.recommender.live.ensemble import EnsembleClassifier
+    on all of ``data`` like :func:`refit_best` (a regression: like
+    :func:`~algorank.recommender.live.regression.refit_regressor`), and combine them with its weights in an
+    :class:`~algorank.recommender.live.ensemble.EnsembleClassifier` or
+    :class:`~algorank.recommender.live.ensemble.EnsembleRegressor`."""
+    from algorank.recommender.live.ensemble import EnsembleClassifier, EnsembleRegressor
 
+    weights = [chosen.weights[learner] for learner in chosen.members]
+    if data.task == "regression":
+        from algorank.recommender.live.regression import refit_regressor
+
+        return EnsembleRegressor([(learner, refit_regressor(data, learner, random_state=random_state,
+                                                             allow_modules=allow_modules))
+                                  for learner in chosen.members], weights)
     members = [(learner, refit_best(data, learner, random_state=random_state, allow_modules=allow_modules,
                                     labels=labels)) for learner in chosen.members]
-    return EnsembleClassifier(members, [chosen.weights[learner] for learner in chosen.members])
+    return EnsembleClassifier(members, weights)
 
 
 def _prior_shape(meta) -> tuple[float, float]:

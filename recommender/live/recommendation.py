@@ -207,10 +207,10 @@ class Recommendation:
         Regression only: learner -> ``{"r2", "rmse", "mae"}``, the means over the folds of its test (the
         leaderboard's ``r2``, ``rmse`` and ``mae`` columns, and ``best`` in ``to_dict()``).
     ensemble : dict or None
-        What ensemble selection over the tests' out-of-fold probabilities found
+        What ensemble selection over the tests' out-of-fold predictions found
         (:meth:`~algorank.recommender.live.ensemble.EnsembleChoice.to_dict`: ``weights``, ``score``, ``kept``,
         ``reason``, ...); with a refit, ``kept`` says whether :attr:`model` is that ensemble.  None when it did
-        not run (regression, ``ensemble=False``, fewer than two tests with probabilities).
+        not run (``ensemble=False``, fewer than two tests with predictions).
 
     Examples
     --------

@@ -13,8 +13,9 @@ Everything else is the live loop of classification: shuffled K-fold CV of each l
 ``KFold(cv, shuffle=True)`` seeded by ``random_state``; :class:`~algorank.evaluation.cv.evaluator.Evaluator`),
 the same per-fold preprocessing (numeric features standardised for the learners that need it, missing
 values imputed, nominal features one-hot coded), the same budget promise (a test whose cost is unknown runs
-each fold in a child process killed at the end of the budget), the same progress hooks, and the best
-learner refitted on all the data.
+each fold in a child process killed at the end of the budget), the same progress hooks, the same ensemble
+selection over the tests' out-of-fold predictions (:mod:`algorank.recommender.live.ensemble`), and the best
+learner (or the ensemble) refitted on all the data.
 
 The metric (``metric=``): ``r2`` (default; higher is better), ``rmse`` or ``mae`` (lower is better).
 Whatever the metric, each test reports its mean R², RMSE and MAE over the folds
@@ -125,7 +126,8 @@ def recommend_regression(data, *, refit: bool = True, budget: float | None = 60.
                          on_plan: Callable | None = None, on_start: Callable | None = None,
                          on_observation: Callable | None = None, allow_modules: Sequence[str] = (),
                          metric: str | None = None, started: float | None = None, n_jobs: int = 1,
-                         excluded: Sequence[str] = (), learners: Sequence[str] | None = None) -> Recommendation:
+                         excluded: Sequence[str] = (), learners: Sequence[str] | None = None,
+                         ensemble: bool = True) -> Recommendation:
     """Test the regressors on ``data`` live, in :data:`~algorank.metadata.regressors.PRIOR_FREE_ORDER`.
 
     Called by :func:`algorank.recommender.live.recommend.recommend` for a regression target, with
@@ -146,6 +148,9 @@ def recommend_regression(data, *, refit: bool = True, budget: float | None = 60.
     learners : sequence of str, optional
         Test these regressor ids (portfolio ids, short names or regressor class paths), in this order,
         instead of :data:`~algorank.metadata.regressors.PRIOR_FREE_ORDER`.
+    ensemble : bool
+        Greedy ensemble selection over the tests' out-of-fold predictions, as in
+        :func:`~algorank.recommender.live.recommend.recommend`.
 
     Returns
     -------
@@ -216,9 +221,18 @@ def recommend_regression(data, *, refit: bool = True, budget: float | None = 60.
             test_times = tuple(env.timeline)
             errors = regression_errors(env)
         clock.lap("tests")
-    model = None
+    model = chosen = None
+    if ensemble and trace is not None and trace.best() is not None:
+        from algorank.recommender.live.recommend import select_guarded
+
+        chosen, trace, refit = select_guarded(env, trace, data, metric=metric, budget=budget, refit=refit)
     if refit and trace is not None and trace.best() is not None:
-        model = refit_regressor(data, trace.best().learner, random_state=random_state, allow_modules=allowed)
+        if chosen is not None and chosen.kept:
+            from algorank.recommender.live.recommend import refit_ensemble
+
+            model = refit_ensemble(data, chosen, random_state=random_state, allow_modules=allowed)
+        else:
+            model = refit_regressor(data, trace.best().learner, random_state=random_state, allow_modules=allowed)
         clock.lap("refit")
     strategy = PRIOR_FREE_STRATEGY if learners is None else "the learners as given"
     notes = (PRIOR_FREE_NOTE,) if learners is None else ()
@@ -227,4 +241,5 @@ def recommend_regression(data, *, refit: bool = True, budget: float | None = 60.
                           time_model="measured", model=model, metric=metric, expected=expected, cv=int(cv),
                           notes=notes, timings=clock.to_dict(), test_times=test_times, skipped=skipped,
                           n_jobs=n_jobs, task="regression", task_detection=data.task_detection,
-                          columns=tuple(data.columns_dict()), errors=errors)
+                          columns=tuple(data.columns_dict()), errors=errors,
+                          ensemble=None if chosen is None else chosen.to_dict())

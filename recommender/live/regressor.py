@@ -5,7 +5,8 @@
 (:func:`~algorank.recommender.live.recommend.recommend` with the embedded ``regression`` set; without
 regression meta-data, :func:`~algorank.recommender.live.regression.recommend_regression`'s fixed
 order), picks the one with the best CV value of
-``metric`` (R² by default), refits it on all the data and predicts with it.  It works in ``clone``,
+``metric`` (R² by default), refits it on all the data and predicts with it; or, where greedy ensemble selection
+over the tests' out-of-fold predictions beats it, the weighted ensemble of the tested regressors.  It works in ``clone``,
 ``Pipeline``, ``cross_val_score`` and ``GridSearchCV`` like any regressor.
 """
 
@@ -24,7 +25,8 @@ from algorank.evaluation.cv.preprocessing import final_pipeline, resolve_learner
 from algorank.metadata.checks import check_budget, check_folds, check_seed
 from algorank.metadata.errors import InputError
 from algorank.metadata.regressors import PRIOR_FREE_ORDER
-from algorank.recommender.live.estimator import UNTESTED_CHOICES, AlgorankClassifier, NothingTestedError, _refit_choice
+from algorank.recommender.live.estimator import (UNTESTED_CHOICES, AlgorankClassifier, NothingTestedError,
+                                                 _affordable_ensemble, _fit_ensemble, _refit_choice)
 from algorank.recommender.live.recommend import recommend
 from algorank.recommender.live.regression import recommend_regression, regression_meta
 
@@ -79,13 +81,21 @@ class AlgorankRegressor(RegressorMixin, BaseEstimator):
         log a warning and fit the first learner of the order without a test.
     n_jobs : int
         Tests run at once (``-1``: one per CPU).
+    ensemble : bool
+        Fit the weighted ensemble of the tested regressors that greedy ensemble selection over their out-of-fold
+        predictions keeps (:mod:`algorank.recommender.live.ensemble`) instead of the best one alone, when its
+        refit, estimated like a single refit, fits in what is left of the budget.
 
     Attributes
     ----------
-    best_estimator_ : sklearn Pipeline
-        The chosen learner with its preprocessing, fitted on all of ``X``.
+    best_estimator_ : sklearn Pipeline or EnsembleRegressor
+        The chosen learner with its preprocessing, fitted on all of ``X``, or the weighted ensemble of such
+        pipelines that :attr:`ensemble_` describes.
     best_learner_ : str
-        Its learner id.
+        Its learner id (for an ensemble: the best learner alone).
+    ensemble_ : dict or None
+        The ensemble selection's choice (``Recommendation.ensemble``: ``weights``, ``score``, ``kept``, ...)
+        when :attr:`best_estimator_` is that ensemble, else None.
     leaderboard_ : DataFrame
         learner, short, the metric's CV value (a column named after it), the other two of ``r2``,
         ``rmse``, ``mae``, seconds, cumulative_seconds, status, message, in test order.
@@ -117,7 +127,7 @@ class AlgorankRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(self, budget: float = 30.0, *, cv: int = 5, top: int | None = None, learners=None,
                  strategy: str | None = None, meta=None, random_state: int | None = None, allow_modules: tuple = (),
-                 metric: str | None = None, on_untested: str = "raise", n_jobs: int = 1):
+                 metric: str | None = None, on_untested: str = "raise", n_jobs: int = 1, ensemble: bool = True):
         self.budget = budget
         self.strategy = strategy
         self.meta = meta
@@ -129,6 +139,7 @@ class AlgorankRegressor(RegressorMixin, BaseEstimator):
         self.metric = metric
         self.on_untested = on_untested
         self.n_jobs = n_jobs
+        self.ensemble = ensemble
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -187,7 +198,7 @@ class AlgorankRegressor(RegressorMixin, BaseEstimator):
             raise InputError("strategy ranks the regressors from regression meta-data, and there is none: "
                              "give meta, or leave strategy out")
         folds = min(int(self.cv), len(y))
-        learner = None
+        learner = chosen = None
         self.recommendation_, self.trace_, self.leaderboard_ = None, None, None
         if folds >= 2 and len(np.unique(y)) >= 2:
             data = as_dataset(frame, y=y, name="fit", task="regression")
@@ -195,15 +206,18 @@ class AlgorankRegressor(RegressorMixin, BaseEstimator):
             if meta is not None:
                 rec = recommend(data, strategy=self.strategy, meta=meta, refit=False, budget_seconds=budget,
                                 top=self.top, cv=folds, random_state=seed, allow_modules=self.allow_modules,
-                                metric=self.metric, started=started, n_jobs=self.n_jobs, task="regression")
+                                metric=self.metric, started=started, n_jobs=self.n_jobs, task="regression",
+                                ensemble=bool(self.ensemble))
                 planned = [p.learner for p in rec.plan]
                 order = planned + [l for l in order if l not in planned]
             else:
                 rec = recommend_regression(data, refit=False, budget=budget, top=self.top, cv=folds,
                                            random_state=seed, allow_modules=self.allow_modules, metric=self.metric,
-                                           started=started, n_jobs=self.n_jobs, learners=order)
+                                           started=started, n_jobs=self.n_jobs, learners=order,
+                                           ensemble=bool(self.ensemble))
             self.recommendation_, self.trace_, self.leaderboard_ = rec, rec.trace, rec.leaderboard
             left = float(self.budget) - (time.perf_counter() - started)
+            chosen = _affordable_ensemble(rec, folds=folds, seconds_left=left)
             learner = _refit_choice(rec.trace, folds=folds, seconds_left=left)
             if learner is None:
                 if self.on_untested == "raise":
@@ -221,6 +235,11 @@ class AlgorankRegressor(RegressorMixin, BaseEstimator):
             learner = order[0]
         recipe = resolve_learner(str(learner), allow_modules=self.allow_modules, task="regression")
         self.best_learner_ = recipe.id
+        self.ensemble_ = chosen
+        if chosen is not None:
+            self.best_estimator_ = _fit_ensemble(chosen, frame, y, seed=seed, allow_modules=self.allow_modules,
+                                                 task="regression")
+            return self
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(limits=1):  # as in the tests it was chosen by, so its refit time is predictable

@@ -344,6 +344,12 @@ def run_tool(spec: dict) -> dict:
         from sklearn.metrics import r2_score
 
         acc = r2_score(yte.to_numpy(dtype=float), [float(p) for p in pred])
+        if single_of is not None:  # the returned model is an ensemble: its best learner alone, refitted, untimed
+            from algorank.evaluation.cv.datasets import as_dataset
+            from algorank.recommender.live.regression import refit_regressor
+
+            alone = refit_regressor(as_dataset(Xtr, y=ytr, task="regression"), single_of, random_state=0)
+            out["single_accuracy"] = float(r2_score(yte.to_numpy(dtype=float), alone.predict(Xte)))
     else:
         truth = yte.astype(str).to_numpy()
 
