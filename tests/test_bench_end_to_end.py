@@ -372,3 +372,34 @@ def test_paired_difference_hand_computed(bench):
     assert n == 2 and mean == pytest.approx(0.25)
     assert se == pytest.approx(np.sqrt((1 / 3) / 4 + 0.0) / 2)
     assert bench.paired_difference(["failed"], [None]) is None
+
+
+def test_regression_rows_give_the_r2_and_its_paired_test(bench):
+    np = pytest.importorskip("numpy")
+    from sklearn.metrics import r2_score
+
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=500)
+    good, bad = y + rng.normal(scale=0.3, size=500), y + rng.normal(scale=0.6, size=500)
+    # the per-row terms average to scikit-learn's R², and survive packing (float32)
+    for pred in (good, bad):
+        rows = bench.row_r2(y, pred)
+        assert rows.mean() == pytest.approx(r2_score(y, pred))
+        back = bench.unpack_correct(bench.pack_row_scores(rows))
+        assert back.dtype == np.float64 and back.mean() == pytest.approx(r2_score(y, pred), abs=1e-6)
+    # a constant holdout: 1 when predicted exactly, else 0, as r2_score
+    assert list(bench.row_r2([2.0, 2.0], [2.0, 2.0])) == [1.0, 1.0]
+    assert list(bench.row_r2([2.0, 2.0], [2.0, 3.0])) == [0.0, 0.0]
+    a, b = bench.row_r2(y, good), bench.row_r2(y, bad)
+    # the difference in R² is the mean per-row difference; its standard error is that of the per-row differences
+    mean, se, n = bench.paired_difference([a], [b])
+    assert mean == pytest.approx(r2_score(y, good) - r2_score(y, bad)) and n == 1
+    assert se == pytest.approx(np.std(a - b, ddof=1) / np.sqrt(500))
+    # 0.3 against 0.6 noise on 500 rows: far apart (a win, and the loss the other way round); the same run ties
+    assert bench.paired_wtl([a, b, a], [b, a, a]) == (1, 1, 1, 3)
+    from scipy.stats import ttest_rel
+
+    near = bench.row_r2(y, good + rng.normal(scale=0.01, size=500))
+    p = ttest_rel(a, near).pvalue
+    assert bench.paired_wtl([a], [near], alpha=p * 1.01)[:3] in ((1, 0, 0), (0, 0, 1))
+    assert bench.paired_wtl([a], [near], alpha=p * 0.99)[:3] == (0, 1, 0)

@@ -47,6 +47,7 @@ robust automated machine learning. NeurIPS.
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Mapping, Sequence
@@ -55,9 +56,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from algorank.metadata.errors import InputError
+from algorank.metadata.text import escape
 
 __all__ = ["ROUNDS", "REFIT_SHARE", "EnsembleChoice", "EnsembleClassifier", "EnsembleRegressor", "proba_score",
-           "regression_score", "select_ensemble", "choose_ensemble", "weights_text"]
+           "regression_score", "select_ensemble", "choose_ensemble", "select_after_tests", "weights_text"]
+
+logger = logging.getLogger(__name__)
 
 #: Rounds of greedy selection (auto-sklearn's default ensemble size).
 ROUNDS = 50
@@ -385,6 +389,43 @@ def choose_ensemble(predictions: Mapping[str, np.ndarray], y, *, metric: str = "
     return EnsembleChoice(weights=choice.weights, score=choice.score, best_learner=choice.best_learner,
                           best_score=choice.best_score, candidates=choice.candidates, rounds=choice.rounds,
                           kept=kept, reason=reason, refit_seconds=float(seconds), left_out=tuple(left_out))
+
+
+def select_after_tests(env, trace, data, *, metric: str, budget: float | None, refit: bool):
+    """Ensemble selection over a finished live loop: ``(chosen, trace, refit)``.
+
+    ``chosen`` is :func:`choose_ensemble`'s choice over the successful tests' out-of-fold predictions (held by the
+    live environment ``env``; None when fewer than two have them), with a member's refit expected to take its mean
+    fold fit time × k / (k − 1).  After a Ctrl-C during it: no choice, the trace marked interrupted and no refit
+    (the tests are done; their best is kept).
+    """
+    from algorank.recommender.kernel.trace import Trace
+
+    try:  # no test time: the tests' own out-of-fold predictions
+        return _select(env, trace, data, metric=metric, budget=budget), trace, refit
+    except KeyboardInterrupt:
+        logger.warning("interrupted during the ensemble selection: the best learner is kept")
+        return None, Trace(dataset=trace.dataset, observations=trace.observations, stopped="interrupted"), False
+
+
+def _select(env, trace, data, *, metric: str, budget: float | None):
+    """Ensemble selection over the successful tests' out-of-fold predictions (None when fewer than two have
+    them); logs what it found."""
+    ok = {o.learner for o in trace.observations if o.status == "ok"}
+    predictions = {l: p for l, p in env.predictions.items() if l in ok}
+    folds = env._folds()
+    refit_seconds = {l: float(env.results.get(l, {}).get("fit_time_mean", math.nan)) * folds / max(folds - 1, 1)
+                     for l in predictions}
+    best = trace.best()
+    regression = data.task == "regression"
+    y = data.y.to_numpy(dtype=float) if regression else data.y_codes
+    chosen = choose_ensemble(predictions, y, metric=metric, best_score=best.accuracy,
+                             refit_seconds=refit_seconds, budget=budget, best_learner=best.learner,
+                             folds=env.row_folds() if regression else None)
+    if chosen is not None:
+        logger.info("ensemble selection: %s; %s: %s", escape(chosen.describe()),
+                    "kept" if chosen.kept else "not kept", chosen.reason)
+    return chosen
 
 
 class _WeightedMembers(BaseEstimator):

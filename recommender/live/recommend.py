@@ -73,7 +73,7 @@ import numpy as np
 
 from algorank.evaluation.cv.children import start_fold_server
 from algorank.evaluation.cv.datasets import LoadedDataset, as_dataset
-from algorank.evaluation.cv.preprocessing import final_pipeline, fit_quietly, resolve_learner
+from algorank.recommender.live.ensemble import select_after_tests
 from algorank.recommender.live.environment import LiveEnvironment
 from algorank.recommender.live.explain import Explaining
 from algorank.recommender.live.folds import AUTO, SMALL_FOLDS, live_folds
@@ -84,6 +84,7 @@ from algorank.recommender.live.pacing import Announcing as _Announcing  # noqa: 
 from algorank.recommender.live.pacing import PLAN_BUDGET_SHARE, RetryStopped, SkipOverBudget, fit_within
 from algorank.recommender.live.parallel import check_n_jobs, run_parallel, stop_pool, warm_pool
 from algorank.recommender.live.recommendation import PlannedOrder, PlannedTest, Recommendation
+from algorank.recommender.live.refit import refit_best, refit_ensemble, refit_regressor  # noqa: F401 (re-export)
 from algorank.recommender.live.prior import relative_prior_for
 from algorank.recommender.live.regression import regression_errors
 from algorank.recommender.live.similar import similar_datasets
@@ -93,7 +94,6 @@ from algorank.recommender.kernel.time_model import TimeModel, live_model_for
 from algorank.recommender.kernel.trace import ForwardsLimit, Observation, Trace, run_policy
 from algorank.metadata.checks import check_budget, check_folds, check_seed
 from algorank.metadata.errors import InputError
-from algorank.metadata.text import escape
 from algorank.metadata.learners import DEFAULT_ALLOWED_MODULES, check_allow_modules, is_runnable
 from algorank.metadata.portfolio import missing_libraries, missing_library_note
 from algorank.metadata.metric import (METRICS, BASELINE_COLUMN, baseline_warning, check_metric, check_task_metric,
@@ -533,14 +533,12 @@ def recommend(
     model = None
     chosen = None
     if ensemble and trace is not None and trace.best() is not None:
-        chosen, trace, refit = select_guarded(env, trace, data, metric=metric, budget=budget, refit=refit)
+        chosen, trace, refit = select_after_tests(env, trace, data, metric=metric, budget=budget, refit=refit)
     if refit and trace is not None and trace.best() is not None:
         try:
             if chosen is not None and chosen.kept:
                 model = refit_ensemble(data, chosen, random_state=random_state, allow_modules=allowed, labels=labels)
             elif regression:
-                from algorank.recommender.live.regression import refit_regressor
-
                 model = refit_regressor(data, trace.best().learner, random_state=random_state, allow_modules=allowed)
             else:
                 model = refit_best(data, trace.best().learner, random_state=random_state, allow_modules=allowed,
@@ -574,58 +572,6 @@ def recommend(
                           ensemble=None if chosen is None else chosen.to_dict())
 
 
-def select_guarded(env, trace, data, *, metric: str, budget: float | None, refit: bool):
-    """``(chosen, trace, refit)``: :func:`_select`'s choice, or after a Ctrl-C during it no choice, the trace
-    marked interrupted and no refit (the tests are done; their best is kept)."""
-    try:  # no test time: the tests' own out-of-fold predictions
-        return _select(env, trace, data, metric=metric, budget=budget), trace, refit
-    except KeyboardInterrupt:
-        logger.warning("interrupted during the ensemble selection: the best learner is kept")
-        return None, Trace(dataset=trace.dataset, observations=trace.observations, stopped="interrupted"), False
-
-
-def _select(env, trace, data, *, metric: str, budget: float | None):
-    """Ensemble selection over the successful tests' out-of-fold predictions (None when fewer than two have
-    them); logs what it found."""
-    from algorank.recommender.live.ensemble import choose_ensemble
-
-    ok = {o.learner for o in trace.observations if o.status == "ok"}
-    predictions = {l: p for l, p in env.predictions.items() if l in ok}
-    folds = env._folds()
-    refit_seconds = {l: float(env.results.get(l, {}).get("fit_time_mean", math.nan)) * folds / max(folds - 1, 1)
-                     for l in predictions}
-    best = trace.best()
-    regression = data.task == "regression"
-    y = data.y.to_numpy(dtype=float) if regression else data.y_codes
-    chosen = choose_ensemble(predictions, y, metric=metric, best_score=best.accuracy,
-                             refit_seconds=refit_seconds, budget=budget, best_learner=best.learner,
-                             folds=env.row_folds() if regression else None)
-    if chosen is not None:
-        logger.info("ensemble selection: %s; %s: %s", escape(chosen.describe()),
-                    "kept" if chosen.kept else "not kept", chosen.reason)
-    return chosen
-
-
-def refit_ensemble(data: LoadedDataset, chosen, *, random_state: int = 0, allow_modules=(), labels=None):
-    """Refit the members of ensemble ``chosen`` (an :class:`~algorank.recommender.live.ensemble.EnsembleChoice`)
-    on all of ``data`` like :func:`refit_best` (a regression: like
-    :func:`~algorank.recommender.live.regression.refit_regressor`), and combine them with its weights in an
-    :class:`~algorank.recommender.live.ensemble.EnsembleClassifier` or
-    :class:`~algorank.recommender.live.ensemble.EnsembleRegressor`."""
-    from algorank.recommender.live.ensemble import EnsembleClassifier, EnsembleRegressor
-
-    weights = [chosen.weights[learner] for learner in chosen.members]
-    if data.task == "regression":
-        from algorank.recommender.live.regression import refit_regressor
-
-        return EnsembleRegressor([(learner, refit_regressor(data, learner, random_state=random_state,
-                                                             allow_modules=allow_modules))
-                                  for learner in chosen.members], weights)
-    members = [(learner, refit_best(data, learner, random_state=random_state, allow_modules=allow_modules,
-                                    labels=labels)) for learner in chosen.members]
-    return EnsembleClassifier(members, weights)
-
-
 def _prior_shape(meta) -> tuple[float, float]:
     """Largest numbers of rows and features among the meta-data's datasets (NaN when unknown)."""
     table = meta.datasets
@@ -635,31 +581,6 @@ def _prior_shape(meta) -> tuple[float, float]:
         values = values[np.isfinite(values)]
         out.append(float(values.max()) if len(values) else math.nan)
     return out[0], out[1]
-
-
-def refit_best(data: LoadedDataset, learner: str, *, random_state: int = 0, allow_modules=(), labels=None):
-    """Fit ``learner`` on all of ``data`` with the live test's preprocessing; return the fitted Pipeline.
-
-    The pipeline takes raw features (a DataFrame with the columns as read, or an array in
-    that column order; when ``data.columns`` dropped or expanded columns, its first step does
-    the same to new data) and predicts ``labels`` (the user's own labels, aligned with ``data.y``:
-    see :func:`~algorank.recommender.live.labels.original_labels`), or ``data.y``'s text labels
-    when ``labels`` is None.
-    """
-    from threadpoolctl import threadpool_limits
-
-    from algorank.evaluation.cv.columns import ColumnPlanTransformer, plan_changes
-
-    recipe = resolve_learner(learner, allow_modules=allow_modules)
-    target = data.y.to_numpy(dtype=object) if labels is None else labels
-    with threadpool_limits(limits=1):  # single-threaded like the live tests
-        model = fit_quietly(final_pipeline(recipe, random_state=random_state), data.X, target,
-                            what=f"refitting {learner} on all the data")
-    if plan_changes(data.columns):  # the model takes the columns as read: ids, text dropped, dates expanded first
-        from sklearn.pipeline import Pipeline
-
-        model = Pipeline([("columns", ColumnPlanTransformer(data.columns).fit(None)), *model.steps])
-    return model
 
 
 def live_strategy(strategy, meta, *, time_model: str = "live", cv: int = 5, time_overhead: float | None = None,

@@ -39,6 +39,7 @@ from algorank.recommender.base import OrderPolicy
 from algorank.recommender.kernel.trace import Trace, run_policy
 from algorank.recommender.live.pacing import Announcing
 from algorank.recommender.live.recommendation import PlannedOrder, PlannedTest, Recommendation
+from algorank.recommender.live.refit import refit_ensemble, refit_regressor  # refit_regressor: re-export
 from algorank.recommender.live.timing import PhaseClock
 
 __all__ = ["recommend_regression", "refit_regressor", "regression_meta", "regression_errors", "PRIOR_FREE_STRATEGY",
@@ -62,28 +63,6 @@ def _dataset_info(data) -> dict:
     for key, value in data.meta_features.items():
         info.setdefault(key, value)
     return info
-
-
-def refit_regressor(data, learner: str, *, random_state: int = 0, allow_modules=()):
-    """Fit the regressor ``learner`` on all of ``data`` with the live test's preprocessing; the fitted Pipeline.
-
-    The pipeline takes raw features (a DataFrame with the columns as read, or an array in that
-    column order; when the column rules dropped or expanded columns, its first step does the same to
-    new data) and predicts the target as float.
-    """
-    from sklearn.pipeline import Pipeline
-    from threadpoolctl import threadpool_limits
-
-    from algorank.evaluation.cv.columns import ColumnPlanTransformer, plan_changes
-    from algorank.evaluation.cv.preprocessing import final_pipeline, fit_quietly, resolve_learner
-
-    recipe = resolve_learner(learner, allow_modules=allow_modules, task="regression")
-    with threadpool_limits(limits=1):  # single-threaded like the live tests
-        model = fit_quietly(final_pipeline(recipe, random_state=random_state), data.X,
-                            data.y.to_numpy(dtype=float), what=f"refitting {learner} on all the data")
-    if plan_changes(data.columns):
-        model = Pipeline([("columns", ColumnPlanTransformer(data.columns).fit(None)), *model.steps])
-    return model
 
 
 def regression_meta(meta):
@@ -223,13 +202,11 @@ def recommend_regression(data, *, refit: bool = True, budget: float | None = 60.
         clock.lap("tests")
     model = chosen = None
     if ensemble and trace is not None and trace.best() is not None:
-        from algorank.recommender.live.recommend import select_guarded
+        from algorank.recommender.live.ensemble import select_after_tests
 
-        chosen, trace, refit = select_guarded(env, trace, data, metric=metric, budget=budget, refit=refit)
+        chosen, trace, refit = select_after_tests(env, trace, data, metric=metric, budget=budget, refit=refit)
     if refit and trace is not None and trace.best() is not None:
         if chosen is not None and chosen.kept:
-            from algorank.recommender.live.recommend import refit_ensemble
-
             model = refit_ensemble(data, chosen, random_state=random_state, allow_modules=allowed)
         else:
             model = refit_regressor(data, trace.best().learner, random_state=random_state, allow_modules=allowed)

@@ -343,7 +343,9 @@ def run_tool(spec: dict) -> dict:
     if regression:  # the holdout R², in the accuracy column
         from sklearn.metrics import r2_score
 
-        acc = r2_score(yte.to_numpy(dtype=float), [float(p) for p in pred])
+        truth = yte.to_numpy(dtype=float)
+        acc = r2_score(truth, [float(p) for p in pred])
+        out["correct"] = pack_row_scores(row_r2(truth, pred))
         if single_of is not None:  # the returned model is an ensemble: its best learner alone, refitted, untimed
             from algorank.evaluation.cv.datasets import as_dataset
             from algorank.recommender.live.regression import refit_regressor
@@ -458,14 +460,15 @@ def run_jobs(jobs, work, *, workers: int, stopping: threading.Event) -> int:
     return 0
 
 
-# ------------------------------------------------------------------ per-row correctness (the paired test)
+# ------------------------------------------------------------------ per-row records (the paired tests)
 HOLDOUT_FIELDS = ("collection", "dataset", "budget", "tool", "n_test", "correct")
 #: Significance level of the paired test that decides a win or a loss in the second W/T/L.
 ALPHA = 0.05
 
 
 def holdout_path(out: Path) -> Path:
-    """The file beside the results CSV that keeps each classification run's per-row correctness."""
+    """The file beside the results CSV that keeps each run's per-row record: a classification's per-row
+    correctness, a regression's per-row R² terms (:func:`row_r2`)."""
     out = Path(out)
     return out.with_name(out.stem + "_holdout.csv")
 
@@ -485,23 +488,61 @@ def pack_correct(right) -> str:
 
 
 def unpack_correct(text: str):
-    """The boolean array :func:`pack_correct` wrote."""
+    """The array :func:`pack_correct` (booleans) or :func:`pack_row_scores` (float64) wrote."""
     import base64
 
     import numpy as np
 
     n, _, body = str(text).partition(":")
+    if body.startswith("f:"):  # a regression's per-row terms
+        return np.frombuffer(base64.b64decode(body[2:]), dtype="<f4")[: int(n)].astype(np.float64)
     bits = np.unpackbits(np.frombuffer(base64.b64decode(body), dtype=np.uint8))[: int(n)]
     return bits.astype(bool)
+
+
+def row_r2(truth, predicted):
+    """Per-row terms of the holdout R²: ``1 - (y_i - ŷ_i)² / v`` with ``v`` the holdout's variance of ``y``, whose
+    mean is the R² (for a constant holdout, 1 where the prediction is exact, else 0, as scikit-learn's ``r2_score``).
+
+    Two runs on the same holdout rows then differ in R² by the mean of their per-row differences, so the paired
+    tests of classification runs (:func:`paired_difference`) apply to them as they are.
+
+    >>> [round(v, 6) for v in row_r2([0.0, 2.0], [1.0, 2.0])]
+    [0.0, 1.0]
+    """
+    import numpy as np
+
+    y = np.asarray(truth, dtype=float)
+    e2 = (y - np.asarray(predicted, dtype=float).ravel()) ** 2
+    v = float(np.mean((y - y.mean()) ** 2))
+    if v > 0:
+        return 1.0 - e2 / v
+    return np.full_like(e2, 0.0 if e2.any() else 1.0)
+
+
+def pack_row_scores(values) -> str:
+    """Per-row float scores (:func:`row_r2`) as text: the number of rows, ``:f:``, then float32 little-endian
+    bytes base64-encoded (:func:`unpack_correct` reads them back)."""
+    import base64
+
+    import numpy as np
+
+    v = np.asarray(values, dtype="<f4")
+    return f"{len(v)}:f:" + base64.b64encode(v.tobytes()).decode("ascii")
 
 
 def paired_wtl(a: list, b: list, *, alpha: float = ALPHA) -> tuple[int, int, int, int]:
     """Wins, ties, losses of ``a`` against ``b`` by McNemar's test on the holdout rows, and how many pairs were compared.
 
-    Each item is a boolean array (per-row correctness of one run), ``"failed"`` (the run has no result) or None (no
-    per-row record: the pair is skipped).  A win or a loss needs a two-sided exact McNemar p below ``alpha`` (a failure
-    loses to a result and two failures tie, as in :func:`wtl`); otherwise the pair is a tie.
+    Each item is a boolean array (per-row correctness of one run), a float array (a regression's per-row R² terms,
+    :func:`row_r2`), ``"failed"`` (the run has no result) or None (no per-row record: the pair is skipped).  A win or
+    a loss needs a two-sided p below ``alpha`` (a failure loses to a result and two failures tie, as in :func:`wtl`);
+    otherwise the pair is a tie.  The test is McNemar's exact test for correctness, and for a regression the paired
+    t-test of the per-row differences (their mean is the difference in R², so the test is that of the mean squared
+    errors, with the rows of the holdout as independent pairs).
     """
+    from scipy.stats import ttest_rel
+
     from algorank.evaluation.stats.pairwise import mcnemar
 
     w = t = l = n = 0
@@ -516,10 +557,16 @@ def paired_wtl(a: list, b: list, *, alpha: float = ALPHA) -> tuple[int, int, int
         elif isinstance(x, str):
             l += 1
         else:
-            r = mcnemar(x, y, exact=True)
-            if r.pvalue >= alpha:
+            if x.dtype == bool and y.dtype == bool:
+                r = mcnemar(x, y, exact=True)
+                pvalue, better = r.pvalue, r.estimate > 0
+            else:
+                d = x.astype(float) - y.astype(float)
+                pvalue = 1.0 if not d.any() else float(ttest_rel(x, y).pvalue)
+                better = d.mean() > 0
+            if not pvalue < alpha:
                 t += 1
-            elif r.estimate > 0:
+            elif better:
                 w += 1
             else:
                 l += 1
@@ -527,7 +574,7 @@ def paired_wtl(a: list, b: list, *, alpha: float = ALPHA) -> tuple[int, int, int
 
 
 def paired_difference(a: list, b: list):
-    """Mean over datasets of ``a``'s holdout accuracy minus ``b``'s, with its standard error from the per-row
+    """Mean over datasets of ``a``'s holdout accuracy (or R²) minus ``b``'s, with its standard error from the per-row
     differences, and how many datasets: ``(mean, se, n)``, or None when no pair has both per-row records.
 
     Items as in :func:`paired_wtl`; only pairs where both runs kept their per-row record count (failures are left
@@ -730,14 +777,16 @@ def tables(rows: list[dict], holdout: dict | None = None) -> list[dict]:
 
 def format_table(s: dict) -> str:
     score = "R²" if s["collection"] in REGRESSION_COLLECTIONS else "accuracy"
+    test = ("the paired t-test of the per-row squared errors" if s["collection"] in REGRESSION_COLLECTIONS
+            else "McNemar's exact test")
     lines = [f"### {s['collection']}, budget {s['budget']} s: {len(s['datasets'])} datasets, "
              f"{s['complete']} with every tool's result",
              "",
              f"Mean holdout {score}: higher is better. Mean wall seconds (fit and predict): lower is better. "
              f"W/T/L: algorank's wins/ties/losses against the tool (a tie: within {TIE:g}; a failure loses). "
-             f"Paired: a win or a loss only where McNemar's exact test on the holdout rows gives p < {ALPHA:g} "
+             f"Paired: a win or a loss only where {test} on the holdout rows gives p < {ALPHA:g} "
              "(over the datasets whose runs kept their per-row record: how many is in brackets). "
-             "Difference: algorank's accuracy minus the tool's in points, averaged over the same datasets (both runs "
+             f"Difference: algorank's {score} minus the tool's in points, averaged over the same datasets (both runs "
              "with a result), with its standard error from the holdout rows.",
              "",
              f"| tool | mean {score} | mean wall s | failed | algorank W/T/L | paired W/T/L | difference (points) |",
