@@ -165,3 +165,13 @@ def test_the_regressor_estimator_fits_the_kept_ensemble():
     assert alone.ensemble_ is None and not isinstance(alone.best_estimator_, EnsembleRegressor)
     assert alone.best_learner_ == reg.best_learner_
     assert isinstance(pd.Series(pred).sum(), float)
+
+
+def test_parallel_tests_hand_back_their_out_of_fold_values():
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    serial = algorank.recommend(X, y=y, task="regression", meta=_regression_meta(), budget=None, cv=5)
+    parallel = algorank.recommend(X, y=y, task="regression", meta=_regression_meta(), budget=None, cv=5, n_jobs=2)
+    # the same tests with the same folds and seeds: the same out-of-fold values, so the same ensemble
+    assert parallel.ensemble is not None
+    assert parallel.ensemble["weights"] == serial.ensemble["weights"]
+    assert parallel.ensemble["score"] == pytest.approx(serial.ensemble["score"])
