@@ -37,6 +37,7 @@ from algorank.metadata.metric import check_task_metric
 from algorank.metadata.regressors import PRIOR_FREE_ORDER
 from algorank.recommender.base import OrderPolicy
 from algorank.recommender.kernel.trace import Trace, run_policy
+from algorank.recommender.live.ensemble import select_after_tests
 from algorank.recommender.live.pacing import Announcing
 from algorank.recommender.live.recommendation import PlannedOrder, PlannedTest, Recommendation
 from algorank.recommender.live.refit import refit_ensemble, refit_regressor  # refit_regressor: re-export
@@ -202,8 +203,6 @@ def recommend_regression(data, *, refit: bool = True, budget: float | None = 60.
         clock.lap("tests")
     model = chosen = None
     if ensemble and trace is not None and trace.best() is not None:
-        from algorank.recommender.live.ensemble import select_after_tests
-
         chosen, trace, refit = select_after_tests(env, trace, data, metric=metric, budget=budget, refit=refit)
     if refit and trace is not None and trace.best() is not None:
         if chosen is not None and chosen.kept:
