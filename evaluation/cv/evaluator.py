@@ -436,18 +436,16 @@ class Evaluator:
         if dup:
             raise InputError(f"learners must be distinct; repeated: {', '.join(dup)}")
         regression = dataset.task == "regression"
+        y = _targets(dataset)
         if regression:
             if self.scheme in ("loo", "bootstrap"):
                 raise InputError(f"scheme {self.scheme!r} is not available for regression (R² needs test folds of "
                                  "several rows, and the .632 estimate is defined for accuracy); use cv, 5x2 or holdout")
-            y = dataset.y.to_numpy(dtype=float)
             n_classes = 0
         else:
-            y = dataset.y_codes
             n_classes = len(dataset.classes)
             check_class_sizes(np.bincount(y, minlength=n_classes), name=dataset.name, target=dataset.target)
-        resampler = make_resampler(self.scheme, cv=self.cv, n_rows=len(y), train_fraction=self.train_fraction,
-                                   random_state=self.random_state, stratify=not regression)
+        resampler = self._resampler(len(y), regression=regression)
         store, own_store = self._open_store()
         key = None
         if store is not None:  # hashing the data costs time (seconds on wide files): only for a store
@@ -629,6 +627,20 @@ class Evaluator:
             else:
                 state["reason"] = "converged"
 
+    def _resampler(self, n_rows: int, *, regression: bool) -> Resampler:
+        """The resampler of this evaluator's tests on ``n_rows`` rows (stratified unless a regression)."""
+        return make_resampler(self.scheme, cv=self.cv, n_rows=n_rows, train_fraction=self.train_fraction,
+                              random_state=self.random_state, stratify=not regression)
+
+    def test_folds(self, dataset: LoadedDataset) -> np.ndarray:
+        """The test fold of each row of ``dataset`` in the first repetition of this evaluator's tests (an int array,
+        one entry per row): the grouping by which a regression ensemble is scored as its members' tests were."""
+        y = _targets(dataset)
+        out = np.zeros(len(y), dtype=int)
+        for split in self._resampler(len(y), regression=dataset.task == "regression").repetition(0, y):
+            out[split.test] = split.fold
+        return out
+
     # ------------------------------------------------------------------
     def _result(self, dataset, recipes, records, states, resampler, y, report_failures, store_path
                 ) -> EvaluationResult:
@@ -707,6 +719,11 @@ class Evaluator:
                                 config=self.config(), dataset_row=row, task=dataset.task,
                                 task_detection=dataset.task_detection, columns=tuple(dataset.columns_dict()),
                                 oof=oof)
+
+
+def _targets(dataset: LoadedDataset) -> np.ndarray:
+    """What the folds split and the learners fit: a regression's values (float), else the class codes."""
+    return dataset.y.to_numpy(dtype=float) if dataset.task == "regression" else dataset.y_codes
 
 
 def out_of_fold(by_rep: dict, resampler, y) -> np.ndarray | None:

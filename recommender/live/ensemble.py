@@ -59,7 +59,8 @@ from algorank.metadata.errors import InputError
 from algorank.metadata.text import escape
 
 __all__ = ["ROUNDS", "REFIT_SHARE", "EnsembleChoice", "EnsembleClassifier", "EnsembleRegressor", "proba_score",
-           "regression_score", "select_ensemble", "choose_ensemble", "select_after_tests", "weights_text"]
+           "regression_score", "select_ensemble", "choose_ensemble", "select_after_tests", "ensemble_model",
+           "weights_text"]
 
 logger = logging.getLogger(__name__)
 
@@ -421,11 +422,18 @@ def _select(env, trace, data, *, metric: str, budget: float | None):
     y = data.y.to_numpy(dtype=float) if regression else data.y_codes
     chosen = choose_ensemble(predictions, y, metric=metric, best_score=best.accuracy,
                              refit_seconds=refit_seconds, budget=budget, best_learner=best.learner,
-                             folds=env.row_folds() if regression else None)
+                             folds=env.evaluator.test_folds(data) if regression else None)
     if chosen is not None:
         logger.info("ensemble selection: %s; %s: %s", escape(chosen.describe()),
                     "kept" if chosen.kept else "not kept", chosen.reason)
     return chosen
+
+
+def ensemble_model(weights: Mapping[str, float], fit, *, regression: bool = False):
+    """The ensemble of ``weights`` (learner -> weight, in member order) as a model: each member fitted by
+    ``fit(learner)``, combined by :class:`EnsembleRegressor` for a regression, else :class:`EnsembleClassifier`."""
+    members = [(learner, fit(learner)) for learner in weights]
+    return (EnsembleRegressor if regression else EnsembleClassifier)(members, [weights[l] for l in weights])
 
 
 class _WeightedMembers(BaseEstimator):

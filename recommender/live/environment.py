@@ -294,19 +294,6 @@ class LiveEnvironment:
         that keep a test in-process within the budget compare."""
         return self.expected(learner) * max(int(self.sharing), 1)
 
-    def row_folds(self) -> np.ndarray:
-        """The test fold of each row in the tests' first repetition (an int array, one entry per row): the
-        grouping by which a regression ensemble is scored as its members' tests were, fold by fold."""
-        ev = self.evaluator
-        regression = self.dataset.task == "regression"
-        y = self.dataset.y.to_numpy(dtype=float) if regression else self.dataset.y_codes
-        resampler = make_resampler(ev.scheme, cv=ev.cv, n_rows=len(y), train_fraction=ev.train_fraction,
-                                   random_state=ev.random_state, stratify=not regression)
-        out = np.zeros(len(y), dtype=int)
-        for split in resampler.repetition(0, y):
-            out[split.test] = split.fold
-        return out
-
     def _folds(self) -> int:
         """Folds of one test: the evaluator's splits per repetition times its repetitions."""
         ev = self.evaluator

@@ -115,13 +115,12 @@ def _fit_ensemble(chosen: dict, X, y, *, seed: int, allow_modules=(), task: str 
     :class:`~algorank.recommender.live.ensemble.EnsembleRegressor`)."""
     from threadpoolctl import threadpool_limits
 
-    from algorank.recommender.live.ensemble import EnsembleClassifier, EnsembleRegressor
+    from algorank.recommender.live.ensemble import ensemble_model
 
     with threadpool_limits(limits=1):
-        members = [(m, final_pipeline(resolve_learner(m, allow_modules=allow_modules, task=task),
-                                      random_state=seed).fit(X, y)) for m in chosen["members"]]
-    kind = EnsembleRegressor if task == "regression" else EnsembleClassifier
-    return kind(members, [chosen["weights"][m] for m in chosen["members"]])
+        return ensemble_model(chosen["weights"], lambda m: final_pipeline(
+            resolve_learner(m, allow_modules=allow_modules, task=task), random_state=seed).fit(X, y),
+            regression=task == "regression")
 
 
 class _available_with_reason:

@@ -277,10 +277,21 @@ def _single(tool: str, X, *, regression: bool = False):
     return make_pipeline(enc, model)
 
 
+def holdout_rows(y_test, *, regression: bool):
+    """predictions -> the per-row record of a model on the holdout labels ``y_test``, whose mean is its score: for a
+    regression the terms of the R² (:func:`row_r2`), else which rows it gets right (labels compared as text)."""
+    import numpy as np
+
+    if regression:
+        truth = y_test.to_numpy(dtype=float)
+        return lambda predicted: row_r2(truth, predicted)
+    truth = y_test.astype(str).to_numpy()
+    return lambda predicted: truth == np.array([str(p) for p in predicted], dtype=object)
+
+
 def run_tool(spec: dict) -> dict:
     """Fit one tool on the training part and score it on the holdout (in the child process)."""
     import algorank
-    import numpy as np
     from algorank.evaluation.cv.datasets import load_dataset
 
     out = {}
@@ -340,33 +351,18 @@ def run_tool(spec: dict) -> dict:
         pred = model.predict(Xte)
         returned = tool
     wall = time.perf_counter() - t0
-    if regression:  # the holdout R², in the accuracy column
-        from sklearn.metrics import r2_score
+    row_values = holdout_rows(yte, regression=regression)
+    pack = pack_row_scores if regression else pack_correct
+    rows = row_values(pred)
+    acc = rows.mean()  # the score, and below the per-row record it comes from
+    out["correct"] = pack(rows)
+    if single_of is not None:  # the returned model is an ensemble: its best learner alone, refitted, untimed
+        from algorank.evaluation.cv.datasets import as_dataset
+        from algorank.recommender.live.refit import refit_best, refit_regressor
 
-        truth = yte.to_numpy(dtype=float)
-        acc = r2_score(truth, [float(p) for p in pred])
-        out["correct"] = pack_row_scores(row_r2(truth, pred))
-        if single_of is not None:  # the returned model is an ensemble: its best learner alone, refitted, untimed
-            from algorank.evaluation.cv.datasets import as_dataset
-            from algorank.recommender.live.regression import refit_regressor
-
-            alone = refit_regressor(as_dataset(Xtr, y=ytr, task="regression"), single_of, random_state=0)
-            out["single_accuracy"] = float(r2_score(yte.to_numpy(dtype=float), alone.predict(Xte)))
-    else:
-        truth = yte.astype(str).to_numpy()
-
-        def right_rows(predicted):  # which holdout rows a model gets right (labels compared as text)
-            return truth == np.array([str(p) for p in predicted], dtype=object)
-
-        right = right_rows(pred)
-        acc = right.mean()  # the accuracy, and below which rows make it
-        out["correct"] = pack_correct(right)
-        if single_of is not None:  # the returned model is an ensemble: its best learner alone, refitted, untimed
-            from algorank.evaluation.cv.datasets import as_dataset
-            from algorank.recommender.live.recommend import refit_best
-
-            alone = refit_best(as_dataset(Xtr, y=ytr, task="classification"), single_of, random_state=0)
-            out["single_accuracy"] = float(right_rows(alone.predict(Xte)).mean())
+        refit = refit_regressor if regression else refit_best
+        alone = refit(as_dataset(Xtr, y=ytr, task=task), single_of, random_state=0)
+        out["single_accuracy"] = float(row_values(alone.predict(Xte)).mean())
     return {**out, "status": "ok", "accuracy": float(acc), "wall_s": wall, "returned": returned, "n_train": len(ytr),
             "n_test": len(yte)}
 

@@ -50,12 +50,9 @@ def _bench():
 def run_one(path: Path, target: str, name: str, budget: float, meta0, bench, *, task: str = "classification") -> dict:
     """One dataset: recommend on the training part, score the returned model and the best learner alone (holdout
     accuracy, or R² for a regression)."""
-    import numpy as np
-
     import algorank
     from algorank.evaluation.cv.datasets import as_dataset, load_dataset
-    from algorank.recommender.live.recommend import refit_best
-    from algorank.recommender.live.regression import refit_regressor
+    from algorank.recommender.live.refit import refit_best, refit_regressor
 
     data = load_dataset(path, target=target, task=task)
     Xtr, Xte, ytr, yte = bench._split(data)
@@ -65,20 +62,12 @@ def run_one(path: Path, target: str, name: str, budget: float, meta0, bench, *, 
     rec = algorank.recommend(Xtr, y=ytr, budget=budget, n_jobs=1, meta=meta, started=t0, task=task)
     wall = time.perf_counter() - t0
     train = as_dataset(Xtr, y=ytr, task=task)
-    if task == "regression":
-        from sklearn.metrics import r2_score
+    rows = bench.holdout_rows(yte, regression=task == "regression")  # holdout accuracy, or R², as end to end
 
-        def accuracy(model) -> float:
-            return float(r2_score(yte.to_numpy(dtype=float), np.asarray(model.predict(Xte), dtype=float)))
+    def accuracy(model) -> float:
+        return float(rows(model.predict(Xte)).mean())
 
-        refit = refit_regressor
-    else:
-        truth = yte.astype(str).to_numpy()
-
-        def accuracy(model) -> float:
-            return float(np.mean(truth == np.array([str(p) for p in model.predict(Xte)], dtype=object)))
-
-        refit = refit_best
+    refit = refit_regressor if task == "regression" else refit_best
     returned = accuracy(rec.model)
     chosen = rec.ensemble or {}
     single = accuracy(refit(train, rec.best.learner, random_state=0)) if chosen.get("kept") else returned
